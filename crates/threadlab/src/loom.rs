@@ -1,0 +1,75 @@
+//! The synchronisation facade: std's atomics, cells and threads normally, loom's mocks under
+//! `--cfg loom`, so the same lock-free code is model-checked (the way Tokio routes its atomics
+//! through `crate::loom`). Everything lock-free in this crate imports from here, never from `std`
+//! directly.
+#![allow(dead_code, unused_imports)]
+
+#[cfg(not(loom))]
+mod imp {
+    pub(crate) mod sync {
+        pub(crate) use std::sync::{Arc, Condvar, Mutex, MutexGuard};
+        pub(crate) mod atomic {
+            pub(crate) use std::sync::atomic::{
+                fence, AtomicBool, AtomicIsize, AtomicPtr, AtomicU32, AtomicU64, AtomicUsize,
+                Ordering,
+            };
+        }
+    }
+    pub(crate) mod thread {
+        pub(crate) use std::thread::{current, park, spawn, yield_now, Thread};
+    }
+    pub(crate) mod hint {
+        pub(crate) use std::hint::spin_loop;
+    }
+    pub(crate) mod cell {
+        /// `std::cell::UnsafeCell` with loom's closure-based access, so the same code compiles
+        /// against both.
+        #[derive(Debug, Default)]
+        #[repr(transparent)]
+        pub(crate) struct UnsafeCell<T: ?Sized>(std::cell::UnsafeCell<T>);
+
+        impl<T> UnsafeCell<T> {
+            pub(crate) const fn new(data: T) -> Self {
+                UnsafeCell(std::cell::UnsafeCell::new(data))
+            }
+            pub(crate) fn into_inner(self) -> T {
+                self.0.into_inner()
+            }
+        }
+
+        impl<T: ?Sized> UnsafeCell<T> {
+            #[inline(always)]
+            pub(crate) fn with<R>(&self, f: impl FnOnce(*const T) -> R) -> R {
+                f(self.0.get())
+            }
+            #[inline(always)]
+            pub(crate) fn with_mut<R>(&self, f: impl FnOnce(*mut T) -> R) -> R {
+                f(self.0.get())
+            }
+        }
+    }
+}
+
+#[cfg(loom)]
+mod imp {
+    pub(crate) mod sync {
+        pub(crate) use loom::sync::{Arc, Condvar, Mutex, MutexGuard};
+        pub(crate) mod atomic {
+            pub(crate) use loom::sync::atomic::{
+                fence, AtomicBool, AtomicIsize, AtomicPtr, AtomicU32, AtomicU64, AtomicUsize,
+                Ordering,
+            };
+        }
+    }
+    pub(crate) mod thread {
+        pub(crate) use loom::thread::{current, park, spawn, yield_now, Thread};
+    }
+    pub(crate) mod hint {
+        pub(crate) use loom::hint::spin_loop;
+    }
+    pub(crate) mod cell {
+        pub(crate) use loom::cell::UnsafeCell;
+    }
+}
+
+pub(crate) use imp::*;

@@ -1,5 +1,151 @@
-//! `threadlab`: the lab, doctor, compare and topology commands.
+//! `threadlab`: the lab and topology commands.
+//!
+//! Exit codes: 0 on success, 1 when an experiment failed (after the report is written), 2 for
+//! bad arguments (clap's convention, which our own validation follows).
 
-fn main() {
-    println!("threadlab: the lab is coming; see README.md");
+mod baselines;
+mod cli;
+mod experiments;
+mod lab;
+mod machine;
+mod measure;
+mod report;
+mod tl;
+
+use clap::Parser;
+use cli::{Cli, Command, LabArgs};
+use std::path::Path;
+use std::process::ExitCode;
+
+fn main() -> ExitCode {
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) if !e.use_stderr() => e.exit(), // --help, --version
+        Err(e) => {
+            // One line, not clap's usage block: the first line of its message, and a pointer.
+            let text = e.render().to_string();
+            let first = text.lines().next().unwrap_or("error: bad arguments");
+            eprintln!("{first} (see `threadlab --help`)");
+            return ExitCode::from(2);
+        }
+    };
+    match cli.command {
+        Command::Topology => {
+            print!("{}", machine::Machine::detect().render());
+            ExitCode::SUCCESS
+        }
+        Command::Lab(args) => lab_command(args),
+    }
+}
+
+/// A usage error found after parsing: one line on stderr, exit code 2 like clap's own.
+fn usage_error(msg: &str) -> ExitCode {
+    eprintln!("error: {msg}");
+    ExitCode::from(2)
+}
+
+fn check_writable_dir(dir: &Path) -> Result<(), String> {
+    std::fs::create_dir_all(dir)
+        .map_err(|e| format!("cannot create --out directory `{}`: {e}", dir.display()))?;
+    let probe = dir.join(".threadlab-write-test");
+    std::fs::write(&probe, b"")
+        .map_err(|e| format!("cannot write into --out directory `{}`: {e}", dir.display()))?;
+    let _ = std::fs::remove_file(probe);
+    Ok(())
+}
+
+fn lab_command(args: LabArgs) -> ExitCode {
+    let all = lab::registry();
+    let mut selected = Vec::new();
+    for name in &args.experiments {
+        match all.iter().find(|e| e.name() == name) {
+            Some(e)
+                if !selected
+                    .iter()
+                    .any(|s: &&dyn lab::Experiment| s.name() == e.name()) =>
+            {
+                selected.push(*e)
+            }
+            Some(_) => {}
+            None => {
+                let names: Vec<&str> = all.iter().map(|e| e.name()).collect();
+                return usage_error(&format!(
+                    "unknown experiment `{name}`; valid experiments: {}",
+                    names.join(", ")
+                ));
+            }
+        }
+    }
+    if selected.is_empty() {
+        selected = all;
+    }
+    if let Err(e) = check_writable_dir(&args.out) {
+        return usage_error(&e);
+    }
+    let json_path = args
+        .json
+        .clone()
+        .unwrap_or_else(|| args.out.join("results.json"));
+    if let Some(parent) = json_path.parent().filter(|p| !p.as_os_str().is_empty()) {
+        if let Err(e) = check_writable_dir(parent) {
+            return usage_error(&e.replace("--out", "--json"));
+        }
+    }
+    let size = if args.tiny {
+        lab::Size::Tiny
+    } else if args.full {
+        lab::Size::Full
+    } else {
+        lab::Size::Quick
+    };
+    let machine = machine::Machine::detect();
+    let threads = args
+        .threads
+        .map(|t| t.0)
+        .unwrap_or_else(|| vec![machine.available_parallelism]);
+    let repeat = args.repeat.map_or(size.pick(1, 3, 5), |r| r as usize);
+    let reports = lab::run_all(&selected, size, threads.clone(), repeat);
+
+    let command: Vec<String> = std::env::args().collect();
+    let mut write_failed = false;
+    let mut write = |path: &Path, text: &str| {
+        if let Err(e) = std::fs::write(path, text) {
+            eprintln!("error: cannot write `{}`: {e}", path.display());
+            write_failed = true;
+        }
+    };
+    for r in &reports {
+        if let Ok(o) = &r.result {
+            for c in &o.charts {
+                write(&args.out.join(format!("{}.svg", c.file)), &c.render());
+            }
+        }
+    }
+    let html_path = args.out.join("index.html");
+    write(
+        &html_path,
+        &report::html::render(&machine, &command.join(" "), &reports),
+    );
+    write(
+        &json_path,
+        &report::json::render(&machine, size, &threads, repeat, &reports),
+    );
+    let failed: Vec<&str> = reports
+        .iter()
+        .filter(|r| r.result.is_err())
+        .map(|r| r.name)
+        .collect();
+    println!(
+        "report: {}  results: {}",
+        html_path.display(),
+        json_path.display()
+    );
+    if !failed.is_empty() {
+        eprintln!("error: experiment(s) failed: {}", failed.join(", "));
+        return ExitCode::from(1);
+    }
+    if write_failed {
+        return ExitCode::from(1);
+    }
+    ExitCode::SUCCESS
 }

@@ -3,6 +3,12 @@
 //! The rooms, one mechanism each:
 //! - [`deque`]: the Chase–Lev work-stealing deque each worker owns.
 //! - [`injector`]: the queue for work submitted from outside the pool.
+//! - [`trace`]: the recorder (per-thread buffers, zones, OS thread stats, Perfetto/JSON export).
+//! - [`sync`]: a `Mutex` (and `Condvar`) that record hold and wait time per named lock.
+//! - [`serial`]: [`SerialQueue`], FIFO one-at-a-time queues on the pool's workers.
+//! - `pool` ([`Pool`], [`Builder`]): the workers, their loop, the sleep protocol, metrics; with
+//!   `job`, `latch`, `unwind` underneath and [`join()`], [`scope()`], [`spawn`], [`for_each`]
+//!   on top.
 #![deny(unsafe_op_in_unsafe_fn, clippy::undocumented_unsafe_blocks)]
 #![warn(missing_docs)]
 
@@ -10,3 +16,25 @@ pub(crate) mod loom;
 
 pub mod deque;
 pub mod injector;
+pub mod sync;
+pub mod trace;
+pub(crate) mod util;
+
+mod error;
+mod global;
+mod job;
+mod join;
+mod latch;
+mod parallel;
+mod pool;
+mod scope;
+pub mod serial;
+mod unwind;
+
+pub use error::BuildError;
+pub use global::{current_num_threads, current_thread_index, spawn};
+pub use join::join;
+pub use parallel::{for_each, for_each_chunk_mut, for_each_mut};
+pub use pool::{Builder, Metrics, Pool, ShutdownReport, WorkerMetrics};
+pub use scope::{scope, Scope};
+pub use serial::SerialQueue;

@@ -1,0 +1,83 @@
+//! Command-line arguments (clap derive) and their validation.
+
+use clap::{Args, Parser, Subcommand};
+use std::path::PathBuf;
+
+/// Most threads the lab will start for one pool: enough for the seeds' oversubscription
+/// sweeps (3,024 threads per row), far below what would exhaust the machine.
+pub const MAX_THREADS: usize = 4096;
+
+/// threadlab: a work-stealing runtime's lab, doctor and topology viewer.
+#[derive(Debug, Parser)]
+#[command(name = "threadlab", version, about, long_about = None)]
+pub struct Cli {
+    /// What to do.
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// The subcommands.
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Run the lab's experiments and write tables, SVG charts, index.html and results.json.
+    Lab(LabArgs),
+    /// Show this machine's cores, SMT siblings, caches and NUMA nodes (read from /sys).
+    Topology,
+}
+
+/// Arguments of `threadlab lab`.
+#[derive(Debug, Args)]
+#[command(
+    after_help = "Experiments: image, jobs, overhead (all of them when none is named).\n\
+Example: threadlab lab image jobs --threads 1,2 --out lab-out"
+)]
+pub struct LabArgs {
+    /// Experiments to run (default: all).
+    #[arg(value_name = "EXPERIMENT")]
+    pub experiments: Vec<String>,
+    /// Use the seeds' own sizes (slow) instead of the quick ones.
+    #[arg(long)]
+    pub full: bool,
+    /// Tiny sizes, for tests: seconds in total, figures meaningless.
+    #[arg(long, hide = true, conflicts_with = "full")]
+    pub tiny: bool,
+    /// Pool sizes to measure, comma-separated (default: available parallelism), e.g. `1,2,4`.
+    #[arg(long, value_name = "LIST", value_parser = parse_thread_list)]
+    pub threads: Option<ThreadList>,
+    /// Runs per figure; figures are medians (default: 3 quick, 5 full).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=1000))]
+    pub repeat: Option<u32>,
+    /// Directory for index.html, the SVG charts and results.json.
+    #[arg(long, value_name = "DIR", default_value = "lab-out")]
+    pub out: PathBuf,
+    /// Where to write results.json (default: DIR/results.json).
+    #[arg(long, value_name = "FILE")]
+    pub json: Option<PathBuf>,
+}
+
+/// A validated `--threads` list.
+#[derive(Debug, Clone)]
+pub struct ThreadList(pub Vec<usize>);
+
+/// Parses `1,2,4`: each entry an integer in 1..=MAX_THREADS.
+pub fn parse_thread_list(s: &str) -> Result<ThreadList, String> {
+    let mut out = Vec::new();
+    for part in s.split(',') {
+        let part = part.trim();
+        let n: usize = part
+            .parse()
+            .map_err(|_| format!("`{part}` is not a thread count (expected e.g. 1,2,4)"))?;
+        if n == 0 {
+            return Err("a pool needs at least 1 thread".into());
+        }
+        if n > MAX_THREADS {
+            return Err(format!(
+                "{n} threads is more than the lab allows ({MAX_THREADS})"
+            ));
+        }
+        if !out.contains(&n) {
+            out.push(n);
+        }
+    }
+    Ok(ThreadList(out))
+}

@@ -1,0 +1,406 @@
+//! `image` (first seed): `pixels[i] = 2*pixels[i] + 1` over a 4032×3024×4-byte buffer, per pass,
+//! serial; a thread per row; fork-join over a sweep of thread counts; the work-sharing pool with
+//! one locked queue; threadlab's parallel loop; Rayon's `par_chunks_mut`. A scale kernel over
+//! the same bytes on pre-started threads (best pass, best thread count) measures the machine's
+//! memory bandwidth in the same run, so the report can say how close each variant gets to it.
+
+use crate::baselines::{fork_join, thread_per_task, work_sharing::WorkSharingPool};
+use crate::lab::{Ctx, ExpResult, Experiment, Outcome, Row, Size};
+use crate::measure::{fmt_ratio, fmt_secs, median};
+use crate::report::{svg::Chart, svg::Series, table::Table};
+use rayon::prelude::*;
+
+/// The experiment.
+pub struct Image;
+
+/// The seed's kernel over one band of rows (wrapping u8 arithmetic).
+fn kernel(band: &mut [u8]) {
+    for p in band {
+        *p = p.wrapping_mul(2).wrapping_add(1);
+    }
+}
+
+fn fill(buf: &mut [u8]) {
+    for (i, b) in buf.iter_mut().enumerate() {
+        *b = (i % 251) as u8;
+    }
+}
+
+/// After `fill` and one pass every byte must be `2x+1`: a variant that skipped or doubled a row
+/// is caught here.
+fn check_one_pass(buf: &[u8], variant: &str) -> Result<(), String> {
+    match buf
+        .iter()
+        .enumerate()
+        .find(|(i, &b)| b != ((i % 251) as u8).wrapping_mul(2).wrapping_add(1))
+    {
+        Some((i, _)) => Err(format!(
+            "variant {variant} computed a wrong byte at offset {i}"
+        )),
+        None => Ok(()),
+    }
+}
+
+struct Measured {
+    variant: &'static str,
+    config: String,
+    threads: usize,
+    secs: f64,
+}
+
+impl Experiment for Image {
+    fn name(&self) -> &'static str {
+        "image"
+    }
+
+    fn description(&self) -> &'static str {
+        "The first seed's 4032×3024×4-byte transform: a thread per row, fork-join sweeps, a locked \
+         work-sharing queue, threadlab and Rayon, against the memory-bandwidth bound."
+    }
+
+    fn run(&self, ctx: &Ctx) -> ExpResult {
+        let (width, height) = ctx.size.pick((403, 302), (4032, 3024), (4032, 3024));
+        let passes = ctx.size.pick(1, 10, 100);
+        let pitch = width * 4;
+        let mut buf = vec![0u8; pitch * height];
+        let bytes = buf.len();
+        let mut sweep: Vec<usize> = match ctx.size {
+            Size::Tiny => vec![1, 2, 8, height],
+            Size::Quick => vec![1, 2, 3, 4, 8, 16, 32, 64, 128, 512, 1024, height],
+            Size::Full => (1..=32).chain([64, 128, 256, 512, 1024, height]).collect(),
+        };
+        sweep.extend(ctx.threads.iter().copied().filter(|&t| t <= height));
+        sweep.sort_unstable();
+        sweep.dedup();
+
+        // Pools are started up front and live through the whole measurement.
+        let sharing: Vec<WorkSharingPool> = ctx
+            .threads
+            .iter()
+            .map(|&t| WorkSharingPool::new(t).map_err(|e| format!("work-sharing pool: {e}")))
+            .collect::<Result<_, _>>()?;
+        let tl_pools: Vec<threadlab::Pool> = ctx
+            .threads
+            .iter()
+            .map(|&t| crate::tl::pool(t))
+            .collect::<Result<_, _>>()?;
+        let rayon_pools: Vec<rayon::ThreadPool> = ctx
+            .threads
+            .iter()
+            .map(|&t| {
+                rayon::ThreadPoolBuilder::new()
+                    .num_threads(t)
+                    .build()
+                    .map_err(|e| format!("rayon pool: {e}"))
+            })
+            .collect::<Result<_, _>>()?;
+
+        type Pass<'a> = Box<dyn FnMut(&mut [u8]) -> Result<(), String> + 'a>;
+        let mut variants: Vec<(&'static str, String, usize, Pass<'_>)> = Vec::new();
+        variants.push((
+            "serial",
+            "1 thread".into(),
+            1,
+            Box::new(|b: &mut [u8]| {
+                kernel(b);
+                Ok(())
+            }),
+        ));
+        variants.push((
+            "thread-per-task",
+            format!("{height} threads, one per row"),
+            height,
+            Box::new(move |b: &mut [u8]| {
+                thread_per_task::for_each_row(b, pitch, &kernel);
+                Ok(())
+            }),
+        ));
+        for &t in &sweep {
+            let label = format!("{t} thread{}", if t == 1 { "" } else { "s" });
+            variants.push((
+                "fork-join",
+                label,
+                t,
+                Box::new(move |b: &mut [u8]| {
+                    fork_join::for_each_band(b, pitch, t, &kernel);
+                    Ok(())
+                }),
+            ));
+        }
+        for (pool, &t) in sharing.iter().zip(&ctx.threads) {
+            variants.push((
+                "work-sharing",
+                format!("pool of {t}"),
+                t,
+                Box::new(move |b: &mut [u8]| pool.for_each_band(b, pitch, &kernel)),
+            ));
+        }
+        for (pool, &t) in tl_pools.iter().zip(&ctx.threads) {
+            variants.push((
+                "threadlab",
+                format!("pool of {t}, for_each over rows"),
+                t,
+                Box::new(move |b: &mut [u8]| {
+                    crate::tl::for_each_row(pool, b, pitch, &kernel);
+                    Ok(())
+                }),
+            ));
+        }
+        for (pool, &t) in rayon_pools.iter().zip(&ctx.threads) {
+            variants.push((
+                "rayon",
+                format!("pool of {t}, par_chunks_mut per row"),
+                t,
+                Box::new(move |b: &mut [u8]| {
+                    pool.install(|| b.par_chunks_mut(pitch).for_each(kernel));
+                    Ok(())
+                }),
+            ));
+        }
+
+        // Each variant once on a fresh buffer, checked; then `repeat` rounds that time every
+        // variant in turn, so slow phases of a noisy machine hit all variants alike.
+        for (name, config, _, pass) in variants.iter_mut() {
+            ctx.step(format!("image: check {name} {config}"));
+            fill(&mut buf);
+            pass(&mut buf)?;
+            check_one_pass(&buf, name)?;
+        }
+        let mut samples = vec![Vec::with_capacity(ctx.repeat); variants.len()];
+        for round in 0..ctx.repeat {
+            for (k, (name, config, _, pass)) in variants.iter_mut().enumerate() {
+                ctx.step(format!(
+                    "image: round {}/{}, {name} {config}",
+                    round + 1,
+                    ctx.repeat
+                ));
+                let start = std::time::Instant::now();
+                for _ in 0..passes {
+                    pass(&mut buf)?;
+                }
+                samples[k].push(start.elapsed().as_secs_f64() / passes as f64);
+            }
+        }
+        let results: Vec<Measured> = variants
+            .into_iter()
+            .zip(samples.iter_mut())
+            .map(|((variant, config, threads, _), s)| Measured {
+                variant,
+                config,
+                threads,
+                secs: median(s),
+            })
+            .collect();
+
+        // The bandwidth bound: a scale kernel over the same bytes (read and written once, on
+        // u64 words) on threads started once and released per pass by a barrier, so neither thread
+        // creation nor queueing is in it; the best pass of the best of 1..=cores threads.
+        let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+        let (mut bound, mut bound_threads) = (f64::INFINITY, 1);
+        for t in 1..=cores.max(*ctx.threads.iter().max().unwrap_or(&1)).min(64) {
+            ctx.step(format!("image: memory bound, scale kernel on {t} threads"));
+            let secs = bandwidth_bound(&mut buf, t, passes * ctx.repeat);
+            if secs < bound {
+                (bound, bound_threads) = (secs, t);
+            }
+        }
+        Ok(summarize(results, bound, bound_threads, bytes, passes, ctx))
+    }
+}
+
+/// Best (minimum) seconds per pass of an in-place `w = 2w + 1` over `buf` viewed as u64 words, split
+/// across `threads` long-lived threads that a barrier starts and stops for each of `passes`.
+fn bandwidth_bound(buf: &mut [u8], threads: usize, passes: usize) -> f64 {
+    use std::sync::Barrier;
+    let barrier = Barrier::new(threads + 1);
+    let chunk = buf.len().div_ceil(threads).next_multiple_of(8);
+    let mut times = Vec::with_capacity(passes);
+    std::thread::scope(|s| {
+        for part in buf.chunks_mut(chunk) {
+            let barrier = &barrier;
+            s.spawn(move || {
+                for _ in 0..passes {
+                    barrier.wait();
+                    for w in part.chunks_exact_mut(8) {
+                        let x = u64::from_ne_bytes(w.try_into().unwrap_or([0; 8]));
+                        w.copy_from_slice(&x.wrapping_mul(2).wrapping_add(1).to_ne_bytes());
+                    }
+                    barrier.wait();
+                }
+            });
+        }
+        for _ in 0..passes {
+            // The clock starts before the release: on a small machine this thread may be
+            // preempted right after it, and the workers could finish before it reads the clock.
+            let t = std::time::Instant::now();
+            barrier.wait();
+            barrier.wait();
+            times.push(t.elapsed().as_secs_f64());
+        }
+    });
+    times.into_iter().fold(f64::INFINITY, f64::min)
+}
+
+fn summarize(
+    results: Vec<Measured>,
+    bound: f64,
+    bound_threads: usize,
+    bytes: usize,
+    passes: usize,
+    ctx: &Ctx,
+) -> Outcome {
+    let serial = results
+        .iter()
+        .find(|m| m.variant == "serial")
+        .map_or(f64::NAN, |m| m.secs);
+    let gbs = |secs: f64| 2.0 * bytes as f64 / secs / 1e9;
+    let mut table = Table::new(
+        format!(
+            "seconds per pass over {:.1} MB (median of {} rounds of {passes} passes, variants interleaved)",
+            bytes as f64 / 1e6,
+            ctx.repeat
+        ),
+        &[
+            "variant",
+            "config",
+            "per pass",
+            "speedup",
+            "GB/s moved",
+            "of bound",
+        ],
+    )
+    .text_columns(2);
+    let mut rows = Vec::new();
+    for m in &results {
+        table.row(vec![
+            m.variant.into(),
+            m.config.clone(),
+            fmt_secs(m.secs),
+            fmt_ratio(serial / m.secs),
+            format!("{:.1}", gbs(m.secs)),
+            format!("{:.0}%", 100.0 * bound / m.secs),
+        ]);
+        for (metric, value, unit) in [
+            ("seconds_per_pass", m.secs, "s"),
+            ("speedup_vs_serial", serial / m.secs, "x"),
+            ("fraction_of_bandwidth_bound", bound / m.secs, "ratio"),
+        ] {
+            rows.push(Row {
+                experiment: "image".into(),
+                variant: m.variant.into(),
+                config: m.config.clone(),
+                threads: m.threads,
+                metric: metric.into(),
+                value,
+                unit: unit.into(),
+            });
+        }
+    }
+    table.row(vec![
+        "bound".into(),
+        format!(
+            "scale kernel, {bound_threads} thread{}",
+            if bound_threads == 1 { "" } else { "s" }
+        ),
+        fmt_secs(bound),
+        fmt_ratio(serial / bound),
+        format!("{:.1}", gbs(bound)),
+        "100%".into(),
+    ]);
+    rows.push(Row {
+        experiment: "image".into(),
+        variant: "memory-bound".into(),
+        config: format!("scale kernel on u64 words, {bound_threads} threads"),
+        threads: bound_threads,
+        metric: "seconds_per_pass".into(),
+        value: bound,
+        unit: "s".into(),
+    });
+
+    let mut chart = Chart::lines(
+        "image-speedup",
+        "image: speedup over serial vs threads",
+        "threads (log scale)",
+        "speedup over serial",
+    );
+    chart.log_x = true;
+    chart.series.push(Series {
+        name: "fork-join".into(),
+        points: results
+            .iter()
+            .filter(|m| m.variant == "fork-join")
+            .map(|m| (m.threads as f64, serial / m.secs))
+            .collect(),
+    });
+    for v in ["thread-per-task", "work-sharing", "threadlab", "rayon"] {
+        let pts: Vec<(f64, f64)> = results
+            .iter()
+            .filter(|m| m.variant == v)
+            .map(|m| (m.threads as f64, serial / m.secs))
+            .collect();
+        if !pts.is_empty() {
+            chart.series.push(Series {
+                name: v.into(),
+                points: pts,
+            });
+        }
+    }
+    chart.hlines.push(("serial = 1×".into(), 1.0));
+    chart.hlines.push(("memory bound".into(), serial / bound));
+
+    let best = |v: &str| {
+        results
+            .iter()
+            .filter(|m| m.variant == v)
+            .min_by(|a, b| a.secs.total_cmp(&b.secs))
+    };
+    let fastest = results
+        .iter()
+        .min_by(|a, b| a.secs.total_cmp(&b.secs))
+        .expect("image: at least the serial variant was measured");
+    let per_row = best("thread-per-task");
+    let fj_best = best("fork-join");
+    let mut finding = format!(
+        "The fastest variant was {} ({}) at {} per pass, {} the serial loop and {:.0}% of the \
+         memory-bandwidth bound (a scale kernel over the same bytes on pre-started threads: {} per pass)",
+        fastest.variant,
+        fastest.config,
+        fmt_secs(fastest.secs),
+        fmt_ratio(serial / fastest.secs),
+        100.0 * bound / fastest.secs,
+        fmt_secs(bound)
+    );
+    if let Some(p) = per_row {
+        finding += &format!(
+            "; a thread per row ran {} slower than it ({})",
+            fmt_ratio(p.secs / fastest.secs),
+            fmt_secs(p.secs)
+        );
+    }
+    if let Some(f) = fj_best {
+        finding += &format!(
+            "; fork-join peaked at {} threads with {} over serial",
+            f.threads,
+            fmt_ratio(serial / f.secs)
+        );
+    }
+    finding += ".";
+    let mut notes = vec![format!(
+        "Speedup is serial time over variant time; \"of bound\" is the bound's time over the \
+         variant's time. The bound reads and writes the same bytes once per pass as u64 words, on \
+         threads started beforehand and released by a barrier: its best pass at the best thread count. \
+         Noise can put a variant slightly above 100%."
+    )];
+    if ctx.size == Size::Tiny {
+        notes.push(
+            "Tiny size (403×302): figures are meaningless, only the plumbing is tested.".into(),
+        );
+    }
+    Outcome {
+        finding,
+        notes,
+        rows,
+        tables: vec![table],
+        charts: vec![chart],
+    }
+}

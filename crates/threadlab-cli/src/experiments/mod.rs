@@ -1,0 +1,6 @@
+//! One file per experiment; each is registered in [`crate::lab::registry`].
+
+pub mod chain;
+pub mod image;
+pub mod jobs;
+pub mod overhead;

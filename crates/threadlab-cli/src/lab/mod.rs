@@ -1,0 +1,275 @@
+//! The lab's framework: the [`Experiment`] trait, the registry, and the runner.
+//!
+//! Adding an experiment is one file in `experiments/` implementing [`Experiment`] plus one line
+//! in [`registry`]. The runner runs each selected experiment in turn under `catch_unwind`, so an
+//! experiment that fails or panics is reported by name with its reason while the others still
+//! run and land in the report.
+
+use crate::report::{svg::Chart, table::Table};
+use indicatif::{ProgressBar, ProgressStyle};
+use serde::Serialize;
+use std::io::IsTerminal;
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::time::Instant;
+
+/// How big the experiments' workloads are.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Size {
+    /// Seconds in total: for the CLI's own tests (hidden flag).
+    Tiny,
+    /// The default: every experiment in a few minutes on 2 cores.
+    Quick,
+    /// The seeds' own sizes (`--full`).
+    Full,
+}
+
+impl Size {
+    /// Picks one of three values by size.
+    pub fn pick<T>(self, tiny: T, quick: T, full: T) -> T {
+        match self {
+            Size::Tiny => tiny,
+            Size::Quick => quick,
+            Size::Full => full,
+        }
+    }
+}
+
+/// What an experiment gets to run with.
+pub struct Ctx {
+    /// Workload size.
+    pub size: Size,
+    /// Pool sizes to measure (`--threads`); never empty, every entry ≥ 1.
+    pub threads: Vec<usize>,
+    /// Runs per figure; the figure is their median.
+    pub repeat: usize,
+    progress: ProgressBar,
+}
+
+impl Ctx {
+    /// Shows what is being measured now next to the progress bar.
+    pub fn step(&self, what: impl Into<String>) {
+        self.progress.set_message(what.into());
+        self.progress.tick();
+    }
+}
+
+/// One measured figure, as it appears in `results.json`.
+#[derive(Debug, Clone, Serialize)]
+pub struct Row {
+    /// Experiment name.
+    pub experiment: String,
+    /// Stable lower-case variant name (`serial`, `threadlab`, `rayon`, …).
+    pub variant: String,
+    /// Which configuration of the experiment (e.g. `4 queues`), free text.
+    pub config: String,
+    /// Threads the variant used.
+    pub threads: usize,
+    /// What was measured (e.g. `seconds`, `ns_per_job`).
+    pub metric: String,
+    /// The median value.
+    pub value: f64,
+    /// Its unit.
+    pub unit: String,
+}
+
+/// What an experiment hands back.
+#[derive(Debug, Default)]
+pub struct Outcome {
+    /// One sentence, computed from the measured numbers.
+    pub finding: String,
+    /// Further remarks (scaled sizes, caveats).
+    pub notes: Vec<String>,
+    /// Every figure, for results.json.
+    pub rows: Vec<Row>,
+    /// Tables for the terminal and the report.
+    pub tables: Vec<Table>,
+    /// Charts for the report.
+    pub charts: Vec<Chart>,
+}
+
+/// The error type of an experiment: a message saying what went wrong.
+pub type ExpResult = Result<Outcome, String>;
+
+/// One experiment of the lab.
+pub trait Experiment: Sync {
+    /// Short lower-case name used on the command line (`image`, `jobs`, …).
+    fn name(&self) -> &'static str;
+    /// One sentence: what the experiment measures.
+    fn description(&self) -> &'static str;
+    /// Runs the experiment.
+    fn run(&self, ctx: &Ctx) -> ExpResult;
+}
+
+/// Every experiment, in the order the lab runs them. Add new ones here.
+pub fn registry() -> Vec<&'static dyn Experiment> {
+    vec![
+        &crate::experiments::image::Image,
+        &crate::experiments::jobs::Jobs,
+        &crate::experiments::overhead::Overhead,
+    ]
+}
+
+/// The result of one experiment: its outcome or why it failed.
+pub struct Report {
+    /// Experiment name.
+    pub name: &'static str,
+    /// What it measures.
+    pub description: &'static str,
+    /// The outcome, or the failure message.
+    pub result: Result<Outcome, String>,
+    /// Wall time it took.
+    pub seconds: f64,
+}
+
+/// Runs `experiments` in order with a progress bar on stderr (hidden when stderr is not a
+/// terminal), printing each one's finding and tables to stdout as it finishes.
+pub fn run_all(
+    experiments: &[&'static dyn Experiment],
+    size: Size,
+    threads: Vec<usize>,
+    repeat: usize,
+) -> Vec<Report> {
+    let progress = if std::io::stderr().is_terminal() {
+        let pb = ProgressBar::new(experiments.len() as u64);
+        pb.set_style(
+            ProgressStyle::with_template(
+                "{spinner} [{elapsed_precise}] {bar:20} {pos}/{len} {msg}",
+            )
+            .unwrap_or_else(|_| ProgressStyle::default_bar()),
+        );
+        pb.enable_steady_tick(std::time::Duration::from_millis(200));
+        pb
+    } else {
+        ProgressBar::hidden()
+    };
+    let ctx = Ctx {
+        size,
+        threads,
+        repeat,
+        progress: progress.clone(),
+    };
+    let mut reports = Vec::new();
+    for exp in experiments {
+        ctx.step(exp.name());
+        let start = Instant::now();
+        let result = match catch_unwind(AssertUnwindSafe(|| exp.run(&ctx))) {
+            Ok(r) => r,
+            Err(payload) => Err(format!("panicked: {}", panic_message(&*payload))),
+        };
+        let report = Report {
+            name: exp.name(),
+            description: exp.description(),
+            result,
+            seconds: start.elapsed().as_secs_f64(),
+        };
+        progress.suspend(|| print_report(&report));
+        reports.push(report);
+        progress.inc(1);
+    }
+    progress.finish_and_clear();
+    reports
+}
+
+/// The text of a panic payload.
+pub fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
+    if let Some(s) = payload.downcast_ref::<&str>() {
+        s.to_string()
+    } else if let Some(s) = payload.downcast_ref::<String>() {
+        s.clone()
+    } else {
+        "a panic with a non-text payload".into()
+    }
+}
+
+fn print_report(r: &Report) {
+    println!("== {} — {} ({:.1} s)", r.name, r.description, r.seconds);
+    match &r.result {
+        Ok(o) => {
+            println!("{}", o.finding);
+            for n in &o.notes {
+                println!("note: {n}");
+            }
+            for t in &o.tables {
+                println!();
+                print!("{}", t.render_text());
+            }
+        }
+        Err(e) => println!("FAILED: experiment `{}` failed: {e}", r.name),
+    }
+    println!();
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    struct Fails;
+    impl Experiment for Fails {
+        fn name(&self) -> &'static str {
+            "fails"
+        }
+        fn description(&self) -> &'static str {
+            "returns an error"
+        }
+        fn run(&self, _: &Ctx) -> ExpResult {
+            Err("the disk is full".into())
+        }
+    }
+    struct Panics;
+    impl Experiment for Panics {
+        fn name(&self) -> &'static str {
+            "panics"
+        }
+        fn description(&self) -> &'static str {
+            "panics"
+        }
+        fn run(&self, _: &Ctx) -> ExpResult {
+            panic!("index out of bounds")
+        }
+    }
+    struct Works;
+    impl Experiment for Works {
+        fn name(&self) -> &'static str {
+            "works"
+        }
+        fn description(&self) -> &'static str {
+            "succeeds"
+        }
+        fn run(&self, ctx: &Ctx) -> ExpResult {
+            Ok(Outcome {
+                finding: format!("ran with {:?} threads", ctx.threads),
+                ..Outcome::default()
+            })
+        }
+    }
+
+    #[test]
+    fn a_failing_experiment_does_not_stop_the_others() {
+        let reports = run_all(&[&Fails, &Panics, &Works], Size::Tiny, vec![2], 1);
+        assert_eq!(reports.len(), 3);
+        assert_eq!(
+            reports[0].result.as_ref().err().unwrap(),
+            "the disk is full"
+        );
+        assert!(reports[1]
+            .result
+            .as_ref()
+            .err()
+            .unwrap()
+            .contains("panicked: index out of bounds"));
+        assert_eq!(
+            reports[2].result.as_ref().unwrap().finding,
+            "ran with [2] threads"
+        );
+    }
+
+    #[test]
+    fn registry_names_are_unique_lowercase_words() {
+        let names: Vec<&str> = registry().iter().map(|e| e.name()).collect();
+        for n in &names {
+            assert!(n.chars().all(|c| c.is_ascii_lowercase()), "{n}");
+            assert_eq!(names.iter().filter(|m| *m == n).count(), 1, "{n} unique");
+        }
+    }
+}

@@ -1,0 +1,145 @@
+//! Timing helpers: medians of repeated runs, process CPU time, percentiles.
+//!
+//! The machines the lab runs on are small, shared and noisy, so every figure the lab reports is a
+//! median of `repeat` runs, and variants are compared as ratios of medians taken in the same run.
+
+use std::time::{Duration, Instant};
+
+/// Runs `f` `repeat` times (at least once) and returns the median wall time in seconds.
+pub fn median_secs(repeat: usize, mut f: impl FnMut()) -> f64 {
+    let mut samples: Vec<f64> = (0..repeat.max(1))
+        .map(|_| {
+            let t = Instant::now();
+            f();
+            t.elapsed().as_secs_f64()
+        })
+        .collect();
+    median(&mut samples)
+}
+
+/// Like [`median_secs`], but `f` measures itself and returns its own figure (e.g. when setup must
+/// stay outside the timed region).
+pub fn median_of(repeat: usize, mut f: impl FnMut() -> f64) -> f64 {
+    let mut samples: Vec<f64> = (0..repeat.max(1)).map(|_| f()).collect();
+    median(&mut samples)
+}
+
+/// The median of `xs` (mean of the middle two for even lengths); NaN for an empty slice.
+pub fn median(xs: &mut [f64]) -> f64 {
+    if xs.is_empty() {
+        return f64::NAN;
+    }
+    xs.sort_by(f64::total_cmp);
+    let n = xs.len();
+    if n % 2 == 1 {
+        xs[n / 2]
+    } else {
+        (xs[n / 2 - 1] + xs[n / 2]) / 2.0
+    }
+}
+
+/// The `p`-th percentile (0–100) of `xs` by the nearest-rank method; NaN for an empty slice.
+pub fn percentile(xs: &mut [f64], p: f64) -> f64 {
+    if xs.is_empty() {
+        return f64::NAN;
+    }
+    xs.sort_by(f64::total_cmp);
+    let rank = ((p / 100.0) * xs.len() as f64).ceil() as usize;
+    xs[rank.clamp(1, xs.len()) - 1]
+}
+
+/// CPU time (user + system) this process has used so far, from `getrusage(RUSAGE_SELF)`.
+pub fn process_cpu_time() -> Duration {
+    let mut usage = std::mem::MaybeUninit::<libc::rusage>::zeroed();
+    // SAFETY: `usage` points to writable memory of the right size and type; getrusage only
+    // writes into it, and RUSAGE_SELF is a valid `who`.
+    let rc = unsafe { libc::getrusage(libc::RUSAGE_SELF, usage.as_mut_ptr()) };
+    if rc != 0 {
+        return Duration::ZERO;
+    }
+    // SAFETY: getrusage returned 0, so it filled the struct; it was zeroed before anyway, and
+    // every field of `rusage` is a plain integer for which zero is valid.
+    let usage = unsafe { usage.assume_init() };
+    let tv = |t: libc::timeval| Duration::new(t.tv_sec as u64, t.tv_usec as u32 * 1000);
+    tv(usage.ru_utime) + tv(usage.ru_stime)
+}
+
+/// Formats seconds with a unit that keeps three significant digits readable.
+pub fn fmt_secs(s: f64) -> String {
+    if !s.is_finite() {
+        "-".into()
+    } else if s >= 1.0 {
+        format!("{s:.3} s")
+    } else if s >= 1e-3 {
+        format!("{:.2} ms", s * 1e3)
+    } else if s >= 1e-6 {
+        format!("{:.2} µs", s * 1e6)
+    } else {
+        format!("{:.1} ns", s * 1e9)
+    }
+}
+
+/// Formats nanoseconds compactly (`12.3`, `1,234`, `45,678`).
+pub fn fmt_ns(ns: f64) -> String {
+    if !ns.is_finite() {
+        "-".into()
+    } else if ns < 100.0 {
+        format!("{ns:.1}")
+    } else {
+        group_thousands(ns.round() as u64)
+    }
+}
+
+/// `1234567` → `1,234,567`.
+pub fn group_thousands(n: u64) -> String {
+    let s = n.to_string();
+    let mut out = String::with_capacity(s.len() + s.len() / 3);
+    for (i, c) in s.chars().enumerate() {
+        if i > 0 && (s.len() - i) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
+/// Formats a ratio as `3.1×` (or `0.42×`).
+pub fn fmt_ratio(r: f64) -> String {
+    if !r.is_finite() {
+        "-".into()
+    } else if r >= 10.0 {
+        format!("{r:.0}×")
+    } else if r >= 1.0 {
+        format!("{r:.1}×")
+    } else {
+        format!("{r:.2}×")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn median_and_percentiles() {
+        assert_eq!(median(&mut [3.0, 1.0, 2.0]), 2.0);
+        assert_eq!(median(&mut [4.0, 1.0, 2.0, 3.0]), 2.5);
+        let mut xs: Vec<f64> = (1..=100).map(f64::from).collect();
+        assert_eq!(percentile(&mut xs, 50.0), 50.0);
+        assert_eq!(percentile(&mut xs, 99.0), 99.0);
+        assert_eq!(percentile(&mut xs, 100.0), 100.0);
+        assert_eq!(group_thousands(1234567), "1,234,567");
+        assert_eq!(group_thousands(999), "999");
+    }
+
+    #[test]
+    fn cpu_time_grows_with_work() {
+        let before = process_cpu_time();
+        let mut x = 0u64;
+        let t = std::time::Instant::now();
+        while t.elapsed() < Duration::from_millis(30) {
+            x = std::hint::black_box(x.wrapping_add(1));
+        }
+        assert!(process_cpu_time() > before);
+    }
+}

@@ -1,0 +1,93 @@
+//! The self-contained HTML report: inline CSS, charts as SVG files beside it referenced
+//! relatively (and embedded, so the page also works when copied alone), no network.
+
+use crate::lab::Report;
+use crate::machine::{fmt_bytes, Machine};
+
+/// Escapes text for HTML/XML content and attribute values.
+pub fn escape(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&#39;"),
+            _ => out.push(c),
+        }
+    }
+    out
+}
+
+const CSS: &str = "body{font-family:sans-serif;max-width:1000px;margin:2em auto;padding:0 1em;color:#222}\
+h1{font-size:1.6em}h2{border-bottom:1px solid #ccc;padding-top:1em}\
+table{border-collapse:collapse;margin:1em 0;font-size:0.9em}caption{text-align:left;font-weight:bold;padding:0.3em 0}\
+th,td{border:1px solid #ccc;padding:0.25em 0.6em;text-align:right}th:first-child,td:first-child{text-align:left}\
+.finding{font-size:1.1em;background:#f4f8ff;border-left:4px solid #1f77b4;padding:0.5em 1em}\
+.failed{background:#fff0f0;border-left:4px solid #d62728;padding:0.5em 1em}.note{color:#555}\
+pre{background:#f6f6f6;padding:0.8em;overflow-x:auto}";
+
+/// The report page. Chart `c` is expected at `c.file + ".svg"` beside the page.
+pub fn render(machine: &Machine, command: &str, reports: &[Report]) -> String {
+    let mut s =
+        String::from("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\"/>\n");
+    s += "<title>threadlab lab report</title>\n";
+    s += &format!("<style>{CSS}</style>\n</head>\n<body>\n<h1>threadlab lab report</h1>\n");
+    s += &format!(
+        "<p>Command: <code>{}</code>. Machine: {} — {} logical CPU(s), {} core(s), {} RAM, kernel {}. \
+         Every figure is a median of repeated runs; variants are compared as ratios measured in \
+         the same run. Small shared machines are noisy: read differences below ~10% as noise.</p>\n",
+        escape(command),
+        escape(&machine.cpu_model),
+        machine.logical_cpus,
+        machine.physical_cores,
+        fmt_bytes(machine.memory_bytes),
+        escape(&machine.kernel)
+    );
+    s += &format!("<pre>{}</pre>\n<ul>\n", escape(&machine.render()));
+    for r in reports {
+        s += &format!(
+            "<li><a href=\"#{0}\">{0}</a> — {1}</li>\n",
+            r.name,
+            escape(r.description)
+        );
+    }
+    s += "</ul>\n";
+    for r in reports {
+        s += &format!(
+            "<section id=\"{0}\">\n<h2>{0}</h2>\n<p>{1} <span class=\"note\">({2:.1} s)</span></p>\n",
+            r.name,
+            escape(r.description),
+            r.seconds
+        );
+        match &r.result {
+            Ok(o) => {
+                s += &format!("<p class=\"finding\">{}</p>\n", escape(&o.finding));
+                for n in &o.notes {
+                    s += &format!("<p class=\"note\">Note: {}</p>\n", escape(n));
+                }
+                for t in &o.tables {
+                    s += &t.render_html();
+                }
+                for c in &o.charts {
+                    s += &format!(
+                        "<figure>\n{}<figcaption><a href=\"{}.svg\">{}.svg</a></figcaption>\n</figure>\n",
+                        c.render(),
+                        c.file,
+                        c.file
+                    );
+                }
+            }
+            Err(e) => {
+                s += &format!(
+                    "<p class=\"failed\">This experiment failed: {}</p>\n",
+                    escape(e)
+                )
+            }
+        }
+        s += "</section>\n";
+    }
+    s += "</body>\n</html>\n";
+    s
+}

@@ -1,0 +1,93 @@
+//! The threadlab side of the experiments, in one place: the pool, its parallel loop, its global
+//! queue and serial queues as job queues, and fib / tree sum with `threadlab::join`. Everything
+//! here uses only threadlab's public API, exactly as a user would.
+
+use crate::experiments::chain::{Job, Spawn};
+use std::sync::Arc;
+use threadlab::{Pool, SerialQueue};
+
+/// A pool of `threads` workers.
+pub fn pool(threads: usize) -> Result<Pool, String> {
+    Pool::builder()
+        .threads(threads)
+        .build()
+        .map_err(|e| format!("threadlab pool: {e}"))
+}
+
+/// A pool behind an `Arc`, for job queues that outlive a borrow.
+pub fn shared_pool(threads: usize) -> Result<Arc<Pool>, String> {
+    pool(threads).map(Arc::new)
+}
+
+/// `kernel` on every row of `buf` with threadlab's parallel loop over row-sized chunks.
+pub fn for_each_row(
+    pool: &Pool,
+    buf: &mut [u8],
+    pitch: usize,
+    kernel: &(dyn Fn(&mut [u8]) + Sync),
+) {
+    pool.install(|| threadlab::for_each_chunk_mut(buf, pitch, |_, row| kernel(row)));
+}
+
+/// The pool's global queue: `Pool::spawn` chains.
+#[derive(Clone)]
+pub struct GlobalQueue(Arc<Pool>);
+
+impl Spawn for GlobalQueue {
+    fn spawn(&self, job: Job) -> Result<(), String> {
+        self.0.spawn(job);
+        Ok(())
+    }
+}
+
+/// A job queue that spawns on `pool`.
+pub fn global_queue(pool: &Arc<Pool>) -> GlobalQueue {
+    GlobalQueue(Arc::clone(pool))
+}
+
+/// A serial queue on the pool as a job queue.
+#[derive(Clone)]
+pub struct Serial(SerialQueue);
+
+impl Spawn for Serial {
+    fn spawn(&self, job: Job) -> Result<(), String> {
+        self.0.push(job);
+        Ok(())
+    }
+}
+
+/// `n` serial queues on `pool`.
+pub fn serial_queues(pool: &Pool, n: usize) -> Vec<Serial> {
+    (0..n).map(|_| Serial(SerialQueue::new(pool))).collect()
+}
+
+/// `n` empty tasks spawned in a scope.
+pub fn spawn_empty(pool: &Pool, n: usize) {
+    pool.scope(|s| (0..n).for_each(|_| s.spawn(|_| {})));
+}
+
+fn fib_join(n: u64) -> u64 {
+    if n < 2 {
+        return n;
+    }
+    let (a, b) = threadlab::join(|| fib_join(n - 1), || fib_join(n - 2));
+    a + b
+}
+
+/// fib(n) with a join at every level.
+pub fn fib(pool: &Pool, n: u64) -> u64 {
+    pool.install(|| fib_join(n))
+}
+
+fn tree_join(v: &[u64], i: usize) -> u64 {
+    if i >= v.len() {
+        return 0;
+    }
+    let (a, b) = threadlab::join(|| tree_join(v, 2 * i + 1), || tree_join(v, 2 * i + 2));
+    v[i] + a + b
+}
+
+/// Sum of the implicit binary tree over `v` with a join at every node.
+pub fn tree_sum(pool: &Pool, v: &[u64]) -> u64 {
+    pool.install(|| tree_join(v, 0))
+}

@@ -1,0 +1,81 @@
+//! Errors of the pool's construction.
+
+use std::fmt;
+
+/// Why [`Builder::build`](crate::Builder::build) failed. The message says what to do.
+#[derive(Debug)]
+pub struct BuildError {
+    kind: Kind,
+}
+
+#[derive(Debug)]
+enum Kind {
+    ZeroThreads,
+    Spawn {
+        requested: usize,
+        started: usize,
+        source: std::io::Error,
+    },
+    GlobalAlreadyInitialized,
+}
+
+impl BuildError {
+    pub(crate) fn zero_threads() -> Self {
+        BuildError {
+            kind: Kind::ZeroThreads,
+        }
+    }
+
+    pub(crate) fn spawn(requested: usize, started: usize, source: std::io::Error) -> Self {
+        BuildError {
+            kind: Kind::Spawn {
+                requested,
+                started,
+                source,
+            },
+        }
+    }
+
+    pub(crate) fn global_already_initialized() -> Self {
+        BuildError {
+            kind: Kind::GlobalAlreadyInitialized,
+        }
+    }
+}
+
+impl fmt::Display for BuildError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match &self.kind {
+            Kind::ZeroThreads => write!(
+                f,
+                "a pool needs at least one thread, but 0 were requested: pass threads(n) with n >= 1, \
+                 or leave it out to use available_parallelism()"
+            ),
+            Kind::Spawn {
+                requested,
+                started,
+                source,
+            } => write!(
+                f,
+                "the OS refused to start worker thread {} of {requested} ({source}); the {started} \
+                 already started were stopped. Ask for fewer threads (threads(n)), a smaller \
+                 stack_size, or raise the limits (ulimit -u, /proc/sys/kernel/threads-max)",
+                started + 1
+            ),
+            Kind::GlobalAlreadyInitialized => write!(
+                f,
+                "the global pool already exists (it is created on first use of join/scope/spawn); \
+                 call build_global() before any of them"
+            ),
+        }
+    }
+}
+
+impl std::error::Error for BuildError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match &self.kind {
+            Kind::Spawn { source, .. } => Some(source),
+            _ => None,
+        }
+    }
+}

@@ -1,0 +1,183 @@
+//! Type-erased jobs: what the deques and the injector carry.
+//!
+//! A [`JobRef`] is two words, a data pointer and the function that runs it (the same idea as
+//! rayon-core's `JobRef`), so one deque carries every kind of work: a [`StackJob`] that lives on
+//! the stack of a thread blocked in `join`/`install` (no allocation), a [`HeapJob`] boxed by
+//! `spawn`, and later futures and heartbeat-promoted work — anything that can produce a pointer
+//! and an `unsafe fn(*const ())`.
+
+use crate::latch::Latch;
+use crate::loom::cell::UnsafeCell;
+use crate::unwind::{self, Payload};
+
+/// A pointer to a job and the function that executes it.
+#[derive(Copy, Clone, Debug)]
+pub(crate) struct JobRef {
+    data: *const (),
+    execute_fn: unsafe fn(*const ()),
+}
+
+// SAFETY: a JobRef is only created (by `JobRef::new`'s callers) for jobs whose data may be
+// executed from any thread: the closures inside are `Send`.
+unsafe impl Send for JobRef {}
+// SAFETY: as above; a JobRef is an immutable pair of pointers.
+unsafe impl Sync for JobRef {}
+
+/// Something a worker can execute through a raw pointer.
+pub(crate) trait Job {
+    /// Runs the job.
+    ///
+    /// # Safety
+    /// `this` must point to a live job that has not been executed yet; it is executed at most
+    /// once.
+    unsafe fn execute(this: *const ());
+}
+
+/// Two references are the same job when they point to the same data: `join` uses this to
+/// recognise its own stack job when it pops it back. (Function pointers are not compared: their
+/// addresses are not guaranteed unique. Distinct live jobs never share a data address, except
+/// boxed zero-sized closures, which never equal a stack job's address.)
+impl PartialEq for JobRef {
+    #[inline]
+    fn eq(&self, other: &Self) -> bool {
+        std::ptr::eq(self.data, other.data)
+    }
+}
+
+impl Eq for JobRef {}
+
+impl JobRef {
+    /// Erases the type of `data`.
+    ///
+    /// # Safety
+    /// `data` must stay valid until the job has executed, and `J::execute` must be callable from
+    /// whichever thread pops the reference.
+    #[inline]
+    pub(crate) unsafe fn new<J: Job>(data: *const J) -> JobRef {
+        JobRef {
+            data: data.cast(),
+            execute_fn: J::execute,
+        }
+    }
+
+    /// Builds a JobRef from raw parts (for job kinds defined elsewhere, e.g. futures).
+    ///
+    /// # Safety
+    /// As for [`JobRef::new`]: `execute_fn(data)` must be sound to call exactly once, on any thread.
+    #[allow(dead_code)]
+    pub(crate) unsafe fn from_raw(data: *const (), execute_fn: unsafe fn(*const ())) -> JobRef {
+        JobRef { data, execute_fn }
+    }
+
+    /// Runs the job.
+    ///
+    /// # Safety
+    /// Each JobRef is executed exactly once.
+    #[inline]
+    pub(crate) unsafe fn execute(self) {
+        // SAFETY: forwarded from the caller: the job is live and runs once.
+        unsafe { (self.execute_fn)(self.data) }
+    }
+}
+
+/// The outcome of a job that somebody waits for.
+pub(crate) enum JobResult<T> {
+    None,
+    Ok(T),
+    Panic(Payload),
+}
+
+impl<T> JobResult<T> {
+    /// The value, or re-raise the job's panic.
+    pub(crate) fn into_return_value(self) -> T {
+        match self {
+            JobResult::Ok(v) => v,
+            JobResult::Panic(p) => unwind::resume_unwinding(p),
+            JobResult::None => panic!("JobResult::into_return_value: the job never ran"),
+        }
+    }
+}
+
+/// A job on the stack of the thread that waits for it; `L` is set when it finished.
+pub(crate) struct StackJob<L, F, R> {
+    pub(crate) latch: L,
+    func: UnsafeCell<Option<F>>,
+    result: UnsafeCell<JobResult<R>>,
+}
+
+impl<L: Latch, F: FnOnce(bool) -> R + Send, R: Send> StackJob<L, F, R> {
+    pub(crate) fn new(func: F, latch: L) -> Self {
+        StackJob {
+            latch,
+            func: UnsafeCell::new(Some(func)),
+            result: UnsafeCell::new(JobResult::None),
+        }
+    }
+
+    /// A reference for a deque. The caller must keep `self` in place until its latch is set or
+    /// until it took the reference back and ran it inline.
+    #[inline]
+    pub(crate) fn as_job_ref(&self) -> JobRef {
+        // SAFETY: the caller keeps the job alive and pinned until it executed (documented above);
+        // F and R are Send, so any thread may run it.
+        unsafe { JobRef::new(self) }
+    }
+
+    /// Runs the closure here, because nobody stole it (`migrated` = false).
+    #[inline]
+    pub(crate) fn run_inline(self, migrated: bool) -> R {
+        let func = self
+            .func
+            .into_inner()
+            .expect("StackJob::run_inline: job already taken");
+        func(migrated)
+    }
+
+    /// The result after the latch was set.
+    #[inline]
+    pub(crate) fn into_result(self) -> R {
+        self.result.into_inner().into_return_value()
+    }
+}
+
+impl<L: Latch, F: FnOnce(bool) -> R + Send, R: Send> Job for StackJob<L, F, R> {
+    unsafe fn execute(this: *const ()) {
+        let this = this as *const Self;
+        // SAFETY: the job is alive until its latch is set (its owner waits for the latch), and
+        // only this execution touches `func` and `result` before the latch is set.
+        let func = unsafe { (*this).func.with_mut(|f| (*f).take()) };
+        let func = func.expect("StackJob::execute: job already taken");
+        let result = match unwind::halt_unwinding(|| func(true)) {
+            Ok(v) => JobResult::Ok(v),
+            Err(p) => JobResult::Panic(p),
+        };
+        // SAFETY: as above, the owner does not read `result` before the latch is set.
+        unsafe { (*this).result.with_mut(|r| *r = result) };
+        // SAFETY: `this` is live here; after `set` begins the owner may free it, and `set` is
+        // written not to touch it afterwards.
+        unsafe { L::set(&(*this).latch) };
+    }
+}
+
+/// A boxed job for fire-and-forget work; the closure itself handles panics and completion.
+pub(crate) struct HeapJob<F> {
+    func: F,
+}
+
+impl<F: FnOnce() + Send> HeapJob<F> {
+    /// Boxes `func` and leaks it into a JobRef; executing the reference frees it.
+    #[inline]
+    pub(crate) fn into_job_ref(func: F) -> JobRef {
+        let ptr = Box::into_raw(Box::new(HeapJob { func }));
+        // SAFETY: the box is leaked until `execute` reclaims it, exactly once; F is Send.
+        unsafe { JobRef::new(ptr) }
+    }
+}
+
+impl<F: FnOnce() + Send> Job for HeapJob<F> {
+    unsafe fn execute(this: *const ()) {
+        // SAFETY: `this` came from Box::into_raw in `into_job_ref`, and runs exactly once.
+        let job = unsafe { Box::from_raw(this as *mut Self) };
+        (job.func)();
+    }
+}

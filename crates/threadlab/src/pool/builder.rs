@@ -1,0 +1,130 @@
+//! [`Builder`]: the pool's configuration.
+
+use std::any::Any;
+
+use crate::pool::registry::{PanicHandler, Registry};
+use crate::pool::Pool;
+use crate::BuildError;
+
+type NameFn = Box<dyn FnMut(usize) -> String>;
+
+/// Configures and starts a [`Pool`].
+///
+/// ```
+/// let pool = threadlab::Pool::builder()
+///     .threads(2)
+///     .thread_name(|i| format!("worker-{i}"))
+///     .panic_handler(|_payload| eprintln!("a task panicked"))
+///     .build()?;
+/// assert_eq!(pool.current_num_threads(), 2);
+/// # Ok::<(), threadlab::BuildError>(())
+/// ```
+#[derive(Default)]
+pub struct Builder {
+    threads: Option<usize>,
+    name: Option<NameFn>,
+    pin_to_cores: bool,
+    stack_size: Option<usize>,
+    panic_handler: Option<PanicHandler>,
+}
+
+/// What `Registry::start` needs.
+pub(crate) struct Config {
+    pub(crate) threads: usize,
+    name: Option<NameFn>,
+    pub(crate) pin_to_cores: bool,
+    pub(crate) stack_size: Option<usize>,
+    pub(crate) panic_handler: Option<PanicHandler>,
+}
+
+impl Config {
+    pub(crate) fn name(&mut self, index: usize) -> String {
+        match &mut self.name {
+            Some(f) => f(index),
+            None => format!("threadlab-{index}"),
+        }
+    }
+}
+
+impl std::fmt::Debug for Builder {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Builder")
+            .field("threads", &self.threads)
+            .field("pin_to_cores", &self.pin_to_cores)
+            .field("stack_size", &self.stack_size)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Builder {
+    /// A builder with the defaults: `available_parallelism()` threads (which honours cgroup CPU
+    /// quotas), no pinning, the OS's stack size, panics printed to stderr and counted.
+    pub fn new() -> Self {
+        Builder::default()
+    }
+
+    /// The number of worker threads; 0 is rejected by [`Builder::build`].
+    pub fn threads(mut self, n: usize) -> Self {
+        self.threads = Some(n);
+        self
+    }
+
+    /// Names the worker threads (`threadlab-<index>` by default).
+    pub fn thread_name(mut self, f: impl FnMut(usize) -> String + 'static) -> Self {
+        self.name = Some(Box::new(f));
+        self
+    }
+
+    /// Pins worker `i` to CPU `i mod cores` (Linux `sched_setaffinity`).
+    pub fn pin_to_cores(mut self, pin: bool) -> Self {
+        self.pin_to_cores = pin;
+        self
+    }
+
+    /// The stack size of each worker thread, in bytes.
+    pub fn stack_size(mut self, bytes: usize) -> Self {
+        self.stack_size = Some(bytes);
+        self
+    }
+
+    /// Receives the panics of fire-and-forget tasks (`spawn`) instead of printing them. Panics
+    /// are counted either way ([`Metrics::panicked_tasks`](crate::Metrics::panicked_tasks)).
+    pub fn panic_handler(
+        mut self,
+        handler: impl Fn(Box<dyn Any + Send>) + Send + Sync + 'static,
+    ) -> Self {
+        self.panic_handler = Some(Box::new(handler));
+        self
+    }
+
+    pub(crate) fn into_config(self) -> Config {
+        Config {
+            threads: self
+                .threads
+                .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get())),
+            name: self.name,
+            pin_to_cores: self.pin_to_cores,
+            stack_size: self.stack_size,
+            panic_handler: self.panic_handler,
+        }
+    }
+
+    /// Starts the workers.
+    ///
+    /// # Errors
+    /// 0 threads, or the OS refusing to start a thread (the threads already started are
+    /// stopped); the error's message says what to do.
+    pub fn build(self) -> Result<Pool, BuildError> {
+        let (registry, threads) = Registry::start(self.into_config())?;
+        Ok(Pool::from_parts(registry, threads))
+    }
+
+    /// Makes this configuration the global pool (used by the free functions `join`, `scope`,
+    /// `spawn`, `for_each` outside any pool).
+    ///
+    /// # Errors
+    /// As for [`Builder::build`], and if the global pool already exists.
+    pub fn build_global(self) -> Result<(), BuildError> {
+        crate::global::init_global(self)
+    }
+}

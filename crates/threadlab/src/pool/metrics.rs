@@ -1,0 +1,94 @@
+//! Per-worker counters and the public snapshot [`Metrics`].
+//!
+//! Every counter is written only by its own worker, so it is a relaxed load plus a relaxed store
+//! (no read-modify-write, no contention); readers (`Pool::metrics`) take relaxed loads and may see
+//! a slightly stale figure, which is all a metric needs. Each worker's block sits on its own cache
+//! line.
+
+use std::time::Duration;
+
+use crate::loom::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+
+/// The live counters of one worker.
+#[derive(Default)]
+pub(crate) struct WorkerCounters {
+    pub(crate) tasks: AtomicU64,
+    pub(crate) steals: AtomicU64,
+    pub(crate) failed_steals: AtomicU64,
+    pub(crate) parks: AtomicU64,
+    pub(crate) wakeups: AtomicU64,
+    pub(crate) awake_nanos: AtomicU64,
+    pub(crate) parked: AtomicBool,
+    pub(crate) os_tid: AtomicU64,
+}
+
+impl WorkerCounters {
+    /// Adds `n` to a counter this worker owns. Relaxed load and store: single writer (this
+    /// worker); readers only need an eventually-current value.
+    #[inline(always)]
+    pub(crate) fn add(counter: &AtomicU64, n: u64) {
+        counter.store(counter.load(Ordering::Relaxed) + n, Ordering::Relaxed);
+    }
+
+    pub(crate) fn snapshot(&self, index: usize) -> WorkerMetrics {
+        // Relaxed loads: statistics, no ordering with anything else is needed.
+        WorkerMetrics {
+            index,
+            tasks_run: self.tasks.load(Ordering::Relaxed),
+            steals: self.steals.load(Ordering::Relaxed),
+            failed_steals: self.failed_steals.load(Ordering::Relaxed),
+            parks: self.parks.load(Ordering::Relaxed),
+            wakeups: self.wakeups.load(Ordering::Relaxed),
+            awake_time: Duration::from_nanos(self.awake_nanos.load(Ordering::Relaxed)),
+            is_parked: self.parked.load(Ordering::Relaxed),
+            os_tid: self.os_tid.load(Ordering::Relaxed),
+        }
+    }
+}
+
+/// A snapshot of one worker's counters.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct WorkerMetrics {
+    /// The worker's index in the pool (0-based).
+    pub index: usize,
+    /// Tasks (jobs) this worker executed, including stolen ones.
+    pub tasks_run: u64,
+    /// Successful steals (from the injector or another worker's deque).
+    pub steals: u64,
+    /// Search rounds that visited every queue and found nothing.
+    pub failed_steals: u64,
+    /// Times the worker parked (blocked in the OS).
+    pub parks: u64,
+    /// Times the worker returned from a park because somebody woke it.
+    pub wakeups: u64,
+    /// Time spent awake (running tasks, searching, spinning), accumulated between parks: the
+    /// worker's "busy time" from the pool's point of view. Updated when it parks.
+    pub awake_time: Duration,
+    /// True while the worker is parked (or about to park, its re-check having found nothing).
+    pub is_parked: bool,
+    /// The OS thread id (Linux `gettid`), e.g. to read `/proc/self/task/<tid>/stat`.
+    pub os_tid: u64,
+}
+
+/// A snapshot of a pool's counters, from [`Pool::metrics`](crate::Pool::metrics).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Metrics {
+    /// One entry per worker, in index order.
+    pub workers: Vec<WorkerMetrics>,
+    /// Jobs waiting in the injector (work submitted from outside the pool).
+    pub injector_depth: usize,
+    /// Fire-and-forget tasks that panicked so far.
+    pub panicked_tasks: u64,
+}
+
+impl Metrics {
+    /// The sum of `tasks_run` over all workers.
+    pub fn tasks_run(&self) -> u64 {
+        self.workers.iter().map(|w| w.tasks_run).sum()
+    }
+
+    /// True when every worker is parked.
+    pub fn all_parked(&self) -> bool {
+        self.workers.iter().all(|w| w.is_parked)
+    }
+}

@@ -1,0 +1,162 @@
+//! The pool: a fixed set of long-lived workers that share work by stealing.
+//!
+//! - [`builder`]: configuration and start-up.
+//! - [`registry`]: what the workers share and how work enters the pool.
+//! - [`worker`]: the worker thread's loop.
+//! - [`sleep`]: the idle protocol (search, spin, park, wake) and why no wake-up is lost.
+//! - [`metrics`]: per-worker counters.
+
+pub(crate) mod builder;
+pub(crate) mod metrics;
+pub(crate) mod registry;
+pub(crate) mod sleep;
+pub(crate) mod worker;
+
+use std::thread::JoinHandle;
+
+use crate::loom::sync::Arc;
+use crate::scope::Scope;
+pub use builder::Builder;
+pub use metrics::{Metrics, WorkerMetrics};
+use registry::Registry;
+use worker::WorkerThread;
+
+/// A pool of worker threads.
+///
+/// ```
+/// let pool = threadlab::Pool::builder().threads(2).build()?;
+/// let (a, b) = pool.install(|| threadlab::join(|| 1 + 1, || 2 + 2));
+/// assert_eq!((a, b), (2, 4));
+/// # Ok::<(), threadlab::BuildError>(())
+/// ```
+///
+/// Dropping the pool runs the work already queued, then joins the threads.
+pub struct Pool {
+    registry: Arc<Registry>,
+    threads: Vec<JoinHandle<()>>,
+}
+
+/// What [`Pool::shutdown`] found.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct ShutdownReport {
+    /// Fire-and-forget tasks that panicked over the pool's life.
+    pub panicked_tasks: u64,
+    /// Tasks the workers executed over the pool's life.
+    pub tasks_run: u64,
+}
+
+impl std::fmt::Debug for Pool {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Pool")
+            .field("threads", &self.registry.num_threads())
+            .field("sleep", &self.registry.sleep.state())
+            .finish()
+    }
+}
+
+impl Pool {
+    /// A [`Builder`].
+    pub fn builder() -> Builder {
+        Builder::new()
+    }
+
+    pub(crate) fn from_parts(registry: Arc<Registry>, threads: Vec<JoinHandle<()>>) -> Self {
+        Pool { registry, threads }
+    }
+
+    pub(crate) fn registry(&self) -> &Arc<Registry> {
+        &self.registry
+    }
+
+    /// The number of worker threads.
+    pub fn current_num_threads(&self) -> usize {
+        self.registry.num_threads()
+    }
+
+    /// Runs `op` on one of the pool's workers and returns its value (re-raising its panic).
+    /// From one of this pool's workers it runs inline; from another pool's worker, that worker
+    /// keeps running its own pool's work while it waits.
+    ///
+    /// ```
+    /// let pool = threadlab::Pool::builder().threads(2).build()?;
+    /// assert_eq!(pool.install(|| 6 * 7), 42);
+    /// # Ok::<(), threadlab::BuildError>(())
+    /// ```
+    pub fn install<OP, R>(&self, op: OP) -> R
+    where
+        OP: FnOnce() -> R + Send,
+        R: Send,
+    {
+        Registry::in_worker(&self.registry, |_, _| op())
+    }
+
+    /// Runs `f` on the pool, fire-and-forget. A panic goes to the panic handler.
+    ///
+    /// ```
+    /// use std::sync::mpsc;
+    /// let pool = threadlab::Pool::builder().threads(2).build()?;
+    /// let (tx, rx) = mpsc::channel();
+    /// pool.spawn(move || tx.send(5).unwrap());
+    /// assert_eq!(rx.recv().unwrap(), 5);
+    /// # Ok::<(), threadlab::BuildError>(())
+    /// ```
+    pub fn spawn<F: FnOnce() + Send + 'static>(&self, f: F) {
+        self.registry.spawn(f);
+    }
+
+    /// A scope on this pool: tasks spawned in it may borrow from the caller, and `scope` returns
+    /// after all of them finished. See [`crate::scope()`].
+    ///
+    /// ```
+    /// let pool = threadlab::Pool::builder().threads(2).build()?;
+    /// let mut halves = [0u64; 2];
+    /// let (lo, hi) = halves.split_at_mut(1);
+    /// pool.scope(|s| {
+    ///     s.spawn(|_| lo[0] = (0..50).sum());
+    ///     s.spawn(|_| hi[0] = (50..100).sum());
+    /// });
+    /// assert_eq!(halves[0] + halves[1], 4950);
+    /// # Ok::<(), threadlab::BuildError>(())
+    /// ```
+    pub fn scope<'scope, OP, R>(&self, op: OP) -> R
+    where
+        OP: FnOnce(&Scope<'scope>) -> R + Send,
+        R: Send,
+    {
+        Registry::in_worker(&self.registry, |w, _| crate::scope::scope_on_worker(w, op))
+    }
+
+    /// A snapshot of the per-worker counters.
+    pub fn metrics(&self) -> Metrics {
+        self.registry.metrics()
+    }
+
+    /// Runs the work already queued, joins the threads, and reports.
+    pub fn shutdown(mut self) -> ShutdownReport {
+        self.stop();
+        let metrics = self.registry.metrics();
+        ShutdownReport {
+            panicked_tasks: metrics.panicked_tasks,
+            tasks_run: metrics.tasks_run(),
+        }
+    }
+
+    fn stop(&mut self) {
+        self.registry.terminate();
+        let on_own_worker =
+            WorkerThread::current().is_some_and(|w| Arc::ptr_eq(w.registry(), &self.registry));
+        for h in self.threads.drain(..) {
+            if on_own_worker {
+                continue; // cannot join ourselves; the threads exit on their own
+            }
+            let _ = h.join();
+        }
+    }
+}
+
+impl Drop for Pool {
+    fn drop(&mut self) {
+        self.stop();
+    }
+}

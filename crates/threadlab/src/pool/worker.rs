@@ -1,0 +1,282 @@
+//! The worker thread: its local state (reached through a thread-local pointer) and its loop.
+//!
+//! Where work comes from, in order (as in rayon-core and Tokio): the worker's own deque (LIFO, a
+//! warm cache), then the injector (a batch), then a random victim's deque (a batch, oldest work
+//! first). When all are empty it spins briefly (see [`SPIN_BEFORE_PARK`]) and then sleeps by the
+//! protocol of [`super::sleep`].
+//!
+//! The events a recorder wants (task start/end, steal, park, unpark, spin) each happen in one
+//! named function here: [`WorkerThread::execute`], [`WorkerThread::steal`],
+//! [`WorkerThread::spin`], [`WorkerThread::sleep`].
+
+use std::cell::Cell;
+use std::time::{Duration, Instant};
+
+use crate::deque::{Steal, Worker};
+use crate::job::JobRef;
+use crate::latch::CoreLatch;
+use crate::loom::sync::atomic::Ordering;
+use crate::loom::sync::Arc;
+use crate::pool::metrics::WorkerCounters;
+use crate::pool::registry::Registry;
+
+/// How long an idle worker keeps looking for work before it parks. Bounded by what a park
+/// costs: on the 2-core development VM, `cargo bench --bench overhead` (trickle case) measured a
+/// median of about 11 µs from submitting a task to a parked worker starting it (the futex wake,
+/// the scheduler, the worker's return from `park`), and Tokio's about 20 µs. Spinning longer than
+/// one wake-up costs more CPU than the park it tries to avoid; spinning about that long catches
+/// work that arrives right after the worker ran dry (the tail of a `join`, a burst) at no wake-up
+/// cost.
+pub(crate) const SPIN_BEFORE_PARK: Duration = Duration::from_micros(10);
+
+/// `spin_loop` hints between two looks at the queues while spinning.
+const SPIN_PAUSES: u32 = 64;
+
+thread_local! {
+    static CURRENT: Cell<*const WorkerThread> = const { Cell::new(std::ptr::null()) };
+}
+
+/// The state of one worker, on its own thread's stack.
+pub(crate) struct WorkerThread {
+    index: usize,
+    deque: Worker<JobRef>,
+    registry: Arc<Registry>,
+    rng: Cell<u64>,
+    searching: Cell<bool>,
+    awake_since: Cell<Instant>,
+}
+
+/// The body of a worker thread.
+pub(crate) fn main(registry: Arc<Registry>, index: usize, deque: Worker<JobRef>, pin: bool) {
+    if pin {
+        pin_to_core(index);
+    }
+    registry.sleep.register_thread(index);
+    // SAFETY: gettid has no preconditions.
+    let tid = unsafe { libc::gettid() } as u64;
+    // Relaxed: read only by metrics, as a statistic.
+    registry.counters[index]
+        .os_tid
+        .store(tid, Ordering::Relaxed);
+    let worker = WorkerThread {
+        index,
+        deque,
+        registry,
+        rng: Cell::new(0x9E37_79B9_7F4A_7C15 ^ ((index as u64 + 1) << 17)),
+        searching: Cell::new(false),
+        awake_since: Cell::new(Instant::now()),
+    };
+    CURRENT.with(|c| c.set(&worker));
+    worker.main_loop();
+    CURRENT.with(|c| c.set(std::ptr::null()));
+}
+
+fn pin_to_core(index: usize) {
+    // SAFETY: a zeroed cpu_set_t is a valid empty set; CPU_SET writes within it; the syscall
+    // reads it for the calling thread (pid 0).
+    unsafe {
+        let mut set: libc::cpu_set_t = std::mem::zeroed();
+        let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
+        libc::CPU_SET(index % cpus, &mut set);
+        libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set);
+    }
+}
+
+impl WorkerThread {
+    /// The worker running on this thread, if any.
+    #[inline]
+    pub(crate) fn current() -> Option<&'static WorkerThread> {
+        let ptr = CURRENT.with(|c| c.get());
+        // SAFETY: the pointer is set only while `main` runs on this thread, and the
+        // WorkerThread outlives every use (all uses are on this thread, inside `main_loop`).
+        unsafe { ptr.as_ref() }
+    }
+
+    pub(crate) fn registry(&self) -> &Arc<Registry> {
+        &self.registry
+    }
+
+    pub(crate) fn index(&self) -> usize {
+        self.index
+    }
+
+    fn counters(&self) -> &WorkerCounters {
+        &self.registry.counters[self.index]
+    }
+
+    /// Pushes onto this worker's deque and tells the sleep protocol about it.
+    #[inline]
+    pub(crate) fn push(&self, job: JobRef) {
+        self.deque.push(job);
+        self.registry.sleep.notify_local_work();
+    }
+
+    /// Pops this worker's newest job (the deque's LIFO end).
+    #[inline]
+    pub(crate) fn take_local(&self) -> Option<JobRef> {
+        self.deque.pop()
+    }
+
+    /// Runs a job. (Recorder hook point: task start / task end.)
+    #[inline]
+    pub(crate) fn execute(&self, job: JobRef) {
+        // SAFETY: every JobRef in our queues is executed exactly once: it was popped or stolen.
+        unsafe { job.execute() };
+        WorkerCounters::add(&self.counters().tasks, 1);
+    }
+
+    fn main_loop(&self) {
+        loop {
+            if let Some(job) = self.find_work() {
+                self.execute(job);
+                continue;
+            }
+            if self.registry.terminating() && !self.registry.has_visible_work() {
+                break;
+            }
+            self.idle(None);
+        }
+        if self.searching.replace(false) {
+            self.registry.sleep.stop_searching();
+        }
+    }
+
+    /// Runs other work until `latch` is set (a stolen `join` half, a scope, a cross-pool
+    /// `install`): the waiting worker never blocks while work exists.
+    pub(crate) fn wait_until(&self, latch: &CoreLatch) {
+        while !latch.probe() {
+            match self.find_work() {
+                Some(job) => self.execute(job),
+                None => self.idle(Some(latch)),
+            }
+        }
+    }
+
+    /// Own deque, then the injector and the other workers.
+    #[inline]
+    fn find_work(&self) -> Option<JobRef> {
+        self.take_local().or_else(|| self.steal())
+    }
+
+    /// Looks through the injector and every other deque, starting at a random victim.
+    /// (Recorder hook point: steal, with the victim.)
+    fn steal(&self) -> Option<JobRef> {
+        let job = self.steal_once();
+        if job.is_some() {
+            WorkerCounters::add(&self.counters().steals, 1);
+            self.found_work();
+        } else {
+            WorkerCounters::add(&self.counters().failed_steals, 1);
+        }
+        job
+    }
+
+    fn steal_once(&self) -> Option<JobRef> {
+        loop {
+            let mut retry = false;
+            match self.registry.injector.steal_batch_and_pop(&self.deque) {
+                Steal::Success(job) => return Some(job),
+                Steal::Retry => retry = true,
+                Steal::Empty => {}
+            }
+            let n = self.registry.stealers.len();
+            let start = self.next_random() as usize % n;
+            for i in 0..n {
+                let victim = (start + i) % n;
+                if victim == self.index {
+                    continue;
+                }
+                match self.registry.stealers[victim].steal_batch_and_pop(&self.deque) {
+                    Steal::Success(job) => return Some(job),
+                    Steal::Retry => retry = true,
+                    Steal::Empty => {}
+                }
+            }
+            if !retry {
+                return None;
+            }
+        }
+    }
+
+    /// A searcher found work: rule 3 of the sleep protocol (the last searcher wakes the next
+    /// one if more work is visible).
+    #[inline]
+    fn found_work(&self) {
+        if self.searching.replace(false)
+            && self.registry.sleep.stop_searching()
+            && self.registry.has_visible_work()
+        {
+            self.registry.sleep.notify_work();
+        }
+    }
+
+    /// Nothing to do: spin a little (if allowed to search, or if waiting on a latch), then sleep.
+    #[cold]
+    fn idle(&self, latch: Option<&CoreLatch>) {
+        if !self.searching.get() && self.registry.sleep.try_start_searching() {
+            self.searching.set(true);
+        }
+        if (self.searching.get() || latch.is_some()) && self.spin(latch) {
+            return;
+        }
+        self.sleep(latch);
+    }
+
+    /// Spins for up to [`SPIN_BEFORE_PARK`]; true if it found work (and ran it) or the latch was
+    /// set. (Recorder hook point: spin.)
+    fn spin(&self, latch: Option<&CoreLatch>) -> bool {
+        let deadline = Instant::now() + SPIN_BEFORE_PARK;
+        loop {
+            for _ in 0..SPIN_PAUSES {
+                crate::loom::hint::spin_loop();
+            }
+            if latch.is_some_and(|l| l.probe()) {
+                return true;
+            }
+            if let Some(job) = self.find_work() {
+                self.execute(job);
+                return true;
+            }
+            if self.registry.terminating() || Instant::now() >= deadline {
+                return false;
+            }
+        }
+    }
+
+    /// Sleeps by the protocol of `super::sleep`. (Recorder hook points: park, and unpark with the
+    /// waker.)
+    fn sleep(&self, latch: Option<&CoreLatch>) {
+        let counters = self.counters();
+        let registry = &self.registry;
+        let woken = registry.sleep.sleep(
+            self.index,
+            self.searching.get(),
+            latch,
+            || registry.has_visible_work() || registry.terminating(),
+            || {
+                let awake = self.awake_since.get().elapsed().as_nanos() as u64;
+                WorkerCounters::add(&counters.awake_nanos, awake);
+                WorkerCounters::add(&counters.parks, 1);
+                // Relaxed: a statistic; readers tolerate a stale value.
+                counters.parked.store(true, Ordering::Relaxed);
+            },
+        );
+        if woken.parked {
+            counters.parked.store(false, Ordering::Relaxed);
+            WorkerCounters::add(&counters.wakeups, 1);
+            self.awake_since.set(Instant::now());
+        }
+        self.searching.set(woken.searching);
+    }
+
+    /// xorshift64 (Marsaglia, 2003) for picking victims.
+    #[inline]
+    fn next_random(&self) -> u64 {
+        let mut x = self.rng.get();
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        self.rng.set(x);
+        x
+    }
+}

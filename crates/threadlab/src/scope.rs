@@ -1,0 +1,171 @@
+//! `scope`: spawn tasks that borrow from the caller's frame; the scope returns when all finished.
+//!
+//! One counter per scope (a [`CountLatch`]), started at a large bias for the body. A `spawn` by
+//! the body's own worker while the body runs (the common case: a loop of spawns) only bumps a
+//! plain owner-written count; the body subtracts the bias minus that count in one step when it
+//! returns. Spawns from elsewhere (other workers, or after the body) increment the shared counter.
+//! So a task costs one contended atomic (its completion) instead of two. `spawn` then boxes the
+//! task (no reference count, no registry clone: the task finds its pool through the
+//! worker that runs it) and pushes it onto the spawning worker's deque. The scope's owner, when
+//! its body returns, runs other work until the count reaches zero. Panics of the body or the
+//! tasks are caught; the first is re-raised by `scope` after every task finished.
+
+use std::marker::PhantomData;
+
+use crate::job::HeapJob;
+use crate::latch::{CountLatch, Latch};
+use crate::loom::sync::atomic::{AtomicBool, AtomicPtr, AtomicUsize, Ordering};
+use crate::loom::sync::Arc;
+use crate::pool::registry::Registry;
+use crate::pool::worker::WorkerThread;
+use crate::unwind::{self, Payload};
+
+/// A scope in which tasks may borrow data that outlives `'scope`. See [`scope()`].
+pub struct Scope<'scope> {
+    registry: Arc<Registry>,
+    latch: CountLatch,
+    /// The worker running the body.
+    owner: *const WorkerThread,
+    /// Jobs spawned by the owner while the body runs; written only by the owner.
+    owner_spawned: AtomicUsize,
+    /// The body returned (written and read only by the owner).
+    body_done: AtomicBool,
+    /// The first panic of a task, boxed once more so it fits a thin pointer.
+    panic: AtomicPtr<Payload>,
+    /// Invariant in `'scope`, like `std::thread::Scope`.
+    marker: PhantomData<&'scope mut &'scope ()>,
+}
+
+impl std::fmt::Debug for Scope<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Scope").finish_non_exhaustive()
+    }
+}
+
+/// Creates a scope on the current worker's pool (else the global one), runs `op` in it, and
+/// returns after `op` and every task spawned in the scope finished. The first panic among them is
+/// re-raised here.
+///
+/// ```
+/// let data = vec![1, 2, 3, 4];
+/// let mut sums = [0; 2];
+/// let (left, right) = sums.split_at_mut(1);
+/// threadlab::scope(|s| {
+///     s.spawn(|_| left[0] = data[..2].iter().sum());
+///     s.spawn(|_| right[0] = data[2..].iter().sum());
+/// });
+/// assert_eq!(sums, [3, 7]);
+/// ```
+pub fn scope<'scope, OP, R>(op: OP) -> R
+where
+    OP: FnOnce(&Scope<'scope>) -> R + Send,
+    R: Send,
+{
+    match WorkerThread::current() {
+        Some(w) => scope_on_worker(w, op),
+        None => Registry::in_worker(crate::global::registry(), |w, _| scope_on_worker(w, op)),
+    }
+}
+
+pub(crate) fn scope_on_worker<'scope, OP, R>(w: &WorkerThread, op: OP) -> R
+where
+    OP: FnOnce(&Scope<'scope>) -> R + Send,
+    R: Send,
+{
+    let scope = Scope {
+        registry: Arc::clone(w.registry()),
+        latch: CountLatch::new(w.registry(), w.index()),
+        owner: w,
+        owner_spawned: AtomicUsize::new(0),
+        body_done: AtomicBool::new(false),
+        panic: AtomicPtr::new(std::ptr::null_mut()),
+        marker: PhantomData,
+    };
+    let result = unwind::halt_unwinding(|| op(&scope));
+    // Relaxed: written and read by this thread only.
+    scope.body_done.store(true, Ordering::Relaxed);
+    let owner_spawned = scope.owner_spawned.load(Ordering::Relaxed);
+    // SAFETY: the latch is live (on our stack); this releases the body's bias, minus the jobs
+    // the body spawned, which still count until they finish.
+    unsafe { CountLatch::release(&scope.latch, CountLatch::BODY - owner_spawned) };
+    w.wait_until(&scope.latch.core);
+    let task_panic = scope.panic.swap(std::ptr::null_mut(), Ordering::Acquire);
+    let task_panic = if task_panic.is_null() {
+        None
+    } else {
+        // SAFETY: a non-null pointer came from Box::into_raw in `record_panic`, swapped out once.
+        Some(unsafe { *Box::from_raw(task_panic) })
+    };
+    match (result, task_panic) {
+        (Err(p), _) | (Ok(_), Some(p)) => unwind::resume_unwinding(p),
+        (Ok(v), None) => v,
+    }
+}
+
+/// A raw pointer to a scope, sent to its tasks.
+struct ScopePtr<'scope>(*const Scope<'scope>);
+// SAFETY: the scope is Sync (see below) and outlives its tasks, because `scope` waits for the
+// count to reach zero before returning.
+unsafe impl Send for ScopePtr<'_> {}
+
+// SAFETY: every field is an atomic, an Arc, or a Sync latch, except `owner`, which is only
+// compared by address, never dereferenced.
+unsafe impl Sync for Scope<'_> {}
+// SAFETY: as above.
+unsafe impl Send for Scope<'_> {}
+
+impl<'scope> Scope<'scope> {
+    /// Spawns a task into the scope. It may borrow anything that outlives `'scope`, and gets the
+    /// scope to spawn more.
+    pub fn spawn<F>(&self, body: F)
+    where
+        F: FnOnce(&Scope<'scope>) + Send + 'scope,
+    {
+        self.count_spawn();
+        let ptr = ScopePtr(self);
+        let job = HeapJob::into_job_ref(move || {
+            let ptr = ptr;
+            // SAFETY: see ScopePtr: the scope waits for this task's count before it is freed.
+            let scope = unsafe { &*ptr.0 };
+            if let Err(p) = unwind::halt_unwinding(|| body(scope)) {
+                scope.record_panic(p);
+            }
+            // SAFETY: the latch is live until its count reaches zero, which this call may do;
+            // we touch `scope` no more afterwards.
+            unsafe { Latch::set(&scope.latch) };
+        });
+        self.registry.push(job);
+    }
+
+    #[inline]
+    fn count_spawn(&self) {
+        let on_owner = WorkerThread::current().is_some_and(|w| std::ptr::eq(w, self.owner));
+        // Relaxed: `body_done` and `owner_spawned` are only touched by the owner's thread.
+        if on_owner && !self.body_done.load(Ordering::Relaxed) {
+            let n = self.owner_spawned.load(Ordering::Relaxed);
+            self.owner_spawned.store(n + 1, Ordering::Relaxed);
+        } else {
+            self.latch.increment();
+        }
+    }
+
+    #[cold]
+    fn record_panic(&self, p: Payload) {
+        let boxed = Box::into_raw(Box::new(p));
+        // AcqRel: publishes the payload (Release) to the owner's Acquire swap.
+        if self
+            .panic
+            .compare_exchange(
+                std::ptr::null_mut(),
+                boxed,
+                Ordering::AcqRel,
+                Ordering::Relaxed,
+            )
+            .is_err()
+        {
+            // Not the first panic: drop it.
+            // SAFETY: `boxed` was not published, so we still own it.
+            drop(unsafe { Box::from_raw(boxed) });
+        }
+    }
+}

@@ -1,0 +1,177 @@
+//! Per-thread buffers of fixed-size binary records.
+//!
+//! Each thread that records owns a [`ThreadBuf`]: a list of chunks of 32-byte [`Record`]s. Only
+//! the owning thread writes; it writes a record into the slot after the last published one, then
+//! publishes it by storing the chunk's new length (a release store to a line no other thread
+//! writes — on x86-64 a plain `mov`). The collector at `stop` loads each length with acquire and
+//! copies the slots below it, which are never written again. So the hot path takes no lock and
+//! performs no read-modify-write on a shared atomic (the same single-writer design as Tracy's
+//! per-thread queues, Bartosz Taudul, "Tracy Profiler", 2018–).
+//!
+//! Chunks start small (threads that record little cost little) and double up to a cap. Adding a
+//! chunk takes the buffer's mutex, once per chunk. In flight-recorder mode, adding a chunk drops
+//! the oldest ones while the buffer would exceed its byte budget (reusing one of them), so only the newest events
+//! remain.
+//! The buffer is owned by an `Arc` held by the recording's registry, so a thread that exits keeps
+//! its events until `stop`.
+
+use std::cell::UnsafeCell;
+use std::collections::VecDeque;
+use std::mem::MaybeUninit;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+
+/// One recorded event, as written on the hot path. `kind` says how to read `a`, `b` and `c`
+/// (see `event.rs`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[repr(C)]
+pub(crate) struct Record {
+    pub(crate) ts: u64,
+    pub(crate) a: u64,
+    pub(crate) b: u64,
+    pub(crate) kind: u32,
+    pub(crate) c: u32,
+}
+
+/// Size of a record in bytes (the unit of the flight recorder's budget).
+pub(crate) const RECORD_BYTES: usize = std::mem::size_of::<Record>();
+
+/// Records in a thread's first chunk (8 KiB).
+const FIRST_CHUNK: usize = 256;
+/// Largest chunk, in records (256 KiB).
+const MAX_CHUNK: usize = 8192;
+
+/// A fixed array of record slots; `len` slots are published.
+pub(crate) struct Chunk {
+    len: AtomicUsize,
+    slots: Box<[UnsafeCell<MaybeUninit<Record>>]>,
+}
+
+// SAFETY: slots below `len` are immutable once published (release store, acquire load); slots at
+// or above it are written only by the owning thread, which is the only writer of `len`. No slot is
+// ever read and written concurrently.
+unsafe impl Sync for Chunk {}
+// SAFETY: a chunk owns its records (plain data); moving it between threads is harmless.
+unsafe impl Send for Chunk {}
+
+impl Chunk {
+    fn new(capacity: usize) -> Chunk {
+        let slots = (0..capacity)
+            .map(|_| UnsafeCell::new(MaybeUninit::uninit()))
+            .collect();
+        Chunk {
+            len: AtomicUsize::new(0),
+            slots,
+        }
+    }
+
+    pub(crate) fn capacity(&self) -> usize {
+        self.slots.len()
+    }
+
+    /// Writes `rec` at `index` and publishes it.
+    ///
+    /// # Safety
+    /// Only the chunk's owning thread may call this, with `index` equal to the current length
+    /// and below the capacity.
+    #[inline(always)]
+    pub(crate) unsafe fn push_at(&self, index: usize, rec: Record) {
+        debug_assert!(
+            index < self.slots.len(),
+            "Chunk::push_at: index past capacity"
+        );
+        // SAFETY: by the contract, `index` is in bounds, unpublished, and this is the only writer,
+        // so no one reads or writes this slot now.
+        unsafe { (*self.slots.get_unchecked(index).get()).write(rec) };
+        // Release: pairs with the acquire load in `published`, so the collector sees the slot's
+        // contents whenever it sees the new length.
+        self.len.store(index + 1, Ordering::Release);
+    }
+
+    /// Copies the published records.
+    pub(crate) fn published(&self, out: &mut Vec<Record>) {
+        // Acquire: pairs with the release store in `push_at`.
+        let n = self.len.load(Ordering::Acquire);
+        for slot in &self.slots[..n] {
+            // SAFETY: slots below the published length were fully written before the release
+            // store we synchronised with, and are never written again.
+            out.push(unsafe { (*slot.get()).assume_init() });
+        }
+    }
+}
+
+/// The recording buffer of one thread.
+pub(crate) struct ThreadBuf {
+    pub(crate) tid: u64,
+    pub(crate) name: Mutex<String>,
+    chunks: Mutex<VecDeque<Arc<Chunk>>>,
+    /// Flight-recorder budget in bytes for this thread, if any.
+    budget: Option<usize>,
+    /// Records dropped by the flight recorder (written under the `chunks` lock).
+    dropped: Mutex<u64>,
+}
+
+impl ThreadBuf {
+    pub(crate) fn new(tid: u64, name: String, budget: Option<usize>) -> ThreadBuf {
+        ThreadBuf {
+            tid,
+            name: Mutex::new(name),
+            chunks: Mutex::new(VecDeque::new()),
+            budget,
+            dropped: Mutex::new(0),
+        }
+    }
+
+    /// Adds a chunk after one of `previous` records (0 for the first) and returns it.
+    #[cold]
+    #[inline(never)]
+    pub(crate) fn grow(&self, previous: usize) -> Arc<Chunk> {
+        let mut cap = if previous == 0 {
+            FIRST_CHUNK
+        } else {
+            (previous * 2).min(MAX_CHUNK)
+        };
+        if let Some(budget) = self.budget {
+            // Keep at least four chunks' worth inside the budget so dropping stays fine-grained.
+            cap = cap.min((budget / RECORD_BYTES / 4).max(16));
+        }
+        let mut chunks = lock(&self.chunks);
+        let mut recycled = None;
+        if let Some(budget) = self.budget {
+            // Drop the oldest chunks until the new one fits; reuse one of the right size that
+            // nobody else holds (no collector is copying it), so a flight recording in steady
+            // state touches no new memory.
+            let mut bytes: usize = chunks.iter().map(|c| c.capacity() * RECORD_BYTES).sum();
+            while bytes + cap * RECORD_BYTES > budget && !chunks.is_empty() {
+                let mut old = chunks
+                    .pop_front()
+                    .expect("ThreadBuf::grow: no chunk to drop");
+                bytes -= old.capacity() * RECORD_BYTES;
+                // Relaxed: only this thread (the owner, running `grow`) ever stores `len`.
+                *lock(&self.dropped) += old.len.load(Ordering::Relaxed) as u64;
+                if let Some(c) = Arc::get_mut(&mut old).filter(|c| c.capacity() == cap) {
+                    *c.len.get_mut() = 0;
+                    recycled = Some(old);
+                }
+            }
+        }
+        let chunk = recycled.unwrap_or_else(|| Arc::new(Chunk::new(cap)));
+        chunks.push_back(chunk.clone());
+        chunk
+    }
+
+    /// Copies every published record, oldest first, and returns how many were dropped.
+    pub(crate) fn collect(&self) -> (Vec<Record>, u64) {
+        let chunks: Vec<Arc<Chunk>> = lock(&self.chunks).iter().cloned().collect();
+        let mut out = Vec::new();
+        for c in &chunks {
+            c.published(&mut out);
+        }
+        (out, *lock(&self.dropped))
+    }
+}
+
+/// Locks a std mutex, ignoring poisoning (the data behind these locks stays consistent).
+pub(crate) fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}

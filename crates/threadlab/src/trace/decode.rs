@@ -1,0 +1,381 @@
+//! Turns the raw records collected at `stop` into a [`Trace`]: converts timestamps to ns, interns
+//! names, repairs spans cut by the flight recorder (an end without its begin is dropped, a span
+//! still open at the end is closed at the end), and resolves flows to ids unique in the trace by
+//! one pass over all threads' flow events in time order (a spawn's raw id is the pointer the
+//! runtime passed, which is reused once the task has run: it links to the next run with that id).
+
+use std::collections::HashMap;
+
+use super::buffer::Record;
+use super::clock::Converter;
+use super::event::{Event, EventKind, FlowId, TaskKind, ThreadTrack, Trace};
+use super::intern::Interner;
+use super::raw;
+
+/// What `stop` collected from one thread.
+pub(crate) struct RawThread {
+    pub(crate) tid: u64,
+    pub(crate) name: String,
+    pub(crate) records: Vec<Record>,
+    pub(crate) dropped: u64,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, Hash)]
+enum FlowKey {
+    Spawn(u64),
+    Lock(u64, u64),
+}
+
+#[derive(Clone, Copy)]
+enum Pending {
+    Out(FlowKey),
+    In(FlowKey),
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Open {
+    Zone,
+    Task,
+    Spin,
+    Park,
+    LockWait(u64),
+}
+
+fn open_of(kind: &EventKind) -> Option<Open> {
+    Some(match kind {
+        EventKind::ZoneBegin { .. } => Open::Zone,
+        EventKind::TaskBegin { .. } => Open::Task,
+        EventKind::SpinBegin => Open::Spin,
+        EventKind::ParkBegin => Open::Park,
+        EventKind::LockWait { lock, .. } => Open::LockWait(*lock),
+        _ => return None,
+    })
+}
+
+fn closes(kind: &EventKind) -> Option<Open> {
+    Some(match kind {
+        EventKind::ZoneEnd => Open::Zone,
+        EventKind::TaskEnd => Open::Task,
+        EventKind::SpinEnd => Open::Spin,
+        EventKind::ParkEnd => Open::Park,
+        _ => return None,
+    })
+}
+
+fn end_of(open: Open) -> Option<EventKind> {
+    Some(match open {
+        Open::Zone => EventKind::ZoneEnd,
+        Open::Task => EventKind::TaskEnd,
+        Open::Spin => EventKind::SpinEnd,
+        Open::Park => EventKind::ParkEnd,
+        Open::LockWait(_) => return None,
+    })
+}
+
+/// Decodes the collected records (`end_raw`: the raw clock at stop).
+pub(crate) fn decode(raws: Vec<RawThread>, conv: &Converter, end_raw: u64) -> Trace {
+    let duration_ns = conv.ns_since_start(end_raw);
+    let mut names = Interner::default();
+    let mut threads = Vec::new();
+    let mut pendings: Vec<Vec<(usize, Pending)>> = Vec::new();
+    let mut dropped = 0;
+    for rt in raws {
+        dropped += rt.dropped;
+        let (track, pending) = decode_thread(rt, conv, duration_ns, &mut names);
+        if !track.events.is_empty() {
+            threads.push(track);
+            pendings.push(pending);
+        }
+    }
+    resolve_flows(&mut threads, &pendings);
+    threads.sort_by_key(|t| t.events.first().map_or(u64::MAX, |e| e.ts_ns));
+    Trace {
+        threads,
+        names: names.names,
+        duration_ns,
+        dropped,
+    }
+}
+
+fn decode_thread(
+    rt: RawThread,
+    conv: &Converter,
+    duration_ns: u64,
+    names: &mut Interner,
+) -> (ThreadTrack, Vec<(usize, Pending)>) {
+    let mut events: Vec<Event> = Vec::with_capacity(rt.records.len());
+    let mut pending = Vec::new();
+    let mut stack: Vec<Open> = Vec::new();
+    let mut holds: Vec<(u64, super::event::NameId)> = Vec::new();
+    let mut worker = None;
+    let mut last_ts = 0;
+    for r in &rt.records {
+        let ts_ns = conv.ns_since_start(r.ts).max(last_ts);
+        last_ts = ts_ns;
+        // SAFETY: name fields of records were written by this process from `&'static str`s
+        // (`intern::raw_name`).
+        let mut name = || unsafe { names.intern_static(r.a, r.c) };
+        let kind = match r.kind {
+            raw::ZONE_BEGIN => EventKind::ZoneBegin { name: name() },
+            raw::ZONE_END => EventKind::ZoneEnd,
+            raw::TASK_BEGIN => {
+                let Some(kind) = TaskKind::from_code(r.c) else {
+                    continue;
+                };
+                if r.b == 1 {
+                    pending.push((events.len(), Pending::In(FlowKey::Spawn(r.a))));
+                }
+                EventKind::TaskBegin { kind, flow: None }
+            }
+            raw::TASK_END => EventKind::TaskEnd,
+            raw::SPAWN => {
+                pending.push((events.len(), Pending::Out(FlowKey::Spawn(r.a))));
+                EventKind::Spawn { flow: FlowId(0) }
+            }
+            raw::STEAL_ATTEMPT => EventKind::StealAttempt { victim: r.c },
+            raw::STEAL => EventKind::Steal { victim: r.c },
+            raw::SPIN_BEGIN => EventKind::SpinBegin,
+            raw::SPIN_END => EventKind::SpinEnd,
+            raw::PARK_BEGIN => EventKind::ParkBegin,
+            raw::PARK_END => EventKind::ParkEnd,
+            raw::WAKE => EventKind::Wake { woken: r.c },
+            raw::INJECTOR_PUSH => EventKind::InjectorPush,
+            raw::COUNTER => EventKind::Counter {
+                name: name(),
+                value: r.b as i64,
+            },
+            raw::LOCK_WAIT => EventKind::LockWait {
+                lock: r.b,
+                name: name(),
+            },
+            raw::LOCK_ACQUIRED => {
+                let n = name();
+                if stack.last() == Some(&Open::LockWait(r.b)) {
+                    stack.pop();
+                }
+                holds.push((r.b, n));
+                EventKind::LockAcquired {
+                    lock: r.b,
+                    name: n,
+                    handoff: None,
+                }
+            }
+            raw::LOCK_RELEASED => {
+                let Some(i) = holds.iter().rposition(|h| h.0 == r.b) else {
+                    continue;
+                };
+                holds.remove(i);
+                EventKind::LockReleased {
+                    lock: r.b,
+                    name: name(),
+                    handoff: None,
+                }
+            }
+            raw::LOCK_HANDOFF_OUT | raw::LOCK_HANDOFF_IN => {
+                let want_out = r.kind == raw::LOCK_HANDOFF_OUT;
+                let matches = events.last().is_some_and(|e| match e.kind {
+                    EventKind::LockReleased { lock, .. } => want_out && lock == r.b,
+                    EventKind::LockAcquired { lock, .. } => !want_out && lock == r.b,
+                    _ => false,
+                });
+                if matches {
+                    let key = FlowKey::Lock(r.b, r.a);
+                    let p = if want_out {
+                        Pending::Out(key)
+                    } else {
+                        Pending::In(key)
+                    };
+                    pending.push((events.len() - 1, p));
+                }
+                continue;
+            }
+            raw::OS_SCHED => EventKind::OsSched {
+                on_cpu_ns: r.a,
+                runqueue_ns: r.b,
+            },
+            raw::OS_SWITCHES => EventKind::OsSwitches {
+                voluntary: r.a,
+                involuntary: r.b,
+            },
+            raw::WORKER => {
+                worker = Some(r.c);
+                continue;
+            }
+            _ => continue,
+        };
+        if let Some(open) = open_of(&kind) {
+            stack.push(open);
+        } else if let Some(want) = closes(&kind) {
+            if stack.last() != Some(&want) {
+                continue; // its begin was dropped by the flight recorder, or misnested
+            }
+            stack.pop();
+        }
+        events.push(Event { ts_ns, kind });
+    }
+    let end = duration_ns.max(last_ts);
+    while let Some(open) = stack.pop() {
+        if let Some(kind) = end_of(open) {
+            events.push(Event { ts_ns: end, kind });
+        }
+    }
+    for (lock, name) in holds.into_iter().rev() {
+        events.push(Event {
+            ts_ns: end,
+            kind: EventKind::LockReleased {
+                lock,
+                name,
+                handoff: None,
+            },
+        });
+    }
+    let track = ThreadTrack {
+        tid: rt.tid,
+        name: rt.name,
+        worker,
+        events,
+    };
+    (track, pending)
+}
+
+fn resolve_flows(threads: &mut [ThreadTrack], pendings: &[Vec<(usize, Pending)>]) {
+    let mut all: Vec<(u64, bool, usize, usize, Pending)> = Vec::new();
+    for (t, list) in pendings.iter().enumerate() {
+        for &(i, p) in list {
+            let is_in = matches!(p, Pending::In(_));
+            all.push((threads[t].events[i].ts_ns, is_in, t, i, p));
+        }
+    }
+    // Time order; at equal times an out comes before an in.
+    all.sort_by_key(|x| (x.0, x.1, x.2, x.3));
+    let mut open: HashMap<FlowKey, FlowId> = HashMap::new();
+    let mut next = 1;
+    for (_, _, t, i, p) in all {
+        let ev = &mut threads[t].events[i].kind;
+        match p {
+            Pending::Out(key) => {
+                let id = FlowId(next);
+                next += 1;
+                open.insert(key, id);
+                match ev {
+                    EventKind::Spawn { flow } => *flow = id,
+                    EventKind::LockReleased { handoff, .. } => *handoff = Some(id),
+                    _ => {}
+                }
+            }
+            Pending::In(key) => {
+                let id = open.remove(&key);
+                match ev {
+                    EventKind::TaskBegin { flow, .. } => *flow = id,
+                    EventKind::LockAcquired { handoff, .. } => *handoff = id,
+                    _ => {}
+                }
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::trace::clock::Anchor;
+    use crate::trace::intern::raw_name;
+
+    fn rec(ts: u64, kind: u32, a: u64, b: u64, c: u32) -> Record {
+        Record { ts, kind, a, b, c }
+    }
+
+    fn thread(tid: u64, records: Vec<Record>) -> RawThread {
+        RawThread {
+            tid,
+            name: format!("t{tid}"),
+            records,
+            dropped: 0,
+        }
+    }
+
+    fn conv() -> Converter {
+        let a = Anchor { raw: 0, ns: 0 };
+        Converter::new(a, a)
+    }
+
+    #[test]
+    fn repairs_spans_cut_by_the_flight_recorder() {
+        let (p, l) = raw_name("z");
+        let t = thread(
+            1,
+            vec![
+                rec(1, raw::ZONE_END, 0, 0, 0),      // begin dropped: dropped too
+                rec(2, raw::LOCK_RELEASED, p, 7, l), // acquire dropped: dropped too
+                rec(3, raw::TASK_BEGIN, 0, 0, 1),    // still open at the end: closed
+                rec(4, raw::ZONE_BEGIN, p, 0, l),    // still open at the end: closed
+                rec(5, raw::LOCK_ACQUIRED, p, 9, l), // still held: released at the end
+                rec(6, raw::TASK_BEGIN, 0, 0, 99),   // unknown task kind: skipped
+            ],
+        );
+        let trace = decode(vec![t], &conv(), 10);
+        let kinds: Vec<_> = trace.threads[0].events.iter().map(|e| e.kind).collect();
+        let z = trace.name_id("z").unwrap();
+        assert_eq!(
+            kinds,
+            vec![
+                EventKind::TaskBegin {
+                    kind: TaskKind::Spawn,
+                    flow: None
+                },
+                EventKind::ZoneBegin { name: z },
+                EventKind::LockAcquired {
+                    lock: 9,
+                    name: z,
+                    handoff: None
+                },
+                EventKind::ZoneEnd,
+                EventKind::TaskEnd,
+                EventKind::LockReleased {
+                    lock: 9,
+                    name: z,
+                    handoff: None
+                },
+            ]
+        );
+    }
+
+    #[test]
+    fn resolves_reused_spawn_ids_in_time_order() {
+        // Raw id 5 is spawned twice (the job's address reused after it ran).
+        let a = thread(
+            1,
+            vec![rec(10, raw::SPAWN, 5, 0, 0), rec(30, raw::SPAWN, 5, 0, 0)],
+        );
+        let b = thread(
+            2,
+            vec![
+                rec(20, raw::TASK_BEGIN, 5, 1, 0),
+                rec(21, raw::TASK_END, 0, 0, 0),
+                rec(40, raw::TASK_BEGIN, 5, 1, 0),
+                rec(41, raw::TASK_END, 0, 0, 0),
+                rec(50, raw::TASK_BEGIN, 5, 1, 0), // no spawn pending: no flow
+                rec(51, raw::TASK_END, 0, 0, 0),
+            ],
+        );
+        let trace = decode(vec![a, b], &conv(), 100);
+        let spawns: Vec<FlowId> = trace.threads[0]
+            .events
+            .iter()
+            .filter_map(|e| match e.kind {
+                EventKind::Spawn { flow } => Some(flow),
+                _ => None,
+            })
+            .collect();
+        let runs: Vec<Option<FlowId>> = trace.threads[1]
+            .events
+            .iter()
+            .filter_map(|e| match e.kind {
+                EventKind::TaskBegin { flow, .. } => Some(flow),
+                _ => None,
+            })
+            .collect();
+        assert_ne!(spawns[0], spawns[1]);
+        assert_eq!(runs, vec![Some(spawns[0]), Some(spawns[1]), None]);
+    }
+}

@@ -1,0 +1,260 @@
+//! The decoded event model: what a [`Trace`] holds and what analysis code iterates.
+//!
+//! A trace is a list of [`ThreadTrack`]s, one per thread that recorded anything: its OS thread
+//! id, its name, the pool worker index if it is a worker, and its events in time order. An
+//! [`Event`] is a timestamp (nanoseconds since the recording started) and an [`EventKind`].
+//! Spans come as begin/end pairs on the same thread and nest properly (zones, tasks, spins,
+//! parks, lock waits); lock holds (`LockAcquired` → `LockReleased` of the same lock) may overlap
+//! other spans. Cross-thread links are [`FlowId`]s, unique within a trace: a `Spawn` and the
+//! `TaskBegin` that first runs that task carry the same flow; so do a `LockReleased` and the
+//! `LockAcquired` of a thread that was waiting for it. Names (zones, locks, counters) are
+//! [`NameId`]s resolved with [`Trace::name`].
+
+use std::fmt;
+
+/// An interned name: index into the trace's name table ([`Trace::name`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct NameId(pub u32);
+
+/// Links two events on (usually) different threads; unique within a trace.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct FlowId(pub u64);
+
+/// What kind of work a task span runs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum TaskKind {
+    /// One side of a `join`.
+    Join,
+    /// A spawned task (`spawn`, `scope.spawn`).
+    Spawn,
+    /// A chunk of a parallel loop.
+    LoopChunk,
+    /// A task of a serial queue.
+    Serial,
+    /// A poll of a future.
+    Future,
+    /// A closure run by `Pool::install`.
+    Install,
+}
+
+impl TaskKind {
+    pub(crate) const ALL: [TaskKind; 6] = [
+        TaskKind::Join,
+        TaskKind::Spawn,
+        TaskKind::LoopChunk,
+        TaskKind::Serial,
+        TaskKind::Future,
+        TaskKind::Install,
+    ];
+
+    /// A stable lower-case name (`join`, `spawn`, `loop-chunk`, `serial`, `future`, `install`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            TaskKind::Join => "join",
+            TaskKind::Spawn => "spawn",
+            TaskKind::LoopChunk => "loop-chunk",
+            TaskKind::Serial => "serial",
+            TaskKind::Future => "future",
+            TaskKind::Install => "install",
+        }
+    }
+
+    pub(crate) fn code(self) -> u32 {
+        TaskKind::ALL
+            .iter()
+            .position(|k| *k == self)
+            .expect("TaskKind::code: in ALL") as u32
+    }
+
+    pub(crate) fn from_code(code: u32) -> Option<TaskKind> {
+        TaskKind::ALL.get(code as usize).copied()
+    }
+}
+
+impl fmt::Display for TaskKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// One event on a thread's track.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Event {
+    /// Nanoseconds since the recording started.
+    pub ts_ns: u64,
+    /// What happened.
+    pub kind: EventKind,
+}
+
+/// What happened. Worker indexes (`victim`, `woken`) are pool worker numbers; map them to
+/// threads with [`Trace::worker_thread`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum EventKind {
+    /// A user zone (`zone!`) begins.
+    ZoneBegin {
+        /// The zone's name.
+        name: NameId,
+    },
+    /// The innermost open zone ends.
+    ZoneEnd,
+    /// The thread starts running a task; `flow` links it to its `Spawn`, if recorded.
+    TaskBegin {
+        /// The task's kind.
+        kind: TaskKind,
+        /// The spawn this run continues.
+        flow: Option<FlowId>,
+    },
+    /// The innermost running task ends.
+    TaskEnd,
+    /// A task was made available to run (pushed to a deque, injector or queue).
+    Spawn {
+        /// Ends at the task's first `TaskBegin`.
+        flow: FlowId,
+    },
+    /// This thread tried to steal from worker `victim` (successful or not).
+    StealAttempt {
+        /// The worker index stolen from.
+        victim: u32,
+    },
+    /// This thread stole work from worker `victim`.
+    Steal {
+        /// The worker index stolen from.
+        victim: u32,
+    },
+    /// The thread starts spinning, looking for work.
+    SpinBegin,
+    /// The spin ends.
+    SpinEnd,
+    /// The thread parks (sleeps in the OS).
+    ParkBegin,
+    /// The thread is running again after a park.
+    ParkEnd,
+    /// This thread woke worker `woken`.
+    Wake {
+        /// The worker index woken.
+        woken: u32,
+    },
+    /// A task was pushed onto the pool's injector queue.
+    InjectorPush,
+    /// A counter's new value (queue depths).
+    Counter {
+        /// The counter's name.
+        name: NameId,
+        /// Its value.
+        value: i64,
+    },
+    /// The thread starts waiting for a lock it could not take at once.
+    LockWait {
+        /// The lock instance (unique per `sync::Mutex`).
+        lock: u64,
+        /// The lock's name.
+        name: NameId,
+    },
+    /// The thread holds the lock (ends a `LockWait` if one is open).
+    LockAcquired {
+        /// The lock instance.
+        lock: u64,
+        /// The lock's name.
+        name: NameId,
+        /// The release this thread was waiting for, if it waited.
+        handoff: Option<FlowId>,
+    },
+    /// The thread released the lock.
+    LockReleased {
+        /// The lock instance.
+        lock: u64,
+        /// The lock's name.
+        name: NameId,
+        /// Set when another thread was waiting for it.
+        handoff: Option<FlowId>,
+    },
+    /// Cumulative OS scheduler figures of this thread (`/proc/thread-self/schedstat`).
+    OsSched {
+        /// Time on a CPU, ns.
+        on_cpu_ns: u64,
+        /// Time runnable but waiting for a CPU (preemption), ns.
+        runqueue_ns: u64,
+    },
+    /// Cumulative context switches of this thread (`/proc/thread-self/status`).
+    OsSwitches {
+        /// Voluntary (blocking) switches.
+        voluntary: u64,
+        /// Involuntary (preemption) switches.
+        involuntary: u64,
+    },
+}
+
+/// One thread's events.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ThreadTrack {
+    pub(crate) tid: u64,
+    pub(crate) name: String,
+    pub(crate) worker: Option<u32>,
+    pub(crate) events: Vec<Event>,
+}
+
+impl ThreadTrack {
+    /// The OS thread id.
+    pub fn tid(&self) -> u64 {
+        self.tid
+    }
+    /// The thread's name (`trace::set_thread_name`, else the std thread name, else `thread <tid>`).
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+    /// The pool worker index, if this thread is a worker.
+    pub fn worker(&self) -> Option<u32> {
+        self.worker
+    }
+    /// The events, in time order.
+    pub fn events(&self) -> &[Event] {
+        &self.events
+    }
+}
+
+/// A finished recording: every thread's events. Made by `Recording::stop` or [`Trace::load`].
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Trace {
+    pub(crate) threads: Vec<ThreadTrack>,
+    pub(crate) names: Vec<String>,
+    pub(crate) duration_ns: u64,
+    pub(crate) dropped: u64,
+}
+
+impl Trace {
+    /// The threads that recorded events, in order of their first event.
+    pub fn threads(&self) -> &[ThreadTrack] {
+        &self.threads
+    }
+    /// Resolves a name id; an id from another trace gives `"?"`.
+    pub fn name(&self, id: NameId) -> &str {
+        self.names.get(id.0 as usize).map_or("?", |s| s.as_str())
+    }
+    /// Looks a name up.
+    pub fn name_id(&self, name: &str) -> Option<NameId> {
+        self.names
+            .iter()
+            .position(|n| n == name)
+            .map(|i| NameId(i as u32))
+    }
+    /// All names, indexed by `NameId`.
+    pub fn names(&self) -> &[String] {
+        &self.names
+    }
+    /// Nanoseconds from start to stop.
+    pub fn duration_ns(&self) -> u64 {
+        self.duration_ns
+    }
+    /// Events dropped by the flight recorder (oldest first).
+    pub fn dropped_events(&self) -> u64 {
+        self.dropped
+    }
+    /// Events in all threads.
+    pub fn event_count(&self) -> usize {
+        self.threads.iter().map(|t| t.events.len()).sum()
+    }
+    /// The index in [`Trace::threads`] of pool worker `worker`.
+    pub fn worker_thread(&self, worker: u32) -> Option<usize> {
+        self.threads.iter().position(|t| t.worker == Some(worker))
+    }
+}

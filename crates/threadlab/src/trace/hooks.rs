@@ -1,0 +1,187 @@
+//! The runtime's hooks into the recorder, public so that other runtimes (the lab's baselines)
+//! and tests can record the same events as threadlab's own pool. Each is `#[inline]` and costs
+//! one relaxed load and a branch when no recording is on; when one is, it appends one 32-byte
+//! record to the calling thread's buffer (see `buffer.rs`), about 10 ns on the development VM,
+//! most of it the `rdtsc`.
+//!
+//! # How the pool calls them
+//!
+//! Every hook records on the *calling* thread's track.
+//!
+//! - `worker_start(index)` first thing on each worker thread (names the track
+//!   `threadlab-worker-<index>` and tells the exporter which thread is worker `index`, so
+//!   `steal(victim)` and `wake(woken)` can draw their arrows).
+//! - Running a task: `task_begin(kind)` right before calling the task's body and `task_end()`
+//!   right after it returns or unwinds (call `task_end` from a drop guard or after
+//!   `catch_unwind`, so a panicking task still closes its span). Begin/end pairs must nest.
+//! - Spawn → first run: when a job is made runnable (pushed to a deque, the injector or a serial
+//!   queue), call `spawn(flow)`; when it starts running, call `task_begin_from(kind, flow)`
+//!   instead of `task_begin(kind)`. `flow` is any `u64` that is unique among jobs pending at that
+//!   moment: the job's heap address (`ptr as usize as u64`) is the natural choice, since it is
+//!   only reused after the job has run. A `join`'s second closure that is popped back by its own
+//!   thread may use `task_begin` (no arrow needed) or `task_begin_from` (an arrow to itself).
+//! - Stealing: `steal_attempt(victim)` for every attempt on worker `victim`'s deque (successful
+//!   or not), then `steal(victim)` when it yielded work; the thief is the calling thread.
+//! - Idle: `spin_begin()`/`spin_end()` around the bounded spin before parking;
+//!   `park_begin()` right before blocking in the OS and `park_end()` right after waking (these
+//!   two also take an OS sample of the thread — on-CPU time, run-queue wait and context switches,
+//!   2–3 µs — at most once per millisecond per thread, see `os.rs`).
+//! - `wake(woken)` on the thread that unparks worker `woken` (the arrow goes to that worker's next
+//!   `park_end`).
+//! - `injector_push()` when a job is pushed onto the global injector from outside the pool.
+//! - `queue_depth(counter, value)`: a counter track, e.g. `queue_depth("injector", len)`.
+
+use super::buffer::Record;
+use super::event::TaskKind;
+use super::intern::raw_name;
+use super::recorder::{generation, record};
+use super::{os, raw};
+
+/// Whether a recording is on (one relaxed load).
+#[inline(always)]
+pub fn enabled() -> bool {
+    generation() != 0
+}
+
+/// Marks the calling thread as pool worker `index` and names its track.
+pub fn worker_start(index: usize) {
+    super::recorder::set_thread_name(&format!("threadlab-worker-{index}"));
+    record(raw::WORKER, 0, 0, index as u32);
+}
+
+/// A task of kind `kind` starts running on this thread.
+#[inline]
+pub fn task_begin(kind: TaskKind) {
+    record(raw::TASK_BEGIN, 0, 0, kind.code());
+}
+
+/// A task spawned with `spawn(flow)` starts running on this thread.
+#[inline]
+pub fn task_begin_from(kind: TaskKind, flow: u64) {
+    record(raw::TASK_BEGIN, flow, 1, kind.code());
+}
+
+/// The innermost running task on this thread ends.
+#[inline]
+pub fn task_end() {
+    record(raw::TASK_END, 0, 0, 0);
+}
+
+/// A job identified by `flow` became runnable (see the module doc for the id).
+#[inline]
+pub fn spawn(flow: u64) {
+    record(raw::SPAWN, flow, 0, 0);
+}
+
+/// This thread tries to steal from worker `victim`.
+#[inline]
+pub fn steal_attempt(victim: usize) {
+    record(raw::STEAL_ATTEMPT, 0, 0, victim as u32);
+}
+
+/// This thread stole work from worker `victim`.
+#[inline]
+pub fn steal(victim: usize) {
+    record(raw::STEAL, 0, 0, victim as u32);
+}
+
+/// This thread starts spinning before it parks.
+#[inline]
+pub fn spin_begin() {
+    record(raw::SPIN_BEGIN, 0, 0, 0);
+}
+
+/// The spin ends (work found, or about to park).
+#[inline]
+pub fn spin_end() {
+    record(raw::SPIN_END, 0, 0, 0);
+}
+
+/// This thread is about to block in the OS.
+#[inline]
+pub fn park_begin() {
+    if enabled() {
+        os_sample_if_due();
+        record(raw::PARK_BEGIN, 0, 0, 0);
+    }
+}
+
+/// This thread runs again after a park.
+#[inline]
+pub fn park_end() {
+    if enabled() {
+        record(raw::PARK_END, 0, 0, 0);
+        os_sample_if_due();
+    }
+}
+
+#[cold]
+#[inline(never)]
+fn os_sample_if_due() {
+    if os::due() {
+        for Record { kind, a, b, c, .. } in os::sample_records(0, None) {
+            record(kind, a, b, c);
+        }
+    }
+}
+
+/// This thread wakes worker `woken`.
+#[inline]
+pub fn wake(woken: usize) {
+    record(raw::WAKE, 0, 0, woken as u32);
+}
+
+/// A job was pushed onto the injector.
+#[inline]
+pub fn injector_push() {
+    record(raw::INJECTOR_PUSH, 0, 0, 0);
+}
+
+/// Counter `counter` now has `value` (drawn as a counter track).
+#[inline]
+pub fn queue_depth(counter: &'static str, value: i64) {
+    if enabled() {
+        let (ptr, len) = raw_name(counter);
+        record(raw::COUNTER, ptr, value as u64, len);
+    }
+}
+
+/// Records a user zone's begin; used by [`super::Zone`].
+#[inline(always)]
+pub(crate) fn zone_begin(name: &'static str) {
+    let (ptr, len) = raw_name(name);
+    record(raw::ZONE_BEGIN, ptr, 0, len);
+}
+
+/// Records a user zone's end.
+#[inline(always)]
+pub(crate) fn zone_end() {
+    record(raw::ZONE_END, 0, 0, 0);
+}
+
+/// `sync::Mutex`: this thread starts waiting for lock `id`.
+#[inline]
+pub(crate) fn lock_wait(name: &'static str, id: u64) {
+    let (ptr, len) = raw_name(name);
+    record(raw::LOCK_WAIT, ptr, id, len);
+}
+
+/// `sync::Mutex`: this thread holds lock `id`; `handoff` is the hand-off sequence it waited for.
+#[inline]
+pub(crate) fn lock_acquired(name: &'static str, id: u64, handoff: Option<u64>) {
+    let (ptr, len) = raw_name(name);
+    record(raw::LOCK_ACQUIRED, ptr, id, len);
+    if let Some(seq) = handoff {
+        record(raw::LOCK_HANDOFF_IN, seq, id, 0);
+    }
+}
+
+/// `sync::Mutex`: this thread released lock `id`; `handoff` is set when a thread was waiting.
+#[inline]
+pub(crate) fn lock_released(name: &'static str, id: u64, handoff: Option<u64>) {
+    let (ptr, len) = raw_name(name);
+    record(raw::LOCK_RELEASED, ptr, id, len);
+    if let Some(seq) = handoff {
+        record(raw::LOCK_HANDOFF_OUT, seq, id, 0);
+    }
+}

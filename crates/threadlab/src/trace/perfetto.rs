@@ -1,0 +1,449 @@
+//! Perfetto export: a small protobuf encoder of our own for the few messages of Perfetto's
+//! TrackEvent format we need (field numbers from perfetto/protos/perfetto/trace/trace_packet.proto,
+//! track_event/track_event.proto and track_event/track_descriptor.proto; format described at
+//! perfetto.dev/docs/reference/synthetic-track-event).
+//!
+//! Layout: one process track; under it one track per thread (named, with its tid); under each
+//! thread one track per lock it held ("hold: NAME", since holds may overlap the thread's other
+//! spans) and counter tracks for its OS figures; one global counter track per counter name.
+//! Spans (zones, tasks, spinning, parked, lock waits) are SLICE_BEGIN/SLICE_END pairs on the
+//! thread track; spawns, steals, wake-ups and lock hand-offs are flows (arrows) between
+//! events: the TrackEvent `flow_ids` on the origin and `terminating_flow_ids` on the target.
+//! Each thread writes on its own packet sequence.
+
+use std::collections::HashMap;
+
+use super::event::{EventKind, Trace};
+
+// TracePacket fields.
+const PACKET: u32 = 1;
+const P_TIMESTAMP: u32 = 8;
+const P_SEQUENCE_ID: u32 = 10;
+const P_TRACK_EVENT: u32 = 11;
+const P_SEQUENCE_FLAGS: u32 = 13;
+const P_TRACK_DESCRIPTOR: u32 = 60;
+/// `SEQ_INCREMENTAL_STATE_CLEARED`.
+const SEQ_CLEARED: u64 = 1;
+// TrackDescriptor fields.
+const TD_UUID: u32 = 1;
+const TD_NAME: u32 = 2;
+const TD_PROCESS: u32 = 3;
+const TD_THREAD: u32 = 4;
+const TD_PARENT: u32 = 5;
+const TD_COUNTER: u32 = 8;
+// ProcessDescriptor / ThreadDescriptor fields.
+const PD_PID: u32 = 1;
+const PD_NAME: u32 = 6;
+const THD_PID: u32 = 1;
+const THD_TID: u32 = 2;
+const THD_NAME: u32 = 5;
+// TrackEvent fields.
+const TE_DEBUG: u32 = 4;
+const TE_TYPE: u32 = 9;
+const TE_TRACK: u32 = 11;
+const TE_CATEGORY: u32 = 22;
+const TE_NAME: u32 = 23;
+const TE_COUNTER: u32 = 30;
+const TE_FLOW: u32 = 47;
+const TE_TERMINATING_FLOW: u32 = 48;
+// DebugAnnotation fields.
+const DA_UINT: u32 = 3;
+const DA_NAME: u32 = 10;
+// TrackEvent.Type values.
+const SLICE_BEGIN: u64 = 1;
+const SLICE_END: u64 = 2;
+const INSTANT: u64 = 3;
+const COUNTER: u64 = 4;
+
+const PROCESS_UUID: u64 = 1;
+
+/// A protobuf message being written.
+#[derive(Default)]
+struct Msg(Vec<u8>);
+
+impl Msg {
+    fn varint(&mut self, mut v: u64) {
+        while v >= 0x80 {
+            self.0.push(v as u8 | 0x80);
+            v >>= 7;
+        }
+        self.0.push(v as u8);
+    }
+    fn tag(&mut self, field: u32, wire: u32) {
+        self.varint(((field as u64) << 3) | wire as u64);
+    }
+    fn uint(&mut self, field: u32, v: u64) -> &mut Self {
+        self.tag(field, 0);
+        self.varint(v);
+        self
+    }
+    fn fixed64(&mut self, field: u32, v: u64) -> &mut Self {
+        self.tag(field, 1);
+        self.0.extend_from_slice(&v.to_le_bytes());
+        self
+    }
+    fn bytes(&mut self, field: u32, b: &[u8]) -> &mut Self {
+        self.tag(field, 2);
+        self.varint(b.len() as u64);
+        self.0.extend_from_slice(b);
+        self
+    }
+    fn str(&mut self, field: u32, s: &str) -> &mut Self {
+        self.bytes(field, s.as_bytes())
+    }
+    fn msg(&mut self, field: u32, m: &Msg) -> &mut Self {
+        self.bytes(field, &m.0)
+    }
+}
+
+fn thread_uuid(i: usize) -> u64 {
+    (i as u64 + 1) << 20
+}
+
+/// One TrackEvent to write.
+struct Ev<'a> {
+    ts: u64,
+    track: u64,
+    ty: u64,
+    name: Option<&'a str>,
+    category: Option<&'static str>,
+    flows: Vec<u64>,
+    terminating: Vec<u64>,
+    counter: Option<i64>,
+    arg: Option<(&'static str, u64)>,
+}
+
+impl<'a> Ev<'a> {
+    fn new(ts: u64, track: u64, ty: u64, name: Option<&'a str>) -> Ev<'a> {
+        Ev {
+            ts,
+            track,
+            ty,
+            name,
+            category: None,
+            flows: vec![],
+            terminating: vec![],
+            counter: None,
+            arg: None,
+        }
+    }
+}
+
+struct Out {
+    trace: Msg,
+}
+
+impl Out {
+    fn packet(&mut self, seq: u32, first: bool, ts: Option<u64>, fill: impl FnOnce(&mut Msg)) {
+        let mut p = Msg::default();
+        if let Some(ts) = ts {
+            p.uint(P_TIMESTAMP, ts);
+        }
+        p.uint(P_SEQUENCE_ID, seq as u64);
+        if first {
+            p.uint(P_SEQUENCE_FLAGS, SEQ_CLEARED);
+        }
+        fill(&mut p);
+        self.trace.msg(PACKET, &p);
+    }
+
+    fn descriptor(&mut self, uuid: u64, parent: Option<u64>, name: &str, counter: bool) {
+        self.packet(1, false, None, |p| {
+            let mut d = Msg::default();
+            d.uint(TD_UUID, uuid);
+            if let Some(parent) = parent {
+                d.uint(TD_PARENT, parent);
+            }
+            d.str(TD_NAME, name);
+            if counter {
+                d.msg(TD_COUNTER, &Msg::default());
+            }
+            p.msg(P_TRACK_DESCRIPTOR, &d);
+        });
+    }
+
+    fn event(&mut self, seq: u32, e: &Ev<'_>) {
+        self.packet(seq, false, Some(e.ts), |p| {
+            let mut t = Msg::default();
+            t.uint(TE_TYPE, e.ty).uint(TE_TRACK, e.track);
+            if let Some(c) = e.category {
+                t.str(TE_CATEGORY, c);
+            }
+            if let Some(n) = e.name {
+                t.str(TE_NAME, n);
+            }
+            if let Some(v) = e.counter {
+                t.uint(TE_COUNTER, v as u64);
+            }
+            for f in &e.flows {
+                t.fixed64(TE_FLOW, *f);
+            }
+            for f in &e.terminating {
+                t.fixed64(TE_TERMINATING_FLOW, *f);
+            }
+            if let Some((name, v)) = e.arg {
+                let mut a = Msg::default();
+                a.str(DA_NAME, name).uint(DA_UINT, v);
+                t.msg(TE_DEBUG, &a);
+            }
+            p.msg(P_TRACK_EVENT, &t);
+        });
+    }
+}
+
+/// Encodes the trace as a Perfetto protobuf (`Trace` message).
+pub(crate) fn encode(trace: &Trace) -> Vec<u8> {
+    let mut out = Out {
+        trace: Msg::default(),
+    };
+    let pid = std::process::id() as u64;
+    out.packet(1, true, None, |p| {
+        let mut pd = Msg::default();
+        pd.uint(PD_PID, pid).str(PD_NAME, "threadlab");
+        let mut d = Msg::default();
+        d.uint(TD_UUID, PROCESS_UUID).msg(TD_PROCESS, &pd);
+        p.msg(P_TRACK_DESCRIPTOR, &d);
+    });
+    // Thread, lock and counter tracks.
+    let mut lock_tracks: HashMap<(usize, u64), u64> = HashMap::new();
+    let mut counter_tracks: HashMap<u32, u64> = HashMap::new();
+    for (i, t) in trace.threads.iter().enumerate() {
+        out.packet(1, false, None, |p| {
+            let mut th = Msg::default();
+            th.uint(THD_PID, pid)
+                .uint(THD_TID, t.tid)
+                .str(THD_NAME, &t.name);
+            let mut d = Msg::default();
+            d.uint(TD_UUID, thread_uuid(i))
+                .uint(TD_PARENT, PROCESS_UUID)
+                .msg(TD_THREAD, &th);
+            p.msg(P_TRACK_DESCRIPTOR, &d);
+        });
+        for (k, label) in OS_COUNTERS.iter().enumerate() {
+            out.descriptor(
+                thread_uuid(i) + 1 + k as u64,
+                Some(thread_uuid(i)),
+                &format!("{}: {label}", t.name),
+                true,
+            );
+        }
+        for e in &t.events {
+            match e.kind {
+                EventKind::LockAcquired { lock, name, .. }
+                    if !lock_tracks.contains_key(&(i, lock)) =>
+                {
+                    let uuid = thread_uuid(i) + 0x100 + lock_tracks.len() as u64;
+                    lock_tracks.insert((i, lock), uuid);
+                    out.descriptor(
+                        uuid,
+                        Some(thread_uuid(i)),
+                        &format!("hold: {}", trace.name(name)),
+                        false,
+                    );
+                }
+                EventKind::Counter { name, .. } if !counter_tracks.contains_key(&name.0) => {
+                    let uuid = 0x7000_0000_0000 + name.0 as u64;
+                    counter_tracks.insert(name.0, uuid);
+                    out.descriptor(uuid, Some(PROCESS_UUID), trace.name(name), true);
+                }
+                _ => {}
+            }
+        }
+    }
+    // Flow ids for steals and wake-ups, above the trace's own.
+    let mut next_flow = 1 + trace
+        .threads
+        .iter()
+        .flat_map(|t| t.events.iter())
+        .filter_map(|e| match e.kind {
+            EventKind::Spawn { flow } => Some(flow.0),
+            EventKind::LockReleased { handoff, .. } => handoff.map(|f| f.0),
+            _ => None,
+        })
+        .max()
+        .unwrap_or(0);
+    // Each worker's park ends, for matching wake-ups: (ts, used).
+    let mut park_ends: HashMap<u32, Vec<(u64, bool)>> = HashMap::new();
+    for t in &trace.threads {
+        if let Some(w) = t.worker {
+            let ends = t
+                .events
+                .iter()
+                .filter(|e| e.kind == EventKind::ParkEnd)
+                .map(|e| (e.ts_ns, false));
+            park_ends.entry(w).or_default().extend(ends);
+        }
+    }
+    let worker_track = |w: u32| trace.worker_thread(w).map(thread_uuid);
+    let task_names: Vec<String> = super::event::TaskKind::ALL
+        .iter()
+        .map(|k| format!("task: {k}"))
+        .collect();
+    let lock_names: Vec<(String, String)> = trace
+        .names
+        .iter()
+        .map(|n| (format!("wait: {n}"), format!("hold: {n}")))
+        .collect();
+    for (i, t) in trace.threads.iter().enumerate() {
+        let seq = i as u32 + 2;
+        let track = thread_uuid(i);
+        let mut first = true;
+        let mut waiting = None;
+        let mut emit = |out: &mut Out, e: Ev<'_>| {
+            if first {
+                out.packet(seq, true, None, |_| {});
+                first = false;
+            }
+            out.event(seq, &e);
+        };
+        for e in &t.events {
+            let ts = e.ts_ns;
+            match e.kind {
+                EventKind::ZoneBegin { name } => {
+                    let mut ev = Ev::new(ts, track, SLICE_BEGIN, Some(trace.name(name)));
+                    ev.category = Some("zone");
+                    emit(&mut out, ev);
+                }
+                EventKind::ZoneEnd
+                | EventKind::TaskEnd
+                | EventKind::SpinEnd
+                | EventKind::ParkEnd => {
+                    emit(&mut out, Ev::new(ts, track, SLICE_END, None));
+                }
+                EventKind::TaskBegin { kind, flow } => {
+                    let mut ev = Ev::new(
+                        ts,
+                        track,
+                        SLICE_BEGIN,
+                        Some(&task_names[kind.code() as usize]),
+                    );
+                    ev.category = Some("task");
+                    ev.terminating.extend(flow.map(|f| f.0));
+                    emit(&mut out, ev);
+                }
+                EventKind::Spawn { flow } => {
+                    let mut ev = Ev::new(ts, track, INSTANT, Some("spawn"));
+                    ev.flows.push(flow.0);
+                    emit(&mut out, ev);
+                }
+                EventKind::StealAttempt { victim } => {
+                    let mut ev = Ev::new(ts, track, INSTANT, Some("steal attempt"));
+                    ev.arg = Some(("victim", victim as u64));
+                    emit(&mut out, ev);
+                }
+                EventKind::Steal { victim } => {
+                    let mut ev = Ev::new(ts, track, INSTANT, Some("steal"));
+                    ev.arg = Some(("victim", victim as u64));
+                    if let Some(vt) = worker_track(victim) {
+                        let f = next_flow;
+                        next_flow += 1;
+                        let mut from = Ev::new(ts, vt, INSTANT, Some("stolen from"));
+                        from.flows.push(f);
+                        emit(&mut out, from);
+                        ev.terminating.push(f);
+                    }
+                    emit(&mut out, ev);
+                }
+                EventKind::SpinBegin => {
+                    emit(&mut out, Ev::new(ts, track, SLICE_BEGIN, Some("spinning")))
+                }
+                EventKind::ParkBegin => {
+                    emit(&mut out, Ev::new(ts, track, SLICE_BEGIN, Some("parked")))
+                }
+                EventKind::Wake { woken } => {
+                    let mut ev = Ev::new(ts, track, INSTANT, Some("wake"));
+                    ev.arg = Some(("woken", woken as u64));
+                    let target = park_ends
+                        .get_mut(&woken)
+                        .and_then(|ends| ends.iter_mut().find(|(t, used)| *t >= ts && !*used));
+                    if let (Some(end), Some(wt)) = (target, worker_track(woken)) {
+                        end.1 = true;
+                        let f = next_flow;
+                        next_flow += 1;
+                        ev.flows.push(f);
+                        emit(&mut out, ev);
+                        let mut to = Ev::new(end.0, wt, INSTANT, Some("woken"));
+                        to.terminating.push(f);
+                        emit(&mut out, to);
+                    } else {
+                        emit(&mut out, ev);
+                    }
+                }
+                EventKind::InjectorPush => {
+                    emit(&mut out, Ev::new(ts, track, INSTANT, Some("injector push")))
+                }
+                EventKind::Counter { name, value } => {
+                    let mut ev = Ev::new(ts, counter_tracks[&name.0], COUNTER, None);
+                    ev.counter = Some(value);
+                    emit(&mut out, ev);
+                }
+                EventKind::LockWait { lock, name } => {
+                    waiting = Some(lock);
+                    let mut ev =
+                        Ev::new(ts, track, SLICE_BEGIN, Some(&lock_names[name.0 as usize].0));
+                    ev.category = Some("lock");
+                    emit(&mut out, ev);
+                }
+                EventKind::LockAcquired {
+                    lock,
+                    name,
+                    handoff,
+                } => {
+                    if waiting == Some(lock) {
+                        waiting = None;
+                        emit(&mut out, Ev::new(ts, track, SLICE_END, None));
+                    }
+                    let mut ev = Ev::new(
+                        ts,
+                        lock_tracks[&(i, lock)],
+                        SLICE_BEGIN,
+                        Some(&lock_names[name.0 as usize].1),
+                    );
+                    ev.category = Some("lock");
+                    ev.terminating.extend(handoff.map(|f| f.0));
+                    emit(&mut out, ev);
+                }
+                EventKind::LockReleased { lock, handoff, .. } => {
+                    let Some(&lt) = lock_tracks.get(&(i, lock)) else {
+                        continue;
+                    };
+                    if let Some(f) = handoff {
+                        let mut ev = Ev::new(ts, lt, INSTANT, Some("hand-off"));
+                        ev.flows.push(f.0);
+                        emit(&mut out, ev);
+                    }
+                    emit(&mut out, Ev::new(ts, lt, SLICE_END, None));
+                }
+                EventKind::OsSched {
+                    on_cpu_ns,
+                    runqueue_ns,
+                } => {
+                    for (k, v) in [(0, on_cpu_ns), (1, runqueue_ns)] {
+                        let mut ev = Ev::new(ts, track + 1 + k, COUNTER, None);
+                        ev.counter = Some(v as i64);
+                        emit(&mut out, ev);
+                    }
+                }
+                EventKind::OsSwitches {
+                    voluntary,
+                    involuntary,
+                } => {
+                    for (k, v) in [(2, voluntary), (3, involuntary)] {
+                        let mut ev = Ev::new(ts, track + 1 + k, COUNTER, None);
+                        ev.counter = Some(v as i64);
+                        emit(&mut out, ev);
+                    }
+                }
+            }
+        }
+    }
+    out.trace.0
+}
+
+/// The per-thread OS counter tracks, in order (uuid = thread track + 1 + index).
+const OS_COUNTERS: [&str; 4] = [
+    "on-CPU ns",
+    "run-queue wait ns",
+    "voluntary switches",
+    "involuntary switches",
+];

@@ -1,0 +1,40 @@
+//! Record kinds: how `Record { a, b, c }` is read for each (see `decode.rs`).
+//! Names are `&'static str` stored as pointer (`a`) and length (`c`), interned at `stop`.
+
+/// a = name ptr, c = name len.
+pub(crate) const ZONE_BEGIN: u32 = 1;
+pub(crate) const ZONE_END: u32 = 2;
+/// c = TaskKind code, a = raw flow id, b = 1 if a flow is given.
+pub(crate) const TASK_BEGIN: u32 = 3;
+pub(crate) const TASK_END: u32 = 4;
+/// a = raw flow id.
+pub(crate) const SPAWN: u32 = 5;
+/// c = victim worker.
+pub(crate) const STEAL_ATTEMPT: u32 = 6;
+/// c = victim worker.
+pub(crate) const STEAL: u32 = 7;
+pub(crate) const SPIN_BEGIN: u32 = 8;
+pub(crate) const SPIN_END: u32 = 9;
+pub(crate) const PARK_BEGIN: u32 = 10;
+pub(crate) const PARK_END: u32 = 11;
+/// c = woken worker.
+pub(crate) const WAKE: u32 = 12;
+pub(crate) const INJECTOR_PUSH: u32 = 13;
+/// a = name ptr, c = name len, b = value (i64 as u64).
+pub(crate) const COUNTER: u32 = 14;
+/// a = name ptr, c = name len, b = lock id.
+pub(crate) const LOCK_WAIT: u32 = 15;
+/// a = name ptr, c = name len, b = lock id.
+pub(crate) const LOCK_ACQUIRED: u32 = 16;
+/// a = name ptr, c = name len, b = lock id.
+pub(crate) const LOCK_RELEASED: u32 = 17;
+/// Follows LOCK_RELEASED when a thread was waiting: a = hand-off sequence, b = lock id.
+pub(crate) const LOCK_HANDOFF_OUT: u32 = 18;
+/// Follows LOCK_ACQUIRED after a wait: a = hand-off sequence, b = lock id.
+pub(crate) const LOCK_HANDOFF_IN: u32 = 19;
+/// a = on-CPU ns, b = run-queue ns.
+pub(crate) const OS_SCHED: u32 = 20;
+/// a = voluntary, b = involuntary switches.
+pub(crate) const OS_SWITCHES: u32 = 21;
+/// c = worker index of this thread.
+pub(crate) const WORKER: u32 = 22;

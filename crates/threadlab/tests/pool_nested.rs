@@ -1,0 +1,85 @@
+use std::sync::mpsc;
+use std::time::Duration;
+use threadlab::{join, Pool};
+
+/// Runs `f` on a thread and fails the test if it has not finished within 60 s (a deadlock).
+fn watchdog<F: FnOnce() + Send + 'static>(f: F) {
+    let (tx, rx) = mpsc::channel();
+    let h = std::thread::spawn(move || {
+        f();
+        tx.send(()).unwrap();
+    });
+    match rx.recv_timeout(Duration::from_secs(60)) {
+        Ok(()) => h.join().unwrap(),
+        Err(mpsc::RecvTimeoutError::Disconnected) => {
+            std::panic::resume_unwind(h.join().unwrap_err())
+        }
+        Err(mpsc::RecvTimeoutError::Timeout) => panic!("deadlock: not finished within 60 s"),
+    }
+}
+
+fn fib(n: u64) -> u64 {
+    if n < 2 {
+        return n;
+    }
+    let (a, b) = join(|| fib(n - 1), || fib(n - 2));
+    a + b
+}
+
+#[test]
+fn install_across_pools_does_not_deadlock() {
+    watchdog(|| {
+        let a = Pool::builder().threads(2).build().unwrap();
+        let b = Pool::builder().threads(2).build().unwrap();
+        let r = a.install(|| {
+            let (x, y) = join(|| b.install(|| fib(15)), || b.install(|| fib(16)));
+            x + y + fib(10)
+        });
+        assert_eq!(r, 610 + 987 + 55);
+        // And back again: b's workers install into a while a's workers install into b.
+        let r = a.install(|| {
+            join(
+                || b.install(|| a.install(|| fib(12))),
+                || b.install(|| fib(12)),
+            )
+        });
+        assert_eq!(r, (144, 144));
+    });
+}
+
+#[test]
+fn nested_pools_built_inside_tasks_do_not_deadlock() {
+    watchdog(|| {
+        let outer = Pool::builder().threads(2).build().unwrap();
+        let sums: Vec<u64> = outer.install(|| {
+            let (a, b) = join(
+                || {
+                    let inner = Pool::builder().threads(1).build().unwrap();
+                    inner.install(|| fib(14))
+                },
+                || {
+                    let inner = Pool::builder().threads(2).build().unwrap();
+                    inner.install(|| fib(14))
+                },
+            );
+            vec![a, b]
+        });
+        assert_eq!(sums, vec![377, 377]);
+    });
+}
+
+#[test]
+fn waiting_worker_keeps_its_own_pool_moving() {
+    watchdog(|| {
+        // Pool a has ONE worker; it blocks in b.install while a task spawned on a must still run
+        // for b's job to finish.
+        let a = Pool::builder().threads(1).build().unwrap();
+        let b = Pool::builder().threads(1).build().unwrap();
+        let (tx, rx) = mpsc::channel::<u32>();
+        let out = a.install(|| {
+            threadlab::spawn(move || tx.send(9).unwrap());
+            b.install(move || rx.recv().unwrap())
+        });
+        assert_eq!(out, 9);
+    });
+}

@@ -138,6 +138,17 @@ impl<L: Latch, F: FnOnce(bool) -> R + Send, R: Send> StackJob<L, F, R> {
         job
     }
 
+    /// A reference that is not published yet (a heartbeat frame's job): nothing is recorded;
+    /// whoever publishes it records the spawn.
+    ///
+    /// # Safety
+    /// As for [`StackJob::as_job_ref`], once it is published.
+    #[inline]
+    pub(crate) unsafe fn job_ref_unpublished(&self) -> JobRef {
+        // SAFETY: forwarded to the caller.
+        unsafe { JobRef::new(self) }
+    }
+
     /// Runs the closure here, because nobody stole it (`migrated` = false).
     #[inline]
     pub(crate) fn run_inline(self, migrated: bool) -> R {

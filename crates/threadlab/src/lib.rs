@@ -17,6 +17,8 @@
 
 pub(crate) mod loom;
 
+mod arena;
+
 pub mod deque;
 pub mod injector;
 pub mod sync;

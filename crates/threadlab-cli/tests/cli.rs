@@ -241,3 +241,15 @@ fn tiny_run_writes_schema_html_and_svgs() {
     );
     let _ = std::fs::remove_dir_all(dir);
 }
+
+#[test]
+fn stress_runs_balances_its_books_and_rejects_bad_arguments() {
+    let out = threadlab(&["stress", "--seconds", "1", "--seed", "11", "--threads", "2"]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{stdout}");
+    assert!(stdout.contains("seed 11"), "{stdout}");
+    assert!(stdout.contains("every book balanced"), "{stdout}");
+    assert_usage_error(&["stress", "--seconds", "0"], "--seconds");
+    assert_usage_error(&["stress", "--threads", "0"], "--threads");
+    assert_usage_error(&["stress", "--seed", "x"], "--seed");
+}

@@ -139,7 +139,7 @@ pub fn scope_spawns(rng: &mut Rng, pool: &Pool, ledger: &Ledger) {
 /// from outside and from a worker; waits until every task ran and every panic was handled.
 pub fn fire_and_forget(rng: &mut Rng, ledger: &Ledger) {
     let n = rng.range(10, 20_000) as usize;
-    let panics_planned = rng.range(0, 4) as u64;
+    let panics_planned = rng.range(0, 4);
     let handled = Arc::new(AtomicU64::new(0));
     let h = Arc::clone(&handled);
     let pool = match Pool::builder()

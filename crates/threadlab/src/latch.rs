@@ -68,7 +68,7 @@ impl CoreLatch {
     /// # Safety
     /// `this` is live at the call; after the swap it may be freed.
     #[inline]
-    unsafe fn set_core(this: *const Self) -> bool {
+    pub(crate) unsafe fn set_core(this: *const Self) -> bool {
         // SAFETY: live at the call (caller's contract); not touched after the swap.
         let old = unsafe { (*this).state.swap(SET, Ordering::SeqCst) };
         old == SLEEPING

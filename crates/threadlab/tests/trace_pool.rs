@@ -22,7 +22,17 @@ fn fib(n: u64) -> u64 {
 fn record_pool_work(pool: &Pool) -> Trace {
     static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
     let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    // Both workers parked, so they have asked for work: the join below must hand its second
+    // half to the other worker (its first half waits for it), a steal that does not depend on
+    // timing.
+    let deadline = std::time::Instant::now() + Duration::from_secs(60);
+    while !pool.metrics().all_parked() {
+        assert!(std::time::Instant::now() < deadline, "workers never parked");
+        std::thread::sleep(Duration::from_millis(1));
+    }
     let rec = threadlab::trace::start();
+    let (tx, rx) = std::sync::mpsc::channel::<()>();
+    pool.install(|| threadlab::join(move || rx.recv().unwrap(), move || tx.send(()).unwrap()));
     assert_eq!(pool.install(|| fib(18)), 2584);
     let count = AtomicUsize::new(0);
     pool.scope(|s| {
@@ -144,7 +154,7 @@ fn the_pool_records_tasks_steals_parks_and_wakeups() {
         }
     }
     assert!(parks > 0 && wakes > 0, "parks {parks}, wakes {wakes}");
-    assert!(steals > 0, "a 2-worker fib(18) is stolen from");
+    assert!(steals > 0, "the hand-shake join's second half is stolen");
 
     // Spans nest on every track: every end closes the innermost open span of its kind.
     for t in trace.threads() {

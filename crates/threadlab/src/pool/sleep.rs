@@ -60,7 +60,8 @@
 //! periodically: an idle pool makes no system calls at all.
 
 use std::sync::OnceLock;
-use std::thread::Thread;
+
+use crate::loom::thread::Thread;
 
 use crate::loom::sync::atomic::{fence, AtomicU32, AtomicU64, Ordering};
 use crate::loom::sync::Mutex;
@@ -137,7 +138,9 @@ impl Sleep {
 
     /// Called by each worker on its own thread before it can be parked.
     pub(crate) fn register_thread(&self, index: usize) {
-        let _ = self.parkers[index].thread.set(std::thread::current());
+        let _ = self.parkers[index]
+            .thread
+            .set(crate::loom::thread::current());
     }
 
     /// A snapshot of the packed counts (for metrics and debugging).
@@ -305,9 +308,14 @@ impl Sleep {
         let parker = &self.parkers[index];
         let reason = loop {
             // Acquire: pairs with the Release store of the waker, so whatever it published
-            // before waking us is visible.
-            let reason = parker.wake.swap(NOT_WOKEN, Ordering::Acquire);
+            // before waking us is visible. A load, then a Relaxed reset, rather than a swap: a
+            // reason has one writer per sleep (the waker that took us off the sleeper list,
+            // under its lock) and nobody writes it again until we re-register under that lock,
+            // so consuming it needs no read-modify-write. (It also keeps the loom models
+            // checkable: loom 0.7 mis-models a swap that follows another thread's plain store.)
+            let reason = parker.wake.load(Ordering::Acquire);
             if reason != NOT_WOKEN {
+                parker.wake.store(NOT_WOKEN, Ordering::Relaxed);
                 break reason;
             }
             crate::loom::thread::park();
@@ -330,8 +338,12 @@ impl Sleep {
             self.state.fetch_sub(SLEEPER, Ordering::SeqCst);
             false
         } else {
-            // Acquire: pairs with the waker's Release store (made under the same lock).
-            self.parkers[index].wake.swap(NOT_WOKEN, Ordering::Acquire) == WOKEN_SEARCHING
+            // Acquire: pairs with the waker's Release store (made under the same lock, which
+            // we hold); the reset is ours alone, as in `sleep`.
+            let wake = &self.parkers[index].wake;
+            let reason = wake.load(Ordering::Acquire);
+            wake.store(NOT_WOKEN, Ordering::Relaxed);
+            reason == WOKEN_SEARCHING
         }
     }
 
@@ -346,5 +358,70 @@ impl Sleep {
 
     fn lock_sleepers(&self) -> crate::loom::sync::MutexGuard<'_, Vec<usize>> {
         self.sleepers.lock().unwrap_or_else(|e| e.into_inner())
+    }
+}
+
+/// Loom models of the protocol (run by `.ci/run` with the lib's other `loom_*` tests): a lost
+/// wake-up shows up as a deadlock, which loom reports.
+#[cfg(all(test, loom))]
+mod loom_tests {
+    use super::Sleep;
+    use crate::latch::CoreLatch;
+    use crate::loom::sync::atomic::{AtomicUsize, Ordering};
+    use crate::loom::sync::Arc;
+    use crate::loom::thread;
+
+    /// A job pushed from outside the pool (the injector's SeqCst length, then `notify_work`)
+    /// while the only worker goes to sleep: the worker always ends up seeing it.
+    #[test]
+    fn loom_outside_push_vs_going_to_sleep() {
+        loom::model(|| {
+            let sleep = Arc::new(Sleep::new(1));
+            let queue = Arc::new(AtomicUsize::new(0));
+            let (s, q) = (Arc::clone(&sleep), Arc::clone(&queue));
+            let worker = thread::spawn(move || {
+                s.register_thread(0);
+                let mut searching = false;
+                // SeqCst: the injector's length, as `Registry::has_visible_work` reads it.
+                while q.load(Ordering::SeqCst) == 0 {
+                    let woken = s.sleep(0, searching, None, || q.load(Ordering::SeqCst) > 0, || {});
+                    searching = woken.searching;
+                }
+                if searching {
+                    s.stop_searching();
+                }
+            });
+            queue.store(1, Ordering::SeqCst);
+            sleep.notify_work();
+            worker.join().unwrap();
+        });
+    }
+
+    /// A worker waiting for its latch (a stolen `join` half) goes to sleep while the thief sets
+    /// the latch and wakes it: the waiter always returns.
+    #[test]
+    fn loom_latch_set_vs_waiter_going_to_sleep() {
+        loom::model(|| {
+            let sleep = Arc::new(Sleep::new(1));
+            let latch = Arc::new(CoreLatch::new());
+            let (s, l) = (Arc::clone(&sleep), Arc::clone(&latch));
+            let waiter = thread::spawn(move || {
+                s.register_thread(0);
+                let mut searching = false;
+                while !l.probe() {
+                    let woken = s.sleep(0, searching, Some(&l), || false, || {});
+                    searching = woken.searching;
+                }
+                if searching {
+                    s.stop_searching();
+                }
+            });
+            // The thief's `SpinLatch::set`: set the core, wake the target if it announced sleep.
+            // SAFETY: `latch` is alive (the Arc) for the whole call.
+            if unsafe { CoreLatch::set_core(&*latch) } {
+                sleep.wake_specific(0);
+            }
+            waiter.join().unwrap();
+        });
     }
 }

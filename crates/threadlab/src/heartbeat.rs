@@ -17,17 +17,18 @@
 //! recursion; reading one flag and calling both halves costs 0.93–1.14×. So:
 //!
 //! 1. **Requests.** A worker that runs out of work (`WorkerThread::idle`) sets the *wanted* flag of
-//!    every other worker ([`Requests::request_from_others`]). Nothing else sets it.
+//!    every other worker ([`Requests::request_from_others`]), marked [`NEW`] so the busy worker's
+//!    next poll checks at once. Nothing else sets it.
 //! 2. **Fast path.** `join` reads its worker's flag (a relaxed load): unset, it calls `a` then `b`
 //!    and is done — no frame, no clock, no atomics written.
 //! 3. **Registered joins.** With the flag set, `join` links a [`Frame`] holding its second half
 //!    (a `StackJob`, not yet published) onto this worker's frame list, and counts down to the next
 //!    *check* ([`Heartbeat::poll`]).
 //! 4. **Beats.** A check reads the clock (the countdown adapts so checks come about every
-//!    [`CHECK_INTERVAL`]). If no worker is idle any more, the worker withdraws its flag (step 5).
-//!    Otherwise, if at least [`HEARTBEAT`] has passed since this worker's last promotion (or it has
-//!    never promoted), it promotes: the oldest unpromoted frame's job goes onto its deque, where the
-//!    sleep protocol wakes an idle worker to steal it. The oldest frame is the outermost pending
+//!    [`CHECK_INTERVAL`]; a NEW request cuts it short). If at least [`HEARTBEAT`] has passed since
+//!    this worker's last promotion (or it has never promoted), it promotes; then, if no worker is
+//!    idle any more, it withdraws its flag (step 5). Promoting means: the oldest unpromoted
+//!    frame's job goes onto its deque, where the sleep protocol wakes an idle worker to steal it. The oldest frame is the outermost pending
 //!    fork, so the thief gets the largest piece of work available — provided it is the fork that
 //!    is polling now (a coarse `join` polls only then) or has lived through a whole check
 //!    interval ([`MIN_AGE`]); else a later check tries again. Loops promote by splitting their
@@ -53,7 +54,7 @@ use std::cell::Cell;
 use std::time::{Duration, Instant};
 
 use crate::job::JobRef;
-use crate::loom::sync::atomic::{fence, AtomicBool, Ordering};
+use crate::loom::sync::atomic::{fence, AtomicU8, Ordering};
 use crate::util::CachePadded;
 
 /// Shortest time between two promotions by one worker: the heartbeat period. Acar et al. use
@@ -79,22 +80,31 @@ const MIN_AGE: u32 = 2;
 /// The most forks or loop items between two clock reads (the countdown's ceiling).
 const MAX_PERIOD: u32 = 1 << 20;
 
+/// A worker's flag: no worker wants work from it (the fork fast path).
+pub(crate) const CLEAR: u8 = 0;
+/// Some worker wants work; the busy worker has seen the request at a check.
+pub(crate) const WANTED: u8 = 1;
+/// A request the busy worker has not checked yet: its next poll reads the clock at once, so a
+/// coarse fork, which polls only on entry, is not let through on a countdown left over from
+/// earlier fine-grained work.
+pub(crate) const NEW: u8 = 2;
+
 /// The wanted flags of a pool's workers (in the registry, so other workers can set them).
 pub(crate) struct Requests {
-    flags: Box<[CachePadded<AtomicBool>]>,
+    flags: Box<[CachePadded<AtomicU8>]>,
 }
 
 impl Requests {
     pub(crate) fn new(workers: usize) -> Requests {
         Requests {
             flags: (0..workers)
-                .map(|_| CachePadded::new(AtomicBool::new(false)))
+                .map(|_| CachePadded::new(AtomicU8::new(CLEAR)))
                 .collect(),
         }
     }
 
     /// Worker `index`'s flag.
-    pub(crate) fn flag(&self, index: usize) -> &AtomicBool {
+    pub(crate) fn flag(&self, index: usize) -> &AtomicU8 {
         &self.flags[index]
     }
 
@@ -107,11 +117,12 @@ impl Requests {
         // reads below, against `withdraw`'s clear, fence, idle-count read.
         fence(Ordering::SeqCst);
         for (i, flag) in self.flags.iter().enumerate() {
-            // Relaxed: ordered by the fence pair. Skipping the store when the flag is set keeps
-            // the line shared; after the fence, a `true` read here cannot be older than a
-            // concurrent withdraw's clear unless that withdraw will see us idle and set it again.
-            if i != me && !flag.load(Ordering::Relaxed) {
-                flag.store(true, Ordering::Relaxed);
+            // Relaxed: ordered by the fence pair. Skipping the store when the mark is already
+            // there keeps the line shared; after the fence, a non-clear read here cannot be
+            // older than a concurrent withdraw's clear unless that withdraw will see us idle and
+            // set the flag again.
+            if i != me && flag.load(Ordering::Relaxed) != NEW {
+                flag.store(NEW, Ordering::Relaxed);
             }
         }
     }
@@ -147,7 +158,7 @@ impl Frame {
 /// One worker's heartbeat state. Lives in the `WorkerThread`; touched only by its thread, except
 /// the flag, which other workers set.
 pub(crate) struct Heartbeat {
-    wanted: *const AtomicBool,
+    wanted: *const AtomicU8,
     /// The newest registered frame.
     top: Cell<*const Frame>,
     /// Forks or loop items left before the next clock read.
@@ -166,7 +177,7 @@ impl Heartbeat {
     /// # Safety
     /// `wanted` must stay valid for the life of the `Heartbeat` (it points into the registry,
     /// which the worker keeps alive).
-    pub(crate) unsafe fn new(wanted: &AtomicBool) -> Heartbeat {
+    pub(crate) unsafe fn new(wanted: &AtomicU8) -> Heartbeat {
         Heartbeat {
             wanted,
             top: Cell::new(std::ptr::null()),
@@ -180,7 +191,7 @@ impl Heartbeat {
 
     /// This worker's flag: set while some worker is idle (the fork fast path's one load).
     #[inline(always)]
-    pub(crate) fn wanted_flag(&self) -> &AtomicBool {
+    pub(crate) fn wanted_flag(&self) -> &AtomicU8 {
         // SAFETY: valid for the life of `self` (the contract of `new`).
         unsafe { &*self.wanted }
     }
@@ -190,7 +201,7 @@ impl Heartbeat {
     pub(crate) fn wanted(&self) -> bool {
         // Relaxed: a hint; a stale value delays a promotion or costs one registered fork, and the
         // handshake that must not lose a request is in `withdraw` / `request_from_others`.
-        self.wanted_flag().load(Ordering::Relaxed)
+        self.wanted_flag().load(Ordering::Relaxed) != CLEAR
     }
 
     /// Links `frame` as the newest registered frame.
@@ -211,12 +222,13 @@ impl Heartbeat {
         self.top.set(frame.prev.get());
     }
 
-    /// Counts one fork or loop item; true when a beat is due and an idle worker exists, in which
-    /// case the caller promotes something and calls [`Heartbeat::promoted`].
+    /// Counts one fork or loop item (with the flag set); true when a beat is due, in which case
+    /// the caller promotes something and calls [`Heartbeat::promoted`].
     #[inline]
     pub(crate) fn poll(&self, idle_exists: impl Fn() -> bool) -> bool {
         let c = self.countdown.get();
-        if c > 0 {
+        // Relaxed, as in `wanted`: a NEW request read late is checked at the next poll.
+        if c > 0 && self.wanted_flag().load(Ordering::Relaxed) != NEW {
             self.countdown.set(c - 1);
             return false;
         }
@@ -226,6 +238,12 @@ impl Heartbeat {
     #[cold]
     #[inline(never)]
     fn check(&self, idle_exists: impl Fn() -> bool) -> bool {
+        let flag = self.wanted_flag();
+        // The request is seen. Relaxed: only the mark of urgency is lost if this overwrites a
+        // NEW that arrives right now (the flag stays set), and `withdraw` below orders itself.
+        if flag.load(Ordering::Relaxed) == NEW {
+            flag.store(WANTED, Ordering::Relaxed);
+        }
         let now = Instant::now();
         let elapsed = now.duration_since(self.last_check.get()).as_nanos().max(1);
         let period = self.period.get();
@@ -240,14 +258,18 @@ impl Heartbeat {
         self.countdown.set(next);
         self.last_check.set(now);
         self.epoch.set(self.epoch.get().wrapping_add(1));
-        if !idle_exists() {
-            self.withdraw(idle_exists);
-            return false;
-        }
-        match self.last_promotion.get() {
+        // A beat is due by time alone: the flag says a worker asked, and promoting for one that
+        // has just found other work costs a push and a pop, at most once per beat. Deciding by
+        // the idle count instead would miss a worker caught between cancelling a sleep and
+        // searching again — and a coarse fork, which polls only on entry, would then run alone.
+        let due = match self.last_promotion.get() {
             Some(t) => now.duration_since(t) >= HEARTBEAT,
             None => true,
+        };
+        if !idle_exists() {
+            self.withdraw(idle_exists);
         }
+        due
     }
 
     /// No worker is idle: clear our flag, then re-check (step 5 of the module doc).
@@ -257,14 +279,23 @@ impl Heartbeat {
         // Relaxed stores, ordered by the fence pair with `Requests::request_from_others`: either
         // the idle count read below sees the new idle worker, or that worker's flag read (after
         // its fence) sees this clear and sets the flag again.
-        flag.store(false, Ordering::Relaxed);
+        flag.store(CLEAR, Ordering::Relaxed);
         fence(Ordering::SeqCst);
         if idle_exists() {
-            flag.store(true, Ordering::Relaxed);
+            flag.store(WANTED, Ordering::Relaxed);
         } else {
             // The next registered fork checks at once, so a new request is served promptly.
             self.countdown.set(0);
         }
+    }
+
+    /// The worker starts a task: its first registered poll checks the clock. A countdown left
+    /// from earlier fine-grained work would otherwise let a coarse fork, which polls only on
+    /// entry, run without ever offering its second half (seen as a hang in a test whose first
+    /// half waits for the second: 462 polls left from a previous `fib`).
+    #[inline]
+    pub(crate) fn new_task(&self) {
+        self.countdown.set(0);
     }
 
     /// The caller promoted work at this beat.
@@ -317,7 +348,7 @@ mod loom_tests {
         loom::model(|| {
             let idle = Arc::new(AtomicU64::new(0));
             let requests = Arc::new(Requests::new(2));
-            requests.flag(0).store(true, Ordering::SeqCst);
+            requests.flag(0).store(super::WANTED, Ordering::SeqCst);
             let (idle0, req0) = (Arc::clone(&idle), Arc::clone(&requests));
             let busy = loom::thread::spawn(move || {
                 // SAFETY: `req0` outlives `hb` (both live in this closure, hb dropped first).
@@ -329,7 +360,7 @@ mod loom_tests {
             requests.request_from_others(1);
             busy.join().unwrap();
             assert!(
-                requests.flag(0).load(Ordering::SeqCst),
+                requests.flag(0).load(Ordering::SeqCst) != super::CLEAR,
                 "worker 1 is idle but worker 0's flag is clear: a lost request"
             );
         });

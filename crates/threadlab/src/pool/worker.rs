@@ -164,6 +164,7 @@ impl WorkerThread {
     /// Runs a job (its task span is recorded by the job itself, see `crate::job`).
     #[inline]
     pub(crate) fn execute(&self, job: JobRef) {
+        self.heartbeat.new_task();
         // SAFETY: every JobRef in our queues is executed exactly once: it was popped or stolen.
         unsafe { job.execute() };
         WorkerCounters::add(&self.counters().tasks, 1);

@@ -18,6 +18,7 @@ use crate::loom::sync::Arc;
 use crate::scope::Scope;
 pub use builder::Builder;
 pub use metrics::{Metrics, WorkerMetrics};
+pub use sleep::WakePolicy;
 use registry::Registry;
 use worker::WorkerThread;
 
@@ -51,6 +52,7 @@ impl std::fmt::Debug for Pool {
         f.debug_struct("Pool")
             .field("threads", &self.registry.num_threads())
             .field("sleep", &self.registry.sleep.state())
+            .field("wake_policy", &self.registry.sleep.policy())
             .finish()
     }
 }

@@ -166,7 +166,11 @@ fn two_wakers_queue_the_task_once() {
             w.join().unwrap();
         }
         assert_eq!(task.poll_handle(1), Some(42));
-        assert_eq!(task.future.with(|f| unsafe { *f }), 2, "polled once more, not twice");
+        assert_eq!(
+            task.future.with(|f| unsafe { *f }),
+            2,
+            "polled once more, not twice"
+        );
         task.drop_handle();
         assert_eq!(task.freed.load(Ordering::SeqCst), 1);
     });
@@ -188,7 +192,10 @@ fn the_join_waker_is_never_written_while_read() {
         }
         runner.join().unwrap();
         if out.is_none() {
-            assert!(task.handle_woken.load(Ordering::SeqCst), "the handle was not woken");
+            assert!(
+                task.handle_woken.load(Ordering::SeqCst),
+                "the handle was not woken"
+            );
             out = task.poll_handle(2);
         }
         assert_eq!(out, Some(42));

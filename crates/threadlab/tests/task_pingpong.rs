@@ -96,7 +96,9 @@ fn futures_and_fork_join_share_the_workers() {
         });
         let futures: u64 = handles.into_iter().map(|h| h.join()).sum();
         assert_eq!(total, 610 + 377);
-        let want: u64 = (0..16u64).map(|i| [55, 89, 144, 233, 377][(i % 5) as usize]).sum();
+        let want: u64 = (0..16u64)
+            .map(|i| [55, 89, 144, 233, 377][(i % 5) as usize])
+            .sum();
         assert_eq!(futures, want);
     });
 }

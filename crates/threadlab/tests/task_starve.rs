@@ -80,7 +80,9 @@ fn a_pair_waking_each_other_for_ever_does_not_stall_others() {
             std::thread::yield_now();
         }
         // Other futures and a closure get the worker although the pair never stops.
-        let others: Vec<_> = (0..10).map(|i| pool.spawn_future(async move { i })).collect();
+        let others: Vec<_> = (0..10)
+            .map(|i| pool.spawn_future(async move { i }))
+            .collect();
         let sum: i32 = others.into_iter().map(|h| h.join()).sum();
         assert_eq!(sum, 45);
         let (tx, rx) = std::sync::mpsc::channel();

@@ -4,3 +4,4 @@ pub mod chain;
 pub mod image;
 pub mod jobs;
 pub mod overhead;
+pub mod rendezvous;

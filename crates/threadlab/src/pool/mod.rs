@@ -18,8 +18,8 @@ use crate::loom::sync::Arc;
 use crate::scope::Scope;
 pub use builder::Builder;
 pub use metrics::{Metrics, WorkerMetrics};
-pub use sleep::WakePolicy;
 use registry::Registry;
+pub use sleep::WakePolicy;
 use worker::WorkerThread;
 
 /// A pool of worker threads.

@@ -302,9 +302,15 @@ impl Sleep {
                     // F1 of the fence pair: the push (before this call) is ordered before the
                     // state read.
                     Submit::External => fence(Ordering::SeqCst),
-                    Submit::Local | Submit::Yield { others_waiting: true } => {}
+                    Submit::Local
+                    | Submit::Yield {
+                        others_waiting: true,
+                    } => {}
                     // The owner of the slot, or the re-queueing worker, is awake and runs it.
-                    Submit::RunNext | Submit::Yield { others_waiting: false } => return,
+                    Submit::RunNext
+                    | Submit::Yield {
+                        others_waiting: false,
+                    } => return,
                 }
                 let state = self.state();
                 if state.searching() == 0 && state.sleeping() > 0 {

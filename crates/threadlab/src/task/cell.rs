@@ -164,7 +164,8 @@ where
     // task's panic if it had none.
     let dropped = unwind::halt_unwinding(|| {
         // SAFETY: still RUNNING: the stage is ours.
-        cell.stage.with_mut(|stage| unsafe { *stage = Stage::Consumed })
+        cell.stage
+            .with_mut(|stage| unsafe { *stage = Stage::Consumed })
     });
     let result = match (result, dropped) {
         (Ok(_), Err(payload)) => Err(payload),

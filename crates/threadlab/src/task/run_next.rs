@@ -177,7 +177,11 @@ impl WorkerThread {
     /// A searching worker's look at the other workers' slots: watches one occupied slot, and
     /// takes its task if the same placement is still there [`RUN_NEXT_GRACE`] later. Records the
     /// steal (victim → this thief).
-    pub(crate) fn steal_run_next(&self, watch: &mut Option<SlotWatch>, now: Instant) -> Option<JobRef> {
+    pub(crate) fn steal_run_next(
+        &self,
+        watch: &mut Option<SlotWatch>,
+        now: Instant,
+    ) -> Option<JobRef> {
         let slots = &self.registry().run_next;
         if let Some(w) = *watch {
             if now.duration_since(w.since) < RUN_NEXT_GRACE {

@@ -314,7 +314,11 @@ mod tests {
         // Idle: the waker's wake queues it (and hands its reference to the job).
         assert_eq!(s.wake_by_val(), Wake::Submit);
         assert_eq!(s.load().refs(), 2);
-        assert_eq!(s.wake_by_ref(), Wake::Done { last: false }, "already queued");
+        assert_eq!(
+            s.wake_by_ref(),
+            Wake::Done { last: false },
+            "already queued"
+        );
         s.transition_to_running();
         let prev = s.transition_to_complete();
         assert!(prev.has_join_interest() && !prev.has_join_waker());

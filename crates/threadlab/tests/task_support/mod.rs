@@ -66,7 +66,12 @@ impl Baton {
 }
 
 /// One player: `rounds` times, wait for the turn, count, pass it on.
-pub async fn play(baton: std::sync::Arc<Baton>, me: usize, rounds: usize, count: std::sync::Arc<AtomicUsize>) {
+pub async fn play(
+    baton: std::sync::Arc<Baton>,
+    me: usize,
+    rounds: usize,
+    count: std::sync::Arc<AtomicUsize>,
+) {
     for _ in 0..rounds {
         baton.wait(me).await;
         count.fetch_add(1, Ordering::Relaxed);

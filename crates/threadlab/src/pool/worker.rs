@@ -279,6 +279,7 @@ impl WorkerThread {
         // Futures: the other workers' run-next slots, taken only after a grace (see
         // `crate::task::run_next`).
         let mut watch = None;
+        let mut first = true;
         loop {
             for _ in 0..SPIN_PAUSES {
                 crate::loom::hint::spin_loop();
@@ -290,14 +291,18 @@ impl WorkerThread {
                 return Spun::Job(job);
             }
             let now = Instant::now();
-            if let Some(job) = self.steal_run_next(&mut watch, now) {
+            let past = now >= deadline;
+            // Past the deadline (unless on the first look) no new slot is watched, but one
+            // being watched gets its grace.
+            if let Some(job) = self.steal_run_next(&mut watch, now, first || !past) {
                 WorkerCounters::add(&self.counters().steals, 1);
                 self.found_work();
                 return Spun::Job(job);
             }
-            if self.registry.terminating() || now >= deadline {
+            if self.registry.terminating() || (past && watch.is_none()) {
                 return Spun::Nothing;
             }
+            first = false;
         }
     }
 

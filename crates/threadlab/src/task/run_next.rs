@@ -17,6 +17,15 @@
 //! change cores on every hand-off. Go's `runqsteal` makes the same choice with a 3 µs sleep
 //! before it steals a running P's `runnext`.
 //!
+//! Only an awake worker steals, and under the default [`WakePolicy`](crate::WakePolicy) nobody
+//! is woken for a task placed in a slot (its owner is awake and runs it next: a ping-pong of two
+//! tasks then costs no wake-up at all). The price: a task woken by a poll that then keeps its
+//! worker busy for long (blocking in an `async` task) waits for that poll unless some worker
+//! is awake to take it. Under `Lazy` an idle worker looks within about a millisecond
+//! (`tests/task_starve.rs` checks that it takes it); under `Eager` a sleeping worker is woken at
+//! once, but a worker that was spinning at that moment and then runs dry parks without waiting
+//! for the slot's grace.
+//!
 //! A task put in an occupied slot displaces the older one onto the deque (where thieves see it
 //! at once), so a task that wakes several others shares them out as a spawn would.
 //!
@@ -174,13 +183,14 @@ impl WorkerThread {
         self.run_next().is_occupied()
     }
 
-    /// A searching worker's look at the other workers' slots: watches one occupied slot, and
-    /// takes its task if the same placement is still there [`RUN_NEXT_GRACE`] later. Records the
-    /// steal (victim → this thief).
+    /// A searching worker's look at the other workers' slots: watches one occupied slot (if
+    /// `may_watch`), and takes its task if the same placement is still there
+    /// [`RUN_NEXT_GRACE`] later. Records the steal (victim → this thief).
     pub(crate) fn steal_run_next(
         &self,
         watch: &mut Option<SlotWatch>,
         now: Instant,
+        may_watch: bool,
     ) -> Option<JobRef> {
         let slots = &self.registry().run_next;
         if let Some(w) = *watch {
@@ -196,6 +206,9 @@ impl WorkerThread {
                     return Some(job_ref(task));
                 }
             }
+            return None;
+        }
+        if !may_watch {
             return None;
         }
         let n = slots.len();

@@ -55,6 +55,11 @@ impl Baton {
         .await
     }
 
+    /// True if player `me` is waiting with a registered waker.
+    pub fn has_waiter(&self, me: usize) -> bool {
+        self.wakers.lock().unwrap()[me].is_some()
+    }
+
     /// Gives the turn to `to` and wakes it.
     pub fn pass(&self, to: usize) {
         self.turn.store(to, Ordering::Release);

@@ -102,40 +102,39 @@ fn a_task_woken_behind_a_blocking_poll_is_taken_by_another_worker() {
     // the lazy policy an idle worker looks every millisecond, so it always finds it; the other
     // policies wake nobody who is already searching, and a searcher that runs dry parks
     // without looking at other slots, so there it depends on timing (`task::run_next`).
-    for policy in [WakePolicy::Lazy] {
-        watchdog(move || {
-            let pool = Pool::builder()
-                .threads(2)
-                .wake_policy(policy)
-                .build()
-                .unwrap();
-            let baton = Arc::new(Baton::default());
-            let ran = Arc::new(AtomicBool::new(false));
-            let (b2, r2) = (Arc::clone(&baton), Arc::clone(&ran));
-            let woken = pool.spawn_future(async move {
-                b2.wait(1).await;
-                r2.store(true, Ordering::SeqCst);
-            });
-            // Wait until it is parked on the baton.
-            while !baton.has_waiter(1) {
-                std::thread::yield_now();
-            }
-            let r3 = Arc::clone(&ran);
-            let blocker = pool.spawn_future(async move {
-                baton.pass(1); // into this worker's run-next slot
-                               // Block this worker until the woken task ran somewhere else.
-                let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
-                while !r3.load(Ordering::SeqCst) {
-                    assert!(
-                        std::time::Instant::now() < deadline,
-                        "{policy:?}: the woken task was never taken from the slot"
-                    );
-                    std::hint::spin_loop();
-                }
-            });
-            blocker.join();
-            woken.join();
-            assert!(pool.metrics().workers.iter().map(|w| w.steals).sum::<u64>() >= 1);
+    let policy = WakePolicy::Lazy;
+    watchdog(move || {
+        let pool = Pool::builder()
+            .threads(2)
+            .wake_policy(policy)
+            .build()
+            .unwrap();
+        let baton = Arc::new(Baton::default());
+        let ran = Arc::new(AtomicBool::new(false));
+        let (b2, r2) = (Arc::clone(&baton), Arc::clone(&ran));
+        let woken = pool.spawn_future(async move {
+            b2.wait(1).await;
+            r2.store(true, Ordering::SeqCst);
         });
-    }
+        // Wait until it is parked on the baton.
+        while !baton.has_waiter(1) {
+            std::thread::yield_now();
+        }
+        let r3 = Arc::clone(&ran);
+        let blocker = pool.spawn_future(async move {
+            baton.pass(1); // into this worker's run-next slot
+                           // Block this worker until the woken task ran somewhere else.
+            let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+            while !r3.load(Ordering::SeqCst) {
+                assert!(
+                    std::time::Instant::now() < deadline,
+                    "{policy:?}: the woken task was never taken from the slot"
+                );
+                std::hint::spin_loop();
+            }
+        });
+        blocker.join();
+        woken.join();
+        assert!(pool.metrics().workers.iter().map(|w| w.steals).sum::<u64>() >= 1);
+    });
 }

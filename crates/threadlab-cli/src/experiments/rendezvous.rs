@@ -174,16 +174,23 @@ fn run_os_threads(n: u64) -> Result<Run, String> {
     })
 }
 
-/// Where the workers' awake time went in a recorded run, summed over the worker tracks.
+/// Where the workers' CPU time went in a recorded run, summed over the worker tracks.
 ///
 /// Each worker's timeline is cut at its events: time between `ParkBegin` and `ParkEnd` is
 /// parked (off CPU, not counted); time inside a task span is *task*; time inside a spin span,
-/// from a `ParkEnd` to the next task, and from the end of a task to a park that follows without
-/// another task in between is *park/wake* (the way into a park and back out of it); the rest of
-/// the awake time (taking the next task from a queue) is *scheduling*.
+/// from a `ParkEnd` to the next task, and from the end of a task to a park or spin that follows
+/// without another task in between is *park/wake* (the way into a park and back out of it); the
+/// rest of the awake time (taking the next task from a queue) is *scheduling*.
+///
+/// Wall time is not CPU time on a busy machine: a thread that the OS preempts records nothing
+/// while it waits for a CPU, and that wait would land in whatever it was doing. So the time the
+/// OS says the thread spent runnable but not running (the `OsSched` samples' `runqueue_ns`,
+/// from `/proc/thread-self/schedstat`, at least one per millisecond of activity) is taken out
+/// between each pair of samples, from the longest intervals first (a preemption is one long
+/// silence, not a spread of short ones).
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
 pub struct Breakdown {
-    /// Awake (not parked) time, ns.
+    /// Awake (not parked, not preempted) time, ns.
     pub awake_ns: f64,
     /// Inside task spans, ns.
     pub task_ns: f64,
@@ -191,12 +198,25 @@ pub struct Breakdown {
     pub park_wake_ns: f64,
     /// The rest: between two tasks with no park in between, ns.
     pub sched_ns: f64,
+    /// Preemption taken out (runnable, waiting for a CPU), ns.
+    pub preempted_ns: f64,
     /// Future polls (task spans of kind `Future`).
     pub polls: u64,
     /// Parks.
     pub parks: u64,
     /// Wake-ups sent (`Wake` events, on any thread).
     pub wakes: u64,
+}
+
+/// What a stretch of a worker's timeline was.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Class {
+    Parked,
+    Task,
+    ParkWake,
+    Sched,
+    /// Awake between tasks; becomes `Sched` or `ParkWake` by what comes next.
+    Pending,
 }
 
 impl Breakdown {
@@ -212,89 +232,131 @@ impl Breakdown {
     /// Computes the breakdown of `trace`.
     pub fn of(trace: &Trace) -> Breakdown {
         let mut b = Breakdown::default();
-        let end = trace.duration_ns();
         for track in trace.threads() {
             b.wakes += track
                 .events()
                 .iter()
                 .filter(|e| matches!(e.kind, EventKind::Wake { .. }))
                 .count() as u64;
-            if track.worker().is_none() {
-                continue;
+            if track.worker().is_some() {
+                b.add_worker(track.events(), trace.duration_ns());
             }
-            let events = track.events();
-            // A worker that was parked when the recording started shows a ParkEnd first, or
-            // no task or spin at all.
-            let first_park = events.iter().find_map(|e| match e.kind {
-                EventKind::ParkBegin => Some(false),
-                EventKind::ParkEnd => Some(true),
-                _ => None,
-            });
-            let active = events
-                .iter()
-                .any(|e| matches!(e.kind, EventKind::TaskBegin { .. } | EventKind::SpinBegin));
-            let mut parked = first_park.unwrap_or(!active);
-            let mut depth = 0u32;
-            let mut spinning = false;
-            // After a ParkEnd until the next task: the way back from a park.
-            let mut waking = false;
-            // Awake time since the last task ended, not yet known to lead to a park or a task.
-            let mut pending = 0.0;
-            let mut last = 0u64;
-            for e in events
-                .iter()
-                .chain(std::iter::once(&threadlab::trace::Event {
-                    ts_ns: end,
-                    kind: EventKind::SpinEnd,
-                }))
-            {
-                let dt = e.ts_ns.saturating_sub(last) as f64;
-                last = e.ts_ns.max(last);
-                if !parked {
-                    b.awake_ns += dt;
-                    if depth > 0 {
-                        b.task_ns += dt;
-                    } else if spinning || waking {
-                        b.park_wake_ns += dt;
-                    } else {
-                        pending += dt;
-                    }
-                }
-                match e.kind {
-                    EventKind::TaskBegin { kind, .. } => {
-                        if depth == 0 {
-                            b.sched_ns += pending;
-                            pending = 0.0;
-                            waking = false;
-                        }
-                        depth += 1;
-                        if kind == TaskKind::Future {
-                            b.polls += 1;
-                        }
-                    }
-                    EventKind::TaskEnd => depth = depth.saturating_sub(1),
-                    EventKind::SpinBegin => {
-                        spinning = true;
-                        b.park_wake_ns += pending;
-                        pending = 0.0;
-                    }
-                    EventKind::SpinEnd => spinning = false,
-                    EventKind::ParkBegin => {
-                        parked = true;
-                        b.parks += 1;
-                        b.park_wake_ns += pending;
-                        pending = 0.0;
-                    }
-                    EventKind::ParkEnd => {
-                        parked = false;
-                        waking = true;
-                    }
-                    _ => {}
-                }
-            }
-            b.sched_ns += pending;
         }
         b
+    }
+
+    fn add_worker(&mut self, events: &[threadlab::trace::Event], end: u64) {
+        // A worker that was parked when the recording started shows a ParkEnd first, or no
+        // task or spin at all.
+        let first_park = events.iter().find_map(|e| match e.kind {
+            EventKind::ParkBegin => Some(false),
+            EventKind::ParkEnd => Some(true),
+            _ => None,
+        });
+        let active = events
+            .iter()
+            .any(|e| matches!(e.kind, EventKind::TaskBegin { .. } | EventKind::SpinBegin));
+        let mut parked = first_park.unwrap_or(!active);
+        let mut depth = 0u32;
+        let mut spinning = false;
+        // After a ParkEnd until the next task: the way back from a park.
+        let mut waking = false;
+        // Intervals (start, end, class); `pending_from` indexes the unresolved ones.
+        let mut intervals: Vec<(u64, u64, Class)> = Vec::with_capacity(events.len() + 1);
+        let mut pending_from = 0usize;
+        let resolve = |intervals: &mut Vec<(u64, u64, Class)>, from: usize, to: Class| {
+            for iv in &mut intervals[from..] {
+                if iv.2 == Class::Pending {
+                    iv.2 = to;
+                }
+            }
+        };
+        let mut samples: Vec<(u64, u64)> = Vec::new();
+        let mut last = 0u64;
+        let sentinel = threadlab::trace::Event {
+            ts_ns: end,
+            kind: EventKind::InjectorPush,
+        };
+        for e in events.iter().chain(std::iter::once(&sentinel)) {
+            let t = e.ts_ns.max(last);
+            let class = if parked {
+                Class::Parked
+            } else if depth > 0 {
+                Class::Task
+            } else if spinning || waking {
+                Class::ParkWake
+            } else {
+                Class::Pending
+            };
+            if t > last {
+                intervals.push((last, t, class));
+            }
+            last = t;
+            match e.kind {
+                EventKind::TaskBegin { kind, .. } => {
+                    if depth == 0 {
+                        resolve(&mut intervals, pending_from, Class::Sched);
+                        pending_from = intervals.len();
+                        waking = false;
+                    }
+                    depth += 1;
+                    if kind == TaskKind::Future {
+                        self.polls += 1;
+                    }
+                }
+                EventKind::TaskEnd => depth = depth.saturating_sub(1),
+                EventKind::SpinBegin | EventKind::ParkBegin => {
+                    resolve(&mut intervals, pending_from, Class::ParkWake);
+                    pending_from = intervals.len();
+                    if e.kind == EventKind::SpinBegin {
+                        spinning = true;
+                    } else {
+                        parked = true;
+                        self.parks += 1;
+                    }
+                }
+                EventKind::SpinEnd => spinning = false,
+                EventKind::ParkEnd => {
+                    parked = false;
+                    waking = true;
+                }
+                EventKind::OsSched { runqueue_ns, .. } => samples.push((t, runqueue_ns)),
+                _ => {}
+            }
+        }
+        resolve(&mut intervals, pending_from, Class::Sched);
+        // Take each pair of samples' preemption out of the longest awake intervals between them.
+        let mut cut = vec![0u64; intervals.len()];
+        for pair in samples.windows(2) {
+            let ((t0, rq0), (t1, rq1)) = (pair[0], pair[1]);
+            let mut left = rq1.saturating_sub(rq0);
+            // Intervals are in time order: those inside [t0, t1] form one range.
+            let lo = intervals.partition_point(|iv| iv.0 < t0);
+            let hi = intervals.partition_point(|iv| iv.1 <= t1).max(lo);
+            let mut idx: Vec<usize> = (lo..hi)
+                .filter(|&i| intervals[i].2 != Class::Parked)
+                .collect();
+            idx.sort_by_key(|&i| std::cmp::Reverse(intervals[i].1 - intervals[i].0));
+            for i in idx {
+                if left == 0 {
+                    break;
+                }
+                let take = left.min(intervals[i].1 - intervals[i].0);
+                cut[i] = take;
+                left -= take;
+            }
+        }
+        for (i, &(s, e, class)) in intervals.iter().enumerate() {
+            let dt = (e - s - cut[i]) as f64;
+            self.preempted_ns += cut[i] as f64;
+            match class {
+                Class::Parked => continue,
+                Class::Task => self.task_ns += dt,
+                Class::ParkWake => self.park_wake_ns += dt,
+                Class::Sched | Class::Pending => self.sched_ns += dt,
+            }
+            self.awake_ns += dt;
+        }
     }
 }
 
@@ -340,12 +402,19 @@ impl Experiment for Rendezvous {
                         for _ in 0..ctx.repeat.max(1) {
                             runs.push(run_threadlab(&pool, n)?);
                         }
-                        let rec = threadlab::trace::try_start(threadlab::trace::Mode::Full)
-                            .map_err(|e| format!("cannot record: {e}"))?;
-                        let recorded = run_threadlab(&pool, recorded_n);
-                        let trace = rec.stop();
-                        recorded?;
-                        breakdown = Some(Breakdown::of(&trace));
+                        // Recorded runs: the one with the median park/wake share is reported.
+                        let mut recorded = Vec::new();
+                        for _ in 0..ctx.repeat.max(1) {
+                            let rec = threadlab::trace::try_start(threadlab::trace::Mode::Full)
+                                .map_err(|e| format!("cannot record: {e}"))?;
+                            let run = run_threadlab(&pool, recorded_n);
+                            let trace = rec.stop();
+                            run?;
+                            recorded.push(Breakdown::of(&trace));
+                        }
+                        recorded
+                            .sort_by(|a, b| a.park_wake_share().total_cmp(&b.park_wake_share()));
+                        breakdown = Some(recorded[recorded.len() / 2]);
                     }
                     None if variant == "tokio" => {
                         let rt = super::chain::tokio_runtime(threads)?;
@@ -376,7 +445,8 @@ impl Experiment for Rendezvous {
             let tokio = figures[3];
             let mut table = Table::new(
                 format!(
-                    "{config} through flume::bounded(0); pools of {threads} threads (OS threads: 2); medians of {} runs; park/wake share from a recorded run of {} messages",
+                    "{config} through flume::bounded(0); pools of {threads} threads (OS threads: 2); medians of {} runs; park/wake share: median of {} recorded runs of {} messages",
+                    ctx.repeat.max(1),
                     ctx.repeat.max(1),
                     group_thousands(recorded_n)
                 ),
@@ -386,7 +456,7 @@ impl Experiment for Rendezvous {
                     "CPU ns/msg",
                     "parks/msg",
                     "wake-ups/msg",
-                    "park/wake % of awake",
+                    "park/wake % of worker CPU",
                     "time vs tokio",
                     "CPU vs tokio",
                 ],
@@ -434,12 +504,13 @@ impl Experiment for Rendezvous {
 
             let mut where_time = Table::new(
                 format!(
-                    "where the workers' awake time went, recorded run of {} messages, {threads} threads",
+                    "where the workers' CPU time went (recorded run of {} messages with the median park/wake share, {threads} threads; preemption taken out)",
                     group_thousands(recorded_n)
                 ),
                 &[
                     "variant",
-                    "awake ns/msg",
+                    "worker CPU ns/msg",
+                    "preempted ns/msg",
                     "in polls %",
                     "scheduling %",
                     "park/wake %",
@@ -462,6 +533,7 @@ impl Experiment for Rendezvous {
                 where_time.row(vec![
                     (*variant).into(),
                     fmt_ns(b.awake_ns / m),
+                    fmt_ns(b.preempted_ns / m),
                     pct(b.task_ns),
                     pct(b.sched_ns),
                     pct(b.park_wake_ns),
@@ -500,7 +572,7 @@ impl Experiment for Rendezvous {
             let share = breakdowns[0].map_or(f64::NAN, |b| b.park_wake_share() * 100.0);
             let eager_share = breakdowns[1].map_or(f64::NAN, |b| b.park_wake_share() * 100.0);
             findings.push(format!(
-                "On {threads} thread(s), threadlab's default policy passed a message in {} ns, {} Tokio's time ({} ns) and {} its CPU, with {} wake-ups per message and {share:.1}% of its workers' awake time on the way into or out of a park; waking a worker for every task (eager) cost {} ns and {} CPU ns per message with {eager_share:.1}% in park/wake, and two OS threads {} ns.",
+                "On {threads} thread(s), threadlab's default policy passed a message in {} ns, {} Tokio's time ({} ns) and {} its CPU, with {} wake-ups per message and {share:.1}% of its workers' CPU time on the way into or out of a park; waking a worker for every task (eager) cost {} ns and {} CPU ns per message with {eager_share:.1}% in park/wake, and two OS threads {} ns.",
                 fmt_ns(tl[0]),
                 fmt_ratio(tl[0] / tokio[0]),
                 fmt_ns(tokio[0]),
@@ -516,7 +588,7 @@ impl Experiment for Rendezvous {
                 .into(),
         );
         notes.push(
-            "Park/wake share: a separate, recorded run (threadlab::trace) cuts each worker's timeline at its events; time spinning, from the end of a task to a park that follows it, and from a park's end to the next task counts as park/wake, and is divided by the workers' awake (not parked) time. The waker's own futex call happens inside the waking task's span and is counted as task time; the wake-ups/msg column shows how often it happens."
+            "Park/wake share: separate, recorded runs (threadlab::trace) cut each worker's timeline at its events; time spinning, from the end of a task to a park or spin that follows it, and from a park's end to the next task counts as park/wake, and is divided by the workers' CPU time (awake, not parked). The time the OS kept a worker runnable but off the CPU (the recorder's schedstat samples) is taken out between samples, from the longest silences first, so a preemption on a busy machine is not counted as work. The waker's own futex call happens inside the waking task's span and is counted as task time; the wake-ups/msg column shows how often it happens; the recorder's own cost (about 10 ns per event, three events per poll) lands in the polls and the scheduling."
                 .into(),
         );
         if os_n != n {

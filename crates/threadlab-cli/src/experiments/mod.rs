@@ -4,4 +4,5 @@ pub mod chain;
 pub mod image;
 pub mod jobs;
 pub mod overhead;
+pub mod park_wake;
 pub mod rendezvous;

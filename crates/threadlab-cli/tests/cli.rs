@@ -83,7 +83,7 @@ fn help_is_helpful() {
         "--repeat",
         "--out",
         "--json",
-        "image, jobs, overhead",
+        "image, jobs, overhead, rendezvous",
     ] {
         assert!(text.contains(flag), "lab --help mentions {flag}: {text}");
     }
@@ -93,8 +93,8 @@ fn help_is_helpful() {
     assert!(String::from_utf8_lossy(&out.stdout).contains("logical"));
 }
 
-const EXPERIMENTS: [&str; 3] = ["image", "jobs", "overhead"];
-const VARIANTS: [&str; 13] = [
+const EXPERIMENTS: [&str; 4] = ["image", "jobs", "overhead", "rendezvous"];
+const VARIANTS: [&str; 16] = [
     "serial",
     "threadlab",
     "rayon",
@@ -108,6 +108,9 @@ const VARIANTS: [&str; 13] = [
     "serial-queue",
     "global-queue",
     "memory-bound",
+    "threadlab-eager",
+    "threadlab-lazy",
+    "os-threads",
 ];
 
 #[test]

@@ -46,7 +46,7 @@ pub(crate) fn init_global(builder: Builder) -> Result<(), BuildError> {
     }
 }
 
-fn current_registry() -> &'static Arc<Registry> {
+pub(crate) fn current_registry() -> &'static Arc<Registry> {
     match WorkerThread::current() {
         Some(w) => w.registry(),
         None => registry(),

@@ -63,6 +63,23 @@ impl CoreLatch {
             .compare_exchange(SLEEPING, UNSET, Ordering::SeqCst, Ordering::SeqCst);
     }
 
+    /// Sets a latch that stays alive while its setter uses it (it is held by an `Arc`, as in
+    /// `block_on`'s waker), waking worker `target` of `registry` if it announced it was going
+    /// to sleep.
+    pub(crate) fn set_and_wake(&self, registry: &Registry, target: usize) {
+        // SAFETY: `self` is a live reference for the whole call.
+        if unsafe { Self::set_core(self) } {
+            registry.wake_specific(target);
+        }
+    }
+
+    /// Re-arms a set latch for its next wait (`block_on` waits on one latch between polls).
+    /// Only the waiter calls it, after `probe` returned true, so no `SLEEPING` state is lost.
+    /// SeqCst: in the same total order as the setter's swap and the waiter's `get_sleepy`.
+    pub(crate) fn reset(&self) {
+        self.state.store(UNSET, Ordering::SeqCst);
+    }
+
     /// Sets; true if the waiter announced it was going to sleep (so it must be woken).
     ///
     /// # Safety

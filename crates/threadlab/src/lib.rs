@@ -12,6 +12,8 @@
 //! - `heartbeat`: how `join` and the loops hand work to idle workers — only when one is idle,
 //!   at most once per beat per worker, always the outermost pending work (heartbeat scheduling,
 //!   Acar et al., PLDI 2018); when nobody is idle a `join` costs about a function call.
+//! - `task`: futures on the same workers ([`Pool::spawn_future`], [`Pool::block_on`],
+//!   [`spawn_future`], [`block_on()`], [`JoinHandle`]), with the [`WakePolicy`] knob.
 #![deny(unsafe_op_in_unsafe_fn, clippy::undocumented_unsafe_blocks)]
 #![warn(missing_docs)]
 
@@ -35,12 +37,19 @@ mod parallel;
 mod pool;
 mod scope;
 pub mod serial;
+mod task;
 mod unwind;
 
 pub use error::BuildError;
 pub use global::{current_num_threads, current_thread_index, spawn};
 pub use join::join;
 pub use parallel::{for_each, for_each_chunk_mut, for_each_grain, for_each_mut};
-pub use pool::{Builder, Metrics, Pool, ShutdownReport, WorkerMetrics};
+pub use pool::{Builder, Metrics, Pool, ShutdownReport, WakePolicy, WorkerMetrics};
 pub use scope::{scope, Scope};
 pub use serial::SerialQueue;
+pub use task::{block_on, spawn_future, JoinHandle};
+
+/// The task state word, public only for the loom model in `tests/loom_task.rs`.
+#[cfg(loom)]
+#[doc(hidden)]
+pub use task::state as task_state;

@@ -16,7 +16,7 @@ mod imp {
         }
     }
     pub(crate) mod thread {
-        pub(crate) use std::thread::{current, park, spawn, yield_now, Thread};
+        pub(crate) use std::thread::{current, park, park_timeout, spawn, yield_now, Thread};
     }
     pub(crate) mod hint {
         pub(crate) use std::hint::spin_loop;
@@ -63,6 +63,12 @@ mod imp {
     }
     pub(crate) mod thread {
         pub(crate) use loom::thread::{current, park, spawn, yield_now, Thread};
+
+        /// Loom has no time: a timed park may return at any moment, so it returns at once
+        /// (after letting other threads run).
+        pub(crate) fn park_timeout(_: std::time::Duration) {
+            loom::thread::yield_now();
+        }
     }
     pub(crate) mod hint {
         pub(crate) use loom::hint::spin_loop;

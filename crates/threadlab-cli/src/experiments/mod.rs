@@ -4,4 +4,6 @@ pub mod chain;
 pub mod image;
 pub mod jobs;
 pub mod overhead;
+pub mod park_wake;
 pub mod recorder_cost;
+pub mod rendezvous;

@@ -107,6 +107,7 @@ pub fn registry() -> Vec<&'static dyn Experiment> {
         &crate::experiments::image::Image,
         &crate::experiments::jobs::Jobs,
         &crate::experiments::overhead::Overhead,
+        &crate::experiments::rendezvous::Rendezvous,
     ]
 }
 

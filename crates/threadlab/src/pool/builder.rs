@@ -3,6 +3,7 @@
 use std::any::Any;
 
 use crate::pool::registry::{PanicHandler, Registry};
+use crate::pool::sleep::WakePolicy;
 use crate::pool::Pool;
 use crate::BuildError;
 
@@ -26,6 +27,7 @@ pub struct Builder {
     pin_to_cores: bool,
     stack_size: Option<usize>,
     panic_handler: Option<PanicHandler>,
+    wake_policy: WakePolicy,
 }
 
 /// What `Registry::start` needs.
@@ -35,6 +37,7 @@ pub(crate) struct Config {
     pub(crate) pin_to_cores: bool,
     pub(crate) stack_size: Option<usize>,
     pub(crate) panic_handler: Option<PanicHandler>,
+    pub(crate) wake_policy: WakePolicy,
 }
 
 impl Config {
@@ -52,13 +55,15 @@ impl std::fmt::Debug for Builder {
             .field("threads", &self.threads)
             .field("pin_to_cores", &self.pin_to_cores)
             .field("stack_size", &self.stack_size)
+            .field("wake_policy", &self.wake_policy)
             .finish_non_exhaustive()
     }
 }
 
 impl Builder {
     /// A builder with the defaults: `available_parallelism()` threads (which honours cgroup CPU
-    /// quotas), no pinning, the OS's stack size, panics printed to stderr and counted.
+    /// quotas), no pinning, the OS's stack size, panics printed to stderr and counted, the
+    /// default [`WakePolicy`].
     pub fn new() -> Self {
         Builder::default()
     }
@@ -97,6 +102,22 @@ impl Builder {
         self
     }
 
+    /// How new work wakes sleeping workers (default: [`WakePolicy::Default`]); see
+    /// [`WakePolicy`].
+    ///
+    /// ```
+    /// let pool = threadlab::Pool::builder()
+    ///     .threads(2)
+    ///     .wake_policy(threadlab::WakePolicy::Eager)
+    ///     .build()?;
+    /// assert_eq!(pool.install(|| 1 + 1), 2);
+    /// # Ok::<(), threadlab::BuildError>(())
+    /// ```
+    pub fn wake_policy(mut self, policy: WakePolicy) -> Self {
+        self.wake_policy = policy;
+        self
+    }
+
     pub(crate) fn into_config(self) -> Config {
         Config {
             threads: self
@@ -106,6 +127,7 @@ impl Builder {
             pin_to_cores: self.pin_to_cores,
             stack_size: self.stack_size,
             panic_handler: self.panic_handler,
+            wake_policy: self.wake_policy,
         }
     }
 

@@ -19,6 +19,7 @@ use crate::scope::Scope;
 pub use builder::Builder;
 pub use metrics::{Metrics, WorkerMetrics};
 use registry::Registry;
+pub use sleep::WakePolicy;
 use worker::WorkerThread;
 
 /// A pool of worker threads.
@@ -51,6 +52,7 @@ impl std::fmt::Debug for Pool {
         f.debug_struct("Pool")
             .field("threads", &self.registry.num_threads())
             .field("sleep", &self.registry.sleep.state())
+            .field("wake_policy", &self.registry.sleep.policy())
             .finish()
     }
 }

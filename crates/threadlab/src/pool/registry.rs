@@ -15,6 +15,7 @@ use crate::pool::builder::Config;
 use crate::pool::metrics::{Metrics, WorkerCounters};
 use crate::pool::sleep::Sleep;
 use crate::pool::worker::{self, WorkerThread};
+use crate::task::run_next::RunNext;
 use crate::trace::{hooks, TaskKind};
 use crate::unwind::{self, Payload};
 use crate::util::CachePadded;
@@ -29,6 +30,8 @@ pub(crate) struct Registry {
     pub(crate) sleep: Sleep,
     /// The workers' heartbeat request flags (`crate::heartbeat`).
     pub(crate) requests: Requests,
+    /// Each worker's run-next slot (futures it woke), indexed like `stealers`.
+    pub(crate) run_next: Box<[CachePadded<RunNext>]>,
     pub(crate) counters: Box<[CachePadded<WorkerCounters>]>,
     terminating: AtomicBool,
     panicked: AtomicU64,
@@ -48,8 +51,9 @@ impl Registry {
         let registry = Arc::new(Registry {
             stealers: deques.iter().map(|d| d.stealer()).collect(),
             injector: Injector::new(),
-            sleep: Sleep::new(n),
+            sleep: Sleep::new(n, config.wake_policy),
             requests: Requests::new(n),
+            run_next: (0..n).map(|_| CachePadded::default()).collect(),
             counters: (0..n).map(|_| CachePadded::default()).collect(),
             terminating: AtomicBool::new(false),
             panicked: AtomicU64::new(0),
@@ -92,7 +96,9 @@ impl Registry {
         self.sleep.wake_all();
     }
 
-    /// True if any queue of the pool holds work (used by the re-check before parking).
+    /// True if any queue of the pool holds work (used by the re-check before parking). The
+    /// run-next slots are not queues of the pool: each is re-checked by its owner only (see
+    /// `super::sleep`, "The run-next slot").
     pub(crate) fn has_visible_work(&self) -> bool {
         !self.injector.is_empty() || self.stealers.iter().any(|s| !s.is_empty())
     }

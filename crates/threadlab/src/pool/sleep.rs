@@ -53,13 +53,43 @@
 //! Latch waits (a worker in `join` whose second half was stolen) add a second handshake on the
 //! latch word; see `crate::latch`.
 //!
+//! # The run-next slot
+//!
+//! A future woken on a worker goes to that worker's run-next slot (`crate::task::run_next`),
+//! not to its deque. Only a worker writes its own slot, and only while it runs code (a task,
+//! or a `block_on`/`join` waiting on it), and it takes from its slot before anything else and
+//! re-checks it before it parks. So work in a slot always has an awake owner that will run it:
+//! as with [`Sleep::notify_local_work`], no wake-up is needed for progress, and the other
+//! workers' re-check before parking ignores other workers' slots (otherwise two tasks handing a
+//! value back and forth on one worker would keep every other worker from ever parking). A
+//! searching worker may still take a task that has waited in a slot for a while (see there).
+//!
+//! # Wake policies
+//!
+//! [`WakePolicy`] chooses, in one place ([`Sleep::notify`]), what a submission does to the
+//! sleepers; the protocol above is otherwise the same for all three:
+//!
+//! - `Default`: rules 1–3 above; a task placed in a run-next slot wakes nobody (its owner is
+//!   awake), and a re-queued (yielding) task wakes somebody only when other work is waiting too.
+//! - `Eager`: every new task (spawned, injected, woken, re-queued) wakes one sleeper if there is
+//!   one, whether or not a worker is searching: what the fifth seed found cats-effect's
+//!   `notifyParked` and Java's `ForkJoinPool.signalWork` doing on every schedule.
+//! - `Lazy`: no submission wakes anybody; a sleeping worker parks for at most
+//!   [`LAZY_POLL`] and then searches again (the design the fifth seed describes for Kyo:
+//!   "all idle workers wake up every 1ms and attempt to steal"). Progress then never depends on
+//!   a wake-up, at the price of a thousand wake-ups a second per idle worker.
+//!
+//! Latch wake-ups (`wake_specific`) and shutdown (`wake_all`) are not submissions and behave the
+//! same under every policy.
+//!
 //! # Parking
 //!
 //! Parking uses `std::thread::park`, which is a futex wait on Linux; the wake reason is handed
 //! over in a per-worker word, so spurious returns from `park` are harmless. Nothing runs
-//! periodically: an idle pool makes no system calls at all.
+//! periodically (except under [`WakePolicy::Lazy`]): an idle pool makes no system calls at all.
 
 use std::sync::OnceLock;
+use std::time::Duration;
 
 use crate::loom::thread::Thread;
 
@@ -94,6 +124,52 @@ impl std::fmt::Debug for State {
     }
 }
 
+/// How long a sleeping worker parks under [`WakePolicy::Lazy`] before it searches again.
+pub(crate) const LAZY_POLL: Duration = Duration::from_millis(1);
+
+/// How new work wakes sleeping workers; chosen with
+/// [`Builder::wake_policy`](crate::Builder::wake_policy). The lab's `rendezvous` experiment
+/// compares them.
+///
+/// ```
+/// use threadlab::{Pool, WakePolicy};
+/// let pool = Pool::builder().threads(2).wake_policy(WakePolicy::Lazy).build()?;
+/// assert_eq!(pool.block_on(async { 6 * 7 }), 42);
+/// # Ok::<(), threadlab::BuildError>(())
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[non_exhaustive]
+pub enum WakePolicy {
+    /// Wake one sleeper for new work only when no worker is searching; a woken future, which
+    /// goes to the run-next slot of the awake worker that woke it, wakes nobody.
+    #[default]
+    Default,
+    /// Wake one sleeper (if any) for every new task, woken futures included, as cats-effect and
+    /// `ForkJoinPool` do.
+    Eager,
+    /// Never wake on submit; sleeping workers park for at most 1 ms and then look for work (as
+    /// Kyo does).
+    Lazy,
+}
+
+/// What kind of submission [`Sleep::notify`] is told about.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Submit {
+    /// Work pushed by a thread that will not run it itself (the injector, from outside the pool
+    /// or another pool), or more work seen by the last searcher (rule 3): needs fence F1.
+    External,
+    /// Work a worker pushed onto its own deque (see [`Sleep::notify_local_work`]).
+    Local,
+    /// A woken future placed in the waking worker's run-next slot.
+    RunNext,
+    /// A task re-queued at the back (a yield, or its budget ran out) by a worker that will look
+    /// there itself; `others_waiting` says whether other work is queued too.
+    Yield {
+        /// Other work was waiting when the task was re-queued.
+        others_waiting: bool,
+    },
+}
+
 /// Wake reasons handed to a parked worker.
 const NOT_WOKEN: u32 = 0;
 /// Woken for a specific reason (its latch was set, or shutdown): not counted as searching.
@@ -114,6 +190,8 @@ pub(crate) struct Woken {
     pub(crate) parked: bool,
     /// The worker is now counted as searching.
     pub(crate) searching: bool,
+    /// The park ended by its timeout ([`WakePolicy::Lazy`]), not because somebody woke it.
+    pub(crate) timed_out: bool,
 }
 
 /// The idle-worker bookkeeping of one pool.
@@ -124,16 +202,23 @@ pub(crate) struct Sleep {
     sleepers: Mutex<Vec<usize>>,
     parkers: Box<[CachePadded<Parker>]>,
     num_workers: usize,
+    policy: WakePolicy,
 }
 
 impl Sleep {
-    pub(crate) fn new(num_workers: usize) -> Self {
+    pub(crate) fn new(num_workers: usize, policy: WakePolicy) -> Self {
         Sleep {
             state: CachePadded::new(AtomicU64::new(0)),
             sleepers: Mutex::new(Vec::with_capacity(num_workers)),
             parkers: (0..num_workers).map(|_| CachePadded::default()).collect(),
             num_workers,
+            policy,
         }
+    }
+
+    /// The pool's wake policy.
+    pub(crate) fn policy(&self) -> WakePolicy {
+        self.policy
     }
 
     /// Called by each worker on its own thread before it can be parked.
@@ -184,15 +269,11 @@ impl Sleep {
         false
     }
 
-    /// Rule 2: work was just published; wake one sleeper if nobody is searching.
+    /// Rule 2: work was just published by a thread that will not run it itself; wake one sleeper
+    /// if nobody is searching (as the policy says).
     #[inline]
     pub(crate) fn notify_work(&self) {
-        // F1 of the fence pair: the push (before this call) is ordered before the state read.
-        fence(Ordering::SeqCst);
-        let state = self.state();
-        if state.searching() == 0 && state.sleeping() > 0 {
-            self.wake_one_searching();
-        }
+        self.notify(Submit::External);
     }
 
     /// Rule 2 for work pushed onto the pushing worker's *own* deque: the same check without the
@@ -208,18 +289,55 @@ impl Sleep {
     /// not run it, always takes [`Sleep::notify_work`] with the fence.
     #[inline]
     pub(crate) fn notify_local_work(&self) {
-        let state = self.state();
-        if state.searching() == 0 && state.sleeping() > 0 {
-            self.wake_one_searching();
+        self.notify(Submit::Local);
+    }
+
+    /// The one place the [`WakePolicy`] branches: what a submission of kind `submit` does to
+    /// the sleepers (see the module doc).
+    #[inline]
+    pub(crate) fn notify(&self, submit: Submit) {
+        match self.policy {
+            WakePolicy::Lazy => {}
+            WakePolicy::Eager => {
+                if submit == Submit::External {
+                    // F1 (the policy wakes more often, never less, than the default).
+                    fence(Ordering::SeqCst);
+                }
+                if self.state().sleeping() > 0 {
+                    self.wake_one(true);
+                }
+            }
+            WakePolicy::Default => {
+                match submit {
+                    // F1 of the fence pair: the push (before this call) is ordered before the
+                    // state read.
+                    Submit::External => fence(Ordering::SeqCst),
+                    Submit::Local
+                    | Submit::Yield {
+                        others_waiting: true,
+                    } => {}
+                    // The owner of the slot, or the re-queueing worker, is awake and runs it.
+                    Submit::RunNext
+                    | Submit::Yield {
+                        others_waiting: false,
+                    } => return,
+                }
+                let state = self.state();
+                if state.searching() == 0 && state.sleeping() > 0 {
+                    self.wake_one(false);
+                }
+            }
         }
     }
 
+    /// Wakes one sleeper as a searcher. Unless `always` (the eager policy), gives up if somebody
+    /// started searching meanwhile: it will find the work.
     #[cold]
     #[inline(never)]
-    fn wake_one_searching(&self) {
+    fn wake_one(&self, always: bool) {
         let mut sleepers = self.lock_sleepers();
-        if self.state().searching() > 0 {
-            return; // somebody started searching meanwhile; it will find the work
+        if !always && self.state().searching() > 0 {
+            return;
         }
         let Some(index) = sleepers.pop() else { return };
         self.state
@@ -302,10 +420,12 @@ impl Sleep {
             return Woken {
                 parked: false,
                 searching,
+                timed_out: false,
             };
         }
         before_park();
         let parker = &self.parkers[index];
+        let mut polled = false;
         let reason = loop {
             // Acquire: pairs with the Release store of the waker, so whatever it published
             // before waking us is visible. A load, then a Relaxed reset, rather than a swap: a
@@ -318,7 +438,24 @@ impl Sleep {
                 parker.wake.store(NOT_WOKEN, Ordering::Relaxed);
                 break reason;
             }
-            crate::loom::thread::park();
+            if self.policy != WakePolicy::Lazy {
+                crate::loom::thread::park();
+            } else if !polled {
+                crate::loom::thread::park_timeout(LAZY_POLL);
+                polled = true;
+            } else {
+                // The lazy policy's poll: leave the sleeper list and go look for work. A waker
+                // that took us out of the list meanwhile left its reason, which this consumes.
+                let searching = self.cancel_sleep(index);
+                if let Some(l) = latch {
+                    l.wake_up();
+                }
+                return Woken {
+                    parked: true,
+                    searching,
+                    timed_out: true,
+                };
+            }
         };
         if let Some(l) = latch {
             l.wake_up();
@@ -326,6 +463,7 @@ impl Sleep {
         Woken {
             parked: true,
             searching: reason == WOKEN_SEARCHING,
+            timed_out: false,
         }
     }
 
@@ -370,13 +508,14 @@ mod loom_tests {
     use crate::loom::sync::atomic::{AtomicUsize, Ordering};
     use crate::loom::sync::Arc;
     use crate::loom::thread;
+    use crate::pool::WakePolicy;
 
     /// A job pushed from outside the pool (the injector's SeqCst length, then `notify_work`)
-    /// while the only worker goes to sleep: the worker always ends up seeing it.
-    #[test]
-    fn loom_outside_push_vs_going_to_sleep() {
-        loom::model(|| {
-            let sleep = Arc::new(Sleep::new(1));
+    /// while the only worker goes to sleep, under each wake policy: the worker always ends up
+    /// seeing it (woken, or, under the lazy policy, at its next poll).
+    fn outside_push_vs_going_to_sleep(policy: WakePolicy) {
+        loom::model(move || {
+            let sleep = Arc::new(Sleep::new(1, policy));
             let queue = Arc::new(AtomicUsize::new(0));
             let (s, q) = (Arc::clone(&sleep), Arc::clone(&queue));
             let worker = thread::spawn(move || {
@@ -397,12 +536,27 @@ mod loom_tests {
         });
     }
 
+    #[test]
+    fn loom_outside_push_vs_going_to_sleep() {
+        outside_push_vs_going_to_sleep(WakePolicy::Default);
+    }
+
+    #[test]
+    fn loom_outside_push_vs_going_to_sleep_eager() {
+        outside_push_vs_going_to_sleep(WakePolicy::Eager);
+    }
+
+    #[test]
+    fn loom_outside_push_vs_going_to_sleep_lazy() {
+        outside_push_vs_going_to_sleep(WakePolicy::Lazy);
+    }
+
     /// A worker waiting for its latch (a stolen `join` half) goes to sleep while the thief sets
     /// the latch and wakes it: the waiter always returns.
     #[test]
     fn loom_latch_set_vs_waiter_going_to_sleep() {
         loom::model(|| {
-            let sleep = Arc::new(Sleep::new(1));
+            let sleep = Arc::new(Sleep::new(1, WakePolicy::Default));
             let latch = Arc::new(CoreLatch::new());
             let (s, l) = (Arc::clone(&sleep), Arc::clone(&latch));
             let waiter = thread::spawn(move || {

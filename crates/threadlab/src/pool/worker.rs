@@ -1,9 +1,10 @@
 //! The worker thread: its local state (reached through a thread-local pointer) and its loop.
 //!
-//! Where work comes from, in order (as in rayon-core and Tokio): the worker's own deque (LIFO, a
-//! warm cache), then the injector (a batch), then a random victim's deque (a batch, oldest work
-//! first). When all are empty it spins briefly (see [`SPIN_BEFORE_PARK`]) and then sleeps by the
-//! protocol of [`super::sleep`].
+//! Where work comes from, in order (as in rayon-core and Tokio): the worker's run-next slot (the
+//! future its last task woke, see `crate::task::run_next`), its own deque (LIFO, a warm cache),
+//! then the injector (a batch), then a random victim's deque (a batch, oldest work first). When
+//! all are empty it spins briefly (see [`SPIN_BEFORE_PARK`]), looking also at the other workers'
+//! run-next slots, and then sleeps by the protocol of [`super::sleep`].
 //!
 //! The recorder's events from here: steal attempts and steals in [`WorkerThread::steal_once`],
 //! spins in [`WorkerThread::spin`], parks in [`WorkerThread::sleep`]. Task spans and spawn
@@ -161,6 +162,11 @@ impl WorkerThread {
         self.deque.pop()
     }
 
+    /// True if this worker's deque looks empty.
+    pub(crate) fn deque_is_empty(&self) -> bool {
+        self.deque.is_empty()
+    }
+
     /// Runs a job (its task span is recorded by the job itself, see `crate::job`).
     #[inline]
     pub(crate) fn execute(&self, job: JobRef) {
@@ -197,10 +203,19 @@ impl WorkerThread {
         }
     }
 
-    /// Own deque, then the injector and the other workers.
+    /// Own run-next slot (futures, `crate::task::run_next`), own deque, then the injector and
+    /// the other workers.
     #[inline]
     fn find_work(&self) -> Option<JobRef> {
-        self.take_local().or_else(|| self.steal())
+        if let Some(job) = self.take_run_next() {
+            return Some(job);
+        }
+        let job = self.take_local().or_else(|| self.steal());
+        if job.is_some() {
+            // The run-next budget counts slot tasks in a row (see `crate::task::run_next`).
+            self.end_run_next_streak();
+        }
+        job
     }
 
     /// Looks through the injector and every other deque, starting at a random victim.
@@ -298,6 +313,10 @@ impl WorkerThread {
 
     fn spin_until_deadline(&self, latch: Option<&CoreLatch>) -> Spun {
         let deadline = Instant::now() + SPIN_BEFORE_PARK;
+        // Futures: the other workers' run-next slots, taken only after a grace (see
+        // `crate::task::run_next`).
+        let mut watch = None;
+        let mut first = true;
         loop {
             for _ in 0..SPIN_PAUSES {
                 crate::loom::hint::spin_loop();
@@ -308,9 +327,19 @@ impl WorkerThread {
             if let Some(job) = self.find_work() {
                 return Spun::Job(job);
             }
-            if self.registry.terminating() || Instant::now() >= deadline {
+            let now = Instant::now();
+            let past = now >= deadline;
+            // Past the deadline (unless on the first look) no new slot is watched, but one
+            // being watched gets its grace.
+            if let Some(job) = self.steal_run_next(&mut watch, now, first || !past) {
+                WorkerCounters::add(&self.counters().steals, 1);
+                self.found_work();
+                return Spun::Job(job);
+            }
+            if self.registry.terminating() || (past && watch.is_none()) {
                 return Spun::Nothing;
             }
+            first = false;
         }
     }
 
@@ -322,7 +351,8 @@ impl WorkerThread {
             self.index,
             self.searching.get(),
             latch,
-            || registry.has_visible_work() || registry.terminating(),
+            // Our own run-next slot is ours to re-check (`super::sleep`, "The run-next slot").
+            || registry.has_visible_work() || self.has_run_next() || registry.terminating(),
             || {
                 let awake = self.awake_since.get().elapsed().as_nanos() as u64;
                 WorkerCounters::add(&counters.awake_nanos, awake);
@@ -338,7 +368,10 @@ impl WorkerThread {
         if woken.parked {
             hooks::park_end();
             counters.parked.store(false, Ordering::Relaxed);
-            WorkerCounters::add(&counters.wakeups, 1);
+            // A lazy-policy poll ended by its timeout is a park, not a wake-up.
+            if !woken.timed_out {
+                WorkerCounters::add(&counters.wakeups, 1);
+            }
             self.awake_since.set(Instant::now());
         }
         self.searching.set(woken.searching);

@@ -1,0 +1,471 @@
+//! `rendezvous` (fifth seed, "Rendezvous Benchmark Analysis: When Threads (Don't) Meet"): a
+//! producer task sends 1 M numbers (`--full` 10 M) through a zero-capacity channel to a consumer
+//! task that sums them. The channel is the same on every runtime (`flume::bounded(0)`, which has
+//! async and blocking ends and knows no executor), so what differs is how each runtime wakes
+//! and parks its threads: threadlab under each [`WakePolicy`], Tokio, and two OS threads using
+//! the channel's blocking ends.
+//!
+//! Figures: wall time per message, process CPU per message (getrusage, all threads), parks and
+//! wake-ups per message (threadlab's `Pool::metrics`), and, from a shorter recorded run
+//! (`threadlab::trace`), the share of the workers' awake time spent on the way to a park or back
+//! from one (see [`Breakdown`], in `park_wake.rs`).
+
+use super::park_wake::Breakdown;
+use crate::lab::{Ctx, ExpResult, Experiment, Outcome, Row, Size};
+use crate::measure::{fmt_ns, fmt_ratio, group_thousands, median, process_cpu_time};
+use crate::report::{svg::Chart, svg::Series, table::Table};
+use std::time::Instant;
+use threadlab::{Pool, WakePolicy};
+
+/// The experiment.
+pub struct Rendezvous;
+
+/// The variants in table order (stable names for results.json).
+const VARIANTS: [&str; 5] = [
+    "threadlab",
+    "threadlab-eager",
+    "threadlab-lazy",
+    "tokio",
+    "os-threads",
+];
+
+fn policy_of(variant: &str) -> Option<WakePolicy> {
+    match variant {
+        "threadlab" => Some(WakePolicy::Default),
+        "threadlab-eager" => Some(WakePolicy::Eager),
+        "threadlab-lazy" => Some(WakePolicy::Lazy),
+        _ => None,
+    }
+}
+
+/// One run's raw figures.
+#[derive(Debug, Clone, Copy, Default)]
+struct Run {
+    secs: f64,
+    cpu_secs: f64,
+    /// Pool parks and wake-ups during the run (threadlab only; NaN elsewhere).
+    parks: f64,
+    wakeups: f64,
+}
+
+/// The producer and the consumer: `n` numbers through a rendezvous channel; the consumer's sum.
+fn endpoints(
+    n: u64,
+) -> (
+    impl std::future::Future<Output = ()> + Send + 'static,
+    impl std::future::Future<Output = u64> + Send + 'static,
+) {
+    let (tx, rx) = flume::bounded::<u64>(0);
+    let producer = async move {
+        for i in 0..n {
+            if tx.send_async(i).await.is_err() {
+                return;
+            }
+        }
+    };
+    let consumer = async move {
+        let mut sum = 0u64;
+        for _ in 0..n {
+            match rx.recv_async().await {
+                Ok(v) => sum = sum.wrapping_add(v),
+                Err(_) => break,
+            }
+        }
+        sum
+    };
+    (producer, consumer)
+}
+
+fn expected_sum(n: u64) -> u64 {
+    if n == 0 {
+        0
+    } else {
+        (n - 1).wrapping_mul(n) / 2
+    }
+}
+
+/// Times one run of `body`, which returns the consumer's sum.
+fn timed(n: u64, body: impl FnOnce() -> Result<u64, String>) -> Result<(f64, f64), String> {
+    let cpu0 = process_cpu_time();
+    let t0 = Instant::now();
+    let sum = body()?;
+    let secs = t0.elapsed().as_secs_f64();
+    let cpu = (process_cpu_time() - cpu0).as_secs_f64();
+    if sum != expected_sum(n) {
+        return Err(format!(
+            "the consumer summed {sum}, expected {}",
+            expected_sum(n)
+        ));
+    }
+    Ok((secs, cpu))
+}
+
+fn run_threadlab(pool: &Pool, n: u64) -> Result<Run, String> {
+    let before = pool.metrics();
+    let (secs, cpu_secs) = timed(n, || {
+        let (producer, consumer) = endpoints(n);
+        let p = pool.spawn_future(producer);
+        let c = pool.spawn_future(consumer);
+        let sum = c.join();
+        p.join();
+        Ok(sum)
+    })?;
+    let after = pool.metrics();
+    let total = |m: &threadlab::Metrics, f: fn(&threadlab::WorkerMetrics) -> u64| -> f64 {
+        m.workers.iter().map(f).sum::<u64>() as f64
+    };
+    Ok(Run {
+        secs,
+        cpu_secs,
+        parks: total(&after, |w| w.parks) - total(&before, |w| w.parks),
+        wakeups: total(&after, |w| w.wakeups) - total(&before, |w| w.wakeups),
+    })
+}
+
+fn run_tokio(rt: &tokio::runtime::Runtime, n: u64) -> Result<Run, String> {
+    let (secs, cpu_secs) = timed(n, || {
+        let (producer, consumer) = endpoints(n);
+        let p = rt.spawn(producer);
+        let c = rt.spawn(consumer);
+        rt.block_on(async move {
+            let sum = c.await.map_err(|e| format!("tokio consumer: {e}"))?;
+            p.await.map_err(|e| format!("tokio producer: {e}"))?;
+            Ok(sum)
+        })
+    })?;
+    Ok(Run {
+        secs,
+        cpu_secs,
+        parks: f64::NAN,
+        wakeups: f64::NAN,
+    })
+}
+
+fn run_os_threads(n: u64) -> Result<Run, String> {
+    let (secs, cpu_secs) = timed(n, || {
+        let (tx, rx) = flume::bounded::<u64>(0);
+        let producer = std::thread::Builder::new()
+            .name("rendezvous-producer".into())
+            .spawn(move || {
+                for i in 0..n {
+                    if tx.send(i).is_err() {
+                        return;
+                    }
+                }
+            })
+            .map_err(|e| format!("cannot start the producer thread: {e}"))?;
+        let consumer = std::thread::Builder::new()
+            .name("rendezvous-consumer".into())
+            .spawn(move || rx.iter().take(n as usize).fold(0u64, u64::wrapping_add))
+            .map_err(|e| format!("cannot start the consumer thread: {e}"))?;
+        let sum = consumer
+            .join()
+            .map_err(|_| "the consumer thread panicked".to_string())?;
+        producer
+            .join()
+            .map_err(|_| "the producer thread panicked".to_string())?;
+        Ok(sum)
+    })?;
+    Ok(Run {
+        secs,
+        cpu_secs,
+        parks: f64::NAN,
+        wakeups: f64::NAN,
+    })
+}
+
+impl Experiment for Rendezvous {
+    fn name(&self) -> &'static str {
+        "rendezvous"
+    }
+
+    fn description(&self) -> &'static str {
+        "The fifth seed's producer and consumer tasks passing numbers through a zero-capacity \
+         channel: time and CPU per message, parks and wake-ups, and the share of CPU spent \
+         parking and waking, for threadlab's wake policies, Tokio and two OS threads."
+    }
+
+    fn run(&self, ctx: &Ctx) -> ExpResult {
+        let n: u64 = ctx.size.pick(5_000, 1_000_000, 10_000_000);
+        let recorded_n: u64 = ctx.size.pick(2_000, 100_000, 100_000);
+        // Two OS threads meet through the kernel for every message (about 10 µs each on the
+        // development VM): they send a tenth of the messages, and are compared per message.
+        let os_n: u64 = ctx.size.pick(n, n / 10, n / 10);
+        let mut rows = Vec::new();
+        let mut tables = Vec::new();
+        let mut charts = Vec::new();
+        let mut findings = Vec::new();
+        let mut notes = Vec::new();
+        for &threads in &ctx.threads {
+            let config = format!("{} messages", group_thousands(n));
+            // Per variant: median ns/message, CPU ns/message, parks and wake-ups per message,
+            // and the recorded breakdown (threadlab only).
+            let mut figures: Vec<[f64; 4]> = Vec::new();
+            let mut breakdowns: Vec<Option<Breakdown>> = Vec::new();
+            for variant in VARIANTS {
+                ctx.step(format!("rendezvous: {variant}, {threads} threads"));
+                let mut runs = Vec::new();
+                let mut breakdown = None;
+                match policy_of(variant) {
+                    Some(policy) => {
+                        let pool = Pool::builder()
+                            .threads(threads)
+                            .wake_policy(policy)
+                            .build()
+                            .map_err(|e| format!("threadlab pool: {e}"))?;
+                        for _ in 0..ctx.repeat.max(1) {
+                            runs.push(run_threadlab(&pool, n)?);
+                        }
+                        // Recorded runs: the one with the median park/wake share is reported.
+                        let mut recorded = Vec::new();
+                        for _ in 0..ctx.repeat.max(1) {
+                            let rec = threadlab::trace::try_start(threadlab::trace::Mode::Full)
+                                .map_err(|e| format!("cannot record: {e}"))?;
+                            let run = run_threadlab(&pool, recorded_n);
+                            let trace = rec.stop();
+                            run?;
+                            recorded.push(Breakdown::of(&trace));
+                        }
+                        recorded
+                            .sort_by(|a, b| a.park_wake_share().total_cmp(&b.park_wake_share()));
+                        breakdown = Some(recorded[recorded.len() / 2]);
+                    }
+                    None if variant == "tokio" => {
+                        let rt = super::chain::tokio_runtime(threads)?;
+                        for _ in 0..ctx.repeat.max(1) {
+                            runs.push(run_tokio(&rt, n)?);
+                        }
+                    }
+                    None => {
+                        for _ in 0..ctx.repeat.max(1) {
+                            runs.push(run_os_threads(os_n)?);
+                        }
+                    }
+                }
+                let sent = if variant == "os-threads" { os_n } else { n };
+                let per_msg = |f: fn(&Run) -> f64, scale: f64| {
+                    let mut xs: Vec<f64> =
+                        runs.iter().map(|r| f(r) * scale / sent as f64).collect();
+                    median(&mut xs)
+                };
+                figures.push([
+                    per_msg(|r| r.secs, 1e9),
+                    per_msg(|r| r.cpu_secs, 1e9),
+                    per_msg(|r| r.parks, 1.0),
+                    per_msg(|r| r.wakeups, 1.0),
+                ]);
+                breakdowns.push(breakdown);
+            }
+            let tokio = figures[3];
+            let mut table = Table::new(
+                format!(
+                    "{config} through flume::bounded(0); pools of {threads} threads (OS threads: 2); medians of {} runs; park/wake share: median of {} recorded runs of {} messages",
+                    ctx.repeat.max(1),
+                    ctx.repeat.max(1),
+                    group_thousands(recorded_n)
+                ),
+                &[
+                    "variant",
+                    "ns/msg",
+                    "CPU ns/msg",
+                    "parks/msg",
+                    "wake-ups/msg",
+                    "park/wake % of worker CPU",
+                    "time vs tokio",
+                    "CPU vs tokio",
+                ],
+            );
+            for (i, variant) in VARIANTS.iter().enumerate() {
+                let [ns, cpu, parks, wakeups] = figures[i];
+                let share = breakdowns[i].map(|b| b.park_wake_share() * 100.0);
+                table.row(vec![
+                    (*variant).into(),
+                    fmt_ns(ns),
+                    fmt_ns(cpu),
+                    fmt_small(parks),
+                    fmt_small(wakeups),
+                    share.map_or("-".into(), |s| format!("{s:.1}")),
+                    fmt_ratio(ns / tokio[0]),
+                    fmt_ratio(cpu / tokio[1]),
+                ]);
+                let (variant_threads, variant_config) = if *variant == "os-threads" {
+                    (2, format!("{} messages", group_thousands(os_n)))
+                } else {
+                    (threads, config.clone())
+                };
+                let mut push = |metric: &str, value: f64, unit: &str| {
+                    if value.is_finite() {
+                        rows.push(Row {
+                            experiment: "rendezvous".into(),
+                            variant: (*variant).into(),
+                            config: variant_config.clone(),
+                            threads: variant_threads,
+                            metric: metric.into(),
+                            value,
+                            unit: unit.into(),
+                        });
+                    }
+                };
+                push("ns_per_message", ns, "ns");
+                push("cpu_ns_per_message", cpu, "ns");
+                push("parks_per_message", parks, "parks");
+                push("wakeups_per_message", wakeups, "wake-ups");
+                if let Some(s) = share {
+                    push("park_wake_share", s, "%");
+                }
+            }
+            tables.push(table);
+
+            let mut where_time = Table::new(
+                format!(
+                    "where the workers' CPU time went (recorded run of {} messages with the median park/wake share, {threads} threads; preemption taken out)",
+                    group_thousands(recorded_n)
+                ),
+                &[
+                    "variant",
+                    "worker CPU ns/msg",
+                    "preempted ns/msg",
+                    "in polls %",
+                    "scheduling %",
+                    "park/wake %",
+                    "polls/msg",
+                    "ns/poll",
+                    "parks/msg",
+                    "wake-ups sent/msg",
+                ],
+            );
+            for (i, variant) in VARIANTS.iter().enumerate() {
+                let Some(b) = breakdowns[i] else { continue };
+                let m = recorded_n as f64;
+                let pct = |x: f64| {
+                    if b.awake_ns > 0.0 {
+                        format!("{:.1}", 100.0 * x / b.awake_ns)
+                    } else {
+                        "-".into()
+                    }
+                };
+                where_time.row(vec![
+                    (*variant).into(),
+                    fmt_ns(b.awake_ns / m),
+                    fmt_ns(b.preempted_ns / m),
+                    pct(b.task_ns),
+                    pct(b.sched_ns),
+                    pct(b.park_wake_ns),
+                    fmt_small(b.polls as f64 / m),
+                    fmt_ns(if b.polls > 0 {
+                        b.task_ns / b.polls as f64
+                    } else {
+                        f64::NAN
+                    }),
+                    fmt_small(b.parks as f64 / m),
+                    fmt_small(b.wakes as f64 / m),
+                ]);
+            }
+            tables.push(where_time);
+
+            let mut chart = Chart::bars(
+                &format!("rendezvous-per-message-{threads}t"),
+                &format!("rendezvous: per message, pools of {threads} threads"),
+                VARIANTS.iter().map(|v| v.to_string()).collect(),
+                "ns per message",
+            );
+            chart.log_y = true;
+            for (k, name) in ["wall time", "CPU time"].iter().enumerate() {
+                chart.series.push(Series {
+                    name: (*name).into(),
+                    points: figures
+                        .iter()
+                        .enumerate()
+                        .map(|(i, f)| (i as f64, f[k]))
+                        .collect(),
+                });
+            }
+            charts.push(chart);
+
+            let tl = figures[0];
+            let share = breakdowns[0].map_or(f64::NAN, |b| b.park_wake_share() * 100.0);
+            let eager_share = breakdowns[1].map_or(f64::NAN, |b| b.park_wake_share() * 100.0);
+            findings.push(format!(
+                "On {threads} thread(s), threadlab's default policy passed a message in {} ns, {} Tokio's time ({} ns) and {} its CPU, with {} wake-ups per message and {share:.1}% of its workers' CPU time on the way into or out of a park; waking a worker for every task (eager) cost {} ns and {} CPU ns per message with {eager_share:.1}% in park/wake, and two OS threads {} ns.",
+                fmt_ns(tl[0]),
+                fmt_ratio(tl[0] / tokio[0]),
+                fmt_ns(tokio[0]),
+                fmt_ratio(tl[1] / tokio[1]),
+                fmt_small(tl[3]),
+                fmt_ns(figures[1][0]),
+                fmt_ns(figures[1][1]),
+                fmt_ns(figures[4][0]),
+            ));
+        }
+        notes.push(
+            "CPU per message is the whole process's (getrusage: every worker, the runtime's other threads and the waiting main thread). Parks and wake-ups per message come from Pool::metrics (a lazy-policy park that ends by its 1 ms timeout counts as a park, not a wake-up); Tokio and OS threads expose no such counters."
+                .into(),
+        );
+        notes.push(
+            "Park/wake share: separate, recorded runs (threadlab::trace) cut each worker's timeline at its events; time spinning, from the end of a task to a park or spin that follows it, and from a park's end to the next task counts as park/wake, and is divided by the workers' CPU time (awake, not parked). The time the OS kept a worker runnable but off the CPU (the recorder's schedstat samples) is taken out between samples, from the longest silences first, so a preemption on a busy machine is not counted as work. The waker's own futex call happens inside the waking task's span and is counted as task time; the wake-ups/msg column shows how often it happens; the recorder's own cost (about 10 ns per event, three events per poll) lands in the polls and the scheduling."
+                .into(),
+        );
+        if os_n != n {
+            notes.push(format!(
+                "The two OS threads sent {} messages (a tenth): each message is a kernel wake-up; their figures are per message like the others'.",
+                group_thousands(os_n)
+            ));
+        }
+        if ctx.size != Size::Full {
+            notes.push(format!(
+                "Quick size: {} messages; --full sends 10,000,000 as in the seed's benchmark.",
+                group_thousands(n)
+            ));
+        }
+        Ok(Outcome {
+            finding: findings.join(" "),
+            notes,
+            rows,
+            tables,
+            charts,
+        })
+    }
+}
+
+/// Small per-message counts: `0`, `0.0012`, `1.5`.
+fn fmt_small(x: f64) -> String {
+    if !x.is_finite() {
+        "-".into()
+    } else if x == 0.0 {
+        "0".into()
+    } else if x < 0.01 {
+        format!("{x:.4}")
+    } else {
+        format!("{x:.2}")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_sum_is_checked() {
+        assert_eq!(expected_sum(5), 10);
+        assert!(timed(5, || Ok(9)).is_err());
+        assert!(timed(5, || Ok(10)).is_ok());
+    }
+
+    #[test]
+    fn a_recorded_pool_run_breaks_down() {
+        let pool = Pool::builder().threads(2).build().unwrap();
+        let rec = threadlab::trace::try_start(threadlab::trace::Mode::Full);
+        let Ok(rec) = rec else { return }; // another test is recording
+        let run = run_threadlab(&pool, 500).unwrap();
+        let b = Breakdown::of(&rec.stop());
+        assert!(run.secs > 0.0);
+        assert!(b.polls >= 2, "{b:?}");
+        assert!(b.awake_ns >= b.task_ns && b.task_ns > 0.0, "{b:?}");
+        let parts = b.task_ns + b.sched_ns + b.park_wake_ns;
+        assert!(
+            (parts - b.awake_ns).abs() <= 1e-6 * b.awake_ns.max(1.0),
+            "{b:?}"
+        );
+        assert!((0.0..=1.0).contains(&b.park_wake_share()));
+    }
+}

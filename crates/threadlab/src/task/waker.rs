@@ -1,0 +1,94 @@
+//! The tasks' `Waker` (one vtable for every task type: the data pointer is the task cell, and
+//! each waker holds one reference), and where a woken or re-queued task goes:
+//!
+//! - woken on a worker of the task's pool: that worker's run-next slot (`super::run_next`), so
+//!   the task runs right after the one that woke it, on a warm cache;
+//! - woken anywhere else (a plain thread, another pool's worker): the pool's injector, with the
+//!   fence and the wake of `Sleep::notify_work`;
+//! - woken during its own poll (a yield, or a wake from elsewhere while it ran): the back of the
+//!   pool's queues ([`reschedule`]), so it cannot hold its worker against the work waiting there.
+
+use std::ptr::NonNull;
+use std::task::{RawWaker, RawWakerVTable, Waker};
+
+use crate::pool::worker::WorkerThread;
+use crate::task::cell::{job_ref, task_id, Header};
+use crate::task::state::Wake;
+use crate::trace::hooks;
+
+static VTABLE: RawWakerVTable = RawWakerVTable::new(clone, wake, wake_by_ref, drop_waker);
+
+/// A waker for `task` that does not own a reference (wrap it in `ManuallyDrop`).
+///
+/// # Safety
+/// The caller holds a reference to `task` for as long as the waker is used.
+pub(crate) unsafe fn borrowed(task: NonNull<Header>) -> Waker {
+    // SAFETY: the vtable's functions uphold the RawWaker contract for a task pointer.
+    unsafe { Waker::from_raw(RawWaker::new(task.as_ptr() as *const (), &VTABLE)) }
+}
+
+/// # Safety
+/// `data` is a live task cell (the caller's waker holds a reference).
+unsafe fn header<'a>(data: *const ()) -> &'a Header {
+    // SAFETY: forwarded.
+    unsafe { &*(data as *const Header) }
+}
+
+unsafe fn clone(data: *const ()) -> RawWaker {
+    // SAFETY: the waker being cloned holds a reference.
+    unsafe { header(data) }.state.ref_inc();
+    RawWaker::new(data, &VTABLE)
+}
+
+unsafe fn wake(data: *const ()) {
+    // SAFETY: a waker's data pointer is a task cell, never null.
+    let task = unsafe { NonNull::new_unchecked(data as *mut Header) };
+    // SAFETY: the consumed waker held a reference, which `wake_by_val` hands on or drops.
+    match unsafe { task.as_ref() }.state.wake_by_val() {
+        Wake::Submit => schedule_woken(task),
+        // SAFETY: our reference was the last.
+        Wake::Done { last: true } => unsafe { (task.as_ref().vtable.dealloc)(task) },
+        Wake::Done { last: false } => {}
+    }
+}
+
+unsafe fn wake_by_ref(data: *const ()) {
+    // SAFETY: a waker's data pointer is a task cell, never null.
+    let task = unsafe { NonNull::new_unchecked(data as *mut Header) };
+    // SAFETY: the waker holds a reference for the whole call.
+    if unsafe { task.as_ref() }.state.wake_by_ref() == Wake::Submit {
+        schedule_woken(task);
+    }
+}
+
+unsafe fn drop_waker(data: *const ()) {
+    // SAFETY: a waker's data pointer is a task cell, never null.
+    let task = unsafe { NonNull::new_unchecked(data as *mut Header) };
+    // SAFETY: the dropped waker held a reference until this call.
+    if unsafe { task.as_ref() }.state.ref_dec() {
+        // SAFETY: it was the last.
+        unsafe { (task.as_ref().vtable.dealloc)(task) };
+    }
+}
+
+/// Queues a task a wake just scheduled (the job owns the reference the wake provided).
+fn schedule_woken(task: NonNull<Header>) {
+    hooks::spawn(task_id(task));
+    // SAFETY: the job's reference keeps the cell alive.
+    let registry = &unsafe { task.as_ref() }.registry;
+    match WorkerThread::current() {
+        Some(w) if std::ptr::eq(&**w.registry(), &**registry) => w.push_woken(task),
+        _ => registry.inject(job_ref(task)),
+    }
+}
+
+/// Queues again a task that was woken during its own poll (it keeps its job's reference).
+pub(crate) fn reschedule(task: NonNull<Header>) {
+    hooks::spawn(task_id(task));
+    // SAFETY: the job's reference keeps the cell alive.
+    let registry = &unsafe { task.as_ref() }.registry;
+    match WorkerThread::current() {
+        Some(w) if std::ptr::eq(&**w.registry(), &**registry) => w.push_yielded(job_ref(task)),
+        _ => registry.inject(job_ref(task)),
+    }
+}

@@ -1,0 +1,221 @@
+//! Loom models of the task state word (`src/task/state.rs`): a wake during a poll is never
+//! lost, one worker at a time touches the future, the JoinHandle's waker cell and the output
+//! are never accessed by two threads at once, and the task is freed exactly once. Run by CI
+//! with `RUSTFLAGS="--cfg loom"`.
+//!
+//! The models drive the state word as `src/task/cell.rs`, `waker.rs` and `join_handle.rs` do,
+//! with loom cells standing in for the future, the output and the join waker.
+#![cfg(loom)]
+
+use loom::cell::UnsafeCell;
+use loom::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use loom::sync::Arc;
+use loom::thread;
+use threadlab::task_state::{Idle, State, Wake};
+
+/// One task: its state word and stand-ins for what the cell holds.
+struct Task {
+    state: State,
+    /// The future: polled by whoever holds RUNNING.
+    future: UnsafeCell<u32>,
+    /// The output: written before COMPLETE, read by the handle after it.
+    output: UnsafeCell<Option<u32>>,
+    /// The JoinHandle's waker (an id).
+    join_waker: UnsafeCell<Option<u32>>,
+    /// The event the future waits for.
+    ready: AtomicBool,
+    /// The handle's waker was woken.
+    handle_woken: AtomicBool,
+    freed: AtomicUsize,
+}
+
+impl Task {
+    fn new() -> Arc<Task> {
+        Arc::new(Task {
+            state: State::new(),
+            future: UnsafeCell::new(0),
+            output: UnsafeCell::new(None),
+            join_waker: UnsafeCell::new(None),
+            ready: AtomicBool::new(false),
+            handle_woken: AtomicBool::new(false),
+            freed: AtomicUsize::new(0),
+        })
+    }
+
+    fn free(&self) {
+        self.freed.fetch_add(1, Ordering::SeqCst);
+    }
+
+    /// A queued job runs: polls until the future is pending and not woken, or complete.
+    fn run(&self) {
+        loop {
+            self.state.transition_to_running();
+            // SAFETY (model): RUNNING gives this thread the future.
+            self.future.with_mut(|f| unsafe { *f += 1 });
+            if self.ready.load(Ordering::Acquire) {
+                self.output.with_mut(|o| unsafe { *o = Some(42) });
+                let prev = self.state.transition_to_complete();
+                if prev.has_join_interest() {
+                    if prev.has_join_waker() {
+                        let id = self.join_waker.with(|w| unsafe { *w });
+                        assert!(id.is_some(), "JOIN_WAKER set without a waker");
+                        self.handle_woken.store(true, Ordering::SeqCst);
+                    }
+                } else {
+                    // No handle: the worker drops the output.
+                    self.output.with_mut(|o| unsafe { *o = None });
+                }
+                if self.state.ref_dec() {
+                    self.free();
+                }
+                return;
+            }
+            match self.state.transition_to_idle() {
+                Idle::Rescheduled => continue,
+                Idle::Idle { last } => {
+                    if last {
+                        self.free();
+                    }
+                    return;
+                }
+            }
+        }
+    }
+
+    /// The JoinHandle's poll: Some(output) if complete, None if its waker is registered.
+    fn poll_handle(&self, waker_id: u32) -> Option<u32> {
+        let s = self.state.load();
+        if !s.is_complete() {
+            let mut register = true;
+            if s.has_join_waker() {
+                let same = self.join_waker.with(|w| unsafe { *w }) == Some(waker_id);
+                if same {
+                    return None;
+                }
+                register = self.state.unset_join_waker().is_ok();
+            }
+            if register {
+                self.join_waker.with_mut(|w| unsafe { *w = Some(waker_id) });
+                if self.state.set_join_waker().is_ok() {
+                    return None;
+                }
+            }
+        }
+        let out = self.output.with_mut(|o| unsafe { (*o).take() });
+        assert_eq!(out, Some(42), "complete without an output");
+        out
+    }
+
+    fn drop_handle(&self) {
+        if self.state.drop_join_handle() {
+            self.free();
+        }
+    }
+}
+
+#[test]
+fn a_wake_during_the_poll_is_not_lost() {
+    loom::model(|| {
+        let task = Task::new();
+        task.state.ref_inc(); // the waker the future registered
+        let waker = {
+            let task = Arc::clone(&task);
+            thread::spawn(move || {
+                task.ready.store(true, Ordering::Release);
+                match task.state.wake_by_val() {
+                    Wake::Submit => task.run(), // the queued job runs (here, in the model)
+                    Wake::Done { last } => {
+                        if last {
+                            task.free();
+                        }
+                    }
+                }
+            })
+        };
+        task.run(); // the job queued at spawn
+        waker.join().unwrap();
+        assert!(task.state.load().is_complete(), "the wake was lost");
+        assert_eq!(task.poll_handle(1), Some(42));
+        task.drop_handle();
+        assert_eq!(task.freed.load(Ordering::SeqCst), 1);
+    });
+}
+
+#[test]
+fn two_wakers_queue_the_task_once() {
+    loom::model(|| {
+        let task = Task::new();
+        task.run(); // polled once: pending, idle; refs: handle
+        task.state.ref_inc();
+        task.state.ref_inc(); // two wakers
+        task.ready.store(true, Ordering::Release);
+        let wakers: Vec<_> = (0..2)
+            .map(|_| {
+                let task = Arc::clone(&task);
+                thread::spawn(move || {
+                    if task.state.wake_by_ref() == Wake::Submit {
+                        task.run();
+                    }
+                    if task.state.ref_dec() {
+                        task.free();
+                    }
+                })
+            })
+            .collect();
+        for w in wakers {
+            w.join().unwrap();
+        }
+        assert_eq!(task.poll_handle(1), Some(42));
+        assert_eq!(
+            task.future.with(|f| unsafe { *f }),
+            2,
+            "polled once more, not twice"
+        );
+        task.drop_handle();
+        assert_eq!(task.freed.load(Ordering::SeqCst), 1);
+    });
+}
+
+#[test]
+fn the_join_waker_is_never_written_while_read() {
+    loom::model(|| {
+        let task = Task::new();
+        task.ready.store(true, Ordering::Release);
+        let runner = {
+            let task = Arc::clone(&task);
+            thread::spawn(move || task.run())
+        };
+        // The handle polls twice with different wakers (the second replaces the first).
+        let mut out = task.poll_handle(1);
+        if out.is_none() {
+            out = task.poll_handle(2);
+        }
+        runner.join().unwrap();
+        if out.is_none() {
+            assert!(
+                task.handle_woken.load(Ordering::SeqCst),
+                "the handle was not woken"
+            );
+            out = task.poll_handle(2);
+        }
+        assert_eq!(out, Some(42));
+        task.drop_handle();
+        assert_eq!(task.freed.load(Ordering::SeqCst), 1);
+    });
+}
+
+#[test]
+fn dropping_the_handle_while_the_task_completes() {
+    loom::model(|| {
+        let task = Task::new();
+        task.ready.store(true, Ordering::Release);
+        let runner = {
+            let task = Arc::clone(&task);
+            thread::spawn(move || task.run())
+        };
+        task.drop_handle();
+        runner.join().unwrap();
+        assert!(task.state.load().is_complete());
+        assert_eq!(task.freed.load(Ordering::SeqCst), 1);
+    });
+}

@@ -1,0 +1,99 @@
+//! Helpers shared by the `task_*` tests: a deadlock watchdog and a two-player baton that two
+//! futures hand back and forth.
+#![allow(dead_code)]
+
+use std::future::poll_fn;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{mpsc, Mutex};
+use std::task::{Poll, Waker};
+use std::time::Duration;
+
+use threadlab::WakePolicy;
+
+/// Every wake policy, for tests that must hold under each.
+pub const POLICIES: [WakePolicy; 3] = [WakePolicy::Default, WakePolicy::Eager, WakePolicy::Lazy];
+
+/// Runs `f` on a thread and fails the test if it has not finished within 60 s (a deadlock).
+pub fn watchdog<F: FnOnce() + Send + 'static>(f: F) {
+    let (tx, rx) = mpsc::channel();
+    let h = std::thread::spawn(move || {
+        f();
+        tx.send(()).unwrap();
+    });
+    match rx.recv_timeout(Duration::from_secs(60)) {
+        Ok(()) => h.join().unwrap(),
+        Err(mpsc::RecvTimeoutError::Disconnected) => {
+            std::panic::resume_unwind(h.join().unwrap_err())
+        }
+        Err(mpsc::RecvTimeoutError::Timeout) => panic!("deadlock: not finished within 60 s"),
+    }
+}
+
+/// A baton two players pass back and forth: `wait(me)` completes when it is `me`'s turn,
+/// `pass(to)` gives the turn away and wakes the other player.
+#[derive(Default)]
+pub struct Baton {
+    turn: AtomicUsize,
+    wakers: Mutex<[Option<Waker>; 2]>,
+}
+
+impl Baton {
+    /// Waits for `me`'s turn (0 or 1).
+    pub async fn wait(&self, me: usize) {
+        poll_fn(|cx| {
+            if self.turn.load(Ordering::Acquire) == me {
+                return Poll::Ready(());
+            }
+            self.wakers.lock().unwrap()[me] = Some(cx.waker().clone());
+            // Re-check after registering: a pass in between found no waker to wake.
+            if self.turn.load(Ordering::Acquire) == me {
+                Poll::Ready(())
+            } else {
+                Poll::Pending
+            }
+        })
+        .await
+    }
+
+    /// True if player `me` is waiting with a registered waker.
+    pub fn has_waiter(&self, me: usize) -> bool {
+        self.wakers.lock().unwrap()[me].is_some()
+    }
+
+    /// Gives the turn to `to` and wakes it.
+    pub fn pass(&self, to: usize) {
+        self.turn.store(to, Ordering::Release);
+        let waker = self.wakers.lock().unwrap()[to].take();
+        if let Some(w) = waker {
+            w.wake();
+        }
+    }
+}
+
+/// One player: `rounds` times, wait for the turn, count, pass it on.
+pub async fn play(
+    baton: std::sync::Arc<Baton>,
+    me: usize,
+    rounds: usize,
+    count: std::sync::Arc<AtomicUsize>,
+) {
+    for _ in 0..rounds {
+        baton.wait(me).await;
+        count.fetch_add(1, Ordering::Relaxed);
+        baton.pass(1 - me);
+    }
+}
+
+/// A future that returns `Pending` `n` times, waking itself each time (a yield loop).
+pub async fn yield_times(n: usize) {
+    let mut left = n;
+    poll_fn(move |cx| {
+        if left == 0 {
+            return Poll::Ready(());
+        }
+        left -= 1;
+        cx.waker().wake_by_ref();
+        Poll::Pending
+    })
+    .await
+}

@@ -1,6 +1,6 @@
 //! The registry: what a pool's workers share (the thieves' ends of their deques, the injector,
 //! the sleep state, the counters), and the ways work enters the pool (`inject`, `push`,
-//! `in_worker`).
+//! `in_worker`; work for one given worker goes through its inbox, `super::inbox`).
 
 use std::thread::JoinHandle;
 
@@ -11,6 +11,7 @@ use crate::latch::{LockLatch, SpinLatch};
 use crate::loom::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use crate::loom::sync::Arc;
 use crate::pool::builder::Config;
+use crate::pool::inbox::Inbox;
 use crate::pool::metrics::{Metrics, WorkerCounters};
 use crate::pool::sleep::Sleep;
 use crate::pool::worker::{self, WorkerThread};
@@ -24,6 +25,8 @@ pub(crate) type PanicHandler = Box<dyn Fn(Payload) + Send + Sync>;
 pub(crate) struct Registry {
     pub(crate) stealers: Box<[Stealer<JobRef>]>,
     pub(crate) injector: Injector<JobRef>,
+    /// Work addressed to one worker (`Pool::spawn_on`, the partitioners), one inbox each.
+    pub(crate) inboxes: Box<[CachePadded<Inbox>]>,
     pub(crate) sleep: Sleep,
     pub(crate) counters: Box<[CachePadded<WorkerCounters>]>,
     terminating: AtomicBool,
@@ -44,6 +47,7 @@ impl Registry {
         let registry = Arc::new(Registry {
             stealers: deques.iter().map(|d| d.stealer()).collect(),
             injector: Injector::new(),
+            inboxes: (0..n).map(|_| CachePadded::default()).collect(),
             sleep: Sleep::new(n),
             counters: (0..n).map(|_| CachePadded::default()).collect(),
             terminating: AtomicBool::new(false),
@@ -87,7 +91,8 @@ impl Registry {
         self.sleep.wake_all();
     }
 
-    /// True if any queue of the pool holds work (used by the re-check before parking).
+    /// True if any queue of the pool that every worker may take from holds work (used by the
+    /// re-check before parking, together with the worker's own inbox).
     pub(crate) fn has_visible_work(&self) -> bool {
         !self.injector.is_empty() || self.stealers.iter().any(|s| !s.is_empty())
     }
@@ -114,14 +119,18 @@ impl Registry {
 
     /// A fire-and-forget task; its panic goes to the handler.
     pub(crate) fn spawn<F: FnOnce() + Send + 'static>(&self, f: F) {
-        let job = HeapJob::into_job_ref(move || {
+        self.push(self.spawn_job(f));
+    }
+
+    /// The job of a fire-and-forget task (for `spawn`, and `push_to` a given worker).
+    pub(crate) fn spawn_job<F: FnOnce() + Send + 'static>(&self, f: F) -> JobRef {
+        HeapJob::into_job_ref(move || {
             if let Err(p) = unwind::halt_unwinding(f) {
                 if let Some(w) = WorkerThread::current() {
                     w.registry().handle_panic(p);
                 }
             }
-        });
-        self.push(job);
+        })
     }
 
     #[cold]

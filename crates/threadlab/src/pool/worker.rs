@@ -1,8 +1,9 @@
 //! The worker thread: its local state (reached through a thread-local pointer) and its loop.
 //!
 //! Where work comes from, in order (as in rayon-core and Tokio): the worker's own deque (LIFO, a
-//! warm cache), then the injector (a batch), then a random victim's deque (a batch, oldest work
-//! first). When all are empty it spins briefly (see [`SPIN_BEFORE_PARK`]) and then sleeps by the
+//! warm cache), then its inbox (work addressed to this worker, `super::inbox`; TBB likewise reads
+//! its mailbox before stealing), then the injector (a batch), then a random victim's deque (a
+//! batch, oldest work first). When all are empty it spins briefly (see [`SPIN_BEFORE_PARK`]) and then sleeps by the
 //! protocol of [`super::sleep`].
 //!
 //! The events a recorder wants (task start/end, steal, park, unpark, spin) each happen in one
@@ -131,7 +132,11 @@ impl WorkerThread {
                 self.execute(job);
                 continue;
             }
-            if self.registry.terminating() && !self.registry.has_visible_work() {
+            // Exit only with the inbox empty and closed: later pushes go to the injector.
+            if self.registry.terminating()
+                && !self.registry.has_visible_work()
+                && self.registry.inboxes[self.index].close_if_empty()
+            {
                 break;
             }
             self.idle(None);
@@ -152,10 +157,22 @@ impl WorkerThread {
         }
     }
 
-    /// Own deque, then the injector and the other workers.
+    /// Own deque, then own inbox, then the injector and the other workers.
     #[inline]
     fn find_work(&self) -> Option<JobRef> {
-        self.take_local().or_else(|| self.steal())
+        self.take_local()
+            .or_else(|| self.take_mail())
+            .or_else(|| self.steal())
+    }
+
+    /// The oldest job addressed to this worker. Finding one ends a search like a steal does.
+    #[inline]
+    fn take_mail(&self) -> Option<JobRef> {
+        let job = self.registry.inboxes[self.index].pop();
+        if job.is_some() {
+            self.found_work();
+        }
+        job
     }
 
     /// Looks through the injector and every other deque, starting at a random victim.
@@ -252,7 +269,12 @@ impl WorkerThread {
             self.index,
             self.searching.get(),
             latch,
-            || registry.has_visible_work() || registry.terminating(),
+            // R2 of the sleep protocol: the shared queues and this worker's own inbox.
+            || {
+                registry.has_visible_work()
+                    || !registry.inboxes[self.index].is_empty()
+                    || registry.terminating()
+            },
             || {
                 let awake = self.awake_since.get().elapsed().as_nanos() as u64;
                 WorkerCounters::add(&counters.awake_nanos, awake);

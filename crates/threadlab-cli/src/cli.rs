@@ -28,7 +28,8 @@ pub enum Command {
 /// Arguments of `threadlab lab`.
 #[derive(Debug, Args)]
 #[command(
-    after_help = "Experiments: image, jobs, overhead (all of them when none is named).\n\
+    after_help = "Experiments: image, jobs, overhead, division, numa, alloc, falseshare (all of them \
+when none is named).\n\
 Example: threadlab lab image jobs --threads 1,2 --out lab-out"
 )]
 pub struct LabArgs {

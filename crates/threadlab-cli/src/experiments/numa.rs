@@ -46,6 +46,23 @@ fn numa_nodes() -> Vec<(usize, Vec<usize>)> {
     nodes
 }
 
+/// Where to put `threads` workers: `(name, the CPUs worker k may run on)`. With several nodes,
+/// spread over all of them (worker k on node k mod nodes) and all on the first, as in the seed;
+/// with one node (or none known), one unpinned placement.
+fn placements(nodes: &[(usize, Vec<usize>)], threads: usize) -> Vec<(String, Vec<Vec<usize>>)> {
+    if nodes.len() < 2 {
+        return vec![("one node, unpinned".into(), Vec::new())];
+    }
+    let spread = (0..threads)
+        .map(|k| nodes[k % nodes.len()].1.clone())
+        .collect();
+    let first = (0..threads).map(|_| nodes[0].1.clone()).collect();
+    vec![
+        (format!("spread over {} nodes", nodes.len()), spread),
+        (format!("all on node {}", nodes[0].0), first),
+    ]
+}
+
 /// Restricts the calling thread to `cpus`.
 fn pin_current_thread(cpus: &[usize]) -> Result<(), String> {
     // SAFETY: a zeroed cpu_set_t is a valid empty set; CPU_SET writes bits within it (CPUs
@@ -147,26 +164,13 @@ impl Experiment for Numa {
         let bytes: usize = ctx.size.pick(4 << 20, 256 << 20, 4 << 30);
         let len = bytes / std::mem::size_of::<u64>();
         let nodes = numa_nodes();
-        // Placements: (name, cpus for worker k).
-        let mut placements: Vec<(String, Vec<Vec<usize>>)> = Vec::new();
         let mut rows = Vec::new();
         let mut tables = Vec::new();
         let mut charts = Vec::new();
         let mut findings = Vec::new();
         let mut notes = Vec::new();
         for &threads in &ctx.threads {
-            placements.clear();
-            if nodes.len() >= 2 {
-                let spread = (0..threads)
-                    .map(|k| nodes[k % nodes.len()].1.clone())
-                    .collect();
-                placements.push((format!("spread over {} nodes", nodes.len()), spread));
-                let first = (0..threads).map(|_| nodes[0].1.clone()).collect();
-                placements.push((format!("all on node {}", nodes[0].0), first));
-            } else {
-                placements.push(("one node, unpinned".into(), Vec::new()));
-            }
-            for (placement, cpus) in &placements {
+            for (placement, cpus) in &placements(&nodes, threads) {
                 let pool = crate::tl::pool(threads)?;
                 for (k, set) in cpus.iter().enumerate() {
                     pool.install_on(k, || pin_current_thread(set))
@@ -324,6 +328,20 @@ mod tests {
                 Some(f) => assert_eq!(f, &data, "{v}"),
             }
         }
+    }
+
+    #[test]
+    fn two_nodes_give_a_spread_and_a_packed_placement() {
+        let nodes = vec![(0, vec![0, 1]), (1, vec![2, 3])];
+        let p = placements(&nodes, 3);
+        assert_eq!(p.len(), 2);
+        assert_eq!(p[0].0, "spread over 2 nodes");
+        assert_eq!(p[0].1, vec![vec![0, 1], vec![2, 3], vec![0, 1]]);
+        assert_eq!(p[1].0, "all on node 0");
+        assert!(p[1].1.iter().all(|c| c == &[0, 1]));
+        let one = placements(&nodes[..1], 3);
+        assert_eq!(one.len(), 1);
+        assert!(one[0].1.is_empty(), "one node: nobody is pinned");
     }
 
     #[test]

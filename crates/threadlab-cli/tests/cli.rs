@@ -105,7 +105,7 @@ const EXPERIMENTS: [&str; 7] = [
     "alloc",
     "falseshare",
 ];
-const VARIANTS: [&str; 23] = [
+const VARIANTS: [&str; 24] = [
     "serial",
     "threadlab",
     "rayon",
@@ -129,6 +129,7 @@ const VARIANTS: [&str; 23] = [
     "system",
     "packed",
     "padded",
+    "shared",
 ];
 
 #[test]

@@ -327,7 +327,7 @@ impl Experiment for Alloc {
     }
 
     fn run(&self, ctx: &Ctx) -> ExpResult {
-        let ops: usize = ctx.size.pick(20_000, 2_000_000, 20_000_000);
+        let ops: usize = ctx.size.pick(20_000, 6_000_000, 60_000_000);
         let recorded_ops: usize = ctx.size.pick(5_000, 100_000, 400_000);
         let mut workers: Vec<usize> = vec![2, 5];
         workers.extend(ctx.threads.iter().copied());

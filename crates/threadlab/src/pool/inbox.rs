@@ -67,7 +67,8 @@ impl Inbox {
 
     fn publish_len(&self, q: &Queue) {
         // SeqCst: the owner's re-check before parking (`is_empty`, after the sleep protocol's
-        // SeqCst fence) must see a job whose pusher then saw no sleeper; see `Sleep::notify_worker`.
+        // SeqCst fence) must see a job whose pusher then saw no sleeper; see
+        // `Sleep::notify_worker`.
         self.len.store(q.jobs.len(), Ordering::SeqCst);
     }
 

@@ -3,8 +3,8 @@
 //! Where work comes from, in order (as in rayon-core and Tokio): the worker's own deque (LIFO, a
 //! warm cache), then its inbox (work addressed to this worker, `super::inbox`; TBB likewise reads
 //! its mailbox before stealing), then the injector (a batch), then a random victim's deque (a
-//! batch, oldest work first). When all are empty it spins briefly (see [`SPIN_BEFORE_PARK`]) and then sleeps by the
-//! protocol of [`super::sleep`].
+//! batch, oldest work first). When all are empty it spins briefly (see [`SPIN_BEFORE_PARK`])
+//! and then sleeps by the protocol of [`super::sleep`].
 //!
 //! The events a recorder wants (task start/end, steal, park, unpark, spin) each happen in one
 //! named function here: [`WorkerThread::execute`], [`WorkerThread::steal`],

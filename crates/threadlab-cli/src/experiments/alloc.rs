@@ -3,7 +3,8 @@
 //! persistent allocator: `threadlab::sync::Mutex::named("allocator", …)`, so the recorder sees
 //! the lock), (b) a thread-caching allocator (each worker thread keeps its own free lists and
 //! visits the shared, locked lists only in batches, as tcmalloc's thread caches do), and (c) the
-//! system allocator (glibc's malloc, itself thread-caching), each with 2 and with 5 workers. The seed measured 0.06 ms with 2 workers against
+//! system allocator (glibc's malloc, itself thread-caching), each with 2 and with 5 workers, and
+//! with 1 as the baseline where nobody contends. The seed measured 0.06 ms with 2 workers against
 //! 2.41 ms with 5 for the same update, the time going into the allocator's lock.
 //!
 //! The timed runs record nothing. Afterwards (a) runs again, smaller, with the recorder on and a
@@ -329,7 +330,8 @@ impl Experiment for Alloc {
     fn run(&self, ctx: &Ctx) -> ExpResult {
         let ops: usize = ctx.size.pick(20_000, 6_000_000, 60_000_000);
         let recorded_ops: usize = ctx.size.pick(5_000, 100_000, 400_000);
-        let mut workers: Vec<usize> = vec![2, 5];
+        // The seed's 2 and 5, and 1 as the uncontended baseline.
+        let mut workers: Vec<usize> = vec![1, 2, 5];
         workers.extend(ctx.threads.iter().copied());
         workers.sort_unstable();
         workers.dedup();
@@ -370,7 +372,7 @@ impl Experiment for Alloc {
             }
         }
         let at = |w: usize| workers.iter().position(|&x| x == w).unwrap_or(0);
-        let (i2, i5) = (at(2), at(5));
+        let (i1, i2, i5) = (at(1), at(2), at(5));
         let mut headers: Vec<String> = vec!["allocator".into()];
         headers.extend(workers.iter().map(|w| format!("{w} workers")));
         headers.push("5 ÷ 2 workers".into());
@@ -428,12 +430,11 @@ impl Experiment for Alloc {
             ));
         }
         notes.push(format!(
-            "Every task keeps {LIVE} objects of 16–256 bytes alive, frees the oldest for each new one, and does {WORK} multiply-adds on it; {} tasks per worker share the work, so 2 and 5 workers do the same total. With more workers than cores the extra threads only add contention: on this machine {} logical CPU(s).",
-            4,
+            "Every task keeps {LIVE} objects of 16–256 bytes alive, frees the oldest for each new one, and does {WORK} multiply-adds on it; 4 tasks per worker share the work, so every column does the same total. This machine runs {} thread(s) at once: workers beyond that cannot contend more, they take turns (and one preempted while holding the lock makes the others wait).",
             std::thread::available_parallelism().map_or(1, |n| n.get())
         ));
         Ok(Outcome {
-            finding: finding(&secs, i2, i5),
+            finding: finding(&secs, i1, i2, i5),
             notes,
             rows,
             tables: vec![table],
@@ -442,19 +443,23 @@ impl Experiment for Alloc {
     }
 }
 
-/// The sentence: each allocator's 5-worker time against its 2-worker time, and the locked one
-/// against the thread-caching one at 5 workers.
-fn finding(secs: &[Vec<f64>], i2: usize, i5: usize) -> String {
-    let r = |v: usize| secs[v][i5] / secs[v][i2];
+/// The sentence: the locked allocator's 5-worker time against its 2-worker time (the seed's
+/// comparison), then the locked allocator against the thread caches at 1, 2 and 5 workers (what
+/// the lock costs with and without contention), then the other two allocators' 5 vs 2.
+fn finding(secs: &[Vec<f64>], i1: usize, i2: usize, i5: usize) -> String {
+    let five_vs_two = |v: usize| secs[v][i5] / secs[v][i2];
+    let locked_vs_cache = |i: usize| secs[0][i] / secs[1][i];
     format!(
-        "With one locked allocator, 5 workers took {} for the same allocations ({} vs {}: {}); with the thread-caching allocator {}, with the system allocator {}. At 5 workers the locked allocator took {} (the seed: 0.06 ms with 2 workers vs 2.41 ms with 5).",
-        verdict::longer(r(0), "2 workers"),
+        "With one locked allocator, 5 workers took {} for the same allocations ({} vs {}: {}). The lock made the work take {} with 2 workers and {} with 5, against {} with a single worker, where nobody contends. 5 vs 2 workers: thread caches {}, system allocator {} (the seed: 0.06 ms with 2 workers vs 2.41 ms with 5).",
+        verdict::longer(five_vs_two(0), "2 workers"),
         fmt_secs(secs[0][i5]),
         fmt_secs(secs[0][i2]),
-        verdict::difference(r(0)),
-        verdict::longer(r(1), "2 workers"),
-        verdict::longer(r(2), "2 workers"),
-        verdict::longer(secs[0][i5] / secs[1][i5], "the thread-caching one"),
+        verdict::difference(five_vs_two(0)),
+        verdict::longer(locked_vs_cache(i2), "through thread caches"),
+        verdict::ratio(locked_vs_cache(i5)),
+        verdict::ratio(locked_vs_cache(i1)),
+        verdict::ratio(five_vs_two(1)),
+        verdict::ratio(five_vs_two(2)),
     )
 }
 
@@ -472,13 +477,21 @@ mod tests {
     }
 
     #[test]
-    fn the_finding_states_both_ratios() {
-        let secs = vec![vec![0.1, 0.5], vec![0.1, 0.1], vec![0.1, 0.11]];
-        let f = finding(&secs, 0, 1);
+    fn the_finding_states_the_ratios() {
+        let secs = vec![
+            vec![0.05, 0.1, 0.5],
+            vec![0.05, 0.1, 0.1],
+            vec![0.05, 0.1, 0.11],
+        ];
+        let f = finding(&secs, 0, 1, 2);
         assert!(
             f.contains("5 workers took 5.00× as long as 2 workers"),
             "{f}"
         );
-        assert!(f.contains("about as long"), "{f}");
+        assert!(f.contains("about as long as through thread caches"), "{f}");
+        assert!(
+            f.contains("5.00× with 5, against 1.00× with a single worker"),
+            "{f}"
+        );
     }
 }

@@ -374,7 +374,7 @@ impl Experiment for Alloc {
         let at = |w: usize| workers.iter().position(|&x| x == w).unwrap_or(0);
         let (i1, i2, i5) = (at(1), at(2), at(5));
         let mut headers: Vec<String> = vec!["allocator".into()];
-        headers.extend(workers.iter().map(|w| format!("{w} workers")));
+        headers.extend(workers.iter().map(|&w| plural(w, "worker")));
         headers.push("5 ÷ 2 workers".into());
         let header_refs: Vec<&str> = headers.iter().map(String::as_str).collect();
         let mut table = Table::new(
@@ -396,7 +396,7 @@ impl Experiment for Alloc {
         let mut chart = Chart::bars(
             "alloc",
             "alloc: time for the same allocations",
-            workers.iter().map(|w| format!("{w} workers")).collect(),
+            workers.iter().map(|&w| plural(w, "worker")).collect(),
             "milliseconds",
         );
         for (v, name) in VARIANTS.iter().enumerate() {
@@ -443,18 +443,24 @@ impl Experiment for Alloc {
     }
 }
 
+/// `1 worker`, `5 workers`.
+fn plural(n: usize, what: &str) -> String {
+    format!("{n} {what}{}", if n == 1 { "" } else { "s" })
+}
+
 /// The sentence: the locked allocator's 5-worker time against its 2-worker time (the seed's
-/// comparison), then the locked allocator against the thread caches at 1, 2 and 5 workers (what
+/// comparison) and its 2-worker time against 1 worker's, then the locked allocator against the thread caches at 1, 2 and 5 workers (what
 /// the lock costs with and without contention), then the other two allocators' 5 vs 2.
 fn finding(secs: &[Vec<f64>], i1: usize, i2: usize, i5: usize) -> String {
     let five_vs_two = |v: usize| secs[v][i5] / secs[v][i2];
     let locked_vs_cache = |i: usize| secs[0][i] / secs[1][i];
     format!(
-        "With one locked allocator, 5 workers took {} for the same allocations ({} vs {}: {}). The lock made the work take {} with 2 workers and {} with 5, against {} with a single worker, where nobody contends. 5 vs 2 workers: thread caches {}, system allocator {} (the seed: 0.06 ms with 2 workers vs 2.41 ms with 5).",
+        "With one locked allocator, 5 workers took {} for the same allocations ({} vs {}: {}), and 2 workers took {}. The lock made the work take {} with 2 workers and {} with 5, against {} with a single worker, where nobody contends. 5 vs 2 workers: thread caches {}, system allocator {} (the seed: 0.06 ms with 2 workers vs 2.41 ms with 5).",
         verdict::longer(five_vs_two(0), "2 workers"),
         fmt_secs(secs[0][i5]),
         fmt_secs(secs[0][i2]),
         verdict::difference(five_vs_two(0)),
+        verdict::longer(secs[0][i2] / secs[0][i1], "1 worker"),
         verdict::longer(locked_vs_cache(i2), "through thread caches"),
         verdict::ratio(locked_vs_cache(i5)),
         verdict::ratio(locked_vs_cache(i1)),
@@ -489,6 +495,10 @@ mod tests {
             "{f}"
         );
         assert!(f.contains("about as long as through thread caches"), "{f}");
+        assert!(
+            f.contains("2 workers took 2.00× as long as 1 worker"),
+            "{f}"
+        );
         assert!(
             f.contains("5.00× with 5, against 1.00× with a single worker"),
             "{f}"

@@ -154,12 +154,19 @@ impl Experiment for FalseShare {
     }
 
     fn run(&self, ctx: &Ctx) -> ExpResult {
-        let iters: u64 = ctx.size.pick(100_000, 40_000_000, 400_000_000);
+        // Increments per worker for fetch_add; load + store is about four times cheaper and
+        // gets four times as many, so both runs last long enough to overlap well.
+        let base: u64 = ctx.size.pick(100_000, 40_000_000, 400_000_000);
+        let iters_of = |bump: Bump| match bump {
+            Bump::LoadStore => 4 * base,
+            Bump::FetchAdd => base,
+        };
         let mut rows = Vec::new();
         let mut cells: Vec<Cell> = Vec::new();
         for &threads in &ctx.threads {
             let pool = crate::tl::pool(threads)?;
             for (bump, bump_name) in BUMPS {
+                let iters = iters_of(bump);
                 let mut cell = Cell {
                     threads,
                     bump: bump_name,
@@ -211,8 +218,9 @@ impl Experiment for FalseShare {
         }
         let mut table = Table::new(
             format!(
-                "ns per increment of a worker's own counter ({} per worker, all workers at once; medians of {} runs)",
-                group_thousands(iters),
+                "ns per increment of a worker's own counter ({} fetch_adds or {} load+stores per worker, all workers at once; medians of {} runs)",
+                group_thousands(iters_of(Bump::FetchAdd)),
+                group_thousands(iters_of(Bump::LoadStore)),
                 ctx.repeat
             ),
             &[
@@ -267,7 +275,7 @@ impl Experiment for FalseShare {
             .iter()
             .any(|c| c.threads > 1 && c.overlap[..2].iter().any(|&o| o < 0.8))
         {
-            notes.push("Some runs had the workers counting at the same time for less than 80% of the run (see the last column): other programs were using the cores, and false sharing only costs while the workers really run together.".into());
+            notes.push("In some runs the workers counted at the same time for less than 80% of the run (last column: a worker started late or was preempted, e.g. by other programs); false sharing only costs while the workers really run together.".into());
         }
         Ok(Outcome {
             finding: cells

@@ -275,7 +275,7 @@ impl Experiment for FalseShare {
             .iter()
             .any(|c| c.threads > 1 && c.overlap[..2].iter().any(|&o| o < 0.8))
         {
-            notes.push("In some runs the workers counted at the same time for less than 80% of the run (last column: a worker started late or was preempted, e.g. by other programs); false sharing only costs while the workers really run together.".into());
+            notes.push("In some runs the workers counted at the same time for less than 80% of the run (last column: a worker started late, was preempted, e.g. by other programs, or finished early, its core being faster at the time); false sharing only costs while the workers really run together.".into());
         }
         Ok(Outcome {
             finding: cells

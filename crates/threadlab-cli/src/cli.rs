@@ -47,7 +47,8 @@ pub struct StressArgs {
 /// Arguments of `threadlab lab`.
 #[derive(Debug, Args)]
 #[command(
-    after_help = "Experiments: image, jobs, overhead, rendezvous (all of them when none is named).\n\
+    after_help = "Experiments: image, jobs, overhead, rendezvous, division, numa, alloc, falseshare \
+(all of them when none is named).\n\
 Example: threadlab lab image jobs --threads 1,2 --out lab-out"
 )]
 pub struct LabArgs {

@@ -128,7 +128,7 @@ fn lab_command(args: LabArgs) -> ExitCode {
         .map(|t| t.0)
         .unwrap_or_else(|| vec![machine.available_parallelism]);
     let repeat = args.repeat.map_or(size.pick(1, 3, 5), |r| r as usize);
-    let reports = lab::run_all(&selected, size, threads.clone(), repeat);
+    let reports = lab::run_all(&selected, size, threads.clone(), repeat, args.out.clone());
 
     let command: Vec<String> = std::env::args().collect();
     let mut write_failed = false;

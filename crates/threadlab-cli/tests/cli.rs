@@ -44,7 +44,10 @@ fn assert_usage_error(args: &[&str], mention: &str) {
 fn bad_arguments_exit_2_with_one_line() {
     let out = temp_dir("bad-args");
     let out = out.to_str().unwrap();
-    assert_usage_error(&["lab", "nosuch", "--out", out], "image, jobs, overhead");
+    assert_usage_error(
+        &["lab", "nosuch", "--out", out],
+        "image, jobs, overhead, rendezvous, division, numa, alloc, falseshare",
+    );
     assert_usage_error(
         &["lab", "--threads", "0", "--out", out],
         "at least 1 thread",
@@ -83,7 +86,7 @@ fn help_is_helpful() {
         "--repeat",
         "--out",
         "--json",
-        "image, jobs, overhead, rendezvous",
+        "image, jobs, overhead, rendezvous, division, numa, alloc, falseshare",
     ] {
         assert!(text.contains(flag), "lab --help mentions {flag}: {text}");
     }
@@ -93,8 +96,17 @@ fn help_is_helpful() {
     assert!(String::from_utf8_lossy(&out.stdout).contains("logical"));
 }
 
-const EXPERIMENTS: [&str; 4] = ["image", "jobs", "overhead", "rendezvous"];
-const VARIANTS: [&str; 16] = [
+const EXPERIMENTS: [&str; 8] = [
+    "image",
+    "jobs",
+    "overhead",
+    "rendezvous",
+    "division",
+    "numa",
+    "alloc",
+    "falseshare",
+];
+const VARIANTS: [&str; 27] = [
     "serial",
     "threadlab",
     "rayon",
@@ -111,6 +123,17 @@ const VARIANTS: [&str; 16] = [
     "threadlab-eager",
     "threadlab-lazy",
     "os-threads",
+    "no-division",
+    "division",
+    "single",
+    "unordered",
+    "static",
+    "locked",
+    "thread-cache",
+    "system",
+    "packed",
+    "padded",
+    "shared",
 ];
 
 #[test]
@@ -242,6 +265,37 @@ fn tiny_run_writes_schema_html_and_svgs() {
         svgs >= EXPERIMENTS.len(),
         "at least one SVG per experiment, found {svgs}"
     );
+
+    // The alloc experiment's two captures: loadable, with the allocation zone and its lock, and
+    // named in the experiment's notes.
+    for workers in [2, 5] {
+        let path = dir.join(format!("alloc-locked-{workers}w.tltrace"));
+        let trace = threadlab::trace::Trace::load(&path)
+            .unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+        let zone = trace.name_id("alloc").expect("an \"alloc\" zone");
+        let lock = trace.name_id("allocator").expect("the \"allocator\" lock");
+        let mut zones = 0;
+        let mut locks = 0;
+        for t in trace.threads() {
+            for e in t.events() {
+                match e.kind {
+                    threadlab::trace::EventKind::ZoneBegin { name } if name == zone => zones += 1,
+                    threadlab::trace::EventKind::LockAcquired { name, .. } if name == lock => {
+                        locks += 1
+                    }
+                    _ => {}
+                }
+            }
+        }
+        assert!(
+            zones > 0 && locks >= zones,
+            "{workers} workers: {zones} zones, {locks} locks"
+        );
+        assert!(
+            html.contains(&format!("alloc-locked-{workers}w.tltrace")),
+            "the report names the {workers}-worker capture"
+        );
+    }
     let _ = std::fs::remove_dir_all(dir);
 }
 

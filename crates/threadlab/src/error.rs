@@ -1,4 +1,4 @@
-//! Errors of the pool's construction.
+//! Errors of the pool's construction, and of submitting work to a worker that does not exist.
 
 use std::fmt;
 
@@ -79,3 +79,50 @@ impl std::error::Error for BuildError {
         }
     }
 }
+
+/// The worker index given to [`Pool::spawn_on`](crate::Pool::spawn_on) or
+/// [`Pool::install_on`](crate::Pool::install_on) is not one of the pool's workers.
+///
+/// ```
+/// let pool = threadlab::Pool::builder().threads(2).build()?;
+/// let err = pool.spawn_on(5, || {}).unwrap_err();
+/// assert_eq!((err.index(), err.threads()), (5, 2));
+/// assert!(err.to_string().contains("0..=1"));
+/// # Ok::<(), threadlab::BuildError>(())
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NoSuchWorker {
+    index: usize,
+    threads: usize,
+}
+
+impl NoSuchWorker {
+    pub(crate) fn new(index: usize, threads: usize) -> Self {
+        NoSuchWorker { index, threads }
+    }
+
+    /// The index that was asked for.
+    pub fn index(&self) -> usize {
+        self.index
+    }
+
+    /// How many workers the pool has.
+    pub fn threads(&self) -> usize {
+        self.threads
+    }
+}
+
+impl fmt::Display for NoSuchWorker {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "there is no worker {} in this pool of {} worker(s): pass an index in 0..={} \
+             (Pool::current_num_threads() tells the size)",
+            self.index,
+            self.threads,
+            self.threads.saturating_sub(1)
+        )
+    }
+}
+
+impl std::error::Error for NoSuchWorker {}

@@ -222,6 +222,16 @@ impl CountLatch {
         }
     }
 
+    /// A latch set after exactly `n` (at least 1) calls of [`Latch::set`], with no body bias:
+    /// the partitioners count the chunks of a loop with it.
+    pub(crate) fn with_count(registry: &Arc<Registry>, target: usize, n: usize) -> Self {
+        debug_assert!(n > 0, "CountLatch::with_count: a count of 0 is never set");
+        CountLatch {
+            count: AtomicUsize::new(n),
+            ..CountLatch::new(registry, target)
+        }
+    }
+
     /// One more job to wait for. Relaxed: the increment happens before the job is pushed
     /// (which publishes it with Release), and the count cannot reach zero meanwhile because the
     /// caller is itself counted (the body, or a running job of the scope).

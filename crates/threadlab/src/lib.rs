@@ -8,12 +8,15 @@
 //! - [`serial`]: [`SerialQueue`], FIFO one-at-a-time queues on the pool's workers.
 //! - `pool` ([`Pool`], [`Builder`]): the workers, their loop, the sleep protocol, metrics; with
 //!   `job`, `latch`, `unwind` underneath and [`join()`], [`scope()`], [`spawn`], [`for_each`]
-//!   on top.
+//!   on top; [`Pool::spawn_on`] and [`Pool::install_on`] reach one given worker.
 //! - `heartbeat`: how `join` and the loops hand work to idle workers — only when one is idle,
 //!   at most once per beat per worker, always the outermost pending work (heartbeat scheduling,
 //!   Acar et al., PLDI 2018); when nobody is idle a `join` costs about a function call.
 //! - `task`: futures on the same workers ([`Pool::spawn_future`], [`Pool::block_on`],
 //!   [`spawn_future`], [`block_on()`], [`JoinHandle`]), with the [`WakePolicy`] knob.
+//! - `partition`: loops whose chunks go to chosen workers, for memory locality:
+//!   [`for_each_static`] (OpenMP's `schedule(static)`) and [`for_each_affinity`] with an
+//!   [`AffinityPartitioner`] (TBB's). [`CachePadded`] keeps per-thread data off shared lines.
 #![deny(unsafe_op_in_unsafe_fn, clippy::undocumented_unsafe_blocks)]
 #![warn(missing_docs)]
 
@@ -34,20 +37,26 @@ mod job;
 mod join;
 mod latch;
 mod parallel;
+mod partition;
 mod pool;
 mod scope;
 pub mod serial;
 mod task;
 mod unwind;
 
-pub use error::BuildError;
+pub use error::{BuildError, NoSuchWorker};
 pub use global::{current_num_threads, current_thread_index, spawn};
 pub use join::join;
 pub use parallel::{for_each, for_each_chunk_mut, for_each_grain, for_each_mut};
+pub use partition::{
+    for_each_affinity, for_each_static, for_each_static_block, for_each_static_mut,
+    AffinityPartitioner,
+};
 pub use pool::{Builder, Metrics, Pool, ShutdownReport, WakePolicy, WorkerMetrics};
 pub use scope::{scope, Scope};
 pub use serial::SerialQueue;
 pub use task::{block_on, spawn_future, JoinHandle};
+pub use util::CachePadded;
 
 /// The task state word, public only for the loom model in `tests/loom_task.rs`.
 #[cfg(loom)]

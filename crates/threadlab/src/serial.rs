@@ -135,7 +135,7 @@ impl SerialQueue {
 fn spawn_drain(inner: Arc<Inner>) {
     let registry = Arc::clone(&inner.registry);
     // No span for the drain itself: each task it runs gets its own `serial` span.
-    registry.spawn_job(None, move || drain(inner));
+    registry.push(registry.spawn_job(None, move || drain(inner)));
 }
 
 /// Runs up to [`BATCH`] tasks, then hands over (see the module docs).

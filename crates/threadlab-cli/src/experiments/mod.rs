@@ -1,9 +1,14 @@
 //! One file per experiment; each is registered in [`crate::lab::registry`].
 
+pub mod alloc;
 pub mod chain;
+pub mod division;
+pub mod falseshare;
 pub mod image;
 pub mod jobs;
+pub mod numa;
 pub mod overhead;
 pub mod park_wake;
 pub mod recorder_cost;
 pub mod rendezvous;
+pub mod verdict;

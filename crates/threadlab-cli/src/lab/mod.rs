@@ -10,6 +10,7 @@ use indicatif::{ProgressBar, ProgressStyle};
 use serde::Serialize;
 use std::io::IsTerminal;
 use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::path::PathBuf;
 use std::time::Instant;
 
 /// How big the experiments' workloads are.
@@ -43,6 +44,8 @@ pub struct Ctx {
     pub threads: Vec<usize>,
     /// Runs per figure; the figure is their median.
     pub repeat: usize,
+    /// The report's directory (`--out`), for files an experiment writes itself (traces).
+    pub out_dir: PathBuf,
     progress: ProgressBar,
 }
 
@@ -108,6 +111,10 @@ pub fn registry() -> Vec<&'static dyn Experiment> {
         &crate::experiments::jobs::Jobs,
         &crate::experiments::overhead::Overhead,
         &crate::experiments::rendezvous::Rendezvous,
+        &crate::experiments::division::Division,
+        &crate::experiments::numa::Numa,
+        &crate::experiments::alloc::Alloc,
+        &crate::experiments::falseshare::FalseShare,
     ]
 }
 
@@ -124,12 +131,14 @@ pub struct Report {
 }
 
 /// Runs `experiments` in order with a progress bar on stderr (hidden when stderr is not a
-/// terminal), printing each one's finding and tables to stdout as it finishes.
+/// terminal), printing each one's finding and tables to stdout as it finishes. `out_dir` is
+/// where experiments may write files of their own (it must exist).
 pub fn run_all(
     experiments: &[&'static dyn Experiment],
     size: Size,
     threads: Vec<usize>,
     repeat: usize,
+    out_dir: PathBuf,
 ) -> Vec<Report> {
     let progress = if std::io::stderr().is_terminal() {
         let pb = ProgressBar::new(experiments.len() as u64);
@@ -148,6 +157,7 @@ pub fn run_all(
         size,
         threads,
         repeat,
+        out_dir,
         progress: progress.clone(),
     };
     let mut reports = Vec::new();
@@ -247,7 +257,13 @@ mod tests {
 
     #[test]
     fn a_failing_experiment_does_not_stop_the_others() {
-        let reports = run_all(&[&Fails, &Panics, &Works], Size::Tiny, vec![2], 1);
+        let reports = run_all(
+            &[&Fails, &Panics, &Works],
+            Size::Tiny,
+            vec![2],
+            1,
+            std::env::temp_dir(),
+        );
         assert_eq!(reports.len(), 3);
         assert_eq!(
             reports[0].result.as_ref().err().unwrap(),

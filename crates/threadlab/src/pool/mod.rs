@@ -2,11 +2,13 @@
 //!
 //! - [`builder`]: configuration and start-up.
 //! - [`registry`]: what the workers share and how work enters the pool.
+//! - [`inbox`]: work addressed to one worker (`spawn_on`, `install_on`, the partitioners).
 //! - [`worker`]: the worker thread's loop.
 //! - [`sleep`]: the idle protocol (search, spin, park, wake) and why no wake-up is lost.
 //! - [`metrics`]: per-worker counters.
 
 pub(crate) mod builder;
+pub(crate) mod inbox;
 pub(crate) mod metrics;
 pub(crate) mod registry;
 pub(crate) mod sleep;
@@ -16,6 +18,7 @@ use std::thread::JoinHandle;
 
 use crate::loom::sync::Arc;
 use crate::scope::Scope;
+use crate::NoSuchWorker;
 pub use builder::Builder;
 pub use metrics::{Metrics, WorkerMetrics};
 use registry::Registry;
@@ -105,6 +108,71 @@ impl Pool {
     /// ```
     pub fn spawn<F: FnOnce() + Send + 'static>(&self, f: F) {
         self.registry.spawn(f);
+    }
+
+    /// Runs `f` on worker `worker` (an index in `0..current_num_threads()`), fire-and-forget.
+    /// The task waits in that worker's inbox, which no other worker takes from, until the worker
+    /// gets to it (after the task it is running, before it steals), so it runs there even when
+    /// other workers are idle. A panic goes to the panic handler.
+    ///
+    /// Only while the pool shuts down, if that worker has already exited, does the task run on
+    /// another worker.
+    ///
+    /// ```
+    /// use std::sync::mpsc;
+    /// let pool = threadlab::Pool::builder().threads(2).build()?;
+    /// let (tx, rx) = mpsc::channel();
+    /// pool.spawn_on(1, move || tx.send(threadlab::current_thread_index()).unwrap())?;
+    /// assert_eq!(rx.recv().unwrap(), Some(1));
+    /// assert!(pool.spawn_on(2, || {}).is_err()); // no worker 2
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn spawn_on<F: FnOnce() + Send + 'static>(
+        &self,
+        worker: usize,
+        f: F,
+    ) -> Result<(), NoSuchWorker> {
+        self.check_worker(worker)?;
+        let job = self
+            .registry
+            .spawn_job(Some(crate::trace::TaskKind::Spawn), f);
+        self.registry.push_to(worker, job);
+        Ok(())
+    }
+
+    /// Runs `op` on worker `worker` and returns its value (re-raising its panic), like
+    /// [`Pool::install`] but on that worker. Use it to run per-thread set-up (pinning, first
+    /// touch of memory a worker will own) or to reach data a worker caches.
+    ///
+    /// From that worker itself `op` runs inline; from another worker of this or another pool,
+    /// the caller runs its own pool's work while it waits; from any other thread, the caller
+    /// blocks. If the target worker is busy with a long task, `install_on` waits for it.
+    ///
+    /// ```
+    /// let pool = threadlab::Pool::builder().threads(2).build()?;
+    /// for w in 0..2 {
+    ///     assert_eq!(pool.install_on(w, threadlab::current_thread_index)?, Some(w));
+    /// }
+    /// let err = pool.install_on(7, || ()).unwrap_err();
+    /// assert!(err.to_string().contains("no worker 7"));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn install_on<OP, R>(&self, worker: usize, op: OP) -> Result<R, NoSuchWorker>
+    where
+        OP: FnOnce() -> R + Send,
+        R: Send,
+    {
+        self.check_worker(worker)?;
+        Ok(Registry::in_worker_at(&self.registry, worker, op))
+    }
+
+    fn check_worker(&self, worker: usize) -> Result<(), NoSuchWorker> {
+        let n = self.registry.num_threads();
+        if worker < n {
+            Ok(())
+        } else {
+            Err(NoSuchWorker::new(worker, n))
+        }
     }
 
     /// A scope on this pool: tasks spawned in it may borrow from the caller, and `scope` returns

@@ -1,6 +1,6 @@
 //! The registry: what a pool's workers share (the thieves' ends of their deques, the injector,
 //! the sleep state, the counters), and the ways work enters the pool (`inject`, `push`,
-//! `in_worker`).
+//! `in_worker`; work for one given worker goes through its inbox, `super::inbox`).
 
 use std::thread::JoinHandle;
 
@@ -12,6 +12,7 @@ use crate::latch::{LockLatch, SpinLatch};
 use crate::loom::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use crate::loom::sync::Arc;
 use crate::pool::builder::Config;
+use crate::pool::inbox::Inbox;
 use crate::pool::metrics::{Metrics, WorkerCounters};
 use crate::pool::sleep::Sleep;
 use crate::pool::worker::{self, WorkerThread};
@@ -27,6 +28,8 @@ pub(crate) type PanicHandler = Box<dyn Fn(Payload) + Send + Sync>;
 pub(crate) struct Registry {
     pub(crate) stealers: Box<[Stealer<JobRef>]>,
     pub(crate) injector: Injector<JobRef>,
+    /// Work addressed to one worker (`Pool::spawn_on`, the partitioners), one inbox each.
+    pub(crate) inboxes: Box<[CachePadded<Inbox>]>,
     pub(crate) sleep: Sleep,
     /// The workers' heartbeat request flags (`crate::heartbeat`).
     pub(crate) requests: Requests,
@@ -51,6 +54,7 @@ impl Registry {
         let registry = Arc::new(Registry {
             stealers: deques.iter().map(|d| d.stealer()).collect(),
             injector: Injector::new(),
+            inboxes: (0..n).map(|_| CachePadded::default()).collect(),
             sleep: Sleep::new(n, config.wake_policy),
             requests: Requests::new(n),
             run_next: (0..n).map(|_| CachePadded::default()).collect(),
@@ -96,9 +100,10 @@ impl Registry {
         self.sleep.wake_all();
     }
 
-    /// True if any queue of the pool holds work (used by the re-check before parking). The
-    /// run-next slots are not queues of the pool: each is re-checked by its owner only (see
-    /// `super::sleep`, "The run-next slot").
+    /// True if any queue of the pool that every worker may take from holds work (used by the
+    /// re-check before parking, together with the worker's own inbox and run-next slot). The
+    /// run-next slots and inboxes are not shared queues: each is re-checked by its owner only
+    /// (see `super::sleep`, "The run-next slot" and "Work for one worker").
     pub(crate) fn has_visible_work(&self) -> bool {
         !self.injector.is_empty() || self.stealers.iter().any(|s| !s.is_empty())
     }
@@ -129,19 +134,23 @@ impl Registry {
 
     /// A fire-and-forget task; its panic goes to the handler.
     pub(crate) fn spawn<F: FnOnce() + Send + 'static>(&self, f: F) {
-        self.spawn_job(Some(TaskKind::Spawn), f);
+        self.push(self.spawn_job(Some(TaskKind::Spawn), f));
     }
 
-    /// [`Registry::spawn`] for a job of `kind` (`None`: the job records its own spans).
-    pub(crate) fn spawn_job<F: FnOnce() + Send + 'static>(&self, kind: Option<TaskKind>, f: F) {
-        let job = HeapJob::into_job_ref(kind, move || {
+    /// The job of a fire-and-forget task of `kind` (`None`: the job records its own spans), for
+    /// `spawn`, a serial queue's drain, and `push_to` a given worker. The caller pushes it.
+    pub(crate) fn spawn_job<F: FnOnce() + Send + 'static>(
+        &self,
+        kind: Option<TaskKind>,
+        f: F,
+    ) -> JobRef {
+        HeapJob::into_job_ref(kind, move || {
             if let Err(p) = unwind::halt_unwinding(f) {
                 if let Some(w) = WorkerThread::current() {
                     w.registry().handle_panic(p);
                 }
             }
-        });
-        self.push(job);
+        })
     }
 
     #[cold]

@@ -82,6 +82,28 @@
 //! Latch wake-ups (`wake_specific`) and shutdown (`wake_all`) are not submissions and behave the
 //! same under every policy.
 //!
+//! # Work for one worker
+//!
+//! A job in worker `i`'s inbox (`super::inbox`) can only be run by `i`, so its pusher must wake
+//! `i` itself, not "one sleeper" ([`Sleep::notify_worker`]). Same fence pair, with worker `i`'s
+//! own inbox in R2 (`i`'s re-check before parking looks at its inbox as well as the shared
+//! queues):
+//!
+//! ```text
+//!   pusher                               worker i going to sleep
+//!   push job into inbox i      (W1)      lock; join sleeper list; sleeping+1 (W2); unlock
+//!   fence(SeqCst)              (F1)      fence(SeqCst)                       (F2)
+//!   read state                 (R1)      re-check the queues and inbox i     (R2)
+//!   if sleeping > 0: wake_specific(i)    park only if R2 found nothing
+//! ```
+//!
+//! If F1 comes first, R2 sees the job. If F2 comes first, R1 sees W2, and `wake_specific` then
+//! takes the sleeper-list lock: W2 was made inside `i`'s critical section on that lock and R1
+//! read it, so `i`'s critical section precedes the pusher's (the other order would make a
+//! happens-before cycle), and the pusher finds `i` in the list and wakes it, unless somebody
+//! else took `i` out first, which also wakes it. An awake `i` looks at its inbox before it can
+//! sleep again. Hence no job in an inbox waits while its owner sleeps.
+//!
 //! # Parking
 //!
 //! Parking uses `std::thread::park`, which is a futex wait on Linux; the wake reason is handed
@@ -276,6 +298,17 @@ impl Sleep {
         self.notify(Submit::External);
     }
 
+    /// Work was just put into worker `index`'s inbox: wake that worker if it sleeps (see "Work
+    /// for one worker" in the module doc).
+    #[inline]
+    pub(crate) fn notify_worker(&self, index: usize) {
+        // F1 of the fence pair: the inbox push (before this call) is ordered before the read.
+        fence(Ordering::SeqCst);
+        if self.state().sleeping() > 0 {
+            self.wake_specific(index);
+        }
+    }
+
     /// Rule 2 for work pushed onto the pushing worker's *own* deque: the same check without the
     /// fence. This is the hot path of `join` and `spawn`, and the fence costs about as much as
     /// the rest of the push.
@@ -350,7 +383,8 @@ impl Sleep {
         self.unpark(index);
     }
 
-    /// Wakes worker `index` if it is sleeping (its latch was set). Not counted as searching.
+    /// Wakes worker `index` if it is sleeping (its latch was set, or its inbox got a job). Not
+    /// counted as searching.
     #[cold]
     #[inline(never)]
     pub(crate) fn wake_specific(&self, index: usize) {

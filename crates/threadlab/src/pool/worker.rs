@@ -2,9 +2,10 @@
 //!
 //! Where work comes from, in order (as in rayon-core and Tokio): the worker's run-next slot (the
 //! future its last task woke, see `crate::task::run_next`), its own deque (LIFO, a warm cache),
-//! then the injector (a batch), then a random victim's deque (a batch, oldest work first). When
-//! all are empty it spins briefly (see [`SPIN_BEFORE_PARK`]), looking also at the other workers'
-//! run-next slots, and then sleeps by the protocol of [`super::sleep`].
+//! then its inbox (work addressed to this worker, `super::inbox`; TBB likewise reads its mailbox
+//! before stealing), then the injector (a batch), then a random victim's deque (a batch, oldest
+//! work first). When all are empty it spins briefly (see [`SPIN_BEFORE_PARK`]), looking also at
+//! the other workers' run-next slots, and then sleeps by the protocol of [`super::sleep`].
 //!
 //! The recorder's events from here: steal attempts and steals in [`WorkerThread::steal_once`],
 //! spins in [`WorkerThread::spin`], parks in [`WorkerThread::sleep`]. Task spans and spawn
@@ -182,7 +183,11 @@ impl WorkerThread {
                 self.execute(job);
                 continue;
             }
-            if self.registry.terminating() && !self.registry.has_visible_work() {
+            // Exit only with the inbox empty and closed: later pushes go to the injector.
+            if self.registry.terminating()
+                && !self.registry.has_visible_work()
+                && self.registry.inboxes[self.index].close_if_empty()
+            {
                 break;
             }
             self.idle(None);
@@ -203,17 +208,30 @@ impl WorkerThread {
         }
     }
 
-    /// Own run-next slot (futures, `crate::task::run_next`), own deque, then the injector and
-    /// the other workers.
+    /// Own run-next slot (futures, `crate::task::run_next`), own deque, own inbox, then the
+    /// injector and the other workers.
     #[inline]
     fn find_work(&self) -> Option<JobRef> {
         if let Some(job) = self.take_run_next() {
             return Some(job);
         }
-        let job = self.take_local().or_else(|| self.steal());
+        let job = self
+            .take_local()
+            .or_else(|| self.take_mail())
+            .or_else(|| self.steal());
         if job.is_some() {
             // The run-next budget counts slot tasks in a row (see `crate::task::run_next`).
             self.end_run_next_streak();
+        }
+        job
+    }
+
+    /// The oldest job addressed to this worker. Finding one ends a search like a steal does.
+    #[inline]
+    fn take_mail(&self) -> Option<JobRef> {
+        let job = self.registry.inboxes[self.index].pop();
+        if job.is_some() {
+            self.found_work();
         }
         job
     }
@@ -351,8 +369,14 @@ impl WorkerThread {
             self.index,
             self.searching.get(),
             latch,
-            // Our own run-next slot is ours to re-check (`super::sleep`, "The run-next slot").
-            || registry.has_visible_work() || self.has_run_next() || registry.terminating(),
+            // R2 of the sleep protocol: the shared queues, and this worker's own run-next slot
+            // and inbox (`super::sleep`, "The run-next slot" and "Work for one worker").
+            || {
+                registry.has_visible_work()
+                    || self.has_run_next()
+                    || !registry.inboxes[self.index].is_empty()
+                    || registry.terminating()
+            },
             || {
                 let awake = self.awake_since.get().elapsed().as_nanos() as u64;
                 WorkerCounters::add(&counters.awake_nanos, awake);

@@ -8,6 +8,8 @@
 
 use crate::latch::Latch;
 use crate::loom::cell::UnsafeCell;
+use crate::trace::hooks::{self, TaskSpan};
+use crate::trace::TaskKind;
 use crate::unwind::{self, Payload};
 
 /// A pointer to a job and the function that executes it.
@@ -69,6 +71,13 @@ impl JobRef {
         JobRef { data, execute_fn }
     }
 
+    /// The job's identity for the recorder's spawn → run arrows: its data address, unique among
+    /// live jobs (reused only after the job ran).
+    #[inline]
+    pub(crate) fn id(&self) -> u64 {
+        self.data as usize as u64
+    }
+
     /// Runs the job.
     ///
     /// # Safety
@@ -101,26 +110,32 @@ impl<T> JobResult<T> {
 /// A job on the stack of the thread that waits for it; `L` is set when it finished.
 pub(crate) struct StackJob<L, F, R> {
     pub(crate) latch: L,
+    /// What the recorder calls its run (`Join` for a join's second half, `Install`).
+    kind: TaskKind,
     func: UnsafeCell<Option<F>>,
     result: UnsafeCell<JobResult<R>>,
 }
 
 impl<L: Latch, F: FnOnce(bool) -> R + Send, R: Send> StackJob<L, F, R> {
-    pub(crate) fn new(func: F, latch: L) -> Self {
+    pub(crate) fn new(kind: TaskKind, func: F, latch: L) -> Self {
         StackJob {
             latch,
+            kind,
             func: UnsafeCell::new(Some(func)),
             result: UnsafeCell::new(JobResult::None),
         }
     }
 
-    /// A reference for a deque. The caller must keep `self` in place until its latch is set or
-    /// until it took the reference back and ran it inline.
+    /// A reference for a deque, recorded as spawned. The caller must push it, and keep `self`
+    /// in place until its latch is set or until it took the reference back and ran it inline
+    /// (inside a `TaskSpan` from the reference's id, which closes the recorder's spawn arrow).
     #[inline]
     pub(crate) fn as_job_ref(&self) -> JobRef {
         // SAFETY: the caller keeps the job alive and pinned until it executed (documented above);
         // F and R are Send, so any thread may run it.
-        unsafe { JobRef::new(self) }
+        let job = unsafe { JobRef::new(self) };
+        hooks::spawn(job.id());
+        job
     }
 
     /// Runs the closure here, because nobody stole it (`migrated` = false).
@@ -145,12 +160,15 @@ impl<L: Latch, F: FnOnce(bool) -> R + Send, R: Send> Job for StackJob<L, F, R> {
         let this = this as *const Self;
         // SAFETY: the job is alive until its latch is set (its owner waits for the latch), and
         // only this execution touches `func` and `result` before the latch is set.
-        let func = unsafe { (*this).func.with_mut(|f| (*f).take()) };
+        let (func, kind) = unsafe { ((*this).func.with_mut(|f| (*f).take()), (*this).kind) };
         let func = func.expect("StackJob::execute: job already taken");
+        let span = TaskSpan::enter(kind, Some(this as usize as u64));
         let result = match unwind::halt_unwinding(|| func(true)) {
             Ok(v) => JobResult::Ok(v),
             Err(p) => JobResult::Panic(p),
         };
+        // The span ends before the latch lets the owner go on (and reuse this address).
+        drop(span);
         // SAFETY: as above, the owner does not read `result` before the latch is set.
         unsafe { (*this).result.with_mut(|r| *r = result) };
         // SAFETY: `this` is live here; after `set` begins the owner may free it, and `set` is
@@ -161,21 +179,35 @@ impl<L: Latch, F: FnOnce(bool) -> R + Send, R: Send> Job for StackJob<L, F, R> {
 
 /// A boxed job for fire-and-forget work; the closure itself handles panics and completion.
 pub(crate) struct HeapJob<F> {
+    /// The recorder's name for its run; `None` for jobs that record their own spans (a serial
+    /// queue's drain). Never zero-sized, so two live boxes never share an address (the id).
+    kind: Option<TaskKind>,
     func: F,
 }
 
 impl<F: FnOnce() + Send> HeapJob<F> {
-    /// Boxes `func` and leaks it into a JobRef; executing the reference frees it.
+    /// Boxes `func` and leaks it into a JobRef, recorded as spawned when it has a `kind`;
+    /// executing the reference frees it. The caller must push the reference.
     #[inline]
-    pub(crate) fn into_job_ref(func: F) -> JobRef {
-        let ptr = Box::into_raw(Box::new(HeapJob { func }));
+    pub(crate) fn into_job_ref(kind: Option<TaskKind>, func: F) -> JobRef {
+        let ptr = Box::into_raw(Box::new(HeapJob { kind, func }));
         // SAFETY: the box is leaked until `execute` reclaims it, exactly once; F is Send.
-        unsafe { JobRef::new(ptr) }
+        let job = unsafe { JobRef::new(ptr) };
+        if kind.is_some() {
+            hooks::spawn(job.id());
+        }
+        job
     }
 }
 
 impl<F: FnOnce() + Send> Job for HeapJob<F> {
     unsafe fn execute(this: *const ()) {
+        // SAFETY: `this` came from Box::into_raw in `into_job_ref`; it is live until reclaimed
+        // below.
+        let kind = unsafe { (*(this as *const Self)).kind };
+        // The span begins while the box still holds the address its spawn recorded, so a new
+        // job at the same address cannot be spawned before this run began.
+        let _span = kind.map(|k| TaskSpan::enter(k, Some(this as usize as u64)));
         // SAFETY: `this` came from Box::into_raw in `into_job_ref`, and runs exactly once.
         let job = unsafe { Box::from_raw(this as *mut Self) };
         (job.func)();

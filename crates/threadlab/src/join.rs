@@ -12,6 +12,8 @@ use crate::job::StackJob;
 use crate::latch::SpinLatch;
 use crate::pool::registry::Registry;
 use crate::pool::worker::WorkerThread;
+use crate::trace::hooks::TaskSpan;
+use crate::trace::TaskKind;
 use crate::unwind;
 
 /// Runs `a` and `b`, potentially in parallel, and returns both results. On the current worker's
@@ -61,7 +63,7 @@ where
     RA: Send,
     RB: Send,
 {
-    let job_b = StackJob::new(b, SpinLatch::new(w.registry(), w.index()));
+    let job_b = StackJob::new(TaskKind::Join, b, SpinLatch::new(w.registry(), w.index()));
     let job_b_ref = job_b.as_job_ref();
     w.push(job_b_ref);
 
@@ -71,6 +73,8 @@ where
     while !job_b.latch.probe() {
         match w.take_local() {
             Some(job) if job == job_b_ref => {
+                // Closes the spawn arrow `as_job_ref` recorded (a no-op when not recording).
+                let _span = TaskSpan::enter(TaskKind::Join, Some(job_b_ref.id()));
                 let result_b = job_b.run_inline(injected);
                 return (unwrap_or_resume(result_a), result_b);
             }

@@ -10,6 +10,8 @@
 //! [`Splitter`] policy here, which is why splitting is a separate piece from the loops.
 
 use crate::join::join_context;
+use crate::trace::hooks::TaskSpan;
+use crate::trace::TaskKind;
 
 /// Decides whether a piece of a loop is split further.
 #[derive(Clone, Copy, Debug)]
@@ -60,6 +62,7 @@ fn bridge<P: Producer>(producer: P, mut splitter: Splitter, stolen: bool) {
             |stolen| bridge(right, splitter, stolen),
         );
     } else {
+        let _span = TaskSpan::enter(TaskKind::LoopChunk, None);
         producer.run();
     }
 }

@@ -18,6 +18,7 @@ use crate::loom::sync::atomic::{AtomicBool, AtomicPtr, AtomicUsize, Ordering};
 use crate::loom::sync::Arc;
 use crate::pool::registry::Registry;
 use crate::pool::worker::WorkerThread;
+use crate::trace::TaskKind;
 use crate::unwind::{self, Payload};
 
 /// A scope in which tasks may borrow data that outlives `'scope`. See [`scope()`].
@@ -123,7 +124,7 @@ impl<'scope> Scope<'scope> {
     {
         self.count_spawn();
         let ptr = ScopePtr(self);
-        let job = HeapJob::into_job_ref(move || {
+        let job = HeapJob::into_job_ref(Some(TaskKind::Spawn), move || {
             let ptr = ptr;
             // SAFETY: see ScopePtr: the scope waits for this task's count before it is freed.
             let scope = unsafe { &*ptr.0 };

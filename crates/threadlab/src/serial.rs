@@ -32,6 +32,8 @@ use std::panic::{catch_unwind, resume_unwind, AssertUnwindSafe};
 
 use crate::loom::sync::{Arc, Mutex, MutexGuard};
 use crate::pool::registry::Registry;
+use crate::trace::hooks::TaskSpan;
+use crate::trace::TaskKind;
 use crate::Pool;
 
 /// Tasks a drain task runs before it re-spawns itself to let other work run (GCD drains a
@@ -132,7 +134,8 @@ impl SerialQueue {
 
 fn spawn_drain(inner: Arc<Inner>) {
     let registry = Arc::clone(&inner.registry);
-    registry.spawn(move || drain(inner));
+    // No span for the drain itself: each task it runs gets its own `serial` span.
+    registry.spawn_job(None, move || drain(inner));
 }
 
 /// Runs up to [`BATCH`] tasks, then hands over (see the module docs).
@@ -148,7 +151,10 @@ fn drain(inner: Arc<Inner>) {
                 }
             }
         };
-        if let Err(payload) = catch_unwind(AssertUnwindSafe(task)) {
+        let span = TaskSpan::enter(TaskKind::Serial, None);
+        let outcome = catch_unwind(AssertUnwindSafe(task));
+        drop(span);
+        if let Err(payload) = outcome {
             continue_later(inner);
             resume_unwind(payload);
         }

@@ -14,6 +14,7 @@ use crate::pool::builder::Config;
 use crate::pool::metrics::{Metrics, WorkerCounters};
 use crate::pool::sleep::Sleep;
 use crate::pool::worker::{self, WorkerThread};
+use crate::trace::{hooks, TaskKind};
 use crate::unwind::{self, Payload};
 use crate::util::CachePadded;
 use crate::BuildError;
@@ -99,6 +100,10 @@ impl Registry {
     /// Submits a job from outside the pool (or from another pool's worker).
     pub(crate) fn inject(&self, job: JobRef) {
         self.injector.push(job);
+        if hooks::enabled() {
+            hooks::injector_push();
+            hooks::queue_depth("injector", self.injector.len() as i64);
+        }
         self.sleep.notify_work();
     }
 
@@ -114,7 +119,12 @@ impl Registry {
 
     /// A fire-and-forget task; its panic goes to the handler.
     pub(crate) fn spawn<F: FnOnce() + Send + 'static>(&self, f: F) {
-        let job = HeapJob::into_job_ref(move || {
+        self.spawn_job(Some(TaskKind::Spawn), f);
+    }
+
+    /// [`Registry::spawn`] for a job of `kind` (`None`: the job records its own spans).
+    pub(crate) fn spawn_job<F: FnOnce() + Send + 'static>(&self, kind: Option<TaskKind>, f: F) {
+        let job = HeapJob::into_job_ref(kind, move || {
             if let Err(p) = unwind::halt_unwinding(f) {
                 if let Some(w) = WorkerThread::current() {
                     w.registry().handle_panic(p);
@@ -183,6 +193,7 @@ impl Registry {
         thread_local!(static LOCK_LATCH: LockLatch = LockLatch::new());
         LOCK_LATCH.with(|latch| {
             let job = StackJob::new(
+                TaskKind::Install,
                 |injected| {
                     let w = WorkerThread::current().expect("in_worker_cold: not on a worker");
                     op(w, injected)
@@ -205,6 +216,7 @@ impl Registry {
     {
         let latch = SpinLatch::cross(current.registry(), current.index());
         let job = StackJob::new(
+            TaskKind::Install,
             |injected| {
                 let w = WorkerThread::current().expect("in_worker_cross: not on a worker");
                 op(w, injected)

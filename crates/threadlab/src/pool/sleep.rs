@@ -328,7 +328,10 @@ impl Sleep {
         }
     }
 
+    /// Unparks worker `index`, recording the wake on the waker's track (the arrow to the woken
+    /// worker's next `park_end`).
     fn unpark(&self, index: usize) {
+        crate::trace::hooks::wake(index);
         if let Some(thread) = self.parkers[index].thread.get() {
             thread.unpark();
         }

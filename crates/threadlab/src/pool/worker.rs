@@ -5,9 +5,10 @@
 //! first). When all are empty it spins briefly (see [`SPIN_BEFORE_PARK`]) and then sleeps by the
 //! protocol of [`super::sleep`].
 //!
-//! The events a recorder wants (task start/end, steal, park, unpark, spin) each happen in one
-//! named function here: [`WorkerThread::execute`], [`WorkerThread::steal`],
-//! [`WorkerThread::spin`], [`WorkerThread::sleep`].
+//! The recorder's events from here: steal attempts and steals in [`WorkerThread::steal_once`],
+//! spins in [`WorkerThread::spin`], parks in [`WorkerThread::sleep`]. Task spans and spawn
+//! arrows are recorded by the jobs themselves (`crate::job`), wake-ups by the waker
+//! (`super::sleep`), injector pushes by `Registry::inject`.
 
 use std::cell::Cell;
 use std::time::{Duration, Instant};
@@ -19,6 +20,7 @@ use crate::loom::sync::atomic::Ordering;
 use crate::loom::sync::Arc;
 use crate::pool::metrics::WorkerCounters;
 use crate::pool::registry::Registry;
+use crate::trace::hooks;
 
 /// How long an idle worker keeps looking for work before it parks. Bounded by what a park
 /// costs: on the 2-core development VM, `cargo bench --bench overhead` (trickle case) measured a
@@ -34,6 +36,13 @@ const SPIN_PAUSES: u32 = 64;
 
 thread_local! {
     static CURRENT: Cell<*const WorkerThread> = const { Cell::new(std::ptr::null()) };
+}
+
+/// How a spin ended.
+enum Spun {
+    Job(JobRef),
+    LatchSet,
+    Nothing,
 }
 
 /// The state of one worker, on its own thread's stack.
@@ -52,6 +61,7 @@ pub(crate) fn main(registry: Arc<Registry>, index: usize, deque: Worker<JobRef>,
         pin_to_core(index);
     }
     registry.sleep.register_thread(index);
+    hooks::worker_start(index);
     // SAFETY: gettid has no preconditions.
     let tid = unsafe { libc::gettid() } as u64;
     // Relaxed: read only by metrics, as a statistic.
@@ -117,7 +127,7 @@ impl WorkerThread {
         self.deque.pop()
     }
 
-    /// Runs a job. (Recorder hook point: task start / task end.)
+    /// Runs a job (its task span is recorded by the job itself, see `crate::job`).
     #[inline]
     pub(crate) fn execute(&self, job: JobRef) {
         // SAFETY: every JobRef in our queues is executed exactly once: it was popped or stolen.
@@ -159,7 +169,7 @@ impl WorkerThread {
     }
 
     /// Looks through the injector and every other deque, starting at a random victim.
-    /// (Recorder hook point: steal, with the victim.)
+    /// Records each attempt on a victim and each steal (victim → this thief).
     fn steal(&self) -> Option<JobRef> {
         let job = self.steal_once();
         if job.is_some() {
@@ -175,7 +185,12 @@ impl WorkerThread {
         loop {
             let mut retry = false;
             match self.registry.injector.steal_batch_and_pop(&self.deque) {
-                Steal::Success(job) => return Some(job),
+                Steal::Success(job) => {
+                    if hooks::enabled() {
+                        hooks::queue_depth("injector", self.registry.injector.len() as i64);
+                    }
+                    return Some(job);
+                }
                 Steal::Retry => retry = true,
                 Steal::Empty => {}
             }
@@ -186,8 +201,14 @@ impl WorkerThread {
                 if victim == self.index {
                     continue;
                 }
+                if hooks::enabled() {
+                    hooks::steal_attempt(victim);
+                }
                 match self.registry.stealers[victim].steal_batch_and_pop(&self.deque) {
-                    Steal::Success(job) => return Some(job),
+                    Steal::Success(job) => {
+                        hooks::steal(victim);
+                        return Some(job);
+                    }
                     Steal::Retry => retry = true,
                     Steal::Empty => {}
                 }
@@ -223,28 +244,40 @@ impl WorkerThread {
     }
 
     /// Spins for up to [`SPIN_BEFORE_PARK`]; true if it found work (and ran it) or the latch was
-    /// set. (Recorder hook point: spin.)
+    /// set. The spin's span ends before the task it found begins.
     fn spin(&self, latch: Option<&CoreLatch>) -> bool {
+        hooks::spin_begin();
+        let found = self.spin_until_deadline(latch);
+        hooks::spin_end();
+        match found {
+            Spun::Job(job) => {
+                self.execute(job);
+                true
+            }
+            Spun::LatchSet => true,
+            Spun::Nothing => false,
+        }
+    }
+
+    fn spin_until_deadline(&self, latch: Option<&CoreLatch>) -> Spun {
         let deadline = Instant::now() + SPIN_BEFORE_PARK;
         loop {
             for _ in 0..SPIN_PAUSES {
                 crate::loom::hint::spin_loop();
             }
             if latch.is_some_and(|l| l.probe()) {
-                return true;
+                return Spun::LatchSet;
             }
             if let Some(job) = self.find_work() {
-                self.execute(job);
-                return true;
+                return Spun::Job(job);
             }
             if self.registry.terminating() || Instant::now() >= deadline {
-                return false;
+                return Spun::Nothing;
             }
         }
     }
 
-    /// Sleeps by the protocol of `super::sleep`. (Recorder hook points: park, and unpark with the
-    /// waker.)
+    /// Sleeps by the protocol of `super::sleep`, recording the park (the waker records the wake).
     fn sleep(&self, latch: Option<&CoreLatch>) {
         let counters = self.counters();
         let registry = &self.registry;
@@ -259,9 +292,11 @@ impl WorkerThread {
                 WorkerCounters::add(&counters.parks, 1);
                 // Relaxed: a statistic; readers tolerate a stale value.
                 counters.parked.store(true, Ordering::Relaxed);
+                hooks::park_begin();
             },
         );
         if woken.parked {
+            hooks::park_end();
             counters.parked.store(false, Ordering::Relaxed);
             WorkerCounters::add(&counters.wakeups, 1);
             self.awake_since.set(Instant::now());

@@ -33,6 +33,19 @@ pub(crate) struct Record {
     pub(crate) c: u32,
 }
 
+impl Record {
+    /// The record that marks its thread as pool worker `index`.
+    pub(crate) fn worker(ts: u64, index: u32) -> Record {
+        Record {
+            ts,
+            a: 0,
+            b: 0,
+            kind: super::raw::WORKER,
+            c: index,
+        }
+    }
+}
+
 /// Size of a record in bytes (the unit of the flight recorder's budget).
 pub(crate) const RECORD_BYTES: usize = std::mem::size_of::<Record>();
 

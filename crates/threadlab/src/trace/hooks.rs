@@ -43,10 +43,11 @@ pub fn enabled() -> bool {
     generation() != 0
 }
 
-/// Marks the calling thread as pool worker `index` and names its track.
+/// Marks the calling thread as pool worker `index` in this and every later recording, and names
+/// its track `threadlab-worker-<index>` unless the thread already has a name (a std thread name
+/// or [`super::set_thread_name`]).
 pub fn worker_start(index: usize) {
-    super::recorder::set_thread_name(&format!("threadlab-worker-{index}"));
-    record(raw::WORKER, 0, 0, index as u32);
+    super::recorder::set_worker_index(index as u32);
 }
 
 /// A task of kind `kind` starts running on this thread.
@@ -59,6 +60,36 @@ pub fn task_begin(kind: TaskKind) {
 #[inline]
 pub fn task_begin_from(kind: TaskKind, flow: u64) {
     record(raw::TASK_BEGIN, flow, 1, kind.code());
+}
+
+/// A task span on this thread that ends when dropped, also while unwinding; records nothing
+/// (and costs one relaxed load) when no recording is on. The pool's own task spans.
+pub(crate) struct TaskSpan {
+    recorded: bool,
+}
+
+impl TaskSpan {
+    /// Begins a span of a task of `kind`; `flow` is the id its `spawn` recorded, if any.
+    #[inline(always)]
+    pub(crate) fn enter(kind: TaskKind, flow: Option<u64>) -> TaskSpan {
+        let recorded = enabled();
+        if recorded {
+            match flow {
+                Some(f) => task_begin_from(kind, f),
+                None => task_begin(kind),
+            }
+        }
+        TaskSpan { recorded }
+    }
+}
+
+impl Drop for TaskSpan {
+    #[inline(always)]
+    fn drop(&mut self) {
+        if self.recorded {
+            task_end();
+        }
+    }
 }
 
 /// The innermost running task on this thread ends.

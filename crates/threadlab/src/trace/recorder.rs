@@ -80,6 +80,9 @@ struct Cold {
     owned: RefCell<Option<(Arc<ThreadBuf>, Arc<Chunk>)>>,
     /// Name set by `set_thread_name`, used at registration.
     name: RefCell<Option<String>>,
+    /// The pool worker index set by `set_worker_index`, written into every recording this
+    /// thread joins (a recording usually starts after the pool's threads did).
+    worker: Cell<Option<u32>>,
 }
 
 impl Drop for Cold {
@@ -121,7 +124,7 @@ thread_local! {
         }
     };
     static COLD: Cold = const {
-        Cold { owned: RefCell::new(None), name: RefCell::new(None) }
+        Cold { owned: RefCell::new(None), name: RefCell::new(None), worker: Cell::new(None) }
     };
 }
 
@@ -187,14 +190,23 @@ fn refill(l: &Hot, cold: &Cold, gen: u64) {
     l.index.set(0);
     l.generation.set(gen);
     *owned = Some((buf, chunk.clone()));
+    let ts = clock::now();
+    if registering {
+        if let Some(index) = cold.worker.get() {
+            // SAFETY: as in `record_on`; a new chunk has at least 16 slots, and this is the
+            // first of at most three records written here.
+            unsafe { chunk.push_at(l.index.get(), Record::worker(ts, index)) };
+            l.index.set(l.index.get() + 1);
+        }
+    }
     // The slow tick: an OS sample at registration and at a new chunk (at most one per ms).
     if !os::due() && !registering {
         return;
     }
-    let ts = clock::now();
     for rec in os::sample_records(ts, None) {
         let index = l.index.get();
-        // SAFETY: as in `record_on`; a new chunk has at least 16 slots, so two fit.
+        // SAFETY: as in `record_on`; a new chunk has at least 16 slots, so the worker record
+        // and these two fit.
         unsafe { chunk.push_at(index, rec) };
         l.index.set(index + 1);
     }
@@ -212,6 +224,25 @@ pub(crate) fn set_thread_name(name: &str) {
         *l.name.borrow_mut() = Some(name.to_owned());
         if let Some((buf, _)) = l.owned.borrow().as_ref() {
             *lock(&buf.name) = name.to_owned();
+        }
+    });
+}
+
+/// Marks the calling thread as pool worker `index` in this and every later recording; names its
+/// track `threadlab-worker-<index>` unless the thread has a name already.
+pub(crate) fn set_worker_index(index: u32) {
+    let _ = COLD.try_with(|cold| {
+        cold.worker.set(Some(index));
+        let named = cold.name.borrow().is_some() || std::thread::current().name().is_some();
+        if !named {
+            *cold.name.borrow_mut() = Some(format!("threadlab-worker-{index}"));
+        }
+    });
+    let gen = generation();
+    let _ = HOT.try_with(|h| {
+        // Already registered in the recording in progress: the registration missed the index.
+        if gen != 0 && h.generation.get() == gen {
+            record(super::raw::WORKER, 0, 0, index);
         }
     });
 }

@@ -86,8 +86,13 @@ pub const LONG_TASK_OVER_MEDIAN: f64 = 10.0;
 /// ...and at least this long (1 ms: shorter tasks finish before imbalance is visible)...
 pub const LONG_TASK_MIN_NS: u64 = 1_000_000;
 
-/// ...among at least this many tasks of its kind (fewer give no meaningful median).
+/// ...among at least this many tasks of its kind (fewer give no meaningful median)...
 pub const LONG_TASK_MIN_TASKS: u64 = 8;
+
+/// ...while the other workers were idle at least half of the time it ran. An adaptive loop's
+/// chunks differ in size by design, and a long task is harmless while everyone else is busy; it
+/// blocks the pool when the others have nothing left to do.
+pub const LONG_TASK_IDLE_SHARE: f64 = 0.5;
 
 /// A named pitfall.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -271,35 +276,30 @@ pub(crate) fn findings(d: &Diagnosis) -> Vec<Finding> {
             });
         }
     }
-    for s in &d.spans {
-        let t = &s.self_time;
-        if s.name.starts_with("task ")
-            && t.count >= LONG_TASK_MIN_TASKS
-            && t.max_ns >= LONG_TASK_MIN_NS
-            && t.max_ns as f64 >= LONG_TASK_OVER_MEDIAN * t.median_ns as f64
-        {
-            out.push(Finding {
-                pitfall: Pitfall::LongTask,
-                subject: s.name.clone(),
-                evidence: format!(
-                    "the longest `{}` ran {} against a median of {} over {} tasks; its worker \
-                     could take no other work meanwhile",
-                    s.name,
-                    fmt_ns(t.max_ns),
-                    fmt_ns(t.median_ns),
-                    t.count
-                ),
-                figure: figure(
-                    "longest / median task",
-                    ratio(t.max_ns as f64, t.median_ns.max(1) as f64),
-                    "ratio",
-                    Some(LONG_TASK_OVER_MEDIAN),
-                ),
-                suggestion: "split the long task (a nested join or parallel loop inside it) so \
-                             idle workers can share it"
-                    .into(),
-            });
-        }
+    for t in &d.long_tasks {
+        out.push(Finding {
+            pitfall: Pitfall::LongTask,
+            subject: t.name.clone(),
+            evidence: format!(
+                "the longest `{}` ran {} on {} against a median of {} over {} tasks, while the \
+                 other workers were idle {:.0}% of that time",
+                t.name,
+                fmt_ns(t.self_ns),
+                t.thread,
+                fmt_ns(t.median_ns),
+                t.tasks,
+                100.0 * t.others_idle
+            ),
+            figure: figure(
+                "longest / median task",
+                ratio(t.self_ns as f64, t.median_ns.max(1) as f64),
+                "ratio",
+                Some(LONG_TASK_OVER_MEDIAN),
+            ),
+            suggestion: "split the long task (a nested join or parallel loop inside it) so idle \
+                         workers can share it"
+                .into(),
+        });
     }
     for l in &d.locks {
         let enough = l.wait.count >= LOCK_MIN_WAITS

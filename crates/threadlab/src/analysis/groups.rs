@@ -5,6 +5,9 @@
 
 use std::collections::BTreeMap;
 
+use super::findings::{
+    LONG_TASK_IDLE_SHARE, LONG_TASK_MIN_NS, LONG_TASK_MIN_TASKS, LONG_TASK_OVER_MEDIAN,
+};
 use super::states::{SpanKey, ThreadStats, Walk};
 use super::stats::{median, ratio, Summary};
 use crate::trace::Trace;
@@ -140,5 +143,66 @@ pub(crate) fn spans(trace: &Trace, walks: &[Walk]) -> Vec<SpanStats> {
         })
         .collect();
     out.sort_by_key(|s| std::cmp::Reverse(s.self_time.total_ns));
+    out
+}
+
+/// A task far longer than the others of its kind while other workers sat idle: the longest of
+/// its kind that crossed the `LONG_TASK_*` thresholds.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct LongTask {
+    /// `task <kind>`.
+    pub name: String,
+    /// The thread that ran it.
+    pub thread: String,
+    /// Its self time.
+    pub self_ns: u64,
+    /// The median self time of its kind.
+    pub median_ns: u64,
+    /// Tasks of its kind.
+    pub tasks: u64,
+    /// Share of the other workers' time, while it ran, that they spent idle.
+    pub others_idle: f64,
+}
+
+pub(crate) fn long_tasks(trace: &Trace, walks: &[Walk]) -> Vec<LongTask> {
+    let mut by: BTreeMap<String, Vec<(usize, &super::states::Span)>> = BTreeMap::new();
+    for (t, w) in walks.iter().enumerate() {
+        for s in w.spans.iter().filter(|s| matches!(s.key, SpanKey::Task(_))) {
+            by.entry(span_label(trace, s.key)).or_default().push((t, s));
+        }
+    }
+    let workers: Vec<usize> = (0..walks.len())
+        .filter(|&i| walks[i].stats.worker.is_some())
+        .collect();
+    let mut out = Vec::new();
+    for (name, spans) in by {
+        let median_ns = median(spans.iter().map(|(_, s)| s.self_ns).collect());
+        let floor = LONG_TASK_MIN_NS.max((LONG_TASK_OVER_MEDIAN * median_ns as f64) as u64);
+        if (spans.len() as u64) < LONG_TASK_MIN_TASKS {
+            continue;
+        }
+        let mut best: Option<LongTask> = None;
+        for &(t, s) in spans.iter().filter(|(_, s)| s.self_ns >= floor) {
+            let end = s.begin_ns.saturating_add(s.duration_ns);
+            let others: Vec<usize> = workers.iter().copied().filter(|&i| i != t).collect();
+            let idle: u64 = others
+                .iter()
+                .map(|&i| walks[i].idle_within(s.begin_ns, end))
+                .sum();
+            let others_idle = ratio(idle as f64, (s.duration_ns * others.len() as u64) as f64);
+            let longer = best.as_ref().is_none_or(|b| s.self_ns > b.self_ns);
+            if others_idle >= LONG_TASK_IDLE_SHARE && longer {
+                best = Some(LongTask {
+                    name: name.clone(),
+                    thread: walks[t].stats.name.clone(),
+                    self_ns: s.self_ns,
+                    median_ns,
+                    tasks: spans.len() as u64,
+                    others_idle,
+                });
+            }
+        }
+        out.extend(best);
+    }
     out
 }

@@ -42,7 +42,7 @@ mod stats;
 
 pub use compare::{compare, CompareRow, Comparison, RuntimeRow, NOISE_RELATIVE};
 pub use findings::*;
-pub use groups::{GroupStats, SpanStats};
+pub use groups::{GroupStats, LongTask, SpanStats};
 pub use locks::LockStats;
 pub use render::fmt_ns;
 pub use runtime::{OsStats, RuntimeStats};
@@ -69,6 +69,8 @@ pub struct Diagnosis {
     pub locks: Vec<LockStats>,
     /// Per zone name and task kind, most self time first.
     pub spans: Vec<SpanStats>,
+    /// Tasks far longer than their kind's median while other workers sat idle.
+    pub long_tasks: Vec<LongTask>,
     /// The pool's figures.
     pub runtime: RuntimeStats,
     /// The OS's figures.
@@ -114,6 +116,7 @@ impl Trace {
             groups: groups::groups(&walks),
             locks: locks::locks(self, &walks),
             spans: groups::spans(self, &walks),
+            long_tasks: groups::long_tasks(self, &walks),
             runtime: runtime::runtime(self, &walks),
             os: runtime::os(self, &walks),
             threads: Vec::new(),

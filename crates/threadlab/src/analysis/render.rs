@@ -239,7 +239,7 @@ impl Display for Diagnosis {
         writeln!(
             f,
             "   wake-up latency p50 {} p99 {} ({} wake-ups of a parked worker); spawn to run p50 \
-             {} p99 {}; at least {} of the workers' CPU outside tasks",
+             {} p99 {}; about {} of the workers' CPU outside tasks",
             fmt_ns(r.wake_latency.median_ns),
             fmt_ns(r.wake_latency.p99_ns),
             r.wake_latency.count,

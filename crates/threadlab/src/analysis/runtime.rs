@@ -36,7 +36,8 @@ pub struct RuntimeStats {
     /// Wake-ups per task run.
     pub wakes_per_task: f64,
     /// Share of the workers' CPU time spent outside tasks (searching, spinning, parking and
-    /// being woken): at least this much, since time preempted inside a task counts as task.
+    /// being woken), estimated: a worker's time in tasks is counted at its on-CPU share of
+    /// runnable time (`schedstat` says how long it was preempted, not when).
     pub cpu_outside_tasks: f64,
     /// From a wake-up to the woken worker running (only wake-ups of a parked worker).
     pub wake_latency: Summary,
@@ -70,7 +71,7 @@ pub struct OsStats {
 pub(crate) fn runtime(trace: &Trace, walks: &[Walk]) -> RuntimeStats {
     let secs = trace.duration_ns() as f64 / 1e9;
     let mut r = RuntimeStats::default();
-    let (mut cpu, mut running) = (0u64, 0u64);
+    let (mut cpu, mut in_tasks) = (0u64, 0.0f64);
     for w in walks {
         let s = &w.stats;
         r.tasks += s.tasks;
@@ -81,8 +82,14 @@ pub(crate) fn runtime(trace: &Trace, walks: &[Walk]) -> RuntimeStats {
         if s.worker.is_some() {
             r.workers += 1;
             if s.os_sampled {
+                // Preemption is assumed to hit every runnable state alike, so the task spans
+                // got the thread's on-CPU share of their wall time.
+                let on_cpu_share = ratio(
+                    s.on_cpu_ns as f64,
+                    s.on_cpu_ns.saturating_add(s.preempted_ns) as f64,
+                );
                 cpu = cpu.saturating_add(s.on_cpu_ns);
-                running = running.saturating_add(s.running_ns);
+                in_tasks += s.running_ns as f64 * on_cpu_share;
             }
         }
     }
@@ -91,7 +98,7 @@ pub(crate) fn runtime(trace: &Trace, walks: &[Walk]) -> RuntimeStats {
     r.parks_per_sec = ratio(r.parks as f64, secs);
     r.parks_per_task = ratio(r.parks as f64, r.tasks as f64);
     r.wakes_per_task = ratio(r.wakes as f64, r.tasks as f64);
-    r.cpu_outside_tasks = ratio(cpu.saturating_sub(running) as f64, cpu as f64);
+    r.cpu_outside_tasks = ratio((cpu as f64 - in_tasks).max(0.0), cpu as f64);
     r.wake_latency = Summary::of(wake_latencies(trace, walks));
     r.spawn_to_run = Summary::of(spawn_latencies(trace));
     r

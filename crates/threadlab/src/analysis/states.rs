@@ -104,6 +104,7 @@ pub(crate) enum SpanKey {
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Span {
     pub(crate) key: SpanKey,
+    pub(crate) begin_ns: u64,
     pub(crate) duration_ns: u64,
     /// Duration minus the task and zone spans nested in it (the outermost of them).
     pub(crate) self_ns: u64,
@@ -125,6 +126,20 @@ pub(crate) struct Walk {
     pub(crate) locks: Vec<LockSpan>,
     /// Park spans (begin, end), in time order.
     pub(crate) parks: Vec<(u64, u64)>,
+    /// When a worker was idle (searching, spinning or parked), merged, in time order.
+    pub(crate) idle: Vec<(u64, u64)>,
+}
+
+impl Walk {
+    /// How long this thread was idle within `[from, to)`.
+    pub(crate) fn idle_within(&self, from: u64, to: u64) -> u64 {
+        let i = self.idle.partition_point(|&(_, end)| end <= from);
+        self.idle[i..]
+            .iter()
+            .take_while(|&&(begin, _)| begin < to)
+            .map(|&(begin, end)| end.min(to).saturating_sub(begin.max(from)))
+            .sum()
+    }
 }
 
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -180,6 +195,7 @@ pub(crate) fn walk(track: &ThreadTrack, end_ns: u64) -> Walk {
         spans: Vec::new(),
         locks: Vec::new(),
         parks: Vec::new(),
+        idle: Vec::new(),
     };
     let mut stack: Vec<Frame> = Vec::new();
     let mut holds: Vec<(u64, NameId, u64)> = Vec::new();
@@ -194,7 +210,7 @@ pub(crate) fn walk(track: &ThreadTrack, end_ns: u64) -> Walk {
     let mut now = w.stats.first_ns;
     for e in events {
         let ts = e.ts_ns.max(now);
-        account(&mut w.stats, stack.last().map(|f| f.open), ts - now);
+        account(&mut w, stack.last().map(|f| f.open), now, ts);
         now = ts;
         match e.kind {
             EventKind::ZoneBegin { name } => {
@@ -222,7 +238,11 @@ pub(crate) fn walk(track: &ThreadTrack, end_ns: u64) -> Walk {
             }
             EventKind::LockWait { lock, .. } => push(&mut stack, Open::LockWait(lock), ts),
             EventKind::ZoneEnd => pop(&mut w, &mut stack, |o| matches!(o, Open::Zone(_)), ts),
-            EventKind::TaskEnd => pop(&mut w, &mut stack, |o| matches!(o, Open::Task(_)), ts),
+            EventKind::TaskEnd => {
+                // A spin that ended because the awaited latch was set lets its task go on.
+                after_spin = false;
+                pop(&mut w, &mut stack, |o| matches!(o, Open::Task(_)), ts);
+            }
             EventKind::SpinEnd => {
                 pop(&mut w, &mut stack, |o| o == Open::Spin, ts);
                 after_spin = !spin_found;
@@ -275,7 +295,7 @@ pub(crate) fn walk(track: &ThreadTrack, end_ns: u64) -> Walk {
         }
     }
     let end = end_ns.max(now);
-    account(&mut w.stats, stack.last().map(|f| f.open), end - now);
+    account(&mut w, stack.last().map(|f| f.open), now, end);
     while !stack.is_empty() {
         pop(&mut w, &mut stack, |_| true, end);
     }
@@ -291,7 +311,17 @@ pub(crate) fn walk(track: &ThreadTrack, end_ns: u64) -> Walk {
     w
 }
 
-fn account(s: &mut ThreadStats, state: Option<Open>, dt: u64) {
+/// Adds `[from, to)` to the time of `state`.
+fn account(w: &mut Walk, state: Option<Open>, from: u64, to: u64) {
+    let s = &mut w.stats;
+    let dt = to - from;
+    let idle = s.worker.is_some() && matches!(state, None | Some(Open::Spin | Open::Park));
+    if idle && dt > 0 {
+        match w.idle.last_mut() {
+            Some(last) if last.1 == from => last.1 = to,
+            _ => w.idle.push((from, to)),
+        }
+    }
     let slot = match state {
         Some(Open::Task(_) | Open::Zone(_)) => &mut s.running_ns,
         Some(Open::Spin) => &mut s.spinning_ns,
@@ -332,6 +362,7 @@ fn pop(w: &mut Walk, stack: &mut Vec<Frame>, is: impl Fn(Open) -> bool, ts: u64)
         if let Some(key) = key {
             w.spans.push(Span {
                 key,
+                begin_ns: f.begin_ns,
                 duration_ns,
                 self_ns: duration_ns.saturating_sub(f.children_ns),
             });

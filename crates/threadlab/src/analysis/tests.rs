@@ -301,21 +301,31 @@ fn park_wake_churn_when_blocks_buy_little_cpu() {
 
 #[test]
 fn long_task_and_wake_latency() {
-    let mut b = B::new(20 * MS, 2);
-    let mut ev = Vec::new();
-    for i in 0..10u64 {
-        ev.extend(task(i * 100 * US, i * 100 * US + 50 * US));
-    }
-    ev.extend(task(2 * MS, 12 * MS));
-    ev.push((12 * MS, K::Wake { woken: 1 }));
-    b.thread("threadlab-worker-0", Some(0), ev);
-    b.thread(
-        "threadlab-worker-1",
-        Some(1),
-        vec![(MS, K::ParkBegin), (12 * MS + 30 * US, K::ParkEnd)],
+    // Ten 50 µs tasks, then one of 10 ms while worker 1 is parked (`busy`: running).
+    let build = |busy: bool| {
+        let mut b = B::new(20 * MS, 2);
+        let mut ev = Vec::new();
+        for i in 0..10u64 {
+            ev.extend(task(i * 100 * US, i * 100 * US + 50 * US));
+        }
+        ev.extend(task(2 * MS, 12 * MS));
+        ev.push((12 * MS, K::Wake { woken: 1 }));
+        b.thread("threadlab-worker-0", Some(0), ev);
+        let other = if busy {
+            task(MS, 12 * MS + 30 * US).to_vec()
+        } else {
+            vec![(MS, K::ParkBegin), (12 * MS + 30 * US, K::ParkEnd)]
+        };
+        b.thread("threadlab-worker-1", Some(1), other);
+        b.build().diagnose()
+    };
+    assert!(
+        !build(true).has(Pitfall::LongTask),
+        "the other worker was busy"
     );
-    let d = b.build().diagnose();
+    let d = build(false);
     assert!(d.has(Pitfall::LongTask), "{d}");
+    assert_eq!(d.long_tasks[0].others_idle, 1.0);
     assert_eq!(d.runtime.wake_latency.count, 1);
     assert_eq!(d.runtime.wake_latency.max_ns, 30 * US);
     assert_eq!(d.runtime.workers, 2);

@@ -190,7 +190,7 @@ pub(crate) fn long_tasks(trace: &Trace, walks: &[Walk]) -> Vec<LongTask> {
                 .map(|&i| walks[i].idle_within(s.begin_ns, end))
                 .sum();
             let others_idle = ratio(idle as f64, (s.duration_ns * others.len() as u64) as f64);
-            let longer = best.as_ref().is_none_or(|b| s.self_ns > b.self_ns);
+            let longer = best.as_ref().map_or(true, |b| s.self_ns > b.self_ns);
             if others_idle >= LONG_TASK_IDLE_SHARE && longer {
                 best = Some(LongTask {
                     name: name.clone(),

@@ -1,10 +1,12 @@
-//! `threadlab`: the lab and topology commands.
+//! `threadlab`: the lab, doctor, compare and topology commands.
 //!
 //! Exit codes: 0 on success, 1 when an experiment failed (after the report is written), 2 for
-//! bad arguments (clap's convention, which our own validation follows).
+//! bad arguments (clap's convention, which our own validation follows) and for trace files that
+//! are missing, truncated or not threadlab's.
 
 mod baselines;
 mod cli;
+mod doctor;
 mod experiments;
 mod lab;
 mod machine;
@@ -22,9 +24,19 @@ fn main() -> ExitCode {
         Ok(cli) => cli,
         Err(e) if !e.use_stderr() => e.exit(), // --help, --version
         Err(e) => {
-            // One line, not clap's usage block: the first line of its message, and a pointer.
+            // One line, not clap's usage block: its message up to the first blank line (a list
+            // of missing arguments joined onto it), and a pointer.
             let text = e.render().to_string();
-            let first = text.lines().next().unwrap_or("error: bad arguments");
+            let message: Vec<&str> = text
+                .lines()
+                .take_while(|l| !l.trim().is_empty())
+                .map(str::trim)
+                .collect();
+            let first = if message.is_empty() {
+                "error: bad arguments".to_owned()
+            } else {
+                message.join(" ")
+            };
             eprintln!("{first} (see `threadlab --help`)");
             return ExitCode::from(2);
         }
@@ -35,11 +47,13 @@ fn main() -> ExitCode {
             ExitCode::SUCCESS
         }
         Command::Lab(args) => lab_command(args),
+        Command::Doctor(args) => doctor::doctor(args),
+        Command::Compare(args) => doctor::compare(args),
     }
 }
 
 /// A usage error found after parsing: one line on stderr, exit code 2 like clap's own.
-fn usage_error(msg: &str) -> ExitCode {
+pub(crate) fn usage_error(msg: &str) -> ExitCode {
     eprintln!("error: {msg}");
     ExitCode::from(2)
 }
@@ -104,7 +118,7 @@ fn lab_command(args: LabArgs) -> ExitCode {
         .map(|t| t.0)
         .unwrap_or_else(|| vec![machine.available_parallelism]);
     let repeat = args.repeat.map_or(size.pick(1, 3, 5), |r| r as usize);
-    let reports = lab::run_all(&selected, size, threads.clone(), repeat);
+    let reports = lab::run_all(&selected, size, threads.clone(), repeat, args.out.clone());
 
     let command: Vec<String> = std::env::args().collect();
     let mut write_failed = false;

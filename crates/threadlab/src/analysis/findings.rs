@@ -17,6 +17,12 @@ use super::Diagnosis;
 /// of its runnable time waiting on its own threads.
 pub const OVERSUBSCRIBED_RUNNABLE_PER_CPU: f64 = 1.5;
 
+/// The OS-based judgements (oversubscription, preemption, a busy machine) need the sampled
+/// threads to span at least this long. The kernel brings a running thread's on-CPU time up to
+/// date only at scheduler ticks and switches (up to 4 ms apart at HZ=250), so over a shorter
+/// window a single stale sample can make the figures say anything.
+pub const OS_MIN_WINDOW_NS: u64 = 20_000_000;
+
 /// Preemption: share of the threads' runnable time spent waiting for a CPU. Above a quarter,
 /// scheduling delay outweighs the 10–20% run-to-run noise of a small shared VM.
 pub const PREEMPTED_SHARE: f64 = 0.25;
@@ -61,9 +67,10 @@ pub const IMBALANCE_SHARE: f64 = 0.25;
 /// explain the uneven figures.
 pub const IMBALANCE_MAX_THREADS_PER_CPU: usize = 4;
 
-/// Imbalance is judged only on groups active at least this long: below 2 ms a worker's wake-up
-/// (10–50 µs on a VM) is a visible share and the figure is noise.
-pub const IMBALANCE_MIN_WINDOW_NS: u64 = 2_000_000;
+/// Imbalance is judged only on groups whose busiest thread ran at least this long: below 2 ms a
+/// worker's wake-up (10–50 µs on a VM) is a visible share and the figure is noise, and threads
+/// that mostly wait (a dedicated thread per queue) have no load to balance.
+pub const IMBALANCE_MIN_RUNNING_NS: u64 = 2_000_000;
 
 /// Park/wake churn: a group's threads blocked at least this many times each on average.
 pub const CHURN_MIN_BLOCKS_PER_THREAD: u64 = 100;
@@ -75,6 +82,9 @@ pub const CHURN_MAX_CPU_PER_BLOCK_NS: u64 = 50_000;
 
 /// Fruitless spinning: workers spent at least this share of their time spinning...
 pub const SPIN_SHARE: f64 = 0.10;
+
+/// ...over at least this many spins (a few are the normal end of a burst of work)...
+pub const SPIN_MIN_SPINS: u64 = 20;
 
 /// ...and at least this share of the spins ended in a park without finding work: the spin is
 /// then pure CPU cost (a spin that often finds work is a cheap wake-up instead).
@@ -195,7 +205,20 @@ pub(crate) fn findings(d: &Diagnosis) -> Vec<Finding> {
     let mut out = Vec::new();
     let cpus = d.os.cpus as f64;
     let per_cpu = ratio(d.os.runnable_avg, cpus);
-    if cpus > 0.0 && per_cpu > OVERSUBSCRIBED_RUNNABLE_PER_CPU {
+    let os_window = d.os.active_ns >= OS_MIN_WINDOW_NS;
+    // Other processes kept this one's threads waiting for CPUs: uneven running times may be
+    // their doing, which the imbalance and long-task findings then say.
+    let busy_machine = os_window
+        && cpus > 0.0
+        && d.os.preempted_share >= PREEMPTED_SHARE
+        && per_cpu <= SELF_PREEMPTION_RUNNABLE_PER_CPU;
+    let caveat = if busy_machine {
+        "; other processes held the CPUs meanwhile (see busy-machine), which alone can starve a \
+         thread"
+    } else {
+        ""
+    };
+    if os_window && cpus > 0.0 && per_cpu > OVERSUBSCRIBED_RUNNABLE_PER_CPU {
         out.push(Finding {
             pitfall: Pitfall::Oversubscription,
             subject: "process".into(),
@@ -250,14 +273,14 @@ pub(crate) fn findings(d: &Diagnosis) -> Vec<Finding> {
         let eligible = g.threads >= 2
             && cpus > 0.0
             && g.threads <= IMBALANCE_MAX_THREADS_PER_CPU * d.os.cpus as usize
-            && g.window_ns >= IMBALANCE_MIN_WINDOW_NS;
+            && g.max_running_ns >= IMBALANCE_MIN_RUNNING_NS;
         if eligible && g.imbalance >= IMBALANCE_SHARE {
             out.push(Finding {
                 pitfall: Pitfall::Imbalance,
                 subject: format!("threads {}", g.name),
                 evidence: format!(
                     "of the {} threads of `{}`, the busiest ran {} and the mean {}: {:.0}% of \
-                     the group's capacity waited on its slowest member",
+                     the group's capacity waited on its slowest member{caveat}",
                     g.threads,
                     g.name,
                     fmt_ns(g.max_running_ns),
@@ -282,7 +305,7 @@ pub(crate) fn findings(d: &Diagnosis) -> Vec<Finding> {
             subject: t.name.clone(),
             evidence: format!(
                 "the longest `{}` ran {} on {} against a median of {} over {} tasks, while the \
-                 other workers were idle {:.0}% of that time",
+                 other workers were idle {:.0}% of that time{caveat}",
                 t.name,
                 fmt_ns(t.self_ns),
                 t.thread,
@@ -375,7 +398,10 @@ pub(crate) fn findings(d: &Diagnosis) -> Vec<Finding> {
     let fruitless: u64 = workers.iter().map(|t| t.fruitless_spins).sum();
     let spin_share = ratio(spin_ns as f64, life_ns as f64);
     let fruitless_share = ratio(fruitless as f64, spins as f64);
-    if spin_share >= SPIN_SHARE && fruitless_share >= SPIN_FRUITLESS_SHARE {
+    if spins >= SPIN_MIN_SPINS
+        && spin_share >= SPIN_SHARE
+        && fruitless_share >= SPIN_FRUITLESS_SHARE
+    {
         out.push(Finding {
             pitfall: Pitfall::FruitlessSpinning,
             subject: "pool workers".into(),
@@ -393,7 +419,7 @@ pub(crate) fn findings(d: &Diagnosis) -> Vec<Finding> {
                 .into(),
         });
     }
-    if d.os.preempted_share >= PREEMPTED_SHARE && cpus > 0.0 {
+    if os_window && d.os.preempted_share >= PREEMPTED_SHARE && cpus > 0.0 {
         let own = per_cpu > SELF_PREEMPTION_RUNNABLE_PER_CPU;
         out.push(Finding {
             pitfall: if own {
@@ -473,7 +499,7 @@ pub(crate) fn answers(d: &Diagnosis, found: &[Finding]) -> Vec<Answer> {
         .filter(|g| {
             g.threads >= 2
                 && g.threads <= IMBALANCE_MAX_THREADS_PER_CPU * (d.os.cpus as usize).max(1)
-                && g.running_ns > 0
+                && g.max_running_ns >= IMBALANCE_MIN_RUNNING_NS
         })
         .collect();
     let worst = judged
@@ -491,7 +517,7 @@ pub(crate) fn answers(d: &Diagnosis, found: &[Finding]) -> Vec<Answer> {
                 fmt_ns(g.mean_running_ns as u64),
                 100.0 * g.imbalance
             ),
-            None => "no group of threads ran work side by side: nothing to balance".into(),
+            None => "no group of threads ran work side by side for long enough to judge".into(),
         },
         figure: figure(
             "1 - mean/max running time",
@@ -531,11 +557,19 @@ pub(crate) fn answers(d: &Diagnosis, found: &[Finding]) -> Vec<Answer> {
             ok: !has(found, &[LockContention]),
         },
     };
+    let short = if d.os.active_ns < OS_MIN_WINDOW_NS {
+        format!(
+            " (over {}, too short to judge: the OS accounts CPU time per scheduler tick)",
+            fmt_ns(d.os.active_ns)
+        )
+    } else {
+        String::new()
+    };
     let q4 = Answer {
         question: "How does context switching affect throughput?",
         answer: format!(
             "threads waited {:.0}% of their runnable time for a CPU ({}, {:.0} involuntary \
-             switches/s) and blocked {:.0} times/s ({} parks, {:.2} per task)",
+             switches/s) and blocked {:.0} times/s ({} parks, {:.2} per task){short}",
             100.0 * d.os.preempted_share,
             fmt_ns(d.os.preempted_ns),
             d.os.involuntary_per_sec,

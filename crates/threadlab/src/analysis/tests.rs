@@ -237,26 +237,33 @@ fn imbalance_of_one_long_band() {
 
 #[test]
 fn oversubscription_and_preemption_from_schedstat() {
-    // 8 threads runnable over 10 ms on 2 CPUs: each ran 2.5 ms and waited 7.5 ms.
-    let mut b = B::new(10 * MS, 2);
-    let z = b.name("spin");
-    for i in 0..8 {
-        let mut ev = os(0, 0, 0, 0, 0).to_vec();
-        ev.extend(zone(z, 0, 10 * MS));
-        ev.extend(os(10 * MS, 2_500_000, 7_500_000, 0, 40));
-        b.thread(&format!("busy {i}"), None, ev);
-    }
-    let d = b.build().diagnose();
+    // 8 threads runnable over `window` on 2 CPUs: each ran a quarter of it and waited the rest.
+    let busy = |window: u64| {
+        let mut b = B::new(window, 2);
+        let z = b.name("spin");
+        for i in 0..8 {
+            let mut ev = os(0, 0, 0, 0, 0).to_vec();
+            ev.extend(zone(z, 0, window));
+            ev.extend(os(window, window / 4, window * 3 / 4, 0, 40));
+            b.thread(&format!("busy {i}"), None, ev);
+        }
+        b.build().diagnose()
+    };
+    let d = busy(40 * MS);
     assert!((d.os.runnable_avg - 8.0).abs() < 1e-9);
     assert!((d.os.preempted_share - 0.75).abs() < 1e-9);
     let p = pitfalls(&d);
     assert!(p.contains(&Pitfall::Oversubscription) && p.contains(&Pitfall::Preemption));
+    // Over 5 ms the kernel's tick-based accounting is too coarse to judge.
+    let d = busy(5 * MS);
+    assert!(pitfalls(&d).is_empty(), "{d}");
+    assert!(d.answers[3].answer.contains("too short"));
 
     // Two threads on 2 CPUs preempted by someone else: a busy machine, not the program.
-    let mut b = B::new(10 * MS, 2);
+    let mut b = B::new(40 * MS, 2);
     for i in 0..2 {
         let mut ev = os(0, 0, 0, 0, 0).to_vec();
-        ev.extend(os(10 * MS, 5 * MS, 5 * MS, 0, 40));
+        ev.extend(os(40 * MS, 20 * MS, 20 * MS, 0, 40));
         b.thread(&format!("w{i}"), None, ev);
     }
     let p = pitfalls(&b.build().diagnose());

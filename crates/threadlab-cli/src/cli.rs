@@ -28,6 +28,9 @@ pub enum Command {
     Doctor(DoctorArgs),
     /// Compare two recorded traces per zone, task kind and lock (e.g. 2 workers against 5).
     Compare(CompareArgs),
+    /// Run a randomised mix of joins, scopes, spawns, loops, serial queues, nested pools and
+    /// recordings, with panics, checking that every task runs exactly once (exit 1 if not).
+    Stress(StressArgs),
 }
 
 /// Arguments of `threadlab doctor`.
@@ -62,6 +65,22 @@ pub struct CompareArgs {
     /// Print the comparison as JSON.
     #[arg(long)]
     pub json: bool,
+}
+
+/// Arguments of `threadlab stress`.
+#[derive(Debug, Args)]
+#[command(after_help = "Example: threadlab stress --seconds 600 --seed 7")]
+pub struct StressArgs {
+    /// How long to run.
+    #[arg(long, value_name = "N", default_value_t = 60,
+          value_parser = clap::value_parser!(u64).range(1..=86_400))]
+    pub seconds: u64,
+    /// Seed of the scenario generator (default: from the clock; printed at the end).
+    #[arg(long, value_name = "S")]
+    pub seed: Option<u64>,
+    /// Workers of the shared pool (default: available parallelism).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..=MAX_THREADS as u64))]
+    pub threads: Option<u64>,
 }
 
 /// Arguments of `threadlab lab`.

@@ -1,4 +1,4 @@
-//! `threadlab`: the lab, doctor, compare and topology commands.
+//! `threadlab`: the lab, doctor, compare, stress and topology commands.
 //!
 //! Exit codes: 0 on success, 1 when an experiment failed (after the report is written), 2 for
 //! bad arguments (clap's convention, which our own validation follows) and for trace files that
@@ -12,6 +12,7 @@ mod lab;
 mod machine;
 mod measure;
 mod report;
+mod stress;
 mod tl;
 
 use clap::Parser;
@@ -49,6 +50,29 @@ fn main() -> ExitCode {
         Command::Lab(args) => lab_command(args),
         Command::Doctor(args) => doctor::doctor(args),
         Command::Compare(args) => doctor::compare(args),
+        Command::Stress(args) => stress_command(args),
+    }
+}
+
+fn stress_command(args: cli::StressArgs) -> ExitCode {
+    let seed = args.seed.unwrap_or_else(|| {
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(1, |d| d.as_nanos() as u64)
+    });
+    let threads = args.threads.map_or_else(
+        || std::thread::available_parallelism().map_or(1, |n| n.get()),
+        |t| t as usize,
+    );
+    let opts = stress::Options {
+        seconds: args.seconds,
+        seed,
+        threads,
+    };
+    if stress::run(&opts) {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
     }
 }
 

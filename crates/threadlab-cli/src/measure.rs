@@ -64,6 +64,20 @@ pub fn process_cpu_time() -> Duration {
     tv(usage.ru_utime) + tv(usage.ru_stime)
 }
 
+/// CPU time (user + system) the calling thread has used so far (`CLOCK_THREAD_CPUTIME_ID`).
+pub fn thread_cpu_time() -> Duration {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: `ts` is a valid, writable timespec; CLOCK_THREAD_CPUTIME_ID is supported on Linux.
+    let rc = unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
+    if rc != 0 {
+        return Duration::ZERO;
+    }
+    Duration::new(ts.tv_sec as u64, ts.tv_nsec as u32)
+}
+
 /// Formats seconds with a unit that keeps three significant digits readable.
 pub fn fmt_secs(s: f64) -> String {
     if !s.is_finite() {
@@ -135,11 +149,13 @@ mod tests {
     #[test]
     fn cpu_time_grows_with_work() {
         let before = process_cpu_time();
+        let thread_before = thread_cpu_time();
         let mut x = 0u64;
         let t = std::time::Instant::now();
         while t.elapsed() < Duration::from_millis(30) {
             x = std::hint::black_box(x.wrapping_add(1));
         }
         assert!(process_cpu_time() > before);
+        assert!(thread_cpu_time() > thread_before);
     }
 }

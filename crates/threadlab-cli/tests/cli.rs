@@ -397,3 +397,15 @@ fn missing_truncated_and_foreign_traces_exit_2_with_one_line() {
     assert_usage_error(&["compare", &good], "<B>");
     let _ = std::fs::remove_dir_all(dir);
 }
+
+#[test]
+fn stress_runs_balances_its_books_and_rejects_bad_arguments() {
+    let out = threadlab(&["stress", "--seconds", "1", "--seed", "11", "--threads", "2"]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{stdout}");
+    assert!(stdout.contains("seed 11"), "{stdout}");
+    assert!(stdout.contains("every book balanced"), "{stdout}");
+    assert_usage_error(&["stress", "--seconds", "0"], "--seconds");
+    assert_usage_error(&["stress", "--threads", "0"], "--threads");
+    assert_usage_error(&["stress", "--seed", "x"], "--seed");
+}

@@ -138,6 +138,17 @@ impl<L: Latch, F: FnOnce(bool) -> R + Send, R: Send> StackJob<L, F, R> {
         job
     }
 
+    /// A reference that is not published yet (a heartbeat frame's job): nothing is recorded;
+    /// whoever publishes it records the spawn.
+    ///
+    /// # Safety
+    /// As for [`StackJob::as_job_ref`], once it is published.
+    #[inline]
+    pub(crate) unsafe fn job_ref_unpublished(&self) -> JobRef {
+        // SAFETY: forwarded to the caller.
+        unsafe { JobRef::new(self) }
+    }
+
     /// Runs the closure here, because nobody stole it (`migrated` = false).
     #[inline]
     pub(crate) fn run_inline(self, migrated: bool) -> R {
@@ -211,5 +222,48 @@ impl<F: FnOnce() + Send> Job for HeapJob<F> {
         // SAFETY: `this` came from Box::into_raw in `into_job_ref`, and runs exactly once.
         let job = unsafe { Box::from_raw(this as *mut Self) };
         (job.func)();
+    }
+}
+
+/// A job placed in a scope's [`JobArena`](crate::arena::JobArena) instead of its own heap box.
+/// Like [`HeapJob`], the closure handles panics and completion itself.
+pub(crate) struct ArenaJob<F> {
+    kind: TaskKind,
+    func: F,
+}
+
+impl<F: FnOnce() + Send> ArenaJob<F> {
+    /// Places `func` in `arena` (or, if it does not fit the arena's rules, in a heap box) and
+    /// returns a reference recorded as spawned. The caller must push it, and keep the arena alive
+    /// until the job started.
+    #[inline]
+    pub(crate) fn into_job_ref(arena: &crate::arena::JobArena, kind: TaskKind, func: F) -> JobRef {
+        match arena.place(ArenaJob { kind, func }) {
+            Ok(ptr) => {
+                // SAFETY: the job stays in the arena until `execute` moved its closure out and
+                // released it; F is Send, so any thread may run it.
+                let job = unsafe { JobRef::new(ptr.as_ptr() as *const Self) };
+                hooks::spawn(job.id());
+                job
+            }
+            Err(ArenaJob { kind, func }) => HeapJob::into_job_ref(Some(kind), func),
+        }
+    }
+}
+
+impl<F: FnOnce() + Send> Job for ArenaJob<F> {
+    unsafe fn execute(this: *const ()) {
+        let this = this as *const Self;
+        // SAFETY: `this` was placed by `into_job_ref` and runs exactly once; its arena is alive
+        // (the scope waits for its jobs).
+        let kind = unsafe { (*this).kind };
+        // The span begins while the job still holds the address its spawn recorded.
+        let _span = TaskSpan::enter(kind, Some(this as usize as u64));
+        // SAFETY: as above; the closure is moved out once, and the memory is released right
+        // after (nothing reads it again).
+        let func = unsafe { std::ptr::read(&(*this).func) };
+        // SAFETY: placed by the arena, started exactly once, arena alive (see above).
+        unsafe { crate::arena::job_started(this as *const u8) };
+        func();
     }
 }

@@ -1,14 +1,21 @@
-//! `join`: fork-join with work stealing (Blumofe and Leiserson's work-first strategy, as in Cilk
-//! and rayon-core).
+//! `join`: fork-join with heartbeat promotion (`crate::heartbeat`) on top of work stealing.
 //!
-//! The second half goes onto the worker's deque where a thief can take it; the first half runs
-//! here. Then the worker pops its deque: if the second half is still there nobody stole it and it
-//! runs inline (no latch, no atomics beyond the deque's own); otherwise a thief has it and the
-//! worker runs other work until the thief sets the latch. A panic in either half is caught, and
-//! the first half's panic is re-raised only after the second half finished (it may borrow from
-//! the same frame).
+//! Three paths, chosen per call:
+//! - **Fast** (no worker is idle, the worker's flag is clear): `a()` then `b()`, nothing else.
+//! - **Registered** (some worker is idle): `b` waits in a stack frame linked on the worker's
+//!   frame list, unpublished; a beat may promote the oldest such frame onto the worker's deque.
+//!   If `b`'s frame was not promoted when `a` returns, `b` runs here like a plain call.
+//! - **Promoted** (`join_promoted`, and a registered frame a beat promoted): `b` sits in the
+//!   deque, where a thief may take it (Blumofe and Leiserson's work-first strategy, as in Cilk and
+//!   rayon-core). After `a`, the worker pops its deque: finding `b` there, it runs it; otherwise a
+//!   thief has it and the worker runs other work until the thief sets the latch.
+//!
+//! Panics: both closures always run (as Rayon promises). A panic in `a` is re-raised after `b`
+//! finished, wherever `b` ran; a panic in `b` after `a` finished; if both panic, `a`'s is the one
+//! re-raised. The pool keeps working.
 
-use crate::job::StackJob;
+use crate::heartbeat::Frame;
+use crate::job::{JobRef, StackJob};
 use crate::latch::SpinLatch;
 use crate::pool::registry::Registry;
 use crate::pool::worker::WorkerThread;
@@ -17,8 +24,13 @@ use crate::trace::TaskKind;
 use crate::unwind;
 
 /// Runs `a` and `b`, potentially in parallel, and returns both results. On the current worker's
-/// pool, else on the global pool. A panic in either closure is re-raised here after both have
-/// finished.
+/// pool, else on the global pool.
+///
+/// When no worker of the pool is idle, this costs about a function call: `b` is handed to
+/// another worker only when one is idle, and then at most once per heartbeat period per worker
+/// (see the crate docs on heartbeat promotion), always the outermost pending `b`, so no grain
+/// size is needed. Both closures always run; a panic in either is re-raised here after both
+/// finished (`a`'s if both panic).
 ///
 /// ```
 /// fn fib(n: u64) -> u64 {
@@ -28,6 +40,7 @@ use crate::unwind;
 /// }
 /// assert_eq!(fib(20), 6765);
 /// ```
+#[inline]
 pub fn join<A, B, RA, RB>(a: A, b: B) -> (RA, RB)
 where
     A: FnOnce() -> RA + Send,
@@ -35,58 +48,140 @@ where
     RA: Send,
     RB: Send,
 {
-    join_context(|_| a(), |_| b())
-}
-
-/// `join` whose closures learn whether they were stolen (`true` = running on another worker
-/// than the caller); the adaptive splitter of [`crate::for_each`] uses it.
-pub(crate) fn join_context<A, B, RA, RB>(a: A, b: B) -> (RA, RB)
-where
-    A: FnOnce(bool) -> RA + Send,
-    B: FnOnce(bool) -> RB + Send,
-    RA: Send,
-    RB: Send,
-{
     match WorkerThread::current() {
-        Some(w) => join_on_worker(w, a, b, false),
-        None => Registry::in_worker(crate::global::registry(), |w, injected| {
-            join_on_worker(w, a, b, injected)
-        }),
+        Some(w) if !w.heartbeat().wanted() => match unwind::halt_unwinding(a) {
+            Ok(ra) => (ra, b()),
+            // Both closures always run: `b` too, then `a`'s panic goes on.
+            Err(p) => run_then_resume(b, p),
+        },
+        Some(w) => join_registered(w, a, b),
+        None => join_cold(a, b),
     }
 }
 
-#[inline]
-fn join_on_worker<A, B, RA, RB>(w: &WorkerThread, a: A, b: B, injected: bool) -> (RA, RB)
+/// `a` panicked on the fast path: runs `b` (discarding its own panic: the first closure's panic
+/// is the one propagated), then re-raises `a`'s.
+#[cold]
+#[inline(never)]
+fn run_then_resume<B: FnOnce() -> RB, RB>(b: B, payload: unwind::Payload) -> ! {
+    let _ = unwind::halt_unwinding(b);
+    unwind::resume_unwinding(payload)
+}
+
+#[cold]
+#[inline(never)]
+fn join_cold<A, B, RA, RB>(a: A, b: B) -> (RA, RB)
 where
-    A: FnOnce(bool) -> RA + Send,
-    B: FnOnce(bool) -> RB + Send,
+    A: FnOnce() -> RA + Send,
+    B: FnOnce() -> RB + Send,
     RA: Send,
     RB: Send,
 {
-    let job_b = StackJob::new(TaskKind::Join, b, SpinLatch::new(w.registry(), w.index()));
+    Registry::in_worker(crate::global::registry(), |_, _| join(a, b))
+}
+
+/// The registered path: `b` waits in a frame that a beat may promote.
+#[inline(never)]
+fn join_registered<A, B, RA, RB>(w: &WorkerThread, a: A, b: B) -> (RA, RB)
+where
+    A: FnOnce() -> RA + Send,
+    B: FnOnce() -> RB + Send,
+    RA: Send,
+    RB: Send,
+{
+    let job_b = StackJob::new(
+        TaskKind::Join,
+        |_migrated| b(),
+        SpinLatch::new(w.registry(), w.index()),
+    );
+    // SAFETY: `job_b` stays in place (it is only borrowed) until it runs inline or, once a beat
+    // published it, until `reclaim_or_wait` took it back or saw its latch set.
+    let job_b_ref = unsafe { job_b.job_ref_unpublished() };
+    let frame = Frame::new(job_b_ref);
+    let hb = w.heartbeat();
+    hb.push(&frame);
+    if hb.poll(|| w.registry().sleep.idle_exists()) {
+        w.promote_oldest();
+    }
+    let result_a = unwind::halt_unwinding(a);
+    hb.pop(&frame);
+    if !frame.promoted() {
+        // Never published: nobody else can have `b`; it runs here, as a plain call.
+        return finish(job_b, None, result_a);
+    }
+    let reclaimed = reclaim_or_wait(w, &job_b, job_b_ref);
+    finish(job_b, reclaimed.then_some(job_b_ref), result_a)
+}
+
+/// A join whose `b` is published at once (a loop's split at a beat): the classic work-first join.
+/// `a` runs here (so it need not be `Send`); `b` finds its own worker with
+/// `WorkerThread::current`, as it may run on a thief.
+pub(crate) fn join_promoted<A, B, RA, RB>(w: &WorkerThread, a: A, b: B) -> (RA, RB)
+where
+    A: FnOnce() -> RA,
+    B: FnOnce() -> RB + Send,
+    RB: Send,
+{
+    let job_b = StackJob::new(
+        TaskKind::Join,
+        |_migrated| b(),
+        SpinLatch::new(w.registry(), w.index()),
+    );
     let job_b_ref = job_b.as_job_ref();
-    w.push(job_b_ref);
+    w.publish(job_b_ref);
+    let result_a = unwind::halt_unwinding(a);
+    let reclaimed = reclaim_or_wait(w, &job_b, job_b_ref);
+    finish(job_b, reclaimed.then_some(job_b_ref), result_a)
+}
 
-    let result_a = unwind::halt_unwinding(|| a(injected));
-
-    // Pop until we find b (not stolen) or the deque is empty (stolen).
+/// `b` was published (`job_b_ref` is in this worker's deque, or a thief took it): pops the deque
+/// until it finds `b` (true: nobody took it) or the deque runs dry, then runs other work until the
+/// thief sets `b`'s latch (false). `job_b` stays in place throughout: the reference points to it.
+fn reclaim_or_wait<FB, RB>(
+    w: &WorkerThread,
+    job_b: &StackJob<SpinLatch<'_>, FB, RB>,
+    job_b_ref: JobRef,
+) -> bool
+where
+    FB: FnOnce(bool) -> RB + Send,
+    RB: Send,
+{
     while !job_b.latch.probe() {
         match w.take_local() {
-            Some(job) if job == job_b_ref => {
-                // Closes the spawn arrow `as_job_ref` recorded (a no-op when not recording).
-                let _span = TaskSpan::enter(TaskKind::Join, Some(job_b_ref.id()));
-                let result_b = job_b.run_inline(injected);
-                return (unwrap_or_resume(result_a), result_b);
-            }
+            Some(job) if job == job_b_ref => return true,
             Some(job) => w.execute(job),
             None => {
                 w.wait_until(&job_b.latch.core);
-                break;
+                return false;
             }
         }
     }
+    false
+}
+
+/// Runs `b` here if it is still ours — never published, or published and `reclaimed` (its id,
+/// to close the recorder's spawn arrow) — else takes the thief's result. Then re-raises `a`'s
+/// panic (after `b` ran, discarding a panic of `b`), or returns both results, re-raising `b`'s.
+fn finish<FB, RA, RB>(
+    job_b: StackJob<SpinLatch<'_>, FB, RB>,
+    reclaimed: Option<JobRef>,
+    result_a: Result<RA, unwind::Payload>,
+) -> (RA, RB)
+where
+    FB: FnOnce(bool) -> RB + Send,
+    RB: Send,
+{
+    if job_b.latch.probe() {
+        // A thief ran `b` and set the latch.
+        let result_a = unwrap_or_resume(result_a);
+        return (result_a, job_b.into_result());
+    }
+    // Closes the spawn arrow the publication recorded (a no-op when not recording).
+    let span = reclaimed.map(|job| TaskSpan::enter(TaskKind::Join, Some(job.id())));
+    let result_b = unwind::halt_unwinding(|| job_b.run_inline(false));
+    drop(span);
     let result_a = unwrap_or_resume(result_a);
-    (result_a, job_b.into_result())
+    (result_a, unwrap_or_resume(result_b))
 }
 
 #[inline]

@@ -1,69 +1,82 @@
-//! Parallel loops over ranges and slices, split adaptively.
+//! Parallel loops over ranges and slices, split by the heartbeat.
 //!
-//! The splitter is Rayon's adaptive one (rayon's `iter::plumbing::Splitter`, described in its
-//! `plumbing/README.md`): start with one split budget per worker, halve it at each split, and
-//! whenever a piece is stolen (a sign that other workers are hungry) give it a fresh budget of
-//! at least one split per worker. Pieces that nobody steals run sequentially after
-//! log2(threads) splits, so a busy pool pays few `join`s, and an idle one spreads the work. Lazy
-//! binary splitting (Tzannes, Caragea, Barua, Vishkin, PPoPP 2010) decides instead by looking
-//! at whether the local deque is empty; heartbeat splitting (issue 7) will plug in as another
-//! [`Splitter`] policy here, which is why splitting is a separate piece from the loops.
+//! A loop runs its items in order on the calling worker. Before each item it reads the worker's
+//! heartbeat flag (`crate::heartbeat`): clear — nobody is idle — it just runs the item; set, it
+//! counts towards the next beat, and at a beat it splits its *remaining* items in half, publishes
+//! the second half for an idle worker to steal, and goes on with the first. Each half does the
+//! same. This is the loop form of heartbeat scheduling (Acar et al., PLDI 2018, section 5, and
+//! Rainey et al., "Task Parallel Assembly Language for Uncompromising Parallelism", PLDI 2021):
+//! no grain size is needed, since splits happen only when a worker is idle, at most once per beat
+//! per worker, and always halve the largest piece this worker holds.
+//!
+//! [`for_each_grain`] keeps an explicit grain for users who want it: it cuts the range by
+//! recursive halving down to pieces of at most `grain` items, with a `join` at every cut (so the
+//! pieces, too, are handed out by the heartbeat). Static and affinity partitioning live in
+//! their own room.
 
-use crate::join::join_context;
+use crate::join::{join, join_promoted};
+use crate::pool::registry::Registry;
+use crate::pool::worker::WorkerThread;
 use crate::trace::hooks::TaskSpan;
 use crate::trace::TaskKind;
 
-/// Decides whether a piece of a loop is split further.
-#[derive(Clone, Copy, Debug)]
-struct Splitter {
-    splits: usize,
-    threads: usize,
-}
-
-impl Splitter {
-    fn new() -> Self {
-        let threads = crate::current_num_threads();
-        Splitter {
-            splits: threads,
-            threads,
-        }
-    }
-
-    #[inline]
-    fn try_split(&mut self, len: usize, stolen: bool) -> bool {
-        if len < 2 {
-            return false;
-        }
-        if stolen {
-            self.splits = (self.splits / 2).max(self.threads);
-            true
-        } else if self.splits > 0 {
-            self.splits /= 2;
-            true
-        } else {
-            false
-        }
-    }
-}
-
-/// A piece of a loop that can be cut in two and run.
+/// A piece of a loop that can be cut in two and run item by item.
 trait Producer: Sized + Send {
     fn len(&self) -> usize;
     fn split_at(self, mid: usize) -> (Self, Self);
-    fn run(self);
+    /// Runs the first item and removes it.
+    fn run_first(&mut self);
 }
 
-fn bridge<P: Producer>(producer: P, mut splitter: Splitter, stolen: bool) {
-    let len = producer.len();
-    if splitter.try_split(len, stolen) {
-        let (left, right) = producer.split_at(len / 2);
-        join_context(
-            |_| bridge(left, splitter, false),
-            |stolen| bridge(right, splitter, stolen),
-        );
+/// Runs `op` on a worker: this one, else one of the global pool's.
+fn on_worker<R: Send>(op: impl FnOnce(&WorkerThread) -> R + Send) -> R {
+    match WorkerThread::current() {
+        Some(w) => op(w),
+        None => Registry::in_worker(crate::global::registry(), |w, _| op(w)),
+    }
+}
+
+/// Runs `p` item by item, splitting at beats (see the module doc).
+fn heartbeat_loop<P: Producer>(w: &WorkerThread, mut p: P) {
+    {
+        let _span = TaskSpan::enter(TaskKind::LoopChunk, None);
+        let hb = w.heartbeat();
+        loop {
+            match p.len() {
+                0 => return,
+                1 => {}
+                // Relaxed read of the flag, as in `join`'s fast path.
+                _ if hb.wanted() && hb.poll(|| w.registry().sleep.idle_exists()) => break,
+                _ => {}
+            }
+            p.run_first();
+        }
+    }
+    // A beat, and at least two items left: publish the second half.
+    let mid = p.len() / 2;
+    let (left, right) = p.split_at(mid);
+    join_promoted(
+        w,
+        || heartbeat_loop(w, left),
+        move || {
+            let thief = WorkerThread::current().expect("heartbeat_loop: runs on a worker");
+            heartbeat_loop(thief, right)
+        },
+    );
+}
+
+/// Halves `p` with `join` down to pieces of at most `grain` items.
+fn grain_split<P: Producer>(p: P, grain: usize) {
+    let len = p.len();
+    if len > grain && len >= 2 {
+        let (left, right) = p.split_at(len / 2);
+        join(|| grain_split(left, grain), || grain_split(right, grain));
     } else {
         let _span = TaskSpan::enter(TaskKind::LoopChunk, None);
-        producer.run();
+        let mut p = p;
+        while p.len() > 0 {
+            p.run_first();
+        }
     }
 }
 
@@ -73,6 +86,7 @@ struct RangeProducer<'f, F> {
 }
 
 impl<F: Fn(usize) + Sync> Producer for RangeProducer<'_, F> {
+    #[inline]
     fn len(&self) -> usize {
         self.range.len()
     }
@@ -89,8 +103,11 @@ impl<F: Fn(usize) + Sync> Producer for RangeProducer<'_, F> {
             },
         )
     }
-    fn run(self) {
-        self.range.for_each(self.body);
+    #[inline]
+    fn run_first(&mut self) {
+        let i = self.range.start;
+        self.range.start += 1;
+        (self.body)(i);
     }
 }
 
@@ -102,6 +119,7 @@ struct ChunkProducer<'a, 'f, T, F> {
 }
 
 impl<T: Send, F: Fn(usize, &mut [T]) + Sync> Producer for ChunkProducer<'_, '_, T, F> {
+    #[inline]
     fn len(&self) -> usize {
         self.slice.len().div_ceil(self.chunk_len)
     }
@@ -122,15 +140,23 @@ impl<T: Send, F: Fn(usize, &mut [T]) + Sync> Producer for ChunkProducer<'_, '_, 
             },
         )
     }
-    fn run(self) {
-        for (i, chunk) in self.slice.chunks_mut(self.chunk_len).enumerate() {
-            (self.body)(self.first_chunk + i, chunk);
-        }
+    #[inline]
+    fn run_first(&mut self) {
+        let n = self.chunk_len.min(self.slice.len());
+        let (first, rest) = std::mem::take(&mut self.slice).split_at_mut(n);
+        self.slice = rest;
+        let index = self.first_chunk;
+        self.first_chunk += 1;
+        (self.body)(index, first);
     }
 }
 
 /// Calls `body(i)` for every `i` in `range`, in parallel on the current pool (else the global
-/// one), splitting adaptively. Returns when all calls finished; a panic is re-raised here.
+/// one). Returns when all calls finished; a panic is re-raised here.
+///
+/// No grain size is needed: the loop runs in order on one worker and is split in half only when
+/// another worker is idle, at most once per heartbeat period per worker (see the module doc of
+/// the heartbeat). Use [`for_each_grain`] to bound the pieces explicitly.
 ///
 /// ```
 /// use std::sync::atomic::{AtomicU64, Ordering};
@@ -142,8 +168,25 @@ pub fn for_each<F>(range: std::ops::Range<usize>, body: F)
 where
     F: Fn(usize) + Sync + Send,
 {
+    on_worker(|w| heartbeat_loop(w, RangeProducer { range, body: &body }));
+}
+
+/// Calls `body(i)` for every `i` in `range`, in parallel, cutting the range by recursive halving
+/// into pieces of at most `grain` items (a `join` at every cut; the heartbeat decides which
+/// pieces other workers take). A `grain` of 0 counts as 1.
+///
+/// ```
+/// use std::sync::atomic::{AtomicUsize, Ordering};
+/// let calls = AtomicUsize::new(0);
+/// threadlab::for_each_grain(0..100, 8, |_| { calls.fetch_add(1, Ordering::Relaxed); });
+/// assert_eq!(calls.into_inner(), 100);
+/// ```
+pub fn for_each_grain<F>(range: std::ops::Range<usize>, grain: usize, body: F)
+where
+    F: Fn(usize) + Sync + Send,
+{
     let producer = RangeProducer { range, body: &body };
-    bridge(producer, Splitter::new(), false);
+    on_worker(|_| grain_split(producer, grain.max(1)));
 }
 
 /// Calls `body(x)` for every element of `slice`, in parallel (as [`for_each`]).
@@ -187,5 +230,5 @@ where
         first_chunk: 0,
         body: &body,
     };
-    bridge(producer, Splitter::new(), false);
+    on_worker(|w| heartbeat_loop(w, producer));
 }

@@ -12,7 +12,8 @@
 
 use std::marker::PhantomData;
 
-use crate::job::HeapJob;
+use crate::arena::JobArena;
+use crate::job::{ArenaJob, HeapJob};
 use crate::latch::{CountLatch, Latch};
 use crate::loom::sync::atomic::{AtomicBool, AtomicPtr, AtomicUsize, Ordering};
 use crate::loom::sync::Arc;
@@ -33,6 +34,9 @@ pub struct Scope<'scope> {
     body_done: AtomicBool,
     /// The first panic of a task, boxed once more so it fits a thin pointer.
     panic: AtomicPtr<Payload>,
+    /// Where the owner's spawns during the body are placed (`crate::arena`); owner-only, apart
+    /// from the arena's free list.
+    arena: JobArena,
     /// Invariant in `'scope`, like `std::thread::Scope`.
     marker: PhantomData<&'scope mut &'scope ()>,
 }
@@ -80,6 +84,7 @@ where
         owner_spawned: AtomicUsize::new(0),
         body_done: AtomicBool::new(false),
         panic: AtomicPtr::new(std::ptr::null_mut()),
+        arena: JobArena::new(),
         marker: PhantomData,
     };
     let result = unwind::halt_unwinding(|| op(&scope));
@@ -90,6 +95,8 @@ where
     // the body spawned, which still count until they finish.
     unsafe { CountLatch::release(&scope.latch, CountLatch::BODY - owner_spawned) };
     w.wait_until(&scope.latch.core);
+    // Every job has run, so every arena job has started.
+    scope.arena.free_all();
     let task_panic = scope.panic.swap(std::ptr::null_mut(), Ordering::Acquire);
     let task_panic = if task_panic.is_null() {
         None
@@ -110,7 +117,9 @@ struct ScopePtr<'scope>(*const Scope<'scope>);
 unsafe impl Send for ScopePtr<'_> {}
 
 // SAFETY: every field is an atomic, an Arc, or a Sync latch, except `owner`, which is only
-// compared by address, never dereferenced.
+// compared by address, never dereferenced, and `arena`, whose `Cell`s only the owner's thread
+// touches (`spawn` places a job in it only when `count_spawn` found it on the owner's thread, and
+// `scope_on_worker` frees it there) while other threads only reach its mutex-protected free list.
 unsafe impl Sync for Scope<'_> {}
 // SAFETY: as above.
 unsafe impl Send for Scope<'_> {}
@@ -122,9 +131,9 @@ impl<'scope> Scope<'scope> {
     where
         F: FnOnce(&Scope<'scope>) + Send + 'scope,
     {
-        self.count_spawn();
+        let by_owner = self.count_spawn();
         let ptr = ScopePtr(self);
-        let job = HeapJob::into_job_ref(Some(TaskKind::Spawn), move || {
+        let task = move || {
             let ptr = ptr;
             // SAFETY: see ScopePtr: the scope waits for this task's count before it is freed.
             let scope = unsafe { &*ptr.0 };
@@ -134,19 +143,28 @@ impl<'scope> Scope<'scope> {
             // SAFETY: the latch is live until its count reaches zero, which this call may do;
             // we touch `scope` no more afterwards.
             unsafe { Latch::set(&scope.latch) };
-        });
+        };
+        let job = if by_owner {
+            // Only the owner touches the arena's bump state (see `Sync for Scope`).
+            ArenaJob::into_job_ref(&self.arena, TaskKind::Spawn, task)
+        } else {
+            HeapJob::into_job_ref(Some(TaskKind::Spawn), task)
+        };
         self.registry.push(job);
     }
 
+    /// Counts a spawn; true when it is the owner's, during the body (counted without atomics).
     #[inline]
-    fn count_spawn(&self) {
+    fn count_spawn(&self) -> bool {
         let on_owner = WorkerThread::current().is_some_and(|w| std::ptr::eq(w, self.owner));
         // Relaxed: `body_done` and `owner_spawned` are only touched by the owner's thread.
         if on_owner && !self.body_done.load(Ordering::Relaxed) {
             let n = self.owner_spawned.load(Ordering::Relaxed);
             self.owner_spawned.store(n + 1, Ordering::Relaxed);
+            true
         } else {
             self.latch.increment();
+            false
         }
     }
 

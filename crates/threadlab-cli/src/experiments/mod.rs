@@ -5,3 +5,4 @@ pub mod contention;
 pub mod image;
 pub mod jobs;
 pub mod overhead;
+pub mod recorder_cost;

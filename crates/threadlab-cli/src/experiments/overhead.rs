@@ -1,13 +1,14 @@
 //! `overhead`: what the runtime itself costs, against Rayon, chili and Tokio — empty spawns in a
 //! scope, the jobs workload (8 × 12,500), fib with a join at every level, a binary-tree sum with
-//! a join at every node, and a trickle of one empty task every 200 µs (CPU per task from
-//! getrusage, wake-up latency from submit to start).
+//! a join at every node, and a trickle of one empty task every 200 µs (the runtime's CPU per task,
+//! wake-up latency from submit to start) — and what the recorder costs (`recorder_cost`).
 
 use super::chain::{self, Rayon, Spawn, Tokio};
 use crate::baselines::dedicated_thread::DedicatedThread;
 use crate::lab::{Ctx, ExpResult, Experiment, Outcome, Row};
 use crate::measure::{
     fmt_ratio, fmt_secs, group_thousands, median_secs, percentile, process_cpu_time,
+    thread_cpu_time,
 };
 use crate::report::{svg::Chart, svg::Series, table::Table};
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
@@ -96,12 +97,23 @@ fn tree_tokio(
     })
 }
 
-/// Trickle: one empty task every `gap`, `tasks` times; returns (CPU seconds per task, latencies
-/// in ns from submit to start).
-pub fn trickle<S: Spawn>(q: &S, tasks: usize, gap: Duration) -> Result<(f64, Vec<f64>), String> {
+/// What a trickle measured.
+pub struct Trickle {
+    /// CPU seconds per task used by every thread but the submitting one: the runtime's own cost
+    /// of waking, running and going back to sleep.
+    pub runtime_cpu: f64,
+    /// CPU seconds per task of the whole process, the submitter's sleeps and wake-ups included.
+    pub process_cpu: f64,
+    /// Nanoseconds from submit to start, one per task.
+    pub latencies: Vec<f64>,
+}
+
+/// Trickle: one empty task every `gap`, `tasks` times.
+pub fn trickle<S: Spawn>(q: &S, tasks: usize, gap: Duration) -> Result<Trickle, String> {
     let lat: Arc<Vec<AtomicU64>> = Arc::new((0..tasks).map(|_| AtomicU64::new(0)).collect());
     let done = Arc::new(AtomicUsize::new(0));
     let cpu0 = process_cpu_time();
+    let mine0 = thread_cpu_time();
     let t0 = Instant::now();
     for k in 0..tasks {
         let due = t0 + gap * k as u32;
@@ -126,12 +138,16 @@ pub fn trickle<S: Spawn>(q: &S, tasks: usize, gap: Duration) -> Result<(f64, Vec
         }
         std::thread::sleep(Duration::from_micros(100));
     }
-    let cpu = (process_cpu_time() - cpu0).as_secs_f64() / tasks as f64;
-    let lats = lat
-        .iter()
-        .map(|a| a.load(Ordering::Relaxed) as f64)
-        .collect();
-    Ok((cpu, lats))
+    let process = (process_cpu_time() - cpu0).as_secs_f64();
+    let mine = (thread_cpu_time() - mine0).as_secs_f64();
+    Ok(Trickle {
+        runtime_cpu: (process - mine).max(0.0) / tasks as f64,
+        process_cpu: process / tasks as f64,
+        latencies: lat
+            .iter()
+            .map(|a| a.load(Ordering::Relaxed) as f64)
+            .collect(),
+    })
 }
 
 impl Experiment for Overhead {
@@ -158,6 +174,7 @@ impl Experiment for Overhead {
         let mut tables = Vec::new();
         let mut charts = Vec::new();
         let mut findings = Vec::new();
+        let mut recorder_finding = String::new();
         for &threads in &ctx.threads {
             let tl = crate::tl::shared_pool(threads)?;
             let ry = chain::rayon_pool(threads)?;
@@ -331,33 +348,36 @@ impl Experiment for Overhead {
             let dedicated =
                 DedicatedThread::new("trickle").map_err(|e| format!("dedicated thread: {e}"))?;
             let mut tt = Table::new(
-                format!("trickle: one empty task every 200 µs, {trickle_tasks} tasks; CPU per task is the whole process's (getrusage), submitting thread included"),
-                &["variant", "CPU per task", "wake-up p50", "p90", "p99"],
+                format!("trickle: one empty task every 200 µs, {trickle_tasks} tasks; runtime CPU is every thread's but the submitter's (getrusage minus the submitter's CLOCK_THREAD_CPUTIME_ID), process CPU includes the submitter's sleeps"),
+                &["variant", "runtime CPU/task", "process CPU/task", "wake-up p50", "p90", "p99"],
             );
             let mut p50s = Vec::new();
             for variant in ["threadlab", "rayon", "tokio", "dedicated-thread"] {
                 ctx.step(format!("overhead: trickle, {variant}, {threads} threads"));
-                let (cpu, mut lats) = match variant {
+                let mut t = match variant {
                     "threadlab" => trickle(&crate::tl::global_queue(&tl), trickle_tasks, gap)?,
                     "rayon" => trickle(&Rayon(ry.clone()), trickle_tasks, gap)?,
                     "tokio" => trickle(&Tokio(rt.handle().clone()), trickle_tasks, gap)?,
                     _ => trickle(&dedicated.handle(), trickle_tasks, gap)?,
                 };
+                let lats = &mut t.latencies;
                 let (p50, p90, p99) = (
-                    percentile(&mut lats, 50.0),
-                    percentile(&mut lats, 90.0),
-                    percentile(&mut lats, 99.0),
+                    percentile(lats, 50.0),
+                    percentile(lats, 90.0),
+                    percentile(lats, 99.0),
                 );
-                p50s.push((variant, p50, cpu));
+                p50s.push((variant, p50, t.runtime_cpu));
                 tt.row(vec![
                     variant.into(),
-                    fmt_secs(cpu),
+                    fmt_secs(t.runtime_cpu),
+                    fmt_secs(t.process_cpu),
                     fmt_secs(p50 / 1e9),
                     fmt_secs(p90 / 1e9),
                     fmt_secs(p99 / 1e9),
                 ]);
                 for (metric, value, unit) in [
-                    ("cpu_per_task", cpu * 1e9, "ns"),
+                    ("runtime_cpu_per_task", t.runtime_cpu * 1e9, "ns"),
+                    ("process_cpu_per_task", t.process_cpu * 1e9, "ns"),
                     ("wakeup_p50", p50, "ns"),
                     ("wakeup_p90", p90, "ns"),
                     ("wakeup_p99", p99, "ns"),
@@ -378,14 +398,21 @@ impl Experiment for Overhead {
                 }
             }
             tables.push(tt);
+            if threads == ctx.threads[0] {
+                let rc = super::recorder_cost::measure(ctx, &tl, spawns)?;
+                tables.push(rc.table);
+                rows.extend(rc.rows);
+                recorder_finding = rc.finding;
+            }
             let ratio = |b: usize| secs[b][1] / secs[b][2];
             findings.push(format!(
-                "On {threads} thread(s), threadlab took {} Rayon's time for empty spawns, {} for the jobs chains, {} for fib({fib_n}) and {} for the tree sum (chili: {} on fib); on a trickle, threadlab's median wake-up was {} against Rayon's {} and Tokio's {}.",
+                "On {threads} thread(s), threadlab took {} Rayon's time for empty spawns, {} for the jobs chains, {} for fib({fib_n}) and {} for the tree sum (chili: {} on fib); on a trickle, threadlab's runtime spent {} of Rayon's CPU per task and its median wake-up was {} against Rayon's {} and Tokio's {}.",
                 fmt_ratio(ratio(0)),
                 fmt_ratio(ratio(1)),
                 fmt_ratio(ratio(2)),
                 fmt_ratio(ratio(3)),
                 fmt_ratio(secs[2][3] / secs[2][2]),
+                fmt_ratio(p50s[0].2 / p50s[1].2),
                 fmt_secs(p50s[0].1 / 1e9),
                 fmt_secs(p50s[1].1 / 1e9),
                 fmt_secs(p50s[2].1 / 1e9),
@@ -398,6 +425,7 @@ impl Experiment for Overhead {
             ));
         }
         notes.push("chili has join only (no spawn), so its spawn and jobs cells are empty; Tokio's fib and tree use tokio::spawn at every level, as it has no fork-join.".into());
+        findings.push(recorder_finding);
         Ok(Outcome {
             finding: findings.join(" "),
             notes,

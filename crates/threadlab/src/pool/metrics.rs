@@ -15,6 +15,7 @@ pub(crate) struct WorkerCounters {
     pub(crate) tasks: AtomicU64,
     pub(crate) steals: AtomicU64,
     pub(crate) failed_steals: AtomicU64,
+    pub(crate) promotions: AtomicU64,
     pub(crate) parks: AtomicU64,
     pub(crate) wakeups: AtomicU64,
     pub(crate) awake_nanos: AtomicU64,
@@ -37,6 +38,7 @@ impl WorkerCounters {
             tasks_run: self.tasks.load(Ordering::Relaxed),
             steals: self.steals.load(Ordering::Relaxed),
             failed_steals: self.failed_steals.load(Ordering::Relaxed),
+            promotions: self.promotions.load(Ordering::Relaxed),
             parks: self.parks.load(Ordering::Relaxed),
             wakeups: self.wakeups.load(Ordering::Relaxed),
             awake_time: Duration::from_nanos(self.awake_nanos.load(Ordering::Relaxed)),
@@ -57,6 +59,9 @@ pub struct WorkerMetrics {
     pub steals: u64,
     /// Search rounds that visited every queue and found nothing.
     pub failed_steals: u64,
+    /// Work this worker published at a heartbeat for idle workers: a `join`'s pending second
+    /// half, or half of a loop's remaining range.
+    pub promotions: u64,
     /// Times the worker parked (blocked in the OS).
     pub parks: u64,
     /// Times the worker returned from a park because somebody woke it.

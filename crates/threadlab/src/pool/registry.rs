@@ -5,6 +5,7 @@
 use std::thread::JoinHandle;
 
 use crate::deque::{Stealer, Worker};
+use crate::heartbeat::Requests;
 use crate::injector::Injector;
 use crate::job::{HeapJob, JobRef, StackJob};
 use crate::latch::{LockLatch, SpinLatch};
@@ -26,6 +27,8 @@ pub(crate) struct Registry {
     pub(crate) stealers: Box<[Stealer<JobRef>]>,
     pub(crate) injector: Injector<JobRef>,
     pub(crate) sleep: Sleep,
+    /// The workers' heartbeat request flags (`crate::heartbeat`).
+    pub(crate) requests: Requests,
     pub(crate) counters: Box<[CachePadded<WorkerCounters>]>,
     terminating: AtomicBool,
     panicked: AtomicU64,
@@ -46,6 +49,7 @@ impl Registry {
             stealers: deques.iter().map(|d| d.stealer()).collect(),
             injector: Injector::new(),
             sleep: Sleep::new(n),
+            requests: Requests::new(n),
             counters: (0..n).map(|_| CachePadded::default()).collect(),
             terminating: AtomicBool::new(false),
             panicked: AtomicU64::new(0),

@@ -145,6 +145,13 @@ impl Sleep {
         State(self.state.load(Ordering::SeqCst))
     }
 
+    /// True when some worker is searching or sleeping, i.e. could take work. SeqCst: the load
+    /// of the heartbeat handshake (`crate::heartbeat`, step 5).
+    pub(crate) fn idle_exists(&self) -> bool {
+        let state = self.state();
+        state.searching() > 0 || state.sleeping() > 0
+    }
+
     /// Rule 1: become a searcher unless about half the workers already are. The check and the
     /// increment are not one atomic step, so the bound is approximate (as in Tokio).
     pub(crate) fn try_start_searching(&self) -> bool {

@@ -14,6 +14,7 @@ use std::cell::Cell;
 use std::time::{Duration, Instant};
 
 use crate::deque::{Steal, Worker};
+use crate::heartbeat::Heartbeat;
 use crate::job::JobRef;
 use crate::latch::CoreLatch;
 use crate::loom::sync::atomic::Ordering;
@@ -53,6 +54,7 @@ pub(crate) struct WorkerThread {
     rng: Cell<u64>,
     searching: Cell<bool>,
     awake_since: Cell<Instant>,
+    heartbeat: Heartbeat,
 }
 
 /// The body of a worker thread.
@@ -68,6 +70,9 @@ pub(crate) fn main(registry: Arc<Registry>, index: usize, deque: Worker<JobRef>,
     registry.counters[index]
         .os_tid
         .store(tid, Ordering::Relaxed);
+    // SAFETY: the flag lives in the registry, which `worker` keeps alive (its `registry` field)
+    // for as long as the heartbeat state exists.
+    let heartbeat = unsafe { Heartbeat::new(registry.requests.flag(index)) };
     let worker = WorkerThread {
         index,
         deque,
@@ -75,6 +80,7 @@ pub(crate) fn main(registry: Arc<Registry>, index: usize, deque: Worker<JobRef>,
         rng: Cell::new(0x9E37_79B9_7F4A_7C15 ^ ((index as u64 + 1) << 17)),
         searching: Cell::new(false),
         awake_since: Cell::new(Instant::now()),
+        heartbeat,
     };
     CURRENT.with(|c| c.set(&worker));
     worker.main_loop();
@@ -112,6 +118,34 @@ impl WorkerThread {
 
     fn counters(&self) -> &WorkerCounters {
         &self.registry.counters[self.index]
+    }
+
+    /// This worker's heartbeat state (`crate::heartbeat`).
+    #[inline(always)]
+    pub(crate) fn heartbeat(&self) -> &Heartbeat {
+        &self.heartbeat
+    }
+
+    /// A beat: publishes the oldest registered fork, if there is one old enough
+    /// (`crate::heartbeat`, step 4).
+    #[cold]
+    #[inline(never)]
+    pub(crate) fn promote_oldest(&self) {
+        if let Some(job) = self.heartbeat.take_oldest() {
+            crate::trace::hooks::spawn(job.id());
+            self.publish(job);
+        }
+    }
+
+    /// Publishes a promoted job: onto the deque, waking an idle worker with the fenced
+    /// notification (promotions are rare, and an idle worker is waiting for exactly this), and
+    /// counts the promotion.
+    #[cold]
+    pub(crate) fn publish(&self, job: JobRef) {
+        self.deque.push(job);
+        self.registry.sleep.notify_work();
+        self.heartbeat.promoted();
+        WorkerCounters::add(&self.counters().promotions, 1);
     }
 
     /// Pushes onto this worker's deque and tells the sleep protocol about it.
@@ -236,6 +270,8 @@ impl WorkerThread {
     fn idle(&self, latch: Option<&CoreLatch>) {
         if !self.searching.get() && self.registry.sleep.try_start_searching() {
             self.searching.set(true);
+            // After the SeqCst RMW that counts us as searching (`crate::heartbeat`, step 5).
+            self.registry.requests.request_from_others(self.index);
         }
         if (self.searching.get() || latch.is_some()) && self.spin(latch) {
             return;
@@ -292,6 +328,9 @@ impl WorkerThread {
                 WorkerCounters::add(&counters.parks, 1);
                 // Relaxed: a statistic; readers tolerate a stale value.
                 counters.parked.store(true, Ordering::Relaxed);
+                // After the SeqCst RMW that counts us as sleeping (`crate::heartbeat`, step 5):
+                // whoever is busy now hands out its outermost pending fork at its next beat.
+                registry.requests.request_from_others(self.index);
                 hooks::park_begin();
             },
         );

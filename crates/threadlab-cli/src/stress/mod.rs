@@ -1,0 +1,272 @@
+//! `threadlab stress`: a randomised mix of everything the pool does, with every task accounted
+//! for (run exactly once, or its panic delivered exactly once), until the time is up.
+//!
+//! Two driver threads pick scenarios (`scenarios.rs`) with a seeded generator and run them on a
+//! shared pool, so scenarios overlap; a third thread keeps building and dropping pools with
+//! queued work (which must all run), and a fourth switches the recorder on and off. A watchdog
+//! fails the run if any scenario takes longer than [`STUCK_AFTER`] (a deadlock or a lost
+//! wake-up). The same seed gives the same sequence of scenarios per driver; the interleavings, of
+//! course, differ.
+
+mod scenarios;
+
+use std::io::IsTerminal;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use indicatif::{ProgressBar, ProgressStyle};
+use threadlab::Pool;
+
+/// A scenario running longer than this is reported as stuck (deadlock or lost wake-up). The
+/// largest scenario takes well under a second on a quiet 2-core machine.
+const STUCK_AFTER: Duration = Duration::from_secs(120);
+
+/// xorshift64* (Marsaglia 2003; Vigna 2016), seeded per driver.
+pub struct Rng(u64);
+
+impl Rng {
+    fn new(seed: u64) -> Rng {
+        Rng(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1)
+    }
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
+    }
+    /// Uniform in `0..n` (n > 0).
+    pub fn below(&mut self, n: u64) -> u64 {
+        self.next() % n.max(1)
+    }
+    /// Uniform in `lo..hi`.
+    pub fn range(&mut self, lo: u64, hi: u64) -> u64 {
+        lo + self.below(hi - lo)
+    }
+}
+
+/// The books of a run: what was checked, and every discrepancy.
+#[derive(Default)]
+pub struct Ledger {
+    tasks: AtomicU64,
+    panics: AtomicU64,
+    pools: AtomicU64,
+    recordings: AtomicU64,
+    scenarios: AtomicU64,
+    discrepancies: Mutex<Vec<String>>,
+}
+
+impl Ledger {
+    /// `n` tasks were checked to have run exactly once.
+    pub fn tasks(&self, n: u64) {
+        self.tasks.fetch_add(n, Ordering::Relaxed);
+    }
+    /// `n` planned panics were delivered exactly once.
+    pub fn panics(&self, n: u64) {
+        self.panics.fetch_add(n, Ordering::Relaxed);
+    }
+    /// A pool was built (and will be dropped).
+    pub fn pool_built(&self) {
+        self.pools.fetch_add(1, Ordering::Relaxed);
+    }
+    /// Something did not add up.
+    pub fn discrepancy(&self, what: String) {
+        self.discrepancies
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .push(what);
+    }
+    fn failed(&self) -> bool {
+        !self
+            .discrepancies
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .is_empty()
+    }
+}
+
+type Scenario = fn(&mut Rng, &Pool, &Ledger);
+
+/// The mix: (name, scenario).
+fn mix() -> Vec<(&'static str, Scenario)> {
+    vec![
+        ("join tree", scenarios::join_tree),
+        ("scope", scenarios::scope_spawns),
+        ("fire-and-forget", |rng, _, l| {
+            scenarios::fire_and_forget(rng, l)
+        }),
+        ("loops", scenarios::loops),
+        ("serial queues", scenarios::serial_queues),
+        ("nested pools", scenarios::nested_pools),
+    ]
+}
+
+/// Options of a run.
+pub struct Options {
+    pub seconds: u64,
+    pub seed: u64,
+    pub threads: usize,
+}
+
+/// Runs the stress mix; prints the counts; true when every book balanced.
+pub fn run(opts: &Options) -> bool {
+    // The planned panics are thousands and expected: keep them quiet, print any other.
+    let default_hook = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        if !info.payload().is::<scenarios::Planned>() {
+            default_hook(info);
+        }
+    }));
+    let ledger = Arc::new(Ledger::default());
+    let pool = match Pool::builder()
+        .threads(opts.threads)
+        .panic_handler(|_| {})
+        .build()
+    {
+        Ok(p) => Arc::new(p),
+        Err(e) => {
+            eprintln!("error: {e}");
+            return false;
+        }
+    };
+    let deadline = Instant::now() + Duration::from_secs(opts.seconds);
+    let stop = Arc::new(AtomicBool::new(false));
+    // Per driver: when its current scenario started (ms since `t0`, 0 = idle) and its name.
+    let t0 = Instant::now();
+    let current: Arc<Vec<(AtomicU64, Mutex<&'static str>)>> = Arc::new(
+        (0..2)
+            .map(|_| (AtomicU64::new(0), Mutex::new("")))
+            .collect(),
+    );
+    let progress = progress_bar(opts.seconds);
+
+    std::thread::scope(|s| {
+        for d in 0..2 {
+            let (pool, ledger, stop, current) = (&pool, &ledger, &stop, &current);
+            let seed = opts.seed.wrapping_add(d as u64);
+            s.spawn(move || {
+                let mut rng = Rng::new(seed);
+                let mix = mix();
+                while !stop.load(Ordering::Relaxed) {
+                    let (name, scenario) = mix[rng.below(mix.len() as u64) as usize];
+                    *current[d].1.lock().unwrap_or_else(|e| e.into_inner()) = name;
+                    current[d]
+                        .0
+                        .store(t0.elapsed().as_millis() as u64 + 1, Ordering::Relaxed);
+                    scenario(&mut rng, pool, ledger);
+                    current[d].0.store(0, Ordering::Relaxed);
+                    ledger.scenarios.fetch_add(1, Ordering::Relaxed);
+                }
+            });
+        }
+        s.spawn(|| pool_churn(&ledger, &stop, opts.seed));
+        s.spawn(|| recorder_toggle(&ledger, &stop));
+        // The watchdog and the clock.
+        while Instant::now() < deadline && !ledger.failed() {
+            std::thread::sleep(Duration::from_millis(100));
+            progress.set_position(t0.elapsed().as_secs().min(opts.seconds));
+            let now = t0.elapsed().as_millis() as u64;
+            for (started, name) in current.iter() {
+                let at = started.load(Ordering::Relaxed);
+                if at != 0 && now.saturating_sub(at) > STUCK_AFTER.as_millis() as u64 {
+                    let name = *name.lock().unwrap_or_else(|e| e.into_inner());
+                    eprintln!(
+                        "stress: scenario `{name}` has been running for {} s: deadlock or lost wake-up; pool: {:?}",
+                        STUCK_AFTER.as_secs(),
+                        pool.metrics()
+                    );
+                    std::process::exit(1);
+                }
+            }
+        }
+        stop.store(true, Ordering::Relaxed);
+    });
+    progress.finish_and_clear();
+    report(opts, &ledger, t0.elapsed())
+}
+
+fn progress_bar(seconds: u64) -> ProgressBar {
+    if !std::io::stderr().is_terminal() {
+        return ProgressBar::hidden();
+    }
+    let pb = ProgressBar::new(seconds);
+    pb.set_style(
+        ProgressStyle::with_template("stress [{elapsed_precise}] {bar:30} {pos}/{len} s")
+            .unwrap_or_else(|_| ProgressStyle::default_bar()),
+    );
+    pb
+}
+
+/// Builds pools, queues work on them from outside and inside, and drops them with work still
+/// queued: dropping runs what was queued, so every task must have run afterwards.
+fn pool_churn(ledger: &Ledger, stop: &AtomicBool, seed: u64) {
+    let mut rng = Rng::new(seed ^ 0xC0FFEE);
+    while !stop.load(Ordering::Relaxed) {
+        let n = rng.range(1, 5_000) as usize;
+        let slots = Arc::new(scenarios::Slots::new(n));
+        match Pool::builder().threads(rng.range(1, 4) as usize).build() {
+            Ok(pool) => {
+                for i in 0..n {
+                    let slots = Arc::clone(&slots);
+                    pool.spawn(move || slots.hit(i));
+                }
+                drop(pool);
+                ledger.pool_built();
+                let (missed, twice) = slots.tally();
+                if missed + twice > 0 {
+                    ledger.discrepancy(format!(
+                        "pool drop: {missed} of {n} queued tasks never ran, {twice} ran twice"
+                    ));
+                }
+                ledger.tasks(n as u64);
+            }
+            Err(e) => ledger.discrepancy(format!("pool churn: {e}")),
+        }
+    }
+}
+
+/// Switches a flight recording on and off while everything else runs, and runs the doctor on
+/// each trace (flight-recorder traces cut spans anywhere: the doctor must digest them).
+fn recorder_toggle(ledger: &Ledger, stop: &AtomicBool) {
+    while !stop.load(Ordering::Relaxed) {
+        if let Ok(rec) = threadlab::trace::try_start(threadlab::trace::Mode::FlightRecorder {
+            bytes_per_thread: 256 << 10,
+        }) {
+            std::thread::sleep(Duration::from_millis(30));
+            let trace = rec.stop();
+            std::hint::black_box(trace.event_count());
+            std::hint::black_box(trace.diagnose().findings.len());
+            ledger.recordings.fetch_add(1, Ordering::Relaxed);
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+fn report(opts: &Options, ledger: &Ledger, elapsed: Duration) -> bool {
+    let g = |a: &AtomicU64| crate::measure::group_thousands(a.load(Ordering::Relaxed));
+    println!(
+        "stress: {:.1} s, seed {}, pool of {}: {} scenarios; {} tasks each ran exactly once; {} planned panics each delivered exactly once; {} pools built and dropped; {} recordings",
+        elapsed.as_secs_f64(),
+        opts.seed,
+        opts.threads,
+        g(&ledger.scenarios),
+        g(&ledger.tasks),
+        g(&ledger.panics),
+        g(&ledger.pools),
+        g(&ledger.recordings),
+    );
+    let d = ledger
+        .discrepancies
+        .lock()
+        .unwrap_or_else(|e| e.into_inner());
+    for line in d.iter().take(20) {
+        println!("DISCREPANCY: {line}");
+    }
+    if d.is_empty() {
+        println!("stress: every book balanced");
+        true
+    } else {
+        println!("stress: {} discrepancies", d.len());
+        false
+    }
+}

@@ -1,0 +1,329 @@
+//! The stress scenarios. Each runs one randomised piece of work on the pools it is given and
+//! checks its own books exactly: every task has a slot that it increments when it runs, and the
+//! scenario compares every slot with what must have happened (run exactly once; or, where a panic
+//! legitimately stops a piece of a loop, at most once) and counts the panics that came out against
+//! the panics that were thrown. Anything else is a discrepancy, reported with the scenario's name.
+
+use super::{Ledger, Rng};
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicU8, AtomicUsize, Ordering};
+use std::sync::{mpsc, Arc};
+use std::time::{Duration, Instant};
+use threadlab::{join, Pool, SerialQueue};
+
+/// One flag per task: how many times it ran.
+pub struct Slots(Vec<AtomicU8>);
+
+impl Slots {
+    pub fn new(n: usize) -> Slots {
+        Slots((0..n).map(|_| AtomicU8::new(0)).collect())
+    }
+    pub fn hit(&self, i: usize) {
+        // Relaxed: read after the work is joined (scope/join/install return, or a Release
+        // counter below).
+        self.0[i].fetch_add(1, Ordering::Relaxed);
+    }
+    /// (never ran, ran more than once).
+    pub fn tally(&self) -> (usize, usize) {
+        let counts = self.0.iter().map(|s| s.load(Ordering::Relaxed));
+        counts.fold((0, 0), |(z, m), c| {
+            (z + (c == 0) as usize, m + (c > 1) as usize)
+        })
+    }
+    pub fn len(&self) -> usize {
+        self.0.len()
+    }
+}
+
+/// A marker panic payload, so a scenario can tell its own panics from real bugs.
+pub struct Planned;
+
+fn planned_panic() -> ! {
+    std::panic::panic_any(Planned)
+}
+
+/// Checks that every slot ran exactly once; books the tasks.
+fn exactly_once(ledger: &Ledger, what: &str, slots: &Slots) {
+    let (missed, twice) = slots.tally();
+    if missed + twice > 0 {
+        ledger.discrepancy(format!(
+            "{what}: {missed} of {} tasks never ran, {twice} ran more than once",
+            slots.len()
+        ));
+    }
+    ledger.tasks(slots.len() as u64);
+}
+
+/// Books one panic that must come out of `r` (or none), and that it is ours.
+fn one_panic<T>(ledger: &Ledger, what: &str, r: std::thread::Result<T>, expected: bool) {
+    match r {
+        Ok(_) if expected => ledger.discrepancy(format!("{what}: a planned panic was lost")),
+        Ok(_) => {}
+        Err(p) if !p.is::<Planned>() => ledger.discrepancy(format!(
+            "{what}: an unplanned panic came out: {}",
+            crate::lab::panic_message(&*p)
+        )),
+        Err(_) if expected => ledger.panics(1),
+        Err(_) => ledger.discrepancy(format!("{what}: a panic came out of nowhere")),
+    }
+}
+
+/// A random binary tree of joins; leaves count themselves, some panic. Both closures of every
+/// join always run, so every leaf runs once even when some panic.
+pub fn join_tree(rng: &mut Rng, pool: &Pool, ledger: &Ledger) {
+    let depth = rng.range(4, 14) as u32;
+    let leaves = 1usize << depth;
+    let bad: Vec<usize> = (0..rng.range(0, 3))
+        .map(|_| rng.below(leaves as u64) as usize)
+        .collect();
+    let slots = Slots::new(leaves);
+    fn walk(depth: u32, first: usize, slots: &Slots, bad: &[usize]) -> u64 {
+        if depth == 0 {
+            slots.hit(first);
+            if bad.contains(&first) {
+                planned_panic();
+            }
+            return first as u64;
+        }
+        let half = 1 << (depth - 1);
+        let (a, b) = join(
+            || walk(depth - 1, first, slots, bad),
+            || walk(depth - 1, first + half, slots, bad),
+        );
+        a + b
+    }
+    let r = catch_unwind(AssertUnwindSafe(|| {
+        pool.install(|| walk(depth, 0, &slots, &bad))
+    }));
+    if let Ok(sum) = &r {
+        let want = (leaves as u64 - 1) * leaves as u64 / 2;
+        if *sum != want {
+            ledger.discrepancy(format!("join tree: sum {sum}, expected {want}"));
+        }
+    }
+    one_panic(ledger, "join tree", r, !bad.is_empty());
+    exactly_once(ledger, "join tree", &slots);
+}
+
+/// A scope with spawns, nested spawns from tasks, and some panicking tasks.
+pub fn scope_spawns(rng: &mut Rng, pool: &Pool, ledger: &Ledger) {
+    let n = rng.range(10, 5_000) as usize;
+    let nested = rng.range(0, 4) as usize;
+    let bad = if rng.below(4) == 0 {
+        Some(rng.below(n as u64) as usize)
+    } else {
+        None
+    };
+    let slots = Slots::new(n * (1 + nested));
+    let r = catch_unwind(AssertUnwindSafe(|| {
+        pool.scope(|s| {
+            for i in 0..n {
+                let slots = &slots;
+                s.spawn(move |s| {
+                    slots.hit(i);
+                    for k in 0..nested {
+                        s.spawn(move |_| slots.hit(n * (1 + k) + i));
+                    }
+                    if Some(i) == bad {
+                        planned_panic();
+                    }
+                });
+            }
+        })
+    }));
+    one_panic(ledger, "scope", r, bad.is_some());
+    exactly_once(ledger, "scope", &slots);
+}
+
+/// Fire-and-forget tasks on a pool of its own (so its panic handler counts only them), spawned
+/// from outside and from a worker; waits until every task ran and every panic was handled.
+pub fn fire_and_forget(rng: &mut Rng, ledger: &Ledger) {
+    let n = rng.range(10, 20_000) as usize;
+    let panics_planned = rng.range(0, 4);
+    let handled = Arc::new(AtomicU64::new(0));
+    let h = Arc::clone(&handled);
+    let pool = match Pool::builder()
+        .threads(rng.range(1, 4) as usize)
+        .panic_handler(move |p| {
+            if p.is::<Planned>() {
+                // Release: pairs with the Acquire wait below.
+                h.fetch_add(1, Ordering::Release);
+            }
+        })
+        .build()
+    {
+        Ok(p) => p,
+        Err(e) => return ledger.discrepancy(format!("fire-and-forget: {e}")),
+    };
+    ledger.pool_built();
+    let slots = Arc::new(Slots::new(n));
+    let done = Arc::new(AtomicUsize::new(0));
+    let task = |i: usize| {
+        let (slots, done) = (Arc::clone(&slots), Arc::clone(&done));
+        move || {
+            slots.hit(i);
+            // Release: pairs with the Acquire wait below.
+            done.fetch_add(1, Ordering::Release);
+            if (i as u64) < panics_planned {
+                planned_panic();
+            }
+        }
+    };
+    for i in 0..n / 2 {
+        pool.spawn(task(i));
+    }
+    pool.install(|| (n / 2..n).for_each(|i| threadlab::spawn(task(i))));
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while done.load(Ordering::Acquire) < n || handled.load(Ordering::Acquire) < panics_planned {
+        if Instant::now() > deadline {
+            ledger.discrepancy(format!(
+                "fire-and-forget: after 60 s, {} of {n} tasks ran and {} of {panics_planned} panics were handled",
+                done.load(Ordering::Acquire),
+                handled.load(Ordering::Acquire)
+            ));
+            return;
+        }
+        std::thread::sleep(Duration::from_micros(200));
+    }
+    let report = pool.shutdown();
+    if report.panicked_tasks != panics_planned {
+        ledger.discrepancy(format!(
+            "fire-and-forget: shutdown counted {} panics, {panics_planned} planned",
+            report.panicked_tasks
+        ));
+    }
+    ledger.panics(panics_planned);
+    exactly_once(ledger, "fire-and-forget", &slots);
+}
+
+/// The parallel loops; sometimes one item panics, which stops the rest of its piece (so those
+/// items may not run), and the panic must come out once.
+pub fn loops(rng: &mut Rng, pool: &Pool, ledger: &Ledger) {
+    let n = rng.range(1, 200_000) as usize;
+    let bad = (rng.below(5) == 0).then(|| rng.below(n as u64) as usize);
+    let slots = Slots::new(n);
+    let kind = rng.below(3);
+    let r = catch_unwind(AssertUnwindSafe(|| {
+        pool.install(|| {
+            let body = |i: usize| {
+                slots.hit(i);
+                if Some(i) == bad {
+                    planned_panic();
+                }
+            };
+            match kind {
+                0 => threadlab::for_each(0..n, body),
+                1 => threadlab::for_each_grain(0..n, rng_grain(n), body),
+                _ => {
+                    let mut idx: Vec<usize> = (0..n).collect();
+                    threadlab::for_each_chunk_mut(&mut idx, 1 + n / 97, |_, chunk| {
+                        chunk.iter().for_each(|&i| body(i))
+                    });
+                }
+            }
+        })
+    }));
+    one_panic(ledger, "loop", r, bad.is_some());
+    let (missed, twice) = slots.tally();
+    if twice > 0 || (bad.is_none() && missed > 0) {
+        ledger.discrepancy(format!(
+            "loop: {missed} of {n} items never ran, {twice} ran more than once"
+        ));
+    }
+    ledger.tasks((n - missed) as u64);
+}
+
+fn rng_grain(n: usize) -> usize {
+    (n / 64).max(1)
+}
+
+/// Serial queues fed by several producer threads: per queue one task at a time, each
+/// producer's tasks in the order it pushed them, every task once.
+pub fn serial_queues(rng: &mut Rng, pool: &Pool, ledger: &Ledger) {
+    let queues = rng.range(1, 8) as usize;
+    let producers = rng.range(1, 4) as usize;
+    let per = rng.range(1, 2_000) as usize;
+    let slots = Arc::new(Slots::new(queues * producers * per));
+    let state: Arc<Vec<(AtomicBool, Vec<AtomicUsize>)>> = Arc::new(
+        (0..queues)
+            .map(|_| {
+                let next = (0..producers).map(|_| AtomicUsize::new(0)).collect();
+                (AtomicBool::new(false), next)
+            })
+            .collect(),
+    );
+    let faults = Arc::new(AtomicUsize::new(0));
+    let qs: Vec<SerialQueue> = (0..queues).map(|_| SerialQueue::new(pool)).collect();
+    let (tx, rx) = mpsc::channel();
+    std::thread::scope(|s| {
+        for p in 0..producers {
+            let (qs, slots, state, faults, tx) = (&qs, &slots, &state, &faults, tx.clone());
+            s.spawn(move || {
+                for k in 0..per {
+                    for (q, queue) in qs.iter().enumerate() {
+                        let (slots, state, faults, tx) =
+                            (slots.clone(), state.clone(), faults.clone(), tx.clone());
+                        queue.push(move || {
+                            let (running, next) = &state[q];
+                            // SeqCst: one-at-a-time check; a second runner would see `true`.
+                            if running.swap(true, Ordering::SeqCst) {
+                                faults.fetch_add(1, Ordering::SeqCst);
+                            }
+                            if next[p].swap(k + 1, Ordering::SeqCst) != k {
+                                faults.fetch_add(1, Ordering::SeqCst);
+                            }
+                            slots.hit((q * producers + p) * per + k);
+                            running.store(false, Ordering::SeqCst);
+                            let _ = tx.send(());
+                        });
+                    }
+                }
+            });
+        }
+    });
+    drop(tx);
+    let total = queues * producers * per;
+    for got in 0..total {
+        if rx.recv_timeout(Duration::from_secs(60)).is_err() {
+            ledger.discrepancy(format!(
+                "serial queues: {got} of {total} tasks ran within 60 s"
+            ));
+            return;
+        }
+    }
+    let f = faults.load(Ordering::SeqCst);
+    if f > 0 {
+        ledger.discrepancy(format!("serial queues: {f} order or overlap violations"));
+    }
+    exactly_once(ledger, "serial queues", &slots);
+}
+
+fn fib(n: u64) -> u64 {
+    if n < 2 {
+        return n;
+    }
+    let (a, b) = join(|| fib(n - 1), || fib(n - 2));
+    a + b
+}
+
+/// A pool built inside a task, used, dropped; and installs across two pools both ways.
+pub fn nested_pools(rng: &mut Rng, pool: &Pool, ledger: &Ledger) {
+    let inner_threads = rng.range(1, 3) as usize;
+    let k = rng.range(8, 18);
+    let r = pool.install(|| {
+        let inner = Pool::builder().threads(inner_threads).build()?;
+        let (x, y) = join(|| inner.install(|| fib(k)), || inner.install(|| fib(k)));
+        let z = inner.install(|| pool.install(|| fib(k)));
+        Ok::<_, threadlab::BuildError>(x + y + z)
+    });
+    match r {
+        Ok(v) if v == 3 * fib_serial(k) => ledger.tasks(3),
+        Ok(v) => ledger.discrepancy(format!("nested pools: {v}, expected {}", 3 * fib_serial(k))),
+        Err(e) => ledger.discrepancy(format!("nested pools: {e}")),
+    }
+    ledger.pool_built();
+}
+
+fn fib_serial(n: u64) -> u64 {
+    (0..n).fold((0, 1), |(a, b), _| (b, a + b)).0
+}

@@ -1,0 +1,294 @@
+//! Heartbeat promotion: a `join` publishes its second half only when an idle worker could take
+//! it, and then at most once per beat; every other fork is a plain function call.
+//!
+//! # The idea, and where it comes from
+//!
+//! Work-first work stealing (Cilk, rayon-core) publishes every fork: each `join` pushes its
+//! second half onto a deque and pops it back, paying a fence even when nobody steals. Heartbeat
+//! scheduling (Acar, Charguéraud, Guatto, Rainey, Sieczkowski, "Heartbeat Scheduling: Provable
+//! Efficiency for Nested Parallelism", PLDI 2018) keeps forks *latent* and promotes the oldest
+//! latent fork to a real task once per heartbeat period, which bounds the cost of promotions to a
+//! constant fraction of the work while keeping the parallelism; spice (Zig) and chili (Rust) apply
+//! it to `join` with a heartbeat thread that sets a flag on each worker in turn.
+//!
+//! threadlab goes one step further: a fork is not even *recorded* (latent) unless some worker is
+//! idle. Measured on the 2-core development VM (fib(32), a join per call, one worker): recording
+//! every fork in a linked list of stack frames, as spice and chili do, costs 2.1–2.4× the plain
+//! recursion; reading one flag and calling both halves costs 0.93–1.14×. So:
+//!
+//! 1. **Requests.** A worker that runs out of work (`WorkerThread::idle`) sets the *wanted* flag of
+//!    every other worker ([`Requests::request_from_others`]). Nothing else sets it.
+//! 2. **Fast path.** `join` reads its worker's flag (a relaxed load): unset, it calls `a` then `b`
+//!    and is done — no frame, no clock, no atomics written.
+//! 3. **Registered joins.** With the flag set, `join` links a [`Frame`] holding its second half
+//!    (a `StackJob`, not yet published) onto this worker's frame list, and counts down to the next
+//!    *check* ([`Heartbeat::poll`]).
+//! 4. **Beats.** A check reads the clock (the countdown adapts so checks come about every
+//!    [`CHECK_INTERVAL`]). If no worker is idle any more, the worker withdraws its flag (step 5).
+//!    Otherwise, if at least [`HEARTBEAT`] has passed since this worker's last promotion (or it has
+//!    never promoted), it promotes: the oldest unpromoted frame's job goes onto its deque, where the
+//!    sleep protocol wakes an idle worker to steal it. The oldest frame is the outermost pending
+//!    fork, so the thief gets the largest piece of work available — provided it is the fork that
+//!    is polling now (a coarse `join` polls only then) or has lived through a whole check
+//!    interval ([`MIN_AGE`]); else a later check tries again. Loops promote by splitting their
+//!    remaining range in half instead (`crate::parallel`).
+//! 5. **Withdrawing.** A worker clears its own flag only when it sees no idle worker, and then
+//!    re-reads the idle count: `flag := false; SeqCst; read idle count` against the idle worker's
+//!    `idle count += 1 (SeqCst RMW); read flag (SeqCst); flag := true`. Of the two SeqCst
+//!    sequences one comes first in the single total order, so either the busy worker sees the new
+//!    idle worker (and sets its flag again) or the idle worker's flag store comes after the clear.
+//!    A request is therefore never lost, which matters: an idle worker that parked would otherwise
+//!    sleep through the rest of the computation.
+//!
+//! Promoted frames form a contiguous bottom part of the frame list (promotion always takes the
+//! lowest unpromoted frame, and frames are pushed and popped in LIFO order), so finding the oldest
+//! unpromoted frame walks from the top until it meets a promoted frame.
+//!
+//! A pool whose workers are all busy pays only the flag read; an idle pool does no heartbeat work
+//! at all (there is no heartbeat thread, and a parked worker checks nothing).
+
+use std::cell::Cell;
+use std::time::{Duration, Instant};
+
+use crate::job::JobRef;
+use crate::loom::sync::atomic::{AtomicBool, Ordering};
+use crate::util::CachePadded;
+
+/// Shortest time between two promotions by one worker: the heartbeat period. Acar et al. use
+/// periods of tens of microseconds; a promotion here costs a deque push, a possible futex wake
+/// (tens of µs of CPU on a VM, for the woken thread) and a steal, so 100 µs keeps its cost to a few
+/// percent of the promoting worker's time while an idle worker waits at most about one period.
+pub(crate) const HEARTBEAT: Duration = Duration::from_micros(100);
+
+/// How often a worker with its flag set reads the clock: a quarter of the beat, so a beat is
+/// late by at most about a quarter period. A read costs about 25–35 ns on the VM.
+pub(crate) const CHECK_INTERVAL: Duration = Duration::from_micros(25);
+
+/// Checks an older frame must have lived through before a beat promotes it: linked in check
+/// interval k, promotable from the check that ends interval k + 1, i.e. after at least one whole
+/// interval. Below the newest frame, a young frame is deep in a depth-first descent and small: its
+/// owner often finishes it before a parked thief (tens of µs to wake on a VM) arrives, and
+/// promoting it costs both of them (a 2-worker tree sum under load promoted 684 frames for 6
+/// steals without this rule). An old frame's first half has run for a whole interval, so its
+/// second half likely holds work worth the wake-up. The newest frame is exempt (see
+/// `take_oldest`).
+const MIN_AGE: u32 = 2;
+
+/// The most forks or loop items between two clock reads (the countdown's ceiling).
+const MAX_PERIOD: u32 = 1 << 20;
+
+/// The wanted flags of a pool's workers (in the registry, so other workers can set them).
+pub(crate) struct Requests {
+    flags: Box<[CachePadded<AtomicBool>]>,
+}
+
+impl Requests {
+    pub(crate) fn new(workers: usize) -> Requests {
+        Requests {
+            flags: (0..workers)
+                .map(|_| CachePadded::new(AtomicBool::new(false)))
+                .collect(),
+        }
+    }
+
+    /// Worker `index`'s flag.
+    pub(crate) fn flag(&self, index: usize) -> &AtomicBool {
+        &self.flags[index]
+    }
+
+    /// An idle worker asks every other worker to promote work. Call it only after this worker's
+    /// own SeqCst update of the sleep state that counts it as idle (searching or sleeping): that
+    /// RMW, these SeqCst loads and stores, and `Heartbeat::withdraw` make the handshake of the
+    /// module doc (step 5).
+    pub(crate) fn request_from_others(&self, me: usize) {
+        for (i, flag) in self.flags.iter().enumerate() {
+            // SeqCst load: must see a `withdraw` clear that precedes our state RMW in the total
+            // order; skipping the store when the flag is set keeps the line shared.
+            if i != me && !flag.load(Ordering::SeqCst) {
+                flag.store(true, Ordering::SeqCst);
+            }
+        }
+    }
+}
+
+/// A registered fork: the unpublished second half of a `join`, linked on its worker's list.
+pub(crate) struct Frame {
+    prev: Cell<*const Frame>,
+    promoted: Cell<bool>,
+    /// The worker's check count when the frame was linked (its age, in check intervals).
+    epoch: Cell<u32>,
+    job: JobRef,
+}
+
+impl Frame {
+    /// A frame for `job` (not yet published or recorded).
+    pub(crate) fn new(job: JobRef) -> Frame {
+        Frame {
+            prev: Cell::new(std::ptr::null()),
+            promoted: Cell::new(false),
+            epoch: Cell::new(0),
+            job,
+        }
+    }
+
+    /// True once a beat published the job.
+    #[inline]
+    pub(crate) fn promoted(&self) -> bool {
+        self.promoted.get()
+    }
+}
+
+/// One worker's heartbeat state. Lives in the `WorkerThread`; touched only by its thread, except
+/// the flag, which other workers set.
+pub(crate) struct Heartbeat {
+    wanted: *const AtomicBool,
+    /// The newest registered frame.
+    top: Cell<*const Frame>,
+    /// Forks or loop items left before the next clock read.
+    countdown: Cell<u32>,
+    /// The countdown's start value, adapted so reads come about every `CHECK_INTERVAL`.
+    period: Cell<u32>,
+    last_check: Cell<Instant>,
+    last_promotion: Cell<Option<Instant>>,
+    /// Clock checks so far (wrapping): frames record it, so a beat can tell their age.
+    epoch: Cell<u32>,
+}
+
+impl Heartbeat {
+    /// The state of a worker whose flag is `wanted`.
+    ///
+    /// # Safety
+    /// `wanted` must stay valid for the life of the `Heartbeat` (it points into the registry,
+    /// which the worker keeps alive).
+    pub(crate) unsafe fn new(wanted: &AtomicBool) -> Heartbeat {
+        Heartbeat {
+            wanted,
+            top: Cell::new(std::ptr::null()),
+            countdown: Cell::new(0),
+            period: Cell::new(64),
+            last_check: Cell::new(Instant::now()),
+            last_promotion: Cell::new(None),
+            epoch: Cell::new(0),
+        }
+    }
+
+    /// This worker's flag: set while some worker is idle (the fork fast path's one load).
+    #[inline(always)]
+    pub(crate) fn wanted_flag(&self) -> &AtomicBool {
+        // SAFETY: valid for the life of `self` (the contract of `new`).
+        unsafe { &*self.wanted }
+    }
+
+    /// True while some worker wants work from this one.
+    #[inline(always)]
+    pub(crate) fn wanted(&self) -> bool {
+        // Relaxed: a hint; a stale value delays a promotion or costs one registered fork, and the
+        // handshake that must not lose a request is in `withdraw` / `request_from_others`.
+        self.wanted_flag().load(Ordering::Relaxed)
+    }
+
+    /// Links `frame` as the newest registered frame.
+    #[inline]
+    pub(crate) fn push(&self, frame: &Frame) {
+        frame.prev.set(self.top.get());
+        frame.epoch.set(self.epoch.get());
+        self.top.set(frame);
+    }
+
+    /// Unlinks `frame`, which must be the newest.
+    #[inline]
+    pub(crate) fn pop(&self, frame: &Frame) {
+        debug_assert!(
+            std::ptr::eq(self.top.get(), frame),
+            "Heartbeat::pop: frames out of LIFO order"
+        );
+        self.top.set(frame.prev.get());
+    }
+
+    /// Counts one fork or loop item; true when a beat is due and an idle worker exists, in which
+    /// case the caller promotes something and calls [`Heartbeat::promoted`].
+    #[inline]
+    pub(crate) fn poll(&self, idle_exists: impl Fn() -> bool) -> bool {
+        let c = self.countdown.get();
+        if c > 0 {
+            self.countdown.set(c - 1);
+            return false;
+        }
+        self.check(idle_exists)
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn check(&self, idle_exists: impl Fn() -> bool) -> bool {
+        let now = Instant::now();
+        let elapsed = now.duration_since(self.last_check.get()).as_nanos().max(1);
+        let period = self.period.get();
+        // Aim the next read at CHECK_INTERVAL from the rate of the last period; at most a
+        // factor of 4 per step, so a period that included a pause does not swing it wildly.
+        let scaled = (period as u128 * CHECK_INTERVAL.as_nanos() / elapsed) as u32;
+        let next = scaled.clamp(
+            (period / 4).max(1),
+            period.saturating_mul(4).min(MAX_PERIOD),
+        );
+        self.period.set(next);
+        self.countdown.set(next);
+        self.last_check.set(now);
+        self.epoch.set(self.epoch.get().wrapping_add(1));
+        if !idle_exists() {
+            self.withdraw(idle_exists);
+            return false;
+        }
+        match self.last_promotion.get() {
+            Some(t) => now.duration_since(t) >= HEARTBEAT,
+            None => true,
+        }
+    }
+
+    /// No worker is idle: clear our flag, then re-check (step 5 of the module doc).
+    #[cold]
+    fn withdraw(&self, idle_exists: impl Fn() -> bool) {
+        let flag = self.wanted_flag();
+        // SeqCst store, then the SeqCst load inside `idle_exists`: the handshake with
+        // `Requests::request_from_others`.
+        flag.store(false, Ordering::SeqCst);
+        if idle_exists() {
+            flag.store(true, Ordering::SeqCst);
+        } else {
+            // The next registered fork checks at once, so a new request is served promptly.
+            self.countdown.set(0);
+        }
+    }
+
+    /// The caller promoted work at this beat.
+    #[inline]
+    pub(crate) fn promoted(&self) {
+        self.last_promotion.set(Some(self.last_check.get()));
+    }
+
+    /// Marks the oldest unpromoted registered frame promoted and returns its job, if there is one
+    /// worth promoting: the frame that is polling right now (the newest) when it is also the
+    /// oldest unpromoted one — a coarse join polls only on entry, so this is its one chance —
+    /// or an older frame that has lived through at least one whole check interval ([`MIN_AGE`]).
+    /// Otherwise `None`, and a later check tries again.
+    pub(crate) fn take_oldest(&self) -> Option<JobRef> {
+        let top = self.top.get();
+        let mut oldest: *const Frame = std::ptr::null();
+        let mut f = top;
+        // SAFETY: every frame on the list is a live stack frame of this thread, linked by
+        // `push` and unlinked by `pop` before its owner returns (also when unwinding: the owner
+        // catches the unwinding, pops, and only then re-raises).
+        unsafe {
+            while !f.is_null() && !(*f).promoted.get() {
+                oldest = f;
+                f = (*f).prev.get();
+            }
+            let frame = oldest.as_ref()?;
+            let old_enough = self.epoch.get().wrapping_sub(frame.epoch.get()) >= MIN_AGE;
+            if !std::ptr::eq(oldest, top) && !old_enough {
+                return None;
+            }
+            frame.promoted.set(true);
+            Some(frame.job)
+        }
+    }
+}

@@ -47,6 +47,9 @@ fn pass(
 
 const VARIANTS: [&str; 2] = ["work-sharing", "threadlab"];
 
+/// The seed's pool size (`hardware_concurrency()` on its 8-thread MacBook).
+const SEED_WORKERS: usize = 8;
+
 /// What a recorded run showed.
 struct Recorded {
     passes: usize,
@@ -73,7 +76,13 @@ impl Experiment for Contention {
         let mut tables = Vec::new();
         let mut charts = Vec::new();
         let mut findings = Vec::new();
-        for &threads in &ctx.threads {
+        // The pool sizes asked for, and the seed's 8 workers (on a small machine more workers
+        // than CPUs, which is how the seed's 8-core contention shows on 2 cores).
+        let mut sizes = ctx.threads.clone();
+        if !sizes.contains(&SEED_WORKERS) {
+            sizes.push(SEED_WORKERS);
+        }
+        for &threads in &sizes {
             let ws = WorkSharingPool::new(threads).map_err(|e| format!("work-sharing: {e}"))?;
             let tl = crate::tl::pool(threads)?;
             let splits = splits(threads, height);
@@ -224,7 +233,9 @@ fn summarize(
             } else {
                 verdict.join(", ")
             };
-            match r.d.lock(QUEUE_LOCK) {
+            // Only the work-sharing pool has the lock (the other pool's idle workers may still
+            // log a last release into the threadlab run's trace).
+            match r.d.lock(QUEUE_LOCK).filter(|_| *v == "work-sharing") {
                 Some(l) => {
                     locks.row(vec![
                         (*v).into(),
@@ -315,7 +326,9 @@ fn finding(
     hw: &[(usize, u64, u64)],
 ) -> String {
     let mut parts = Vec::new();
-    for &(k, hold, wait) in hw {
+    // The seed's split (one band per worker) and the finest (a task per row).
+    let shown = [0, splits.len() - 1];
+    for &(k, hold, wait) in hw.iter().filter(|(k, _, _)| shown.contains(k)) {
         let (label, _) = &splits[k];
         parts.push(format!(
             "with {label} the queue lock was waited for {} per pass against {} held ({}) and the \

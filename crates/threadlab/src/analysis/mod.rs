@@ -102,6 +102,16 @@ impl Trace {
     /// Diagnoses the trace: where each thread's time went, the locks, the scheduler's and the
     /// OS's figures, the four answers and the pitfalls found (see the [`analysis`](self) module).
     /// Never panics, whatever the events (a loaded file may hold anything).
+    ///
+    /// ```
+    /// use threadlab::analysis::Pitfall;
+    /// let queue = threadlab::sync::Mutex::named("queue", 0);
+    /// let rec = threadlab::trace::start();
+    /// *queue.lock() += 1;
+    /// let d = rec.stop().diagnose();
+    /// assert_eq!(d.lock("queue").unwrap().hold.count, 1);
+    /// assert!(!d.has(Pitfall::LockContention), "one uncontended acquisition");
+    /// ```
     pub fn diagnose(&self) -> Diagnosis {
         let end = self.duration_ns();
         let walks: Vec<states::Walk> = self

@@ -279,16 +279,17 @@ pub(crate) fn findings(d: &Diagnosis) -> Vec<Finding> {
                 pitfall: Pitfall::Imbalance,
                 subject: format!("threads {}", g.name),
                 evidence: format!(
-                    "of the {} threads of `{}`, the busiest ran {} and the mean {}: {:.0}% of \
-                     the group's capacity waited on its slowest member{caveat}",
+                    "of the {} threads of `{}`, the busiest worked {} and the mean {}{}: {:.0}% \
+                     of the group's capacity waited on its slowest member{caveat}",
                     g.threads,
                     g.name,
-                    fmt_ns(g.max_running_ns),
-                    fmt_ns(g.mean_running_ns as u64),
+                    fmt_ns(g.max_work_ns),
+                    fmt_ns(g.mean_work_ns as u64),
+                    on_cpu_note(g),
                     100.0 * g.imbalance
                 ),
                 figure: figure(
-                    "1 - mean/max running time",
+                    "1 - mean/max work",
                     g.imbalance,
                     "ratio",
                     Some(IMBALANCE_SHARE),
@@ -456,6 +457,15 @@ pub(crate) fn findings(d: &Diagnosis) -> Vec<Finding> {
     out
 }
 
+/// Says how work was counted when it was not plain running time.
+fn on_cpu_note(g: &super::GroupStats) -> &'static str {
+    if g.work_on_cpu {
+        " (running time at each thread's on-CPU share)"
+    } else {
+        ""
+    }
+}
+
 fn has(found: &[Finding], pitfalls: &[Pitfall]) -> bool {
     found.iter().any(|f| pitfalls.contains(&f.pitfall))
 }
@@ -509,18 +519,19 @@ pub(crate) fn answers(d: &Diagnosis, found: &[Finding]) -> Vec<Answer> {
         question: "Is the work evenly distributed across threads?",
         answer: match worst {
             Some(g) => format!(
-                "in `{}` ({} threads, the least even group) the busiest thread ran {} and the \
-                 mean {}: {:.0}% of the group's capacity lost to imbalance",
+                "in `{}` ({} threads, the least even group) the busiest thread worked {} and \
+                 the mean {}{}: {:.0}% of the group's capacity lost to imbalance",
                 g.name,
                 g.threads,
-                fmt_ns(g.max_running_ns),
-                fmt_ns(g.mean_running_ns as u64),
+                fmt_ns(g.max_work_ns),
+                fmt_ns(g.mean_work_ns as u64),
+                on_cpu_note(g),
                 100.0 * g.imbalance
             ),
             None => "no group of threads ran work side by side for long enough to judge".into(),
         },
         figure: figure(
-            "1 - mean/max running time",
+            "1 - mean/max work",
             worst.map_or(0.0, |g| g.imbalance),
             "ratio",
             None,

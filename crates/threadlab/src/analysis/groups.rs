@@ -2,6 +2,11 @@
 //! `work-sharing #3` belongs to `work-sharing #N`, unnamed threads to `thread N`), and per
 //! zone name or task kind, the spans' self times. Groups are what imbalance and thread
 //! creation are judged on; spans are what `compare` lines up.
+//!
+//! Imbalance compares the work each thread of a group did: its running time, counted at its
+//! on-CPU share of runnable time when the OS figures cover a long enough window. A thread that
+//! sat preempted inside a task for 70 ms did not work 70 ms, and a machine shared with other
+//! processes would otherwise make any loop look uneven.
 
 use std::collections::BTreeMap;
 
@@ -29,10 +34,16 @@ pub struct GroupStats {
     pub lifetime_ns: u64,
     /// The most running time of one thread.
     pub max_running_ns: u64,
-    /// The mean running time per thread.
-    pub mean_running_ns: f64,
-    /// Share of the busiest thread's running time the others lacked on average:
-    /// `1 - mean / max` (0 = even; 0.5 = half the group's capacity lost waiting for one thread).
+    /// The most work of one thread: its running time, at its on-CPU share of runnable time
+    /// when `work_on_cpu`.
+    pub max_work_ns: u64,
+    /// The mean work per thread.
+    pub mean_work_ns: f64,
+    /// Whether work was counted at the threads' on-CPU share (OS figures over a long enough
+    /// window), rather than as wall time.
+    pub work_on_cpu: bool,
+    /// Share of the busiest thread's work the others lacked on average: `1 - mean / max`
+    /// (0 = even; 0.5 = half the group's capacity lost waiting for one thread).
     pub imbalance: f64,
     /// Median time between consecutive thread starts (the rate the group's threads were created).
     pub median_start_interval_ns: u64,
@@ -51,7 +62,8 @@ impl GroupStats {
     }
 }
 
-pub(crate) fn groups(walks: &[Walk]) -> Vec<GroupStats> {
+/// Groups the threads; `on_cpu` counts work at each thread's on-CPU share (see the module doc).
+pub(crate) fn groups(walks: &[Walk], on_cpu: bool) -> Vec<GroupStats> {
     let mut by: BTreeMap<&str, Vec<&ThreadStats>> = BTreeMap::new();
     for w in walks {
         by.entry(w.stats.group.as_str()).or_default().push(&w.stats);
@@ -64,7 +76,23 @@ pub(crate) fn groups(walks: &[Walk]) -> Vec<GroupStats> {
             let running: Vec<u64> = ts.iter().map(|t| t.running_ns).collect();
             let running_ns = running.iter().fold(0u64, |a, &r| a.saturating_add(r));
             let max_running_ns = running.iter().copied().max().unwrap_or(0);
-            let mean_running_ns = running_ns as f64 / n as f64;
+            let work_on_cpu = on_cpu && ts.iter().all(|t| t.os_sampled);
+            let work: Vec<f64> = ts
+                .iter()
+                .map(|t| {
+                    let share = if work_on_cpu {
+                        ratio(
+                            t.on_cpu_ns as f64,
+                            t.on_cpu_ns.saturating_add(t.preempted_ns) as f64,
+                        )
+                    } else {
+                        1.0
+                    };
+                    t.running_ns as f64 * share
+                })
+                .collect();
+            let max_work = work.iter().copied().fold(0.0, f64::max);
+            let mean_work = work.iter().sum::<f64>() / n as f64;
             let mut starts: Vec<u64> = ts.iter().map(|t| t.first_ns).collect();
             starts.sort_unstable();
             let intervals = starts.windows(2).map(|w| w[1] - w[0]).collect();
@@ -88,11 +116,13 @@ pub(crate) fn groups(walks: &[Walk]) -> Vec<GroupStats> {
                     .iter()
                     .fold(0u64, |a, t| a.saturating_add(t.lifetime_ns())),
                 max_running_ns,
-                mean_running_ns,
-                imbalance: if max_running_ns == 0 {
-                    0.0
+                max_work_ns: max_work as u64,
+                mean_work_ns: mean_work,
+                work_on_cpu,
+                imbalance: if max_work > 0.0 {
+                    1.0 - ratio(mean_work, max_work).min(1.0)
                 } else {
-                    1.0 - ratio(mean_running_ns, max_running_ns as f64).min(1.0)
+                    0.0
                 },
                 median_start_interval_ns: median(intervals),
                 median_work_ns: median(work),

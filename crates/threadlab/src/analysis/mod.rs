@@ -119,16 +119,18 @@ impl Trace {
             .iter()
             .map(|t| states::walk(t, end))
             .collect();
+        let os = runtime::os(self, &walks);
+        let on_cpu = os.active_ns >= OS_MIN_WINDOW_NS;
         let mut d = Diagnosis {
             duration_ns: self.duration_ns(),
             events: self.event_count(),
             dropped: self.dropped_events(),
-            groups: groups::groups(&walks),
+            groups: groups::groups(&walks, on_cpu),
             locks: locks::locks(self, &walks),
             spans: groups::spans(self, &walks),
             long_tasks: groups::long_tasks(self, &walks),
             runtime: runtime::runtime(self, &walks),
-            os: runtime::os(self, &walks),
+            os,
             threads: Vec::new(),
             answers: Vec::new(),
             findings: Vec::new(),

@@ -235,6 +235,31 @@ fn imbalance_of_one_long_band() {
     assert!(!d.has(Pitfall::Imbalance), "{d}");
 }
 
+/// A worker that sat preempted inside its task did not work that long: over a window long
+/// enough for the OS figures, work is running time at the on-CPU share.
+#[test]
+fn imbalance_counts_work_at_the_on_cpu_share() {
+    let mut b = B::new(80 * MS, 2);
+    // Worker 0 "ran" 80 ms but was preempted 70 of them; worker 1 ran 40 ms, 12 on a CPU.
+    let mut w0 = os(0, 0, 0, 0, 0).to_vec();
+    w0.extend(task(0, 80 * MS));
+    w0.extend(os(80 * MS, 10 * MS, 70 * MS, 0, 0));
+    b.thread("threadlab-worker-0", Some(0), w0);
+    let mut w1 = os(0, 0, 0, 0, 0).to_vec();
+    w1.extend(task(0, 40 * MS));
+    w1.extend(os(80 * MS, 12 * MS, 28 * MS, 0, 0));
+    b.thread("threadlab-worker-1", Some(1), w1);
+    let d = b.build().diagnose();
+    let g = d.group("threadlab-worker-N").unwrap();
+    assert!(g.work_on_cpu);
+    assert_eq!((g.max_work_ns, g.mean_work_ns as u64), (12 * MS, 11 * MS));
+    assert!(
+        !d.has(Pitfall::Imbalance),
+        "wall time alone would say 25%: {d}"
+    );
+    assert!(d.has(Pitfall::BusyMachine), "{d}");
+}
+
 #[test]
 fn oversubscription_and_preemption_from_schedstat() {
     // 8 threads runnable over `window` on 2 CPUs: each ran a quarter of it and waited the rest.

@@ -28,9 +28,11 @@
 //! - `groups.rs`: threads grouped by name (imbalance, thread creation), spans per zone/task kind.
 //! - `runtime.rs`: cross-thread figures (wake-up and spawn latency, steal and park rates) and the
 //!   OS view (runnable threads per CPU, preemption).
-//! - `findings.rs`: the thresholds (named constants, each with its reason), findings, answers.
+//! - `findings.rs`: the thresholds (named constants, each with its reason) and the findings;
+//!   `answers.rs`: the four answers.
 //! - `compare.rs`: two captures side by side; `render.rs`: the text form of both.
 
+mod answers;
 mod compare;
 mod findings;
 mod groups;
@@ -137,7 +139,7 @@ impl Trace {
         };
         d.threads = walks.into_iter().map(|w| w.stats).collect();
         d.findings = findings::findings(&d);
-        d.answers = findings::answers(&d, &d.findings);
+        d.answers = answers::answers(&d, &d.findings);
         d
     }
 }

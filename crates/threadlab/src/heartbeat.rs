@@ -33,10 +33,12 @@
 //!    interval ([`MIN_AGE`]); else a later check tries again. Loops promote by splitting their
 //!    remaining range in half instead (`crate::parallel`).
 //! 5. **Withdrawing.** A worker clears its own flag only when it sees no idle worker, and then
-//!    re-reads the idle count: `flag := false; SeqCst; read idle count` against the idle worker's
-//!    `idle count += 1 (SeqCst RMW); read flag (SeqCst); flag := true`. Of the two SeqCst
-//!    sequences one comes first in the single total order, so either the busy worker sees the new
-//!    idle worker (and sets its flag again) or the idle worker's flag store comes after the clear.
+//!    re-reads the idle count: `flag := false; fence(SeqCst); read idle count` against the idle
+//!    worker's `idle count += 1; fence(SeqCst); read flag; flag := true if clear`. Of the two
+//!    fences one comes first in the single total order, so either the busy worker sees the new
+//!    idle worker (and sets its flag again) or the idle worker's flag read sees the clear (and
+//!    sets it). `loom_tests` checks every interleaving (a fence pair, because loom models SeqCst
+//!    fences fully but SeqCst loads and stores only as acquire/release).
 //!    A request is therefore never lost, which matters: an idle worker that parked would otherwise
 //!    sleep through the rest of the computation.
 //!
@@ -51,7 +53,7 @@ use std::cell::Cell;
 use std::time::{Duration, Instant};
 
 use crate::job::JobRef;
-use crate::loom::sync::atomic::{AtomicBool, Ordering};
+use crate::loom::sync::atomic::{fence, AtomicBool, Ordering};
 use crate::util::CachePadded;
 
 /// Shortest time between two promotions by one worker: the heartbeat period. Acar et al. use
@@ -98,14 +100,18 @@ impl Requests {
 
     /// An idle worker asks every other worker to promote work. Call it only after this worker's
     /// own SeqCst update of the sleep state that counts it as idle (searching or sleeping): that
-    /// RMW, these SeqCst loads and stores, and `Heartbeat::withdraw` make the handshake of the
+    /// update, the fence here, and the fence in `Heartbeat::withdraw` make the handshake of the
     /// module doc (step 5).
     pub(crate) fn request_from_others(&self, me: usize) {
+        // The idle worker's fence of the pair: our idle-count update is ordered before the flag
+        // reads below, against `withdraw`'s clear, fence, idle-count read.
+        fence(Ordering::SeqCst);
         for (i, flag) in self.flags.iter().enumerate() {
-            // SeqCst load: must see a `withdraw` clear that precedes our state RMW in the total
-            // order; skipping the store when the flag is set keeps the line shared.
-            if i != me && !flag.load(Ordering::SeqCst) {
-                flag.store(true, Ordering::SeqCst);
+            // Relaxed: ordered by the fence pair. Skipping the store when the flag is set keeps
+            // the line shared; after the fence, a `true` read here cannot be older than a
+            // concurrent withdraw's clear unless that withdraw will see us idle and set it again.
+            if i != me && !flag.load(Ordering::Relaxed) {
+                flag.store(true, Ordering::Relaxed);
             }
         }
     }
@@ -248,11 +254,13 @@ impl Heartbeat {
     #[cold]
     fn withdraw(&self, idle_exists: impl Fn() -> bool) {
         let flag = self.wanted_flag();
-        // SeqCst store, then the SeqCst load inside `idle_exists`: the handshake with
-        // `Requests::request_from_others`.
-        flag.store(false, Ordering::SeqCst);
+        // Relaxed stores, ordered by the fence pair with `Requests::request_from_others`: either
+        // the idle count read below sees the new idle worker, or that worker's flag read (after
+        // its fence) sees this clear and sets the flag again.
+        flag.store(false, Ordering::Relaxed);
+        fence(Ordering::SeqCst);
         if idle_exists() {
-            flag.store(true, Ordering::SeqCst);
+            flag.store(true, Ordering::Relaxed);
         } else {
             // The next registered fork checks at once, so a new request is served promptly.
             self.countdown.set(0);
@@ -290,5 +298,40 @@ impl Heartbeat {
             frame.promoted.set(true);
             Some(frame.job)
         }
+    }
+}
+
+/// Loom model of the request/withdraw handshake (module doc, step 5): run by `.ci/run` as
+/// `RUSTFLAGS="--cfg loom" cargo test -p threadlab --lib loom_`.
+#[cfg(all(test, loom))]
+mod loom_tests {
+    use super::{Heartbeat, Requests};
+    use crate::loom::sync::atomic::{AtomicU64, Ordering};
+    use crate::loom::sync::Arc;
+
+    /// Worker 0 is busy and about to withdraw its flag because it saw no idle worker; worker 1
+    /// goes idle at the same time (its idle count, then its requests). Whatever the
+    /// interleaving, worker 0's flag ends up set: the request is not lost.
+    #[test]
+    fn loom_a_request_is_never_lost_to_a_withdraw() {
+        loom::model(|| {
+            let idle = Arc::new(AtomicU64::new(0));
+            let requests = Arc::new(Requests::new(2));
+            requests.flag(0).store(true, Ordering::SeqCst);
+            let (idle0, req0) = (Arc::clone(&idle), Arc::clone(&requests));
+            let busy = loom::thread::spawn(move || {
+                // SAFETY: `req0` outlives `hb` (both live in this closure, hb dropped first).
+                let hb = unsafe { Heartbeat::new(req0.flag(0)) };
+                hb.withdraw(|| idle0.load(Ordering::SeqCst) > 0);
+            });
+            // Worker 1 goes idle: the SeqCst RMW that counts it, then its requests.
+            idle.fetch_add(1, Ordering::SeqCst);
+            requests.request_from_others(1);
+            busy.join().unwrap();
+            assert!(
+                requests.flag(0).load(Ordering::SeqCst),
+                "worker 1 is idle but worker 0's flag is clear: a lost request"
+            );
+        });
     }
 }

@@ -1,0 +1,103 @@
+//! Nothing is left behind: after pools are built, used (joins, scopes, spawns, loops, serial
+//! queues, work still queued at drop) and dropped, the process has as many threads as before and
+//! as many heap bytes live as before. One test in a binary of its own, since both counts are
+//! process-wide (a counting global allocator wraps the system one).
+
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::sync::atomic::{AtomicIsize, AtomicUsize, Ordering};
+use std::sync::Arc;
+use threadlab::{Pool, SerialQueue};
+
+struct Counting;
+
+static LIVE: AtomicIsize = AtomicIsize::new(0);
+
+// SAFETY: forwards every call to the system allocator unchanged; only counts the bytes.
+unsafe impl GlobalAlloc for Counting {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        // Relaxed: a statistic read after the work is joined.
+        LIVE.fetch_add(layout.size() as isize, Ordering::Relaxed);
+        // SAFETY: forwarded from the caller.
+        unsafe { System.alloc(layout) }
+    }
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        LIVE.fetch_sub(layout.size() as isize, Ordering::Relaxed);
+        // SAFETY: forwarded from the caller.
+        unsafe { System.dealloc(ptr, layout) }
+    }
+}
+
+#[global_allocator]
+static ALLOC: Counting = Counting;
+
+fn threads_now() -> usize {
+    std::fs::read_dir("/proc/self/task")
+        .expect("/proc/self/task")
+        .count()
+}
+
+fn fib(n: u64) -> u64 {
+    if n < 2 {
+        return n;
+    }
+    let (a, b) = threadlab::join(|| fib(n - 1), || fib(n - 2));
+    a + b
+}
+
+fn use_and_drop(threads: usize) {
+    let pool = Pool::builder().threads(threads).build().unwrap();
+    assert_eq!(pool.install(|| fib(16)), 987);
+    let count = AtomicUsize::new(0);
+    pool.scope(|s| {
+        for _ in 0..2_000 {
+            s.spawn(|_| {
+                count.fetch_add(1, Ordering::Relaxed);
+            });
+        }
+    });
+    pool.install(|| {
+        threadlab::for_each(0..1_000, |_| {
+            count.fetch_add(1, Ordering::Relaxed);
+        })
+    });
+    let queue = SerialQueue::new(&pool);
+    let queued = Arc::new(AtomicUsize::new(0));
+    for _ in 0..100 {
+        let q = Arc::clone(&queued);
+        queue.push(move || {
+            q.fetch_add(1, Ordering::Relaxed);
+        });
+    }
+    // Work still queued when the pool is dropped: dropping runs it.
+    for _ in 0..500 {
+        let q = Arc::clone(&queued);
+        pool.spawn(move || {
+            q.fetch_add(1, Ordering::Relaxed);
+        });
+    }
+    drop(queue);
+    drop(pool);
+    assert_eq!(count.load(Ordering::Relaxed), 3_000);
+    assert_eq!(
+        queued.load(Ordering::Relaxed),
+        600,
+        "queued work ran at drop"
+    );
+}
+
+#[test]
+fn dropped_pools_leave_no_thread_and_no_memory_behind() {
+    // Warm up once: lazily initialised statics (thread-local keys, std's own) are not leaks.
+    use_and_drop(2);
+    let threads_before = threads_now();
+    let bytes_before = LIVE.load(Ordering::Relaxed);
+    for round in 0..30 {
+        use_and_drop(1 + round % 4);
+    }
+    assert_eq!(threads_now(), threads_before, "worker threads left running");
+    let leaked = LIVE.load(Ordering::Relaxed) - bytes_before;
+    assert_eq!(
+        leaked, 0,
+        "{leaked} heap bytes still live after 30 pools were dropped"
+    );
+}

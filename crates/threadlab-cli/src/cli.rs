@@ -7,7 +7,7 @@ use std::path::PathBuf;
 /// sweeps (3,024 threads per row), far below what would exhaust the machine.
 pub const MAX_THREADS: usize = 4096;
 
-/// threadlab: a work-stealing runtime's lab, doctor and topology viewer.
+/// threadlab: a work-stealing runtime's lab, trace doctor, trace comparison and topology viewer.
 #[derive(Debug, Parser)]
 #[command(name = "threadlab", version, about, long_about = None)]
 pub struct Cli {
@@ -23,9 +23,48 @@ pub enum Command {
     Lab(LabArgs),
     /// Show this machine's cores, SMT siblings, caches and NUMA nodes (read from /sys).
     Topology,
+    /// Diagnose a recorded trace: where each thread's time went, the four questions of the first
+    /// seed answered with figures, and the pitfalls found, each with a suggestion.
+    Doctor(DoctorArgs),
+    /// Compare two recorded traces per zone, task kind and lock (e.g. 2 workers against 5).
+    Compare(CompareArgs),
     /// Run a randomised mix of joins, scopes, spawns, loops, serial queues, nested pools and
     /// recordings, with panics, checking that every task runs exactly once (exit 1 if not).
     Stress(StressArgs),
+}
+
+/// Arguments of `threadlab doctor`.
+#[derive(Debug, Args)]
+#[command(
+    after_help = "Traces come from `Trace::save(\"run.tltrace\")` or the lab \
+(`--out DIR` holds DIR/traces/*.tltrace beside the .pftrace files that open in ui.perfetto.dev).\n\
+Example: threadlab doctor lab-out/traces/contention-work-sharing.tltrace"
+)]
+pub struct DoctorArgs {
+    /// A trace in threadlab's native format (`.tltrace`).
+    #[arg(value_name = "FILE")]
+    pub file: PathBuf,
+    /// Print the diagnosis as JSON.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// Arguments of `threadlab compare`.
+#[derive(Debug, Args)]
+#[command(
+    after_help = "Rows are sorted by the absolute difference of the total time (B - A); `~` marks \
+differences within run-to-run noise.\nExample: threadlab compare two-workers.tltrace five-workers.tltrace"
+)]
+pub struct CompareArgs {
+    /// The first trace (`.tltrace`), side A.
+    #[arg(value_name = "A")]
+    pub a: PathBuf,
+    /// The second trace (`.tltrace`), side B.
+    #[arg(value_name = "B")]
+    pub b: PathBuf,
+    /// Print the comparison as JSON.
+    #[arg(long)]
+    pub json: bool,
 }
 
 /// Arguments of `threadlab stress`.
@@ -47,8 +86,8 @@ pub struct StressArgs {
 /// Arguments of `threadlab lab`.
 #[derive(Debug, Args)]
 #[command(
-    after_help = "Experiments: image, jobs, overhead, rendezvous, division, numa, alloc, falseshare \
-(all of them when none is named).\n\
+    after_help = "Experiments: image, jobs, contention, overhead, rendezvous, division, numa, alloc, \
+falseshare (all of them when none is named).\n\
 Example: threadlab lab image jobs --threads 1,2 --out lab-out"
 )]
 pub struct LabArgs {

@@ -1,10 +1,12 @@
-//! `threadlab`: the lab, stress and topology commands.
+//! `threadlab`: the lab, doctor, compare, stress and topology commands.
 //!
 //! Exit codes: 0 on success, 1 when an experiment failed (after the report is written), 2 for
-//! bad arguments (clap's convention, which our own validation follows).
+//! bad arguments (clap's convention, which our own validation follows) and for trace files that
+//! are missing, truncated or not threadlab's.
 
 mod baselines;
 mod cli;
+mod doctor;
 mod experiments;
 mod lab;
 mod machine;
@@ -23,9 +25,19 @@ fn main() -> ExitCode {
         Ok(cli) => cli,
         Err(e) if !e.use_stderr() => e.exit(), // --help, --version
         Err(e) => {
-            // One line, not clap's usage block: the first line of its message, and a pointer.
+            // One line, not clap's usage block: its message up to the first blank line (a list
+            // of missing arguments joined onto it), and a pointer.
             let text = e.render().to_string();
-            let first = text.lines().next().unwrap_or("error: bad arguments");
+            let message: Vec<&str> = text
+                .lines()
+                .take_while(|l| !l.trim().is_empty())
+                .map(str::trim)
+                .collect();
+            let first = if message.is_empty() {
+                "error: bad arguments".to_owned()
+            } else {
+                message.join(" ")
+            };
             eprintln!("{first} (see `threadlab --help`)");
             return ExitCode::from(2);
         }
@@ -36,6 +48,8 @@ fn main() -> ExitCode {
             ExitCode::SUCCESS
         }
         Command::Lab(args) => lab_command(args),
+        Command::Doctor(args) => doctor::doctor(args),
+        Command::Compare(args) => doctor::compare(args),
         Command::Stress(args) => stress_command(args),
     }
 }
@@ -63,7 +77,7 @@ fn stress_command(args: cli::StressArgs) -> ExitCode {
 }
 
 /// A usage error found after parsing: one line on stderr, exit code 2 like clap's own.
-fn usage_error(msg: &str) -> ExitCode {
+pub(crate) fn usage_error(msg: &str) -> ExitCode {
     eprintln!("error: {msg}");
     ExitCode::from(2)
 }

@@ -46,7 +46,7 @@ fn bad_arguments_exit_2_with_one_line() {
     let out = out.to_str().unwrap();
     assert_usage_error(
         &["lab", "nosuch", "--out", out],
-        "image, jobs, overhead, rendezvous, division, numa, alloc, falseshare",
+        "image, jobs, contention, overhead, rendezvous, division, numa, alloc, falseshare",
     );
     assert_usage_error(
         &["lab", "--threads", "0", "--out", out],
@@ -86,7 +86,7 @@ fn help_is_helpful() {
         "--repeat",
         "--out",
         "--json",
-        "image, jobs, overhead, rendezvous, division, numa, alloc, falseshare",
+        "image, jobs, contention, overhead, rendezvous, division, numa, alloc, falseshare",
     ] {
         assert!(text.contains(flag), "lab --help mentions {flag}: {text}");
     }
@@ -96,9 +96,10 @@ fn help_is_helpful() {
     assert!(String::from_utf8_lossy(&out.stdout).contains("logical"));
 }
 
-const EXPERIMENTS: [&str; 8] = [
+const EXPERIMENTS: [&str; 9] = [
     "image",
     "jobs",
+    "contention",
     "overhead",
     "rendezvous",
     "division",
@@ -106,6 +107,8 @@ const EXPERIMENTS: [&str; 8] = [
     "alloc",
     "falseshare",
 ];
+/// The experiments that save traces of their telling runs.
+const TRACED: [&str; 3] = ["image", "jobs", "contention"];
 const VARIANTS: [&str; 27] = [
     "serial",
     "threadlab",
@@ -296,6 +299,159 @@ fn tiny_run_writes_schema_html_and_svgs() {
             "the report names the {workers}-worker capture"
         );
     }
+    // Traces: every traced experiment links its .pftrace and .tltrace files, which exist, and
+    // prints and shows the doctor's findings on them; the doctor reads them back.
+    for s in &sections {
+        let id = s.attribute("id").unwrap();
+        let links: Vec<&str> = s
+            .descendants()
+            .filter_map(|n| n.attribute("href"))
+            .filter(|h| h.starts_with("traces/"))
+            .collect();
+        if !TRACED.contains(&id) {
+            assert!(links.is_empty(), "{id} records no trace");
+            continue;
+        }
+        for ext in [".pftrace", ".tltrace"] {
+            assert!(
+                links.iter().any(|l| l.ends_with(ext)),
+                "{id} links a {ext}: {links:?}"
+            );
+        }
+        for l in &links {
+            assert!(dir.join(l).is_file(), "{l} exists");
+        }
+        assert!(
+            s.descendants().any(|n| n
+                .text()
+                .is_some_and(|t| t.contains("Are we using the threads"))),
+            "{id} shows the doctor's answers"
+        );
+    }
+    assert!(
+        stdout.contains("doctor, image, a thread per row"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("thread-creation"),
+        "the doctor names it: {stdout}"
+    );
+    let summary = doc["experiments"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["name"] == "contention")
+        .unwrap();
+    let traces = summary["traces"]
+        .as_array()
+        .expect("traces in results.json");
+    assert!(
+        traces
+            .iter()
+            .all(|t| t["findings"].is_array()
+                && t["answers"].as_array().is_some_and(|a| a.len() == 4))
+    );
+    let tl = dir.join(traces[0]["tltrace"].as_str().unwrap());
+    let out = threadlab(&["doctor", tl.to_str().unwrap()]);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(String::from_utf8_lossy(&out.stdout).contains("The four questions"));
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+/// A small trace of our own, saved as `.tltrace`: the doctor and compare read it. One at a time:
+/// the recorder is process-wide and several tests of this binary make traces.
+fn small_trace(dir: &std::path::Path, name: &str, zone_ms: u64) -> PathBuf {
+    static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    let rec = threadlab::trace::start();
+    std::thread::spawn(move || {
+        let _z = threadlab::zone!("step");
+        std::thread::sleep(std::time::Duration::from_millis(zone_ms));
+    })
+    .join()
+    .unwrap();
+    let path = dir.join(name);
+    rec.stop().save(&path).unwrap();
+    path
+}
+
+#[test]
+fn doctor_and_compare_read_traces_as_text_and_json() {
+    let dir = temp_dir("doctor");
+    std::fs::create_dir_all(&dir).unwrap();
+    let a = small_trace(&dir, "a.tltrace", 1);
+    let b = small_trace(&dir, "b.tltrace", 20);
+    let (a, b) = (a.to_str().unwrap(), b.to_str().unwrap());
+
+    let out = threadlab(&["doctor", a]);
+    assert_eq!(out.status.code(), Some(0));
+    let text = String::from_utf8_lossy(&out.stdout);
+    for q in [
+        "Are we using the threads effectively?",
+        "Which threads are waiting on locks?",
+        "Findings",
+        "zone step",
+    ] {
+        assert!(text.contains(q), "doctor mentions {q}: {text}");
+    }
+    let out = threadlab(&["doctor", "--json", a]);
+    assert_eq!(out.status.code(), Some(0));
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).expect("doctor --json");
+    assert_eq!(doc["answers"].as_array().unwrap().len(), 4);
+    for a in doc["answers"].as_array().unwrap() {
+        assert!(a["figure"]["value"].is_number(), "{a}");
+    }
+    assert!(doc["findings"].is_array() && doc["threads"].is_array() && doc["locks"].is_array());
+
+    let out = threadlab(&["compare", a, b]);
+    assert_eq!(out.status.code(), Some(0));
+    assert!(String::from_utf8_lossy(&out.stdout).contains("zone step"));
+    let out = threadlab(&["compare", "--json", a, b]);
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).expect("compare --json");
+    let row = &doc["rows"][0];
+    assert_eq!(row["name"], "zone step");
+    assert!(row["diff_total_ns"].as_i64().unwrap() > 10_000_000, "{row}");
+    assert!(doc["runtime"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|r| r["name"] == "wake-up p99"));
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+#[test]
+fn missing_truncated_and_foreign_traces_exit_2_with_one_line() {
+    let dir = temp_dir("bad-traces");
+    std::fs::create_dir_all(&dir).unwrap();
+    let good = small_trace(&dir, "good.tltrace", 1);
+    let bytes = std::fs::read(&good).unwrap();
+    let truncated = dir.join("truncated.tltrace");
+    std::fs::write(&truncated, &bytes[..bytes.len() / 2]).unwrap();
+    let foreign = dir.join("foreign.tltrace");
+    std::fs::write(&foreign, b"PK\x03\x04 not a trace at all").unwrap();
+    let pftrace = dir.join("run.pftrace");
+    std::fs::write(&pftrace, b"\x0a\x00").unwrap();
+    let missing = dir.join("missing.tltrace");
+    let p = |x: &PathBuf| x.to_str().unwrap().to_owned();
+    let good = p(&good);
+    for (file, mention) in [
+        (p(&missing), "missing.tltrace"),
+        (p(&truncated), "byte offset"),
+        (p(&foreign), "byte offset 0"),
+        (p(&pftrace), ".tltrace"),
+    ] {
+        assert_usage_error(&["doctor", &file], mention);
+        assert_usage_error(&["doctor", "--json", &file], mention);
+        assert_usage_error(&["compare", &good, &file], mention);
+        assert_usage_error(&["compare", &file, &good], mention);
+    }
+    assert_usage_error(&["doctor"], "FILE");
+    assert_usage_error(&["compare", &good], "<B>");
     let _ = std::fs::remove_dir_all(dir);
 }
 

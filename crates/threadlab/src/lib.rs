@@ -5,6 +5,7 @@
 //! - [`injector`]: the queue for work submitted from outside the pool.
 //! - [`trace`]: the recorder (per-thread buffers, zones, OS thread stats, Perfetto/JSON export).
 //! - [`sync`]: a `Mutex` (and `Condvar`) that record hold and wait time per named lock.
+//! - [`analysis`]: the doctor ([`trace::Trace::diagnose`]) and the comparison of two captures.
 //! - [`serial`]: [`SerialQueue`], FIFO one-at-a-time queues on the pool's workers.
 //! - `pool` ([`Pool`], [`Builder`]): the workers, their loop, the sleep protocol, metrics; with
 //!   `job`, `latch`, `unwind` underneath and [`join()`], [`scope()`], [`spawn`], [`for_each`]
@@ -22,6 +23,7 @@
 
 pub(crate) mod loom;
 
+pub mod analysis;
 mod arena;
 
 pub mod deque;

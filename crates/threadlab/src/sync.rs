@@ -190,9 +190,15 @@ impl<T: Default> Default for Mutex<T> {
     }
 }
 
-/// A condition variable for [`Mutex`]. Waiting releases the lock (recorded as a release) and
-/// takes it again before returning (recorded as an acquisition; the time asleep is neither hold
-/// nor lock wait).
+/// A condition variable for [`Mutex`]. Waiting releases the lock (recorded as a release), sleeps
+/// until notified, then takes the lock again through [`Mutex::lock`]: the time asleep is neither
+/// hold nor lock wait, but waiting for the lock after the wake-up is a lock wait, as Tracy records
+/// it for the first seed's `condition_variable_any` over a lockable (a `notify_all` that wakes
+/// every worker into one lock shows as contention).
+///
+/// Built like C++'s `condition_variable_any`: a waiter takes an internal gate before it releases
+/// the lock and sleeps on the gate; a notifier takes the gate before it notifies. So a notify
+/// that follows the waiter's release cannot slip in before the waiter sleeps and be lost.
 ///
 /// ```
 /// use std::sync::Arc;
@@ -204,6 +210,7 @@ impl<T: Default> Default for Mutex<T> {
 /// ```
 #[derive(Debug, Default)]
 pub struct Condvar {
+    gate: std::sync::Mutex<()>,
     inner: std::sync::Condvar,
 }
 
@@ -211,30 +218,32 @@ impl Condvar {
     /// A new condition variable.
     pub fn new() -> Condvar {
         Condvar {
+            gate: std::sync::Mutex::new(()),
             inner: std::sync::Condvar::new(),
         }
     }
 
     /// Releases the lock, sleeps until notified (or spuriously), takes the lock again.
-    pub fn wait<'a, T>(&self, mut guard: MutexGuard<'a, T>) -> MutexGuard<'a, T> {
+    pub fn wait<'a, T>(&self, guard: MutexGuard<'a, T>) -> MutexGuard<'a, T> {
         let lock = guard.lock;
-        let g = guard
-            .inner
-            .take()
-            .expect("Condvar::wait: guard already released");
-        // `guard` now holds nothing; its drop records the release without unlocking twice.
+        let gate = self.gate.lock().unwrap_or_else(|e| e.into_inner());
+        // Released while holding the gate: a notifier needs the gate, so it notifies only once
+        // this thread sleeps on it.
         drop(guard);
-        let g = self.inner.wait(g).unwrap_or_else(|e| e.into_inner());
-        lock.acquired(g, false)
+        let gate = self.inner.wait(gate).unwrap_or_else(|e| e.into_inner());
+        drop(gate);
+        lock.lock()
     }
 
     /// Wakes one waiting thread.
     pub fn notify_one(&self) {
+        let _gate = self.gate.lock().unwrap_or_else(|e| e.into_inner());
         self.inner.notify_one();
     }
 
     /// Wakes every waiting thread.
     pub fn notify_all(&self) {
+        let _gate = self.gate.lock().unwrap_or_else(|e| e.into_inner());
         self.inner.notify_all();
     }
 }

@@ -1,5 +1,6 @@
 //! A dedicated thread per queue fed by a channel: the analog of the second seed's RunLoopQueue
 //! (`performSelector:onThread:`), one OS thread that runs whatever is sent to it, in order.
+//! Each task runs in a `dedicated-thread task` zone (one relaxed load when no recording is on).
 
 use std::sync::mpsc::{channel, Sender};
 use std::thread::JoinHandle;
@@ -32,6 +33,7 @@ impl DedicatedThread {
             .name(name.into())
             .spawn(move || {
                 for task in rx {
+                    let _z = threadlab::zone!("dedicated-thread task");
                     task();
                 }
             })?;

@@ -1,5 +1,6 @@
 //! Fork-join with N threads: the first seed's `parallel_for` — split the range into N equal
 //! chunks, start one OS thread per chunk, join them all. Threads are created for every call.
+//! Each band runs in a `fork-join band` zone (one relaxed load when no recording is on).
 
 /// Runs `body` on each of `data`'s chunks of `rows_per_chunk × row_len` bytes, splitting the rows
 /// into `threads` equal bands, one fresh OS thread per band (at most one band per row).
@@ -14,7 +15,10 @@ pub fn for_each_band(
     let rows_per_band = rows.div_ceil(threads);
     std::thread::scope(|s| {
         for band in data.chunks_mut(rows_per_band * row_len) {
-            s.spawn(move || body(band));
+            s.spawn(move || {
+                let _z = threadlab::zone!("fork-join band");
+                body(band)
+            });
         }
     });
 }

@@ -1,5 +1,7 @@
 //! A thread per task: the first seed's "ThreadPerRow" and the second seed's DetachThreadQueue
-//! (and its variant that verifies the thread really started, with a 10-second timeout).
+//! (and its variant that verifies the thread really started, with a 10-second timeout). Each
+//! thread's work runs in a zone (`thread-per-task row`, `thread-per-task job`) so a recording
+//! shows every short-lived thread; a zone costs one relaxed load when no recording is on.
 
 use std::sync::{Arc, Condvar, Mutex};
 use std::time::Duration;
@@ -8,7 +10,10 @@ use std::time::Duration;
 pub fn for_each_row(data: &mut [u8], row_len: usize, body: &(dyn Fn(&mut [u8]) + Sync)) {
     std::thread::scope(|s| {
         for row in data.chunks_mut(row_len.max(1)) {
-            s.spawn(move || body(row));
+            s.spawn(move || {
+                let _z = threadlab::zone!("thread-per-task row");
+                body(row)
+            });
         }
     });
 }
@@ -16,7 +21,10 @@ pub fn for_each_row(data: &mut [u8], row_len: usize, body: &(dyn Fn(&mut [u8]) +
 /// Starts `task` on a new detached thread; an error if the OS refuses to create it.
 pub fn spawn(task: impl FnOnce() + Send + 'static) -> Result<(), String> {
     std::thread::Builder::new()
-        .spawn(task)
+        .spawn(move || {
+            let _z = threadlab::zone!("thread-per-task job");
+            task()
+        })
         .map(drop)
         .map_err(|e| format!("thread creation failed: {e}"))
 }

@@ -2,14 +2,22 @@
 //! queue protected by one mutex, with one condition variable to wake them (`add` notifies all,
 //! as the seed does) and to tell `wait_until_finished` that the queue drained.
 //!
-//! Every access to the queue goes through [`WorkSharingPool::lock`], the one place the recorder
-//! (issue 5) will instrument to show hold against wait time, as the seed does with Tracy's
-//! `TracyLockable`.
+//! Instrumented the way the seed instruments it for Tracy: the queue lock is a
+//! `threadlab::sync::Mutex` named [`QUEUE_LOCK`] (the seed's `TracyLockable`), so a recording
+//! shows its hold and wait times and who handed it to whom; `add`, getting a task, executing it
+//! and waiting for the pool are zones (the seed's `ZoneScoped`); sleeping on the condition
+//! variable is recorded as a park. All of it costs one relaxed load per event when no
+//! recording is on.
 
 use std::collections::VecDeque;
 use std::panic::{catch_unwind, AssertUnwindSafe};
-use std::sync::{Arc, Condvar, Mutex, MutexGuard};
+use std::sync::Arc;
 use std::thread::JoinHandle;
+use threadlab::sync::{Condvar, Mutex, MutexGuard};
+use threadlab::trace::hooks;
+
+/// The name the queue lock records under.
+pub const QUEUE_LOCK: &str = "work-sharing queue";
 
 type Task = Box<dyn FnOnce() + Send + 'static>;
 
@@ -30,7 +38,15 @@ struct Shared {
 impl Shared {
     /// The one place the queue lock is taken (see the module docs).
     fn lock(&self) -> MutexGuard<'_, State> {
-        self.state.lock().unwrap_or_else(|e| e.into_inner())
+        self.state.lock()
+    }
+
+    /// Sleeps on the condition variable (releasing the lock meanwhile), recorded as a park.
+    fn wait<'a>(&self, guard: MutexGuard<'a, State>) -> MutexGuard<'a, State> {
+        hooks::park_begin();
+        let guard = self.cv.wait(guard);
+        hooks::park_end();
+        guard
     }
 }
 
@@ -44,7 +60,7 @@ impl WorkSharingPool {
     /// Starts `threads` workers (at least one).
     pub fn new(threads: usize) -> std::io::Result<WorkSharingPool> {
         let shared = Arc::new(Shared {
-            state: Mutex::new(State::default()),
+            state: Mutex::named(QUEUE_LOCK, State::default()),
             cv: Condvar::new(),
         });
         let mut workers = Vec::new();
@@ -66,6 +82,7 @@ impl WorkSharingPool {
 
     /// Queues a task and wakes every worker.
     pub fn add(&self, task: impl FnOnce() + Send + 'static) {
+        let _z = threadlab::zone!("work-sharing add");
         self.shared.lock().queue.push_back(Box::new(task));
         self.shared.cv.notify_all();
     }
@@ -73,9 +90,10 @@ impl WorkSharingPool {
     /// Blocks until the queue is empty and no task is running; returns how many tasks panicked
     /// since the last call.
     pub fn wait_until_finished(&self) -> usize {
+        let _z = threadlab::zone!("work-sharing wait until finished");
         let mut st = self.shared.lock();
         while !(st.queue.is_empty() && st.running == 0) {
-            st = self.shared.cv.wait(st).unwrap_or_else(|e| e.into_inner());
+            st = self.shared.wait(st);
         }
         std::mem::take(&mut st.panics)
     }
@@ -88,8 +106,19 @@ impl WorkSharingPool {
         row_len: usize,
         body: &(dyn Fn(&mut [u8]) + Sync),
     ) -> Result<(), String> {
+        self.for_each_band_in(data, row_len, self.size(), body)
+    }
+
+    /// Like [`WorkSharingPool::for_each_band`], with `bands` tasks (at most one per row).
+    pub fn for_each_band_in(
+        &self,
+        data: &mut [u8],
+        row_len: usize,
+        bands: usize,
+        body: &(dyn Fn(&mut [u8]) + Sync),
+    ) -> Result<(), String> {
         let rows = data.len() / row_len.max(1);
-        let rows_per_band = rows.div_ceil(self.size()).max(1);
+        let rows_per_band = rows.div_ceil(bands.max(1)).max(1);
         let tasks: Vec<Box<dyn FnOnce() + Send + '_>> = data
             .chunks_mut(rows_per_band * row_len)
             .map(|band| Box::new(move || body(band)) as Box<dyn FnOnce() + Send + '_>)
@@ -133,6 +162,7 @@ impl WorkSharingPool {
 fn work_on_tasks(shared: &Shared) {
     loop {
         let task = {
+            let _z = threadlab::zone!("work-sharing get task");
             let mut st = shared.lock();
             loop {
                 if let Some(t) = st.queue.pop_front() {
@@ -142,10 +172,13 @@ fn work_on_tasks(shared: &Shared) {
                 if st.quitting {
                     return;
                 }
-                st = shared.cv.wait(st).unwrap_or_else(|e| e.into_inner());
+                st = shared.wait(st);
             }
         };
-        let ok = catch_unwind(AssertUnwindSafe(task)).is_ok();
+        let ok = {
+            let _z = threadlab::zone!("work-sharing execute task");
+            catch_unwind(AssertUnwindSafe(task)).is_ok()
+        };
         let mut st = shared.lock();
         st.running -= 1;
         if !ok {

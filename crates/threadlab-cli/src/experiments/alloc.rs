@@ -414,7 +414,7 @@ impl Experiment for Alloc {
         let mut captures = Vec::new();
         for w in [2, 5] {
             ctx.step(format!("alloc: recording locked, {w} workers"));
-            match record(w, recorded_ops, &ctx.out_dir) {
+            match record(w, recorded_ops, &ctx.out) {
                 Ok(p) => captures.push(p.display().to_string()),
                 Err(e) => notes.push(format!("No capture: {e}.")),
             }

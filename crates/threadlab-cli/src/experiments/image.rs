@@ -14,13 +14,14 @@ use rayon::prelude::*;
 pub struct Image;
 
 /// The seed's kernel over one band of rows (wrapping u8 arithmetic).
-fn kernel(band: &mut [u8]) {
+pub(crate) fn kernel(band: &mut [u8]) {
     for p in band {
         *p = p.wrapping_mul(2).wrapping_add(1);
     }
 }
 
-fn fill(buf: &mut [u8]) {
+/// Fills `buf` with a known pattern (see [`check_one_pass`]).
+pub(crate) fn fill(buf: &mut [u8]) {
     for (i, b) in buf.iter_mut().enumerate() {
         *b = (i % 251) as u8;
     }
@@ -28,7 +29,7 @@ fn fill(buf: &mut [u8]) {
 
 /// After `fill` and one pass every byte must be `2x+1`: a variant that skipped or doubled a row
 /// is caught here.
-fn check_one_pass(buf: &[u8], variant: &str) -> Result<(), String> {
+pub(crate) fn check_one_pass(buf: &[u8], variant: &str) -> Result<(), String> {
     match buf
         .iter()
         .enumerate()
@@ -204,6 +205,25 @@ impl Experiment for Image {
                 (bound, bound_threads) = (secs, t);
             }
         }
+        // Traces of the telling runs, one pass each, recorded only here (never while timing).
+        let last = ctx.threads.len() - 1;
+        let t = ctx.threads[last];
+        ctx.record(
+            "image-thread-per-task",
+            &format!("image, a thread per row ({height} threads), one pass"),
+            || thread_per_task::for_each_row(&mut buf, pitch, &kernel),
+        )?;
+        ctx.record(
+            &format!("image-work-sharing-{t}t"),
+            &format!("image, the work-sharing pool of {t}, one pass"),
+            || sharing[last].for_each_band(&mut buf, pitch, &kernel),
+        )?
+        .0?;
+        ctx.record(
+            &format!("image-threadlab-{t}t"),
+            &format!("image, threadlab's for_each over rows on a pool of {t}, one pass"),
+            || crate::tl::for_each_row(&tl_pools[last], &mut buf, pitch, &kernel),
+        )?;
         Ok(summarize(results, bound, bound_threads, bytes, passes, ctx))
     }
 }

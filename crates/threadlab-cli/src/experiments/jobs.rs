@@ -130,6 +130,9 @@ impl Experiment for Jobs {
                 }
                 grid.push((queues, ns));
             }
+            if threads == ctx.threads[0] {
+                record_traces(ctx, &pool, threads, timeout)?;
+            }
             let secs_of = |ns: f64, n: u64| ns * n as f64 / 1e9;
             let mut t_secs = Table::new(
                 format!(
@@ -242,4 +245,49 @@ fn timed<S: chain::Spawn>(
         Some(e) => Err(e),
         None => Ok(secs),
     }
+}
+
+/// Short recorded runs of the telling variants (4 queues; a thread per job on 100 jobs, the
+/// others on 2,000), on the first pool size, after the timed runs.
+fn record_traces(
+    ctx: &Ctx,
+    pool: &std::sync::Arc<threadlab::Pool>,
+    threads: usize,
+    timeout: Duration,
+) -> Result<(), String> {
+    let per_queue = 500;
+    let (r, _) = ctx.record(
+        "jobs-thread-per-task",
+        "jobs, a thread per job, 4 queues × 25 jobs",
+        || chain::run(&[ThreadPerJob { verify: false }; 4], 25, timeout),
+    )?;
+    r?;
+    let dedicated: Vec<DedicatedThread> = (0..4)
+        .map(|i| DedicatedThread::new(&format!("queue #{i}")))
+        .collect::<Result<_, _>>()
+        .map_err(|e| format!("dedicated thread: {e}"))?;
+    let handles: Vec<_> = dedicated.iter().map(|t| t.handle()).collect();
+    let (r, _) = ctx.record(
+        "jobs-dedicated-thread",
+        &format!("jobs, a dedicated thread per queue, 4 queues × {per_queue} jobs"),
+        || chain::run(&handles, per_queue, timeout),
+    )?;
+    r?;
+    let serial = crate::tl::serial_queues(pool, 4);
+    let (r, _) = ctx.record(
+        &format!("jobs-serial-queue-{threads}t"),
+        &format!("jobs, serial queues on a pool of {threads}, 4 queues × {per_queue} jobs"),
+        || chain::run(&serial, per_queue, timeout),
+    )?;
+    r?;
+    let global = vec![crate::tl::global_queue(pool); 4];
+    let (r, _) = ctx.record(
+        &format!("jobs-global-queue-{threads}t"),
+        &format!(
+            "jobs, the pool's global queue on a pool of {threads}, 4 queues × {per_queue} jobs"
+        ),
+        || chain::run(&global, per_queue, timeout),
+    )?;
+    r?;
+    Ok(())
 }

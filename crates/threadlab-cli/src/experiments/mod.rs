@@ -2,6 +2,7 @@
 
 pub mod alloc;
 pub mod chain;
+pub mod contention;
 pub mod division;
 pub mod falseshare;
 pub mod image;

@@ -5,12 +5,17 @@
 //! experiment that fails or panics is reported by name with its reason while the others still
 //! run and land in the report.
 
+mod traces;
+
+pub use traces::{render_text as render_trace_text, TraceRun};
+
 use crate::report::{svg::Chart, table::Table};
 use indicatif::{ProgressBar, ProgressStyle};
 use serde::Serialize;
 use std::io::IsTerminal;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::path::PathBuf;
+use std::sync::Mutex;
 use std::time::Instant;
 
 /// How big the experiments' workloads are.
@@ -44,8 +49,10 @@ pub struct Ctx {
     pub threads: Vec<usize>,
     /// Runs per figure; the figure is their median.
     pub repeat: usize,
-    /// The report's directory (`--out`), for files an experiment writes itself (traces).
-    pub out_dir: PathBuf,
+    /// The output directory (`--out`); traces go to its `traces/`.
+    pub out: PathBuf,
+    /// The runs the current experiment recorded ([`Ctx::record`]); moved into its [`Report`].
+    traces: Mutex<Vec<TraceRun>>,
     progress: ProgressBar,
 }
 
@@ -109,6 +116,7 @@ pub fn registry() -> Vec<&'static dyn Experiment> {
     vec![
         &crate::experiments::image::Image,
         &crate::experiments::jobs::Jobs,
+        &crate::experiments::contention::Contention,
         &crate::experiments::overhead::Overhead,
         &crate::experiments::rendezvous::Rendezvous,
         &crate::experiments::division::Division,
@@ -128,17 +136,19 @@ pub struct Report {
     pub result: Result<Outcome, String>,
     /// Wall time it took.
     pub seconds: f64,
+    /// The runs it recorded, with the doctor's diagnosis of each.
+    pub traces: Vec<TraceRun>,
 }
 
 /// Runs `experiments` in order with a progress bar on stderr (hidden when stderr is not a
-/// terminal), printing each one's finding and tables to stdout as it finishes. `out_dir` is
-/// where experiments may write files of their own (it must exist).
+/// terminal), printing each one's finding, tables and the doctor's findings on its traces to
+/// stdout as it finishes. Traces are written below `out`.
 pub fn run_all(
     experiments: &[&'static dyn Experiment],
     size: Size,
     threads: Vec<usize>,
     repeat: usize,
-    out_dir: PathBuf,
+    out: PathBuf,
 ) -> Vec<Report> {
     let progress = if std::io::stderr().is_terminal() {
         let pb = ProgressBar::new(experiments.len() as u64);
@@ -157,7 +167,8 @@ pub fn run_all(
         size,
         threads,
         repeat,
-        out_dir,
+        out,
+        traces: Mutex::new(Vec::new()),
         progress: progress.clone(),
     };
     let mut reports = Vec::new();
@@ -173,6 +184,7 @@ pub fn run_all(
             description: exp.description(),
             result,
             seconds: start.elapsed().as_secs_f64(),
+            traces: std::mem::take(&mut *ctx.traces.lock().unwrap_or_else(|e| e.into_inner())),
         };
         progress.suspend(|| print_report(&report));
         reports.push(report);
@@ -207,6 +219,10 @@ fn print_report(r: &Report) {
             }
         }
         Err(e) => println!("FAILED: experiment `{}` failed: {e}", r.name),
+    }
+    for t in &r.traces {
+        println!();
+        print!("{}", render_trace_text(t));
     }
     println!();
 }
@@ -257,13 +273,8 @@ mod tests {
 
     #[test]
     fn a_failing_experiment_does_not_stop_the_others() {
-        let reports = run_all(
-            &[&Fails, &Panics, &Works],
-            Size::Tiny,
-            vec![2],
-            1,
-            std::env::temp_dir(),
-        );
+        let out = std::env::temp_dir().join(format!("threadlab-lab-test-{}", std::process::id()));
+        let reports = run_all(&[&Fails, &Panics, &Works], Size::Tiny, vec![2], 1, out);
         assert_eq!(reports.len(), 3);
         assert_eq!(
             reports[0].result.as_ref().err().unwrap(),

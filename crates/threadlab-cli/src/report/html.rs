@@ -1,8 +1,9 @@
 //! The self-contained HTML report: inline CSS, charts as SVG files beside it referenced
 //! relatively (and embedded, so the page also works when copied alone), no network.
 
-use crate::lab::Report;
+use crate::lab::{Report, TraceRun};
 use crate::machine::{fmt_bytes, Machine};
+use crate::report::table::Table;
 
 /// Escapes text for HTML/XML content and attribute values.
 pub fn escape(s: &str) -> String {
@@ -26,6 +27,7 @@ table{border-collapse:collapse;margin:1em 0;font-size:0.9em}caption{text-align:l
 th,td{border:1px solid #ccc;padding:0.25em 0.6em;text-align:right}th:first-child,td:first-child{text-align:left}\
 .finding{font-size:1.1em;background:#f4f8ff;border-left:4px solid #1f77b4;padding:0.5em 1em}\
 .failed{background:#fff0f0;border-left:4px solid #d62728;padding:0.5em 1em}.note{color:#555}\
+.pitfall{background:#fff8e6;border-left:4px solid #ff7f0e;padding:0.3em 1em;margin:0.3em 0}\
 pre{background:#f6f6f6;padding:0.8em;overflow-x:auto}";
 
 /// The report page. Chart `c` is expected at `c.file + ".svg"` beside the page.
@@ -86,8 +88,69 @@ pub fn render(machine: &Machine, command: &str, reports: &[Report]) -> String {
                 )
             }
         }
+        s += &traces(r);
         s += "</section>\n";
     }
     s += "</body>\n</html>\n";
+    s
+}
+
+/// The traces an experiment recorded: links, the doctor's findings and its four answers.
+fn traces(r: &Report) -> String {
+    if r.traces.is_empty() {
+        return String::new();
+    }
+    let mut s = String::from("<h3>Traces and the doctor's findings</h3>\n");
+    for t in &r.traces {
+        s += &trace(t);
+    }
+    s
+}
+
+fn trace(t: &TraceRun) -> String {
+    let file = |p: &str| p.rsplit('/').next().unwrap_or(p).to_owned();
+    let mut s = format!(
+        "<h4>{}</h4>\n<p><a href=\"{}\">{}</a> (open in ui.perfetto.dev) · <a href=\"{}\">{}</a> \
+         (<code>threadlab doctor {}</code>) · {} events</p>\n",
+        escape(&t.label),
+        escape(&t.pftrace),
+        escape(&file(&t.pftrace)),
+        escape(&t.tltrace),
+        escape(&file(&t.tltrace)),
+        escape(&t.tltrace),
+        t.events
+    );
+    if let Some(e) = &t.save_error {
+        s += &format!(
+            "<p class=\"failed\">The trace could not be saved: {}</p>\n",
+            escape(e)
+        );
+    }
+    let d = &t.diagnosis;
+    if d.findings.is_empty() {
+        s += "<p>No known pitfall found.</p>\n";
+    }
+    for f in &d.findings {
+        s += &format!(
+            "<p class=\"pitfall\"><b>{}</b> ({}): {}. <i>Suggestion:</i> {}.</p>\n",
+            f.pitfall,
+            escape(&f.subject),
+            escape(&f.evidence),
+            escape(&f.suggestion)
+        );
+    }
+    let mut answers = Table::new(
+        "the first seed's four questions",
+        &["question", "answer", "figure"],
+    )
+    .text_columns(2);
+    for a in &d.answers {
+        answers.row(vec![
+            a.question.into(),
+            a.answer.clone(),
+            format!("{} = {:.3}", a.figure.name, a.figure.value),
+        ]);
+    }
+    s += &answers.render_html();
     s
 }

@@ -14,6 +14,7 @@ struct ExperimentSummary<'a> {
     error: Option<&'a str>,
     seconds: f64,
     charts: Vec<String>,
+    traces: Vec<serde_json::Value>,
 }
 
 #[derive(Serialize)]
@@ -53,6 +54,7 @@ pub fn render(
                 .as_ref()
                 .map(|o| o.charts.iter().map(|c| format!("{}.svg", c.file)).collect())
                 .unwrap_or_default(),
+            traces: r.traces.iter().map(trace_json).collect(),
         })
         .collect();
     let rows = reports
@@ -71,4 +73,18 @@ pub fn render(
     // Non-finite floats become null in serde_json's Value path; our values are finite or NaN,
     // and to_string_pretty writes NaN as null.
     serde_json::to_string_pretty(&doc).unwrap_or_else(|e| format!("{{\"error\": \"{e}\"}}"))
+}
+
+/// A recorded run: its files, the doctor's findings and answers.
+fn trace_json(t: &crate::lab::TraceRun) -> serde_json::Value {
+    use crate::doctor::{answer_json, finding_json};
+    serde_json::json!({
+        "label": t.label,
+        "pftrace": t.pftrace,
+        "tltrace": t.tltrace,
+        "events": t.events,
+        "save_error": t.save_error,
+        "findings": t.diagnosis.findings.iter().map(finding_json).collect::<Vec<_>>(),
+        "answers": t.diagnosis.answers.iter().map(answer_json).collect::<Vec<_>>(),
+    })
 }

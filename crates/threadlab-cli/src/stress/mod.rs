@@ -225,7 +225,8 @@ fn pool_churn(ledger: &Ledger, stop: &AtomicBool, seed: u64) {
     }
 }
 
-/// Switches a flight recording on and off while everything else runs.
+/// Switches a flight recording on and off while everything else runs, and runs the doctor on
+/// each trace (flight-recorder traces cut spans anywhere: the doctor must digest them).
 fn recorder_toggle(ledger: &Ledger, stop: &AtomicBool) {
     while !stop.load(Ordering::Relaxed) {
         if let Ok(rec) = threadlab::trace::try_start(threadlab::trace::Mode::FlightRecorder {
@@ -234,6 +235,7 @@ fn recorder_toggle(ledger: &Ledger, stop: &AtomicBool) {
             std::thread::sleep(Duration::from_millis(30));
             let trace = rec.stop();
             std::hint::black_box(trace.event_count());
+            std::hint::black_box(trace.diagnose().findings.len());
             ledger.recordings.fetch_add(1, Ordering::Relaxed);
         }
         std::thread::sleep(Duration::from_millis(20));

@@ -94,6 +94,7 @@ pub(crate) fn decode(raws: Vec<RawThread>, conv: &Converter, end_raw: u64) -> Tr
         names: names.names,
         duration_ns,
         dropped,
+        cpus: super::available_cpus(),
     }
 }
 

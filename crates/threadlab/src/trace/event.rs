@@ -219,6 +219,8 @@ pub struct Trace {
     pub(crate) names: Vec<String>,
     pub(crate) duration_ns: u64,
     pub(crate) dropped: u64,
+    /// CPUs available to the process when the recording stopped (0: unknown).
+    pub(crate) cpus: u32,
 }
 
 impl Trace {
@@ -244,6 +246,12 @@ impl Trace {
     /// Nanoseconds from start to stop.
     pub fn duration_ns(&self) -> u64 {
         self.duration_ns
+    }
+    /// CPUs the process could run on when the recording stopped
+    /// (`std::thread::available_parallelism`, which honours affinity masks and cgroup quotas);
+    /// 0 if unknown. Analysis compares runnable threads against it.
+    pub fn cpus(&self) -> u32 {
+        self.cpus
     }
     /// Events dropped by the flight recorder (oldest first).
     pub fn dropped_events(&self) -> u64 {

@@ -1,7 +1,7 @@
 //! threadlab's native trace format (`.tltrace`): written by `Trace::save`, read back by
 //! `Trace::load` without loss, for `doctor` and `compare`.
 //!
-//! Layout: the magic `TLTRACE1`; the duration and dropped count; the name table; then per thread
+//! Layout: the magic `TLTRACE2`; the duration, dropped count and CPU count; the name table; then per thread
 //! its tid, name, worker index (0 = none, else index + 1) and events, each as the delta of its
 //! timestamp from the previous one, a kind byte and the kind's fields; all integers are LEB128
 //! varints (signed ones zigzag-encoded), strings are a length and UTF-8 bytes; the file ends
@@ -10,7 +10,8 @@
 
 use super::event::{Event, EventKind, FlowId, NameId, TaskKind, ThreadTrack, Trace};
 
-const MAGIC: &[u8] = b"TLTRACE1";
+/// Version 2 added the CPU count (version 1 was never released).
+const MAGIC: &[u8] = b"TLTRACE2";
 const END: &[u8] = b"TLEND";
 
 struct W(Vec<u8>);
@@ -37,6 +38,7 @@ pub(crate) fn encode(trace: &Trace) -> Vec<u8> {
     let mut w = W(MAGIC.to_vec());
     w.u(trace.duration_ns);
     w.u(trace.dropped);
+    w.u(trace.cpus as u64);
     w.u(trace.names.len() as u64);
     for n in &trace.names {
         w.s(n);
@@ -215,9 +217,10 @@ impl R<'_> {
 /// Decodes the native format.
 pub(crate) fn decode(bytes: &[u8]) -> Result<Trace, Bad> {
     let mut r = R { bytes, pos: 0 };
-    r.exact(MAGIC, "the TLTRACE1 magic")?;
+    r.exact(MAGIC, "the TLTRACE2 magic")?;
     let duration_ns = r.u("the duration")?;
     let dropped = r.u("the dropped count")?;
+    let cpus = r.u32("the CPU count")?;
     let n_names = r.count("the name count")?;
     let mut names = Vec::with_capacity(n_names);
     for _ in 0..n_names {
@@ -257,6 +260,7 @@ pub(crate) fn decode(bytes: &[u8]) -> Result<Trace, Bad> {
         names,
         duration_ns,
         dropped,
+        cpus,
     })
 }
 

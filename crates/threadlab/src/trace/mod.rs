@@ -32,6 +32,8 @@ mod clock;
 mod decode;
 mod error;
 mod event;
+#[cfg(test)]
+mod fuzz;
 pub mod hooks;
 mod intern;
 mod json;
@@ -139,6 +141,7 @@ impl Recording {
                 names: Vec::new(),
                 duration_ns: 0,
                 dropped: 0,
+                cpus: available_cpus(),
             };
         }
         recorder::switch_off(&mut reg);
@@ -197,6 +200,11 @@ impl Trace {
         let bytes = std::fs::read(path).map_err(|e| TraceError::io(path, "read", e))?;
         load::decode(&bytes).map_err(|(offset, what)| TraceError::corrupt(path, offset, what))
     }
+}
+
+/// The CPUs this process may run on now (0 if the OS cannot say).
+pub(crate) fn available_cpus() -> u32 {
+    std::thread::available_parallelism().map_or(0, |n| n.get() as u32)
 }
 
 fn extension(path: &Path) -> Option<String> {

@@ -76,18 +76,24 @@ pub(crate) fn read_other(tid: u64) -> Option<OsSample> {
     })
 }
 
-/// Reads the calling thread's figures (fast: a cached file and one syscall).
+/// Reads the calling thread's figures (fast: a cached file and one syscall). During thread exit,
+/// when the cached file's thread-local may already be destroyed (thread-locals are destroyed in
+/// reverse order of first use, and the recorder's exit sample runs in an earlier one's
+/// destructor), it opens the file afresh.
 #[cold]
 pub(crate) fn read_self() -> Option<OsSample> {
     let mut buf = [0u8; 128];
-    let n = SCHEDSTAT
-        .try_with(|cell| {
-            let mut cell = cell.borrow_mut();
-            let file = cell.get_or_insert_with(|| File::open("/proc/thread-self/schedstat").ok());
-            file.as_ref().and_then(|f| f.read_at(&mut buf, 0).ok())
-        })
-        .ok()
-        .flatten()?;
+    let cached = SCHEDSTAT.try_with(|cell| {
+        let mut cell = cell.borrow_mut();
+        let file = cell.get_or_insert_with(|| File::open("/proc/thread-self/schedstat").ok());
+        file.as_ref().and_then(|f| f.read_at(&mut buf, 0).ok())
+    });
+    let n = match cached {
+        Ok(n) => n?,
+        Err(_) => File::open("/proc/thread-self/schedstat")
+            .and_then(|f| f.read_at(&mut buf, 0))
+            .ok()?,
+    };
     let (on_cpu_ns, runqueue_ns) = parse_schedstat(std::str::from_utf8(&buf[..n]).ok()?)?;
     // SAFETY: `rusage` is plain data for which all-zero bytes are valid.
     let mut ru: libc::rusage = unsafe { std::mem::zeroed() };

@@ -1,0 +1,459 @@
+//! The doctor's judgement: named pitfalls, each with the figure that crossed its threshold and a
+//! suggestion; and the first seed's four questions, each answered with the figure behind it.
+//!
+//! Every threshold is a named constant below with the reason for its value. They are set so that
+//! the pitfalls the seeds describe cross them by a wide margin and a well-behaved run on a noisy
+//! 2-core VM stays well below them: judgements use the process's own figures (its runnable
+//! threads, its lock waits, its threads' running time), never the machine's load.
+
+use super::answers::on_cpu_note;
+use super::render::fmt_ns;
+use super::stats::ratio;
+use super::Diagnosis;
+
+/// Oversubscription: average runnable threads of the process per CPU above this. A process with
+/// no more threads than CPUs has at most one runnable thread per CPU whatever else the machine
+/// runs (other processes turn its running time into run-queue time but add no runnable thread of
+/// its own); 1.5 leaves room for a transient extra thread and flags a process that keeps a third
+/// of its runnable time waiting on its own threads.
+pub const OVERSUBSCRIBED_RUNNABLE_PER_CPU: f64 = 1.5;
+
+/// The OS-based judgements (oversubscription, preemption, a busy machine) need the sampled
+/// threads to span at least this long. The kernel brings a running thread's on-CPU time up to
+/// date only at scheduler ticks and switches (up to 4 ms apart at HZ=250), so over a shorter
+/// window a single stale sample can make the figures say anything.
+pub const OS_MIN_WINDOW_NS: u64 = 20_000_000;
+
+/// Preemption: share of the threads' runnable time spent waiting for a CPU. Above a quarter,
+/// scheduling delay outweighs the 10–20% run-to-run noise of a small shared VM.
+pub const PREEMPTED_SHARE: f64 = 0.25;
+
+/// Preemption is blamed on the process when its own runnable threads exceed the CPUs by this
+/// factor (then at least 1 − 1/1.25 = 20% of its runnable time must wait whatever else runs);
+/// below it, the waiting is other processes' doing ([`Pitfall::BusyMachine`]).
+pub const SELF_PREEMPTION_RUNNABLE_PER_CPU: f64 = 1.25;
+
+/// Thread creation: at least this many threads of one group started and exited during the
+/// recording (a handful of helper threads is normal; dozens per operation is a pattern).
+pub const THREAD_CREATION_MIN_THREADS: usize = 16;
+
+/// Thread creation: the group's median work per thread is below this many intervals between two
+/// thread starts. The interval is what starting one thread costs its creator (tens of µs on a VM;
+/// the second seed measured about 1 s per 12,000 threads, 83 µs each, on a 2010 Mac Pro); a
+/// thread that works less than that costs more to create than it gives back.
+pub const THREAD_CREATION_WORK_PER_START: f64 = 1.0;
+
+/// Lock contention: total wait above total hold × this. The lock is then a queue, not a
+/// guard: threads spend longer asking for it than using it (the first seed's queue lock: 214.89
+/// ms wait against 94.86 ms hold, 2.3×).
+pub const LOCK_WAIT_OVER_HOLD: f64 = 1.0;
+
+/// Lock contention needs at least this many waits: one or two are an accident of timing. (An
+/// unfair lock, like std's, can starve a few threads for milliseconds while one thread takes it
+/// again and again: a handful of long waits is contention too.)
+pub const LOCK_MIN_WAITS: u64 = 3;
+
+/// Lock contention needs the waits to add up to this share of the recording (1%): below it,
+/// no thread lost enough time to matter.
+pub const LOCK_MIN_WAIT_SHARE: f64 = 0.01;
+
+/// Imbalance: the threads of a group lack on average this share of the busiest one's running
+/// time (1 − mean/max, the usual load-imbalance measure of parallel profilers). A quarter of the
+/// group's capacity waiting for its slowest member is well beyond a stealing pool's tail (one
+/// task) on any loop long enough to judge.
+pub const IMBALANCE_SHARE: f64 = 0.25;
+
+/// Imbalance is judged only in groups of at most this many threads per CPU: with more, the
+/// threads do not run side by side (a thread per task, oversubscription), and those pitfalls
+/// explain the uneven figures.
+pub const IMBALANCE_MAX_THREADS_PER_CPU: usize = 4;
+
+/// Imbalance is judged only on groups whose busiest thread ran at least this long: below 2 ms a
+/// worker's wake-up (10–50 µs on a VM) is a visible share and the figure is noise, and threads
+/// that mostly wait (a dedicated thread per queue) have no load to balance.
+pub const IMBALANCE_MIN_RUNNING_NS: u64 = 2_000_000;
+
+/// Park/wake churn: a group's threads blocked at least this many times each on average.
+pub const CHURN_MIN_BLOCKS_PER_THREAD: u64 = 100;
+
+/// Park/wake churn: less CPU than this per block. A futex park plus the wake-up that ends it cost
+/// about 5–20 µs of CPU on a VM (the fifth seed's pools spent 49–70% of their CPU parking);
+/// below 50 µs of CPU per block, blocking and waking is a large share of what the thread does.
+pub const CHURN_MAX_CPU_PER_BLOCK_NS: u64 = 50_000;
+
+/// Fruitless spinning: workers spent at least this share of their time spinning...
+pub const SPIN_SHARE: f64 = 0.10;
+
+/// ...over at least this many spins (a few are the normal end of a burst of work)...
+pub const SPIN_MIN_SPINS: u64 = 20;
+
+/// ...and at least this share of the spins ended in a park without finding work: the spin is
+/// then pure CPU cost (a spin that often finds work is a cheap wake-up instead).
+pub const SPIN_FRUITLESS_SHARE: f64 = 0.8;
+
+/// Long task: a task's self time at least this many times its kind's median...
+pub const LONG_TASK_OVER_MEDIAN: f64 = 10.0;
+
+/// ...and at least this long (1 ms: shorter tasks finish before imbalance is visible)...
+pub const LONG_TASK_MIN_NS: u64 = 1_000_000;
+
+/// ...among at least this many tasks of its kind (fewer give no meaningful median)...
+pub const LONG_TASK_MIN_TASKS: u64 = 8;
+
+/// ...while the other workers were idle at least half of the time it ran. An adaptive loop's
+/// chunks differ in size by design, and a long task is harmless while everyone else is busy; it
+/// blocks the pool when the others have nothing left to do.
+pub const LONG_TASK_IDLE_SHARE: f64 = 0.5;
+
+/// A named pitfall.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Pitfall {
+    /// More runnable threads than CPUs.
+    Oversubscription,
+    /// Threads created for work shorter than their creation.
+    ThreadCreation,
+    /// Threads wait for a lock longer than it is held.
+    LockContention,
+    /// Some threads of a group work much longer than the others.
+    Imbalance,
+    /// Threads block and wake up with little work in between.
+    ParkWakeChurn,
+    /// Workers spin without finding work.
+    FruitlessSpinning,
+    /// One task runs far longer than the others of its kind.
+    LongTask,
+    /// The process's own threads wait for CPUs.
+    Preemption,
+    /// Other processes take the CPUs (not the program's doing).
+    BusyMachine,
+}
+
+impl Pitfall {
+    /// A stable lower-case name (`lock-contention`, …).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Pitfall::Oversubscription => "oversubscription",
+            Pitfall::ThreadCreation => "thread-creation",
+            Pitfall::LockContention => "lock-contention",
+            Pitfall::Imbalance => "imbalance",
+            Pitfall::ParkWakeChurn => "park-wake-churn",
+            Pitfall::FruitlessSpinning => "fruitless-spinning",
+            Pitfall::LongTask => "long-task",
+            Pitfall::Preemption => "preemption",
+            Pitfall::BusyMachine => "busy-machine",
+        }
+    }
+}
+
+impl std::fmt::Display for Pitfall {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// A figure and, for a finding, the threshold it crossed.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Figure {
+    /// What it measures.
+    pub name: String,
+    /// Its value, in `unit`.
+    pub value: f64,
+    /// `ratio`, `ns`, `threads/CPU`, …
+    pub unit: &'static str,
+    /// The threshold a finding's figure crossed.
+    pub threshold: Option<f64>,
+}
+
+pub(crate) fn figure(name: &str, value: f64, unit: &'static str, threshold: Option<f64>) -> Figure {
+    Figure {
+        name: name.to_owned(),
+        value,
+        unit,
+        threshold,
+    }
+}
+
+/// A pitfall found in a trace.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Finding {
+    /// Which pitfall.
+    pub pitfall: Pitfall,
+    /// What it is about: `lock queue`, `threads thread N`, `process`.
+    pub subject: String,
+    /// One sentence with the figures.
+    pub evidence: String,
+    /// The figure that crossed the threshold.
+    pub figure: Figure,
+    /// What to do about it.
+    pub suggestion: String,
+}
+
+/// One of the first seed's four questions, answered.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Answer {
+    /// The question.
+    pub question: &'static str,
+    /// The answer, with figures.
+    pub answer: String,
+    /// The figure behind it.
+    pub figure: Figure,
+    /// Whether no finding bears on this question.
+    pub ok: bool,
+}
+
+/// The findings, in order of the four questions (answered in `answers.rs`).
+pub(crate) fn findings(d: &Diagnosis) -> Vec<Finding> {
+    let mut out = Vec::new();
+    let cpus = d.os.cpus as f64;
+    let per_cpu = ratio(d.os.runnable_avg, cpus);
+    let os_window = d.os.active_ns >= OS_MIN_WINDOW_NS;
+    // Other processes kept this one's threads waiting for CPUs: uneven running times may be
+    // their doing, which the imbalance and long-task findings then say.
+    let busy_machine = os_window
+        && cpus > 0.0
+        && d.os.preempted_share >= PREEMPTED_SHARE
+        && per_cpu <= SELF_PREEMPTION_RUNNABLE_PER_CPU;
+    let caveat = if busy_machine {
+        "; other processes held the CPUs meanwhile (see busy-machine), which alone can starve a \
+         thread"
+    } else {
+        ""
+    };
+    if os_window && cpus > 0.0 && per_cpu > OVERSUBSCRIBED_RUNNABLE_PER_CPU {
+        out.push(Finding {
+            pitfall: Pitfall::Oversubscription,
+            subject: "process".into(),
+            evidence: format!(
+                "{:.1} threads were runnable on average on {} CPU(s) ({:.1} per CPU) over {}",
+                d.os.runnable_avg,
+                d.os.cpus,
+                per_cpu,
+                fmt_ns(d.os.active_ns)
+            ),
+            figure: figure(
+                "runnable threads per CPU",
+                per_cpu,
+                "threads/CPU",
+                Some(OVERSUBSCRIBED_RUNNABLE_PER_CPU),
+            ),
+            suggestion: "run the work on a pool with one thread per CPU \
+                         (std::thread::available_parallelism) instead of a thread per task"
+                .into(),
+        });
+    }
+    for g in &d.groups {
+        if g.exited < THREAD_CREATION_MIN_THREADS || g.median_start_interval_ns == 0 {
+            continue;
+        }
+        let work_per_start = g.median_work_ns as f64 / g.median_start_interval_ns as f64;
+        if work_per_start < THREAD_CREATION_WORK_PER_START {
+            out.push(Finding {
+                pitfall: Pitfall::ThreadCreation,
+                subject: format!("threads {}", g.name),
+                evidence: format!(
+                    "{} threads of `{}` started and exited during the recording, one every {} \
+                     (median), each working {} (median)",
+                    g.exited,
+                    g.name,
+                    fmt_ns(g.median_start_interval_ns),
+                    fmt_ns(g.median_work_ns)
+                ),
+                figure: figure(
+                    "work per thread / interval between thread starts",
+                    work_per_start,
+                    "ratio",
+                    Some(THREAD_CREATION_WORK_PER_START),
+                ),
+                suggestion: "keep threads alive and hand them work (a pool, or larger tasks per \
+                             thread): creating a thread costs more than the work it does"
+                    .into(),
+            });
+        }
+    }
+    for g in &d.groups {
+        let eligible = g.threads >= 2
+            && cpus > 0.0
+            && g.threads <= IMBALANCE_MAX_THREADS_PER_CPU * d.os.cpus as usize
+            && g.max_running_ns >= IMBALANCE_MIN_RUNNING_NS;
+        if eligible && g.imbalance >= IMBALANCE_SHARE {
+            out.push(Finding {
+                pitfall: Pitfall::Imbalance,
+                subject: format!("threads {}", g.name),
+                evidence: format!(
+                    "of the {} threads of `{}`, the busiest worked {} and the mean {}{}: {:.0}% \
+                     of the group's capacity waited on its slowest member{caveat}",
+                    g.threads,
+                    g.name,
+                    fmt_ns(g.max_work_ns),
+                    fmt_ns(g.mean_work_ns as u64),
+                    on_cpu_note(g),
+                    100.0 * g.imbalance
+                ),
+                figure: figure(
+                    "1 - mean/max work",
+                    g.imbalance,
+                    "ratio",
+                    Some(IMBALANCE_SHARE),
+                ),
+                suggestion: "split the work into more pieces than threads and let idle threads \
+                             take them (work stealing, a dynamic schedule), or cut the long piece"
+                    .into(),
+            });
+        }
+    }
+    for t in &d.long_tasks {
+        out.push(Finding {
+            pitfall: Pitfall::LongTask,
+            subject: t.name.clone(),
+            evidence: format!(
+                "the longest `{}` ran {} on {} against a median of {} over {} tasks, while the \
+                 other workers were idle {:.0}% of that time{caveat}",
+                t.name,
+                fmt_ns(t.self_ns),
+                t.thread,
+                fmt_ns(t.median_ns),
+                t.tasks,
+                100.0 * t.others_idle
+            ),
+            figure: figure(
+                "longest / median task",
+                ratio(t.self_ns as f64, t.median_ns.max(1) as f64),
+                "ratio",
+                Some(LONG_TASK_OVER_MEDIAN),
+            ),
+            suggestion: "split the long task (a nested join or parallel loop inside it) so idle \
+                         workers can share it"
+                .into(),
+        });
+    }
+    for l in &d.locks {
+        let enough = l.wait.count >= LOCK_MIN_WAITS
+            && l.wait.total_ns as f64 >= LOCK_MIN_WAIT_SHARE * d.duration_ns as f64;
+        if enough && l.wait.total_ns as f64 > LOCK_WAIT_OVER_HOLD * l.hold.total_ns as f64 {
+            out.push(Finding {
+                pitfall: Pitfall::LockContention,
+                subject: format!("lock {}", l.name),
+                evidence: format!(
+                    "threads waited {} for `{}` over {} waits against {} held over {} \
+                     acquisitions ({:.1}× the hold time); p99 wait {}",
+                    fmt_ns(l.wait.total_ns),
+                    l.name,
+                    l.wait.count,
+                    fmt_ns(l.hold.total_ns),
+                    l.hold.count,
+                    l.wait_over_hold(),
+                    fmt_ns(l.wait.p99_ns)
+                ),
+                figure: figure(
+                    "wait / hold",
+                    l.wait_over_hold(),
+                    "ratio",
+                    Some(LOCK_WAIT_OVER_HOLD),
+                ),
+                suggestion: "take the lock less often (batch the work taken under it), shard it, \
+                             or replace the shared queue by per-thread deques with stealing"
+                    .into(),
+            });
+        }
+    }
+    for g in &d.groups {
+        let per_thread = g.blocks / g.threads.max(1) as u64;
+        let work = if g.on_cpu_ns > 0 {
+            g.on_cpu_ns
+        } else {
+            g.running_ns
+        };
+        let per_block = work / g.blocks.max(1);
+        if per_thread >= CHURN_MIN_BLOCKS_PER_THREAD && per_block < CHURN_MAX_CPU_PER_BLOCK_NS {
+            out.push(Finding {
+                pitfall: Pitfall::ParkWakeChurn,
+                subject: format!("threads {}", g.name),
+                evidence: format!(
+                    "the {} thread(s) of `{}` blocked {} times ({:.0}/s), with {} of CPU per \
+                     block",
+                    g.threads,
+                    g.name,
+                    g.blocks,
+                    ratio(g.blocks as f64, g.window_ns as f64 / 1e9),
+                    fmt_ns(per_block)
+                ),
+                figure: figure(
+                    "CPU per block",
+                    per_block as f64,
+                    "ns",
+                    Some(CHURN_MAX_CPU_PER_BLOCK_NS as f64),
+                ),
+                suggestion: "hand over work in batches, keep the exchange on one thread, or let \
+                             a waiting thread spin briefly before it parks"
+                    .into(),
+            });
+        }
+    }
+    let workers: Vec<_> = d.threads.iter().filter(|t| t.worker.is_some()).collect();
+    let spin_ns = workers
+        .iter()
+        .fold(0u64, |a, t| a.saturating_add(t.spinning_ns));
+    let life_ns = workers
+        .iter()
+        .fold(0u64, |a, t| a.saturating_add(t.lifetime_ns()));
+    let spins: u64 = workers.iter().map(|t| t.spins).sum();
+    let fruitless: u64 = workers.iter().map(|t| t.fruitless_spins).sum();
+    let spin_share = ratio(spin_ns as f64, life_ns as f64);
+    let fruitless_share = ratio(fruitless as f64, spins as f64);
+    if spins >= SPIN_MIN_SPINS
+        && spin_share >= SPIN_SHARE
+        && fruitless_share >= SPIN_FRUITLESS_SHARE
+    {
+        out.push(Finding {
+            pitfall: Pitfall::FruitlessSpinning,
+            subject: "pool workers".into(),
+            evidence: format!(
+                "workers spent {:.0}% of their time spinning ({}), and {:.0}% of {} spins ended \
+                 in a park without finding work",
+                100.0 * spin_share,
+                fmt_ns(spin_ns),
+                100.0 * fruitless_share,
+                spins
+            ),
+            figure: figure("time spinning", spin_share, "ratio", Some(SPIN_SHARE)),
+            suggestion: "spin for less time before parking (about one wake-up's cost), or let \
+                         fewer workers search at once"
+                .into(),
+        });
+    }
+    if os_window && d.os.preempted_share >= PREEMPTED_SHARE && cpus > 0.0 {
+        let own = per_cpu > SELF_PREEMPTION_RUNNABLE_PER_CPU;
+        out.push(Finding {
+            pitfall: if own {
+                Pitfall::Preemption
+            } else {
+                Pitfall::BusyMachine
+            },
+            subject: "process".into(),
+            evidence: format!(
+                "threads waited {:.0}% of their runnable time for a CPU ({}; {:.0} involuntary \
+                 switches/s) with {:.1} runnable threads of this process per CPU",
+                100.0 * d.os.preempted_share,
+                fmt_ns(d.os.preempted_ns),
+                d.os.involuntary_per_sec,
+                per_cpu
+            ),
+            figure: figure(
+                "preempted share of runnable time",
+                d.os.preempted_share,
+                "ratio",
+                Some(PREEMPTED_SHARE),
+            ),
+            suggestion: if own {
+                "run no more busy threads than CPUs: the OS time-slices the rest, and every \
+                 switch evicts caches"
+                    .into()
+            } else {
+                "other processes took the CPUs during the recording: measure again on a quieter \
+                 machine before drawing conclusions"
+                    .into()
+            },
+        });
+    }
+    out
+}

@@ -1,0 +1,238 @@
+//! Threads grouped by name (digits ignored: `threadlab-worker-0` and `-1` are one group,
+//! `work-sharing #3` belongs to `work-sharing #N`, unnamed threads to `thread N`), and per
+//! zone name or task kind, the spans' self times. Groups are what imbalance and thread
+//! creation are judged on; spans are what `compare` lines up.
+//!
+//! Imbalance compares the work each thread of a group did: its running time, counted at its
+//! on-CPU share of runnable time when the OS figures cover a long enough window. A thread that
+//! sat preempted inside a task for 70 ms did not work 70 ms, and a machine shared with other
+//! processes would otherwise make any loop look uneven.
+
+use std::collections::BTreeMap;
+
+use super::findings::{
+    LONG_TASK_IDLE_SHARE, LONG_TASK_MIN_NS, LONG_TASK_MIN_TASKS, LONG_TASK_OVER_MEDIAN,
+};
+use super::states::{SpanKey, ThreadStats, Walk};
+use super::stats::{median, ratio, Summary};
+use crate::trace::Trace;
+
+/// A group of threads whose names differ only in their digits.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct GroupStats {
+    /// The group's name (`threadlab-worker-N`).
+    pub name: String,
+    /// Threads in the group.
+    pub threads: usize,
+    /// Of which exited during the recording.
+    pub exited: usize,
+    /// Time from the group's first event to its last.
+    pub window_ns: u64,
+    /// Running time (tasks and zones), summed.
+    pub running_ns: u64,
+    /// Lifetimes, summed.
+    pub lifetime_ns: u64,
+    /// The most running time of one thread.
+    pub max_running_ns: u64,
+    /// The most work of one thread: its running time, at its on-CPU share of runnable time
+    /// when `work_on_cpu`.
+    pub max_work_ns: u64,
+    /// The mean work per thread.
+    pub mean_work_ns: f64,
+    /// Whether work was counted at the threads' on-CPU share (OS figures over a long enough
+    /// window), rather than as wall time.
+    pub work_on_cpu: bool,
+    /// Share of the busiest thread's work the others lacked on average: `1 - mean / max`
+    /// (0 = even; 0.5 = half the group's capacity lost waiting for one thread).
+    pub imbalance: f64,
+    /// Median time between consecutive thread starts (the rate the group's threads were created).
+    pub median_start_interval_ns: u64,
+    /// Median work per thread: its running time, or its on-CPU time if it ran no span.
+    pub median_work_ns: u64,
+    /// Times the group's threads blocked (parks or voluntary switches).
+    pub blocks: u64,
+    /// The group's on-CPU time (threads with OS samples).
+    pub on_cpu_ns: u64,
+}
+
+impl GroupStats {
+    /// Running time over lifetime.
+    pub fn utilization(&self) -> f64 {
+        ratio(self.running_ns as f64, self.lifetime_ns as f64)
+    }
+}
+
+/// Groups the threads; `on_cpu` counts work at each thread's on-CPU share (see the module doc).
+pub(crate) fn groups(walks: &[Walk], on_cpu: bool) -> Vec<GroupStats> {
+    let mut by: BTreeMap<&str, Vec<&ThreadStats>> = BTreeMap::new();
+    for w in walks {
+        by.entry(w.stats.group.as_str()).or_default().push(&w.stats);
+    }
+    by.into_iter()
+        .map(|(name, ts)| {
+            let n = ts.len();
+            let first = ts.iter().map(|t| t.first_ns).min().unwrap_or(0);
+            let last = ts.iter().map(|t| t.last_ns).max().unwrap_or(0);
+            let running: Vec<u64> = ts.iter().map(|t| t.running_ns).collect();
+            let running_ns = running.iter().fold(0u64, |a, &r| a.saturating_add(r));
+            let max_running_ns = running.iter().copied().max().unwrap_or(0);
+            let work_on_cpu = on_cpu && ts.iter().all(|t| t.os_sampled);
+            let work: Vec<f64> = ts
+                .iter()
+                .map(|t| {
+                    let share = if work_on_cpu {
+                        ratio(
+                            t.on_cpu_ns as f64,
+                            t.on_cpu_ns.saturating_add(t.preempted_ns) as f64,
+                        )
+                    } else {
+                        1.0
+                    };
+                    t.running_ns as f64 * share
+                })
+                .collect();
+            let max_work = work.iter().copied().fold(0.0, f64::max);
+            let mean_work = work.iter().sum::<f64>() / n as f64;
+            let mut starts: Vec<u64> = ts.iter().map(|t| t.first_ns).collect();
+            starts.sort_unstable();
+            let intervals = starts.windows(2).map(|w| w[1] - w[0]).collect();
+            let work = ts
+                .iter()
+                .map(|t| {
+                    if t.tasks + t.zones > 0 {
+                        t.running_ns
+                    } else {
+                        t.on_cpu_ns
+                    }
+                })
+                .collect();
+            GroupStats {
+                name: name.to_owned(),
+                threads: n,
+                exited: ts.iter().filter(|t| t.exited).count(),
+                window_ns: last.saturating_sub(first),
+                running_ns,
+                lifetime_ns: ts
+                    .iter()
+                    .fold(0u64, |a, t| a.saturating_add(t.lifetime_ns())),
+                max_running_ns,
+                max_work_ns: max_work as u64,
+                mean_work_ns: mean_work,
+                work_on_cpu,
+                imbalance: if max_work > 0.0 {
+                    1.0 - ratio(mean_work, max_work).min(1.0)
+                } else {
+                    0.0
+                },
+                median_start_interval_ns: median(intervals),
+                median_work_ns: median(work),
+                blocks: ts.iter().fold(0u64, |a, t| a.saturating_add(t.blocks())),
+                on_cpu_ns: ts
+                    .iter()
+                    .filter(|t| t.os_sampled)
+                    .fold(0u64, |a, t| a.saturating_add(t.on_cpu_ns)),
+            }
+        })
+        .collect()
+}
+
+/// The self times of one zone name or task kind.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct SpanStats {
+    /// `zone <name>` or `task <kind>`.
+    pub name: String,
+    /// Self times (duration minus nested zones and tasks).
+    pub self_time: Summary,
+    /// Total duration including nested spans.
+    pub inclusive_ns: u64,
+}
+
+pub(crate) fn span_label(trace: &Trace, key: SpanKey) -> String {
+    match key {
+        SpanKey::Zone(n) => format!("zone {}", trace.name(n)),
+        SpanKey::Task(k) => format!("task {k}"),
+    }
+}
+
+/// Per zone name or task kind, most self time first.
+pub(crate) fn spans(trace: &Trace, walks: &[Walk]) -> Vec<SpanStats> {
+    let mut by: BTreeMap<String, (Vec<u64>, u64)> = BTreeMap::new();
+    for w in walks {
+        for s in &w.spans {
+            let e = by.entry(span_label(trace, s.key)).or_default();
+            e.0.push(s.self_ns);
+            e.1 = e.1.saturating_add(s.duration_ns);
+        }
+    }
+    let mut out: Vec<SpanStats> = by
+        .into_iter()
+        .map(|(name, (selfs, inclusive_ns))| SpanStats {
+            name,
+            self_time: Summary::of(selfs),
+            inclusive_ns,
+        })
+        .collect();
+    out.sort_by_key(|s| std::cmp::Reverse(s.self_time.total_ns));
+    out
+}
+
+/// A task far longer than the others of its kind while other workers sat idle: the longest of
+/// its kind that crossed the `LONG_TASK_*` thresholds.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct LongTask {
+    /// `task <kind>`.
+    pub name: String,
+    /// The thread that ran it.
+    pub thread: String,
+    /// Its self time.
+    pub self_ns: u64,
+    /// The median self time of its kind.
+    pub median_ns: u64,
+    /// Tasks of its kind.
+    pub tasks: u64,
+    /// Share of the other workers' time, while it ran, that they spent idle.
+    pub others_idle: f64,
+}
+
+pub(crate) fn long_tasks(trace: &Trace, walks: &[Walk]) -> Vec<LongTask> {
+    let mut by: BTreeMap<String, Vec<(usize, &super::states::Span)>> = BTreeMap::new();
+    for (t, w) in walks.iter().enumerate() {
+        for s in w.spans.iter().filter(|s| matches!(s.key, SpanKey::Task(_))) {
+            by.entry(span_label(trace, s.key)).or_default().push((t, s));
+        }
+    }
+    let workers: Vec<usize> = (0..walks.len())
+        .filter(|&i| walks[i].stats.worker.is_some())
+        .collect();
+    let mut out = Vec::new();
+    for (name, spans) in by {
+        let median_ns = median(spans.iter().map(|(_, s)| s.self_ns).collect());
+        let floor = LONG_TASK_MIN_NS.max((LONG_TASK_OVER_MEDIAN * median_ns as f64) as u64);
+        if (spans.len() as u64) < LONG_TASK_MIN_TASKS {
+            continue;
+        }
+        let mut best: Option<LongTask> = None;
+        for &(t, s) in spans.iter().filter(|(_, s)| s.self_ns >= floor) {
+            let end = s.begin_ns.saturating_add(s.duration_ns);
+            let others: Vec<usize> = workers.iter().copied().filter(|&i| i != t).collect();
+            let idle: u64 = others
+                .iter()
+                .map(|&i| walks[i].idle_within(s.begin_ns, end))
+                .sum();
+            let others_idle = ratio(idle as f64, (s.duration_ns * others.len() as u64) as f64);
+            let longer = best.as_ref().map_or(true, |b| s.self_ns > b.self_ns);
+            if others_idle >= LONG_TASK_IDLE_SHARE && longer {
+                best = Some(LongTask {
+                    name: name.clone(),
+                    thread: walks[t].stats.name.clone(),
+                    self_ns: s.self_ns,
+                    median_ns,
+                    tasks: spans.len() as u64,
+                    others_idle,
+                });
+            }
+        }
+        out.extend(best);
+    }
+    out
+}

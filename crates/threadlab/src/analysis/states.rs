@@ -1,0 +1,378 @@
+//! Where each thread's time went: one pass over a thread's events with a stack of open spans.
+//!
+//! At every instant a thread is in exactly one state, the one of its innermost open span:
+//! a lock wait (`LockWait` → `LockAcquired`) is *waiting on a lock*, a park is *parked*, a spin
+//! is *spinning*, a task or a zone is *running*; outside any span a pool worker is *searching*
+//! (looking for work, stealing) and any other thread is *other* (not instrumented). So a lock
+//! wait inside a zone counts as waiting, not running. *Preempted* comes from the OS instead: the
+//! growth of the thread's run-queue time (`/proc/<tid>/schedstat`, runnable but not on a CPU)
+//! between its first and last samples; it overlaps the other states.
+//!
+//! The same pass measures each task and zone span (its duration and its *self* time: the
+//! duration minus the task and zone spans nested in it), lock waits and holds, and counts
+//! steals, parks, wake-ups and spins. It never trusts the events to be well formed (a loaded
+//! file can hold anything): an end without its begin is ignored, a span open at the end is
+//! closed there, timestamps that go backwards count as zero time.
+
+use crate::trace::{EventKind, NameId, TaskKind, ThreadTrack};
+
+/// Where one thread's time went, and what it did.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct ThreadStats {
+    /// The thread's name.
+    pub name: String,
+    /// Its OS thread id.
+    pub tid: u64,
+    /// Its pool worker index, if it is a worker.
+    pub worker: Option<u32>,
+    /// Its group: the name with every run of digits replaced by `N` (`threadlab-worker-N`).
+    pub group: String,
+    /// First event, ns since the recording started.
+    pub first_ns: u64,
+    /// Last event.
+    pub last_ns: u64,
+    /// Whether the thread's events end before the recording did (the recorder samples every
+    /// live thread at stop, so such a thread exited during the recording).
+    pub exited: bool,
+    /// Time in tasks or zones (innermost span).
+    pub running_ns: u64,
+    /// Time of a worker outside any span: looking for work.
+    pub searching_ns: u64,
+    /// Time spinning before parking.
+    pub spinning_ns: u64,
+    /// Time parked.
+    pub parked_ns: u64,
+    /// Time waiting for a lock.
+    pub lock_wait_ns: u64,
+    /// Time of a non-worker outside any span (not instrumented).
+    pub other_ns: u64,
+    /// Whether at least two OS samples bracket the thread's life (the OS figures are valid).
+    pub os_sampled: bool,
+    /// Time on a CPU between the first and last OS samples.
+    pub on_cpu_ns: u64,
+    /// Time runnable but waiting for a CPU (preempted) between the first and last OS samples.
+    pub preempted_ns: u64,
+    /// Voluntary context switches (the thread blocked) between the samples.
+    pub voluntary_switches: u64,
+    /// Involuntary context switches (the thread was preempted) between the samples.
+    pub involuntary_switches: u64,
+    /// Task spans run.
+    pub tasks: u64,
+    /// Zone spans.
+    pub zones: u64,
+    /// Steal attempts (successful or not).
+    pub steal_attempts: u64,
+    /// Successful steals.
+    pub steals: u64,
+    /// Parks.
+    pub parks: u64,
+    /// Wake-ups this thread sent.
+    pub wakes_sent: u64,
+    /// Spins.
+    pub spins: u64,
+    /// Spins followed by a park without running a task (nothing found).
+    pub fruitless_spins: u64,
+    /// Work made runnable (spawns).
+    pub spawns: u64,
+}
+
+impl ThreadStats {
+    /// Last event minus first event.
+    pub fn lifetime_ns(&self) -> u64 {
+        self.last_ns.saturating_sub(self.first_ns)
+    }
+
+    /// Share of the lifetime spent running tasks or zones (0 when the lifetime is 0).
+    pub fn utilization(&self) -> f64 {
+        super::stats::ratio(self.running_ns as f64, self.lifetime_ns() as f64)
+    }
+
+    /// Times the thread blocked: its parks, or its voluntary switches if the OS counted more.
+    pub fn blocks(&self) -> u64 {
+        self.parks.max(self.voluntary_switches)
+    }
+}
+
+/// What a task or zone span was.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub(crate) enum SpanKey {
+    Zone(NameId),
+    Task(TaskKind),
+}
+
+/// One closed task or zone span.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Span {
+    pub(crate) key: SpanKey,
+    pub(crate) begin_ns: u64,
+    pub(crate) duration_ns: u64,
+    /// Duration minus the task and zone spans nested in it (the outermost of them).
+    pub(crate) self_ns: u64,
+}
+
+/// One lock wait or hold.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct LockSpan {
+    pub(crate) lock: u64,
+    pub(crate) name: NameId,
+    pub(crate) hold: bool,
+    pub(crate) duration_ns: u64,
+}
+
+/// Everything the pass over one thread found.
+pub(crate) struct Walk {
+    pub(crate) stats: ThreadStats,
+    pub(crate) spans: Vec<Span>,
+    pub(crate) locks: Vec<LockSpan>,
+    /// Park spans (begin, end), in time order.
+    pub(crate) parks: Vec<(u64, u64)>,
+    /// When a worker was idle (searching, spinning or parked), merged, in time order.
+    pub(crate) idle: Vec<(u64, u64)>,
+}
+
+impl Walk {
+    /// How long this thread was idle within `[from, to)`.
+    pub(crate) fn idle_within(&self, from: u64, to: u64) -> u64 {
+        let i = self.idle.partition_point(|&(_, end)| end <= from);
+        self.idle[i..]
+            .iter()
+            .take_while(|&&(begin, _)| begin < to)
+            .map(|&(begin, end)| end.min(to).saturating_sub(begin.max(from)))
+            .sum()
+    }
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Open {
+    Task(TaskKind),
+    Zone(NameId),
+    Spin,
+    Park,
+    LockWait(u64),
+}
+
+struct Frame {
+    open: Open,
+    begin_ns: u64,
+    /// Time of the outermost task/zone spans nested in this one.
+    children_ns: u64,
+}
+
+/// `name` with each run of ASCII digits replaced by `N`.
+pub(crate) fn group_of(name: &str) -> String {
+    let mut out = String::with_capacity(name.len());
+    let mut in_digits = false;
+    for c in name.chars() {
+        if c.is_ascii_digit() {
+            if !in_digits {
+                out.push('N');
+            }
+            in_digits = true;
+        } else {
+            out.push(c);
+            in_digits = false;
+        }
+    }
+    out
+}
+
+/// Walks one thread; `end_ns` is where spans still open are closed (the recording's end, or
+/// the thread's last event if later).
+pub(crate) fn walk(track: &ThreadTrack, end_ns: u64) -> Walk {
+    let events = track.events();
+    let mut s = ThreadStats {
+        name: track.name().to_owned(),
+        tid: track.tid(),
+        worker: track.worker(),
+        group: group_of(track.name()),
+        first_ns: events.first().map_or(0, |e| e.ts_ns),
+        last_ns: events.iter().map(|e| e.ts_ns).max().unwrap_or(0),
+        ..ThreadStats::default()
+    };
+    s.exited = s.last_ns < end_ns;
+    let mut w = Walk {
+        stats: s,
+        spans: Vec::new(),
+        locks: Vec::new(),
+        parks: Vec::new(),
+        idle: Vec::new(),
+    };
+    let mut stack: Vec<Frame> = Vec::new();
+    let mut holds: Vec<(u64, NameId, u64)> = Vec::new();
+    let mut os_first: Option<(u64, u64)> = None;
+    let mut os_last: Option<(u64, u64)> = None;
+    let mut sw_first: Option<(u64, u64)> = None;
+    let mut sw_last: Option<(u64, u64)> = None;
+    let mut os_samples = 0u32;
+    // Whether the last spin ended without running a task (a park right after it is fruitless).
+    let mut after_spin = false;
+    let mut spin_found = false;
+    let mut now = w.stats.first_ns;
+    for e in events {
+        let ts = e.ts_ns.max(now);
+        account(&mut w, stack.last().map(|f| f.open), now, ts);
+        now = ts;
+        match e.kind {
+            EventKind::ZoneBegin { name } => {
+                w.stats.zones += 1;
+                push(&mut stack, Open::Zone(name), ts);
+            }
+            EventKind::TaskBegin { kind, .. } => {
+                w.stats.tasks += 1;
+                after_spin = false;
+                spin_found |= stack.iter().any(|f| f.open == Open::Spin);
+                push(&mut stack, Open::Task(kind), ts);
+            }
+            EventKind::SpinBegin => {
+                w.stats.spins += 1;
+                spin_found = false;
+                push(&mut stack, Open::Spin, ts);
+            }
+            EventKind::ParkBegin => {
+                w.stats.parks += 1;
+                if after_spin {
+                    w.stats.fruitless_spins += 1;
+                }
+                after_spin = false;
+                push(&mut stack, Open::Park, ts);
+            }
+            EventKind::LockWait { lock, .. } => push(&mut stack, Open::LockWait(lock), ts),
+            EventKind::ZoneEnd => pop(&mut w, &mut stack, |o| matches!(o, Open::Zone(_)), ts),
+            EventKind::TaskEnd => {
+                // A spin that ended because the awaited latch was set lets its task go on.
+                after_spin = false;
+                pop(&mut w, &mut stack, |o| matches!(o, Open::Task(_)), ts);
+            }
+            EventKind::SpinEnd => {
+                pop(&mut w, &mut stack, |o| o == Open::Spin, ts);
+                after_spin = !spin_found;
+            }
+            EventKind::ParkEnd => pop(&mut w, &mut stack, |o| o == Open::Park, ts),
+            EventKind::LockAcquired { lock, name, .. } => {
+                if let Some(i) = stack.iter().rposition(|f| f.open == Open::LockWait(lock)) {
+                    let begin = stack[i].begin_ns;
+                    stack.remove(i);
+                    w.locks.push(LockSpan {
+                        lock,
+                        name,
+                        hold: false,
+                        duration_ns: ts - begin.min(ts),
+                    });
+                }
+                holds.push((lock, name, ts));
+            }
+            EventKind::LockReleased { lock, .. } => {
+                if let Some(i) = holds.iter().rposition(|h| h.0 == lock) {
+                    let (lock, name, begin) = holds.remove(i);
+                    w.locks.push(LockSpan {
+                        lock,
+                        name,
+                        hold: true,
+                        duration_ns: ts - begin.min(ts),
+                    });
+                }
+            }
+            EventKind::StealAttempt { .. } => w.stats.steal_attempts += 1,
+            EventKind::Steal { .. } => w.stats.steals += 1,
+            EventKind::Wake { .. } => w.stats.wakes_sent += 1,
+            EventKind::Spawn { .. } => w.stats.spawns += 1,
+            EventKind::OsSched {
+                on_cpu_ns,
+                runqueue_ns,
+            } => {
+                os_samples = os_samples.saturating_add(1);
+                os_first.get_or_insert((on_cpu_ns, runqueue_ns));
+                os_last = Some((on_cpu_ns, runqueue_ns));
+            }
+            EventKind::OsSwitches {
+                voluntary,
+                involuntary,
+            } => {
+                sw_first.get_or_insert((voluntary, involuntary));
+                sw_last = Some((voluntary, involuntary));
+            }
+            EventKind::InjectorPush | EventKind::Counter { .. } => {}
+        }
+    }
+    let end = end_ns.max(now);
+    account(&mut w, stack.last().map(|f| f.open), now, end);
+    while !stack.is_empty() {
+        pop(&mut w, &mut stack, |_| true, end);
+    }
+    if let (Some(a), Some(b)) = (os_first, os_last) {
+        w.stats.on_cpu_ns = b.0.saturating_sub(a.0);
+        w.stats.preempted_ns = b.1.saturating_sub(a.1);
+        w.stats.os_sampled = os_samples >= 2;
+    }
+    if let (Some(a), Some(b)) = (sw_first, sw_last) {
+        w.stats.voluntary_switches = b.0.saturating_sub(a.0);
+        w.stats.involuntary_switches = b.1.saturating_sub(a.1);
+    }
+    w
+}
+
+/// Adds `[from, to)` to the time of `state`.
+fn account(w: &mut Walk, state: Option<Open>, from: u64, to: u64) {
+    let s = &mut w.stats;
+    let dt = to - from;
+    let idle = s.worker.is_some() && matches!(state, None | Some(Open::Spin | Open::Park));
+    if idle && dt > 0 {
+        match w.idle.last_mut() {
+            Some(last) if last.1 == from => last.1 = to,
+            _ => w.idle.push((from, to)),
+        }
+    }
+    let slot = match state {
+        Some(Open::Task(_) | Open::Zone(_)) => &mut s.running_ns,
+        Some(Open::Spin) => &mut s.spinning_ns,
+        Some(Open::Park) => &mut s.parked_ns,
+        Some(Open::LockWait(_)) => &mut s.lock_wait_ns,
+        None if s.worker.is_some() => &mut s.searching_ns,
+        None => &mut s.other_ns,
+    };
+    *slot = slot.saturating_add(dt);
+}
+
+fn push(stack: &mut Vec<Frame>, open: Open, ts: u64) {
+    stack.push(Frame {
+        open,
+        begin_ns: ts,
+        children_ns: 0,
+    });
+}
+
+/// Closes the innermost open span that `is` accepts (and any left open inside it); nothing if
+/// none is open.
+fn pop(w: &mut Walk, stack: &mut Vec<Frame>, is: impl Fn(Open) -> bool, ts: u64) {
+    let Some(i) = stack.iter().rposition(|f| is(f.open)) else {
+        return;
+    };
+    while stack.len() > i {
+        let f = stack.pop().expect("pop: stack longer than i");
+        let duration_ns = ts - f.begin_ns.min(ts);
+        let key = match f.open {
+            Open::Task(k) => Some(SpanKey::Task(k)),
+            Open::Zone(n) => Some(SpanKey::Zone(n)),
+            Open::Park => {
+                w.parks.push((f.begin_ns, ts));
+                None
+            }
+            Open::Spin | Open::LockWait(_) => None,
+        };
+        if let Some(key) = key {
+            w.spans.push(Span {
+                key,
+                begin_ns: f.begin_ns,
+                duration_ns,
+                self_ns: duration_ns.saturating_sub(f.children_ns),
+            });
+            let parent = stack
+                .iter_mut()
+                .rev()
+                .find(|p| matches!(p.open, Open::Task(_) | Open::Zone(_)));
+            if let Some(parent) = parent {
+                parent.children_ns = parent.children_ns.saturating_add(duration_ns);
+            }
+        }
+    }
+}

@@ -1,0 +1,101 @@
+//! Summaries of durations: count, total, mean, median, p90, p99, max (nearest-rank
+//! percentiles, as in Hyndman & Fan's definition 1), and the standard deviation that
+//! `compare` uses to tell a difference from run-to-run noise.
+
+/// Count, total and distribution of a set of durations, in nanoseconds.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Summary {
+    /// How many.
+    pub count: u64,
+    /// Their sum (saturating).
+    pub total_ns: u64,
+    /// Their mean.
+    pub mean_ns: f64,
+    /// Their median (nearest rank).
+    pub median_ns: u64,
+    /// 90th percentile (nearest rank).
+    pub p90_ns: u64,
+    /// 99th percentile (nearest rank).
+    pub p99_ns: u64,
+    /// The largest.
+    pub max_ns: u64,
+    /// Standard deviation (population).
+    pub stddev_ns: f64,
+}
+
+impl Summary {
+    /// Summarizes `values` (any order).
+    ///
+    /// ```
+    /// let s = threadlab::analysis::Summary::of(vec![3, 1, 2, 10]);
+    /// assert_eq!((s.count, s.total_ns, s.median_ns, s.max_ns), (4, 16, 2, 10));
+    /// ```
+    pub fn of(mut values: Vec<u64>) -> Summary {
+        if values.is_empty() {
+            return Summary::default();
+        }
+        values.sort_unstable();
+        let count = values.len() as u64;
+        let total_ns = values.iter().fold(0u64, |a, &v| a.saturating_add(v));
+        let mean_ns = values.iter().map(|&v| v as f64).sum::<f64>() / count as f64;
+        let var = values
+            .iter()
+            .map(|&v| (v as f64 - mean_ns).powi(2))
+            .sum::<f64>()
+            / count as f64;
+        Summary {
+            count,
+            total_ns,
+            mean_ns,
+            median_ns: percentile(&values, 50.0),
+            p90_ns: percentile(&values, 90.0),
+            p99_ns: percentile(&values, 99.0),
+            max_ns: values[values.len() - 1],
+            stddev_ns: var.sqrt(),
+        }
+    }
+}
+
+/// The `p`-th percentile (0–100) of sorted `values` by nearest rank; 0 when empty.
+pub(crate) fn percentile(sorted: &[u64], p: f64) -> u64 {
+    if sorted.is_empty() {
+        return 0;
+    }
+    let rank = ((p / 100.0) * sorted.len() as f64).ceil() as usize;
+    sorted[rank.clamp(1, sorted.len()) - 1]
+}
+
+/// `a / b`, or 0 when `b` is 0 (figures of empty traces read as zero, never NaN).
+pub(crate) fn ratio(a: f64, b: f64) -> f64 {
+    if b > 0.0 && a.is_finite() {
+        a / b
+    } else {
+        0.0
+    }
+}
+
+/// Median of `values` (nearest rank), 0 when empty.
+pub(crate) fn median(mut values: Vec<u64>) -> u64 {
+    values.sort_unstable();
+    percentile(&values, 50.0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn percentiles_by_nearest_rank() {
+        let v: Vec<u64> = (1..=100).collect();
+        let s = Summary::of(v);
+        assert_eq!(
+            (s.median_ns, s.p90_ns, s.p99_ns, s.max_ns),
+            (50, 90, 99, 100)
+        );
+        assert_eq!(s.total_ns, 5050);
+        assert_eq!(Summary::of(vec![]), Summary::default());
+        assert_eq!(Summary::of(vec![u64::MAX, 5]).total_ns, u64::MAX);
+        assert_eq!(ratio(1.0, 0.0), 0.0);
+        assert_eq!(median(vec![5, 1, 3]), 3);
+    }
+}

@@ -1,0 +1,388 @@
+//! The doctor's rules on synthetic traces with known figures: each pitfall just above and just
+//! below its threshold, the state accounting, and malformed event sequences.
+
+use super::*;
+use crate::trace::{Event, EventKind as K, NameId, TaskKind, ThreadTrack};
+
+const MS: u64 = 1_000_000;
+const US: u64 = 1_000;
+
+#[derive(Default)]
+struct B {
+    threads: Vec<ThreadTrack>,
+    names: Vec<String>,
+    duration: u64,
+    cpus: u32,
+}
+
+impl B {
+    fn new(duration: u64, cpus: u32) -> B {
+        B {
+            duration,
+            cpus,
+            ..B::default()
+        }
+    }
+    fn name(&mut self, n: &str) -> NameId {
+        if let Some(i) = self.names.iter().position(|m| m == n) {
+            return NameId(i as u32);
+        }
+        self.names.push(n.into());
+        NameId(self.names.len() as u32 - 1)
+    }
+    fn thread(&mut self, name: &str, worker: Option<u32>, mut events: Vec<(u64, K)>) {
+        events.sort_by_key(|e| e.0);
+        self.threads.push(ThreadTrack {
+            tid: self.threads.len() as u64 + 100,
+            name: name.into(),
+            worker,
+            events: events
+                .into_iter()
+                .map(|(ts_ns, kind)| Event { ts_ns, kind })
+                .collect(),
+        });
+    }
+    fn build(self) -> Trace {
+        Trace {
+            threads: self.threads,
+            names: self.names,
+            duration_ns: self.duration,
+            dropped: 0,
+            cpus: self.cpus,
+        }
+    }
+}
+
+fn os(ts: u64, cpu: u64, rq: u64, vol: u64, invol: u64) -> [(u64, K); 2] {
+    [
+        (
+            ts,
+            K::OsSched {
+                on_cpu_ns: cpu,
+                runqueue_ns: rq,
+            },
+        ),
+        (
+            ts,
+            K::OsSwitches {
+                voluntary: vol,
+                involuntary: invol,
+            },
+        ),
+    ]
+}
+
+fn zone(name: NameId, from: u64, to: u64) -> [(u64, K); 2] {
+    [(from, K::ZoneBegin { name }), (to, K::ZoneEnd)]
+}
+
+fn task(from: u64, to: u64) -> [(u64, K); 2] {
+    [
+        (
+            from,
+            K::TaskBegin {
+                kind: TaskKind::LoopChunk,
+                flow: None,
+            },
+        ),
+        (to, K::TaskEnd),
+    ]
+}
+
+fn pitfalls(d: &Diagnosis) -> Vec<Pitfall> {
+    d.findings.iter().map(|f| f.pitfall).collect()
+}
+
+#[test]
+fn states_follow_the_innermost_span() {
+    let mut b = B::new(100, 2);
+    let z = b.name("z");
+    let l = b.name("l");
+    let mut ev = vec![
+        (0, K::ZoneBegin { name: z }),
+        (10, K::LockWait { lock: 7, name: l }),
+        (
+            30,
+            K::LockAcquired {
+                lock: 7,
+                name: l,
+                handoff: None,
+            },
+        ),
+        (35, K::ZoneBegin { name: z }),
+        (45, K::ZoneEnd),
+        (
+            40,
+            K::LockReleased {
+                lock: 7,
+                name: l,
+                handoff: None,
+            },
+        ),
+        (50, K::ZoneEnd),
+        (50, K::SpinBegin),
+        (60, K::SpinEnd),
+        (60, K::ParkBegin),
+        (90, K::ParkEnd),
+    ];
+    ev.sort_by_key(|e| e.0);
+    b.thread("w", Some(0), ev);
+    let d = b.build().diagnose();
+    let t = &d.threads[0];
+    assert_eq!(t.lock_wait_ns, 20);
+    assert_eq!(t.running_ns, 30); // 0–10, 30–50
+    assert_eq!((t.spinning_ns, t.parked_ns), (10, 30));
+    assert_eq!(t.searching_ns, 10); // 90–100 (closed at the recording's end)
+    assert_eq!((t.spins, t.fruitless_spins, t.parks), (1, 1, 1));
+    let lock = d.lock("l").unwrap();
+    assert_eq!((lock.wait.total_ns, lock.hold.total_ns), (20, 10));
+    // Self time of the outer zone: 50 minus the nested 10.
+    let zs = d.spans.iter().find(|s| s.name == "zone z").unwrap();
+    assert_eq!(zs.self_time.count, 2);
+    assert_eq!(zs.self_time.total_ns, 40 + 10);
+    assert_eq!(zs.inclusive_ns, 60);
+}
+
+#[test]
+fn malformed_sequences_do_not_panic() {
+    let mut b = B::new(5, 0);
+    let z = b.name("z");
+    b.thread(
+        "x",
+        None,
+        vec![
+            (9, K::TaskEnd),
+            (9, K::ParkEnd),
+            (
+                9,
+                K::LockReleased {
+                    lock: 1,
+                    name: z,
+                    handoff: None,
+                },
+            ),
+            (10, K::ZoneBegin { name: z }),
+            (10, K::Wake { woken: 99 }),
+            (u64::MAX, K::LockWait { lock: 1, name: z }),
+        ],
+    );
+    b.thread("empty", Some(u32::MAX), vec![]);
+    let d = b.build().diagnose();
+    assert_eq!(d.threads.len(), 2);
+    let _ = d.to_string();
+    let _ = d.compare(&Diagnosis::default()).to_string();
+}
+
+/// Lock contention: wait over hold above 1, over enough waits.
+#[test]
+fn lock_contention_when_waits_exceed_holds() {
+    let build = |wait: u64| {
+        let mut b = B::new(100 * MS, 2);
+        let q = b.name("queue");
+        let mut ev = Vec::new();
+        for i in 0..20u64 {
+            let t = i * 4 * MS;
+            ev.push((t, K::LockWait { lock: 1, name: q }));
+            ev.push((
+                t + wait,
+                K::LockAcquired {
+                    lock: 1,
+                    name: q,
+                    handoff: None,
+                },
+            ));
+            ev.push((
+                t + wait + MS,
+                K::LockReleased {
+                    lock: 1,
+                    name: q,
+                    handoff: None,
+                },
+            ));
+        }
+        b.thread("a", None, ev);
+        b.build().diagnose()
+    };
+    let contended = build(2 * MS);
+    assert!(contended.has(Pitfall::LockContention), "{contended}");
+    assert!(!contended.answers[2].ok);
+    let f = &contended.findings[0];
+    assert!((f.figure.value - 2.0).abs() < 1e-9, "{f:?}");
+    assert!(!build(MS / 2).has(Pitfall::LockContention));
+}
+
+/// Imbalance: 1 - mean/max over the running times of a group.
+#[test]
+fn imbalance_of_one_long_band() {
+    let build = |long: u64, short: u64| {
+        let mut b = B::new(20 * MS, 2);
+        let z = b.name("band");
+        b.thread("thread 1", None, zone(z, 0, long).to_vec());
+        for i in 2..5 {
+            b.thread(&format!("thread {i}"), None, zone(z, 0, short).to_vec());
+        }
+        b.build().diagnose()
+    };
+    let d = build(10 * MS, MS);
+    let g = d.group("thread N").unwrap();
+    assert_eq!(g.threads, 4);
+    assert!((g.imbalance - (1.0 - 3.25 / 10.0)).abs() < 1e-9);
+    assert!(d.has(Pitfall::Imbalance), "{d}");
+    assert!(!d.answers[1].ok);
+    // One band 1/6 longer than the others: 11% lost, below the threshold.
+    let d = build(3_500 * US, 3 * MS);
+    assert!(d.group("thread N").unwrap().imbalance > 0.1);
+    assert!(!d.has(Pitfall::Imbalance), "{d}");
+}
+
+/// A worker that sat preempted inside its task did not work that long: over a window long
+/// enough for the OS figures, work is running time at the on-CPU share.
+#[test]
+fn imbalance_counts_work_at_the_on_cpu_share() {
+    let mut b = B::new(80 * MS, 2);
+    // Worker 0 "ran" 80 ms but was preempted 70 of them; worker 1 ran 40 ms, 12 on a CPU.
+    let mut w0 = os(0, 0, 0, 0, 0).to_vec();
+    w0.extend(task(0, 80 * MS));
+    w0.extend(os(80 * MS, 10 * MS, 70 * MS, 0, 0));
+    b.thread("threadlab-worker-0", Some(0), w0);
+    let mut w1 = os(0, 0, 0, 0, 0).to_vec();
+    w1.extend(task(0, 40 * MS));
+    w1.extend(os(80 * MS, 12 * MS, 28 * MS, 0, 0));
+    b.thread("threadlab-worker-1", Some(1), w1);
+    let d = b.build().diagnose();
+    let g = d.group("threadlab-worker-N").unwrap();
+    assert!(g.work_on_cpu);
+    assert_eq!((g.max_work_ns, g.mean_work_ns as u64), (12 * MS, 11 * MS));
+    assert!(
+        !d.has(Pitfall::Imbalance),
+        "wall time alone would say 25%: {d}"
+    );
+    assert!(d.has(Pitfall::BusyMachine), "{d}");
+}
+
+#[test]
+fn oversubscription_and_preemption_from_schedstat() {
+    // 8 threads runnable over `window` on 2 CPUs: each ran a quarter of it and waited the rest.
+    let busy = |window: u64| {
+        let mut b = B::new(window, 2);
+        let z = b.name("spin");
+        for i in 0..8 {
+            let mut ev = os(0, 0, 0, 0, 0).to_vec();
+            ev.extend(zone(z, 0, window));
+            ev.extend(os(window, window / 4, window * 3 / 4, 0, 40));
+            b.thread(&format!("busy {i}"), None, ev);
+        }
+        b.build().diagnose()
+    };
+    let d = busy(40 * MS);
+    assert!((d.os.runnable_avg - 8.0).abs() < 1e-9);
+    assert!((d.os.preempted_share - 0.75).abs() < 1e-9);
+    let p = pitfalls(&d);
+    assert!(p.contains(&Pitfall::Oversubscription) && p.contains(&Pitfall::Preemption));
+    // Over 5 ms the kernel's tick-based accounting is too coarse to judge.
+    let d = busy(5 * MS);
+    assert!(pitfalls(&d).is_empty(), "{d}");
+    assert!(d.answers[3].answer.contains("too short"));
+
+    // Two threads on 2 CPUs preempted by someone else: a busy machine, not the program.
+    let mut b = B::new(40 * MS, 2);
+    for i in 0..2 {
+        let mut ev = os(0, 0, 0, 0, 0).to_vec();
+        ev.extend(os(40 * MS, 20 * MS, 20 * MS, 0, 40));
+        b.thread(&format!("w{i}"), None, ev);
+    }
+    let p = pitfalls(&b.build().diagnose());
+    assert_eq!(p, vec![Pitfall::BusyMachine]);
+}
+
+#[test]
+fn thread_creation_when_threads_work_less_than_their_start_interval() {
+    let build = |work: u64| {
+        let mut b = B::new(10 * MS, 2);
+        let z = b.name("row");
+        for i in 0..20u64 {
+            let t = i * 20 * US;
+            b.thread(&format!("thread {i}"), None, zone(z, t, t + work).to_vec());
+        }
+        b.build().diagnose()
+    };
+    let d = build(2 * US);
+    assert!(d.has(Pitfall::ThreadCreation), "{d}");
+    assert!(
+        !d.has(Pitfall::Imbalance),
+        "20 threads on 2 CPUs are not judged for balance"
+    );
+    assert!(!build(200 * US).has(Pitfall::ThreadCreation));
+}
+
+#[test]
+fn park_wake_churn_when_blocks_buy_little_cpu() {
+    // 200 blocks in 10 ms: 10 µs of CPU per block is churn, 45 µs is not far from it, 60 µs
+    // is not.
+    let build = |cpu: u64| {
+        let mut b = B::new(10 * MS, 2);
+        let mut ev = os(0, 0, 0, 0, 0).to_vec();
+        ev.extend(os(10 * MS, cpu, 0, 200, 0));
+        b.thread("consumer", None, ev);
+        b.build().diagnose()
+    };
+    assert!(build(2 * MS).has(Pitfall::ParkWakeChurn));
+    assert!(build(9 * MS).has(Pitfall::ParkWakeChurn));
+    assert!(!build(12 * MS).has(Pitfall::ParkWakeChurn));
+}
+
+#[test]
+fn long_task_and_wake_latency() {
+    // Ten 50 µs tasks, then one of 10 ms while worker 1 is parked (`busy`: running).
+    let build = |busy: bool| {
+        let mut b = B::new(20 * MS, 2);
+        let mut ev = Vec::new();
+        for i in 0..10u64 {
+            ev.extend(task(i * 100 * US, i * 100 * US + 50 * US));
+        }
+        ev.extend(task(2 * MS, 12 * MS));
+        ev.push((12 * MS, K::Wake { woken: 1 }));
+        b.thread("threadlab-worker-0", Some(0), ev);
+        let other = if busy {
+            task(MS, 12 * MS + 30 * US).to_vec()
+        } else {
+            vec![(MS, K::ParkBegin), (12 * MS + 30 * US, K::ParkEnd)]
+        };
+        b.thread("threadlab-worker-1", Some(1), other);
+        b.build().diagnose()
+    };
+    assert!(
+        !build(true).has(Pitfall::LongTask),
+        "the other worker was busy"
+    );
+    let d = build(false);
+    assert!(d.has(Pitfall::LongTask), "{d}");
+    assert_eq!(d.long_tasks[0].others_idle, 1.0);
+    assert_eq!(d.runtime.wake_latency.count, 1);
+    assert_eq!(d.runtime.wake_latency.max_ns, 30 * US);
+    assert_eq!(d.runtime.workers, 2);
+}
+
+#[test]
+fn compare_sorts_by_absolute_difference_and_flags_noise() {
+    let build = |alloc: u64, compute: u64| {
+        let mut b = B::new(100 * MS, 2);
+        let a = b.name("alloc");
+        let c = b.name("compute");
+        let mut ev = Vec::new();
+        for i in 0..10u64 {
+            let t = i * 5 * MS;
+            ev.extend(zone(c, t, t + compute));
+            ev.extend(zone(a, t + compute, t + compute + alloc));
+        }
+        b.thread("w", None, ev);
+        b.build().diagnose()
+    };
+    let cmp = build(100 * US, MS).compare(&build(2 * MS, MS + 10 * US));
+    assert_eq!(cmp.rows[0].name, "zone alloc");
+    assert!(!cmp.rows[0].noise);
+    assert_eq!(cmp.rows[0].diff_total_ns, 19 * MS as i64);
+    assert_eq!(cmp.rows[1].name, "zone compute");
+    assert!(cmp.rows[1].noise, "1% more is noise");
+    assert!(cmp.to_string().contains("zone alloc"));
+}

@@ -419,7 +419,12 @@ impl Experiment for Alloc {
                 Err(e) => notes.push(format!("No capture: {e}.")),
             }
         }
+        let mut tables = vec![table];
         if captures.len() == 2 {
+            match compare_captures(&captures[0], &captures[1]) {
+                Ok(t) => tables.push(t),
+                Err(e) => notes.push(format!("The captures could not be compared: {e}.")),
+            }
             notes.push(format!(
                 "Captures of the locked allocator ({} allocations, recorder on, zones \"alloc\" and \"free\" around each call, lock \"allocator\"): {} (2 workers) and {} (5 workers). Compare them with `threadlab compare {} {}`. No figure in the table was measured while recording.",
                 group_thousands(recorded_ops as u64),
@@ -437,10 +442,45 @@ impl Experiment for Alloc {
             finding: finding(&secs, i1, i2, i5),
             notes,
             rows,
-            tables: vec![table],
+            tables,
             charts: vec![chart],
         })
     }
+}
+
+/// `threadlab compare` of the 2- and 5-worker captures of the locked allocator, as the fourth
+/// seed compares Unity captures with 2 and 5 workers: the rows with the largest difference of
+/// their total first (the allocation zone and the allocator's lock, when the lock contends).
+fn compare_captures(two: &str, five: &str) -> Result<Table, String> {
+    let load = |p: &str| threadlab::trace::Trace::load(p).map_err(|e| e.to_string());
+    let cmp = threadlab::analysis::compare(&load(two)?, &load(five)?);
+    let mut t = Table::new(
+        "compare: the locked allocator's captures, 2 workers (A) against 5 (B); rows sorted by the absolute difference of their total; \"~\" = within run-to-run noise"
+            .to_string(),
+        &["zone / lock", "count A", "total A", "median A", "count B", "total B", "median B", "B − A", "relative"],
+    );
+    let ms = |ns: u64| fmt_secs(ns as f64 / 1e9);
+    for r in cmp.rows.iter().take(8) {
+        t.row(vec![
+            r.name.clone(),
+            group_thousands(r.a.count),
+            ms(r.a.total_ns),
+            ms(r.a.median_ns),
+            group_thousands(r.b.count),
+            ms(r.b.total_ns),
+            ms(r.b.median_ns),
+            format!(
+                "{}{}",
+                if r.diff_total_ns < 0 { "−" } else { "+" },
+                ms(r.diff_total_ns.unsigned_abs())
+            ),
+            match r.relative {
+                Some(x) => format!("{:+.0}%{}", x * 100.0, if r.noise { " ~" } else { "" }),
+                None => "new".into(),
+            },
+        ]);
+    }
+    Ok(t)
 }
 
 /// `1 worker`, `5 workers`.

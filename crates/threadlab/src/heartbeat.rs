@@ -19,11 +19,14 @@
 //! 1. **Requests.** A worker that runs out of work (`WorkerThread::idle`) sets the *wanted* flag of
 //!    every other worker ([`Requests::request_from_others`]), marked [`NEW`] so the busy worker's
 //!    next poll checks at once. Nothing else sets it.
-//! 2. **Fast path.** `join` reads its worker's flag (a relaxed load): unset, it calls `a` then `b`
-//!    and is done — no frame, no clock, no atomics written.
-//! 3. **Registered joins.** With the flag set, `join` links a [`Frame`] holding its second half
-//!    (a `StackJob`, not yet published) onto this worker's frame list, and counts down to the next
-//!    *check* ([`Heartbeat::poll`]).
+//! 2. **Fast path.** `join` reads its worker's flag (a relaxed load) and the length of its frame
+//!    list: flag unset and list at least [`ALWAYS_REGISTERED`] long, it calls `a` then `b` and is
+//!    done — no frame, no clock, no atomics written.
+//! 3. **Registered joins.** Otherwise `join` links a [`Frame`] holding its second half (a
+//!    `StackJob`, not yet published) onto this worker's frame list, and, if the flag is set, counts
+//!    down to the next *check* ([`Heartbeat::poll`]). So the outermost levels of every fork tree
+//!    are always registered (cheap: few forks, and they hold the largest pieces), and all forks
+//!    are while a worker is idle.
 //! 4. **Beats.** A check reads the clock (the countdown adapts so checks come about every
 //!    [`CHECK_INTERVAL`]; a NEW request cuts it short). If at least [`HEARTBEAT`] has passed since
 //!    this worker's last promotion (or it has never promoted), it promotes; then, if no worker is
@@ -76,6 +79,15 @@ pub(crate) const CHECK_INTERVAL: Duration = Duration::from_micros(25);
 /// second half likely holds work worth the wake-up. The newest frame is exempt (see
 /// `take_oldest`).
 const MIN_AGE: u32 = 2;
+
+/// Forks always registered, whether or not a worker is idle: the outermost levels of the fork
+/// tree a worker runs (its frame list up to this length). They are few (2^6 - 1 in a balanced
+/// tree) and hold the largest pieces of work, so when a worker does become idle, a beat has
+/// something large to hand out even if the busy worker has been running unregistered, deeper
+/// forks for a long time. Without them, an unbalanced tree (fib: one half 1.6 times the other)
+/// left the thief with small, deep pieces after its first one, and two workers ran fib(32) barely
+/// faster than one.
+pub(crate) const ALWAYS_REGISTERED: u32 = 6;
 
 /// The most forks or loop items between two clock reads (the countdown's ceiling).
 const MAX_PERIOD: u32 = 1 << 20;
@@ -161,6 +173,8 @@ pub(crate) struct Heartbeat {
     wanted: *const AtomicU8,
     /// The newest registered frame.
     top: Cell<*const Frame>,
+    /// How many frames are registered (the length of the list from `top`).
+    depth: Cell<u32>,
     /// Forks or loop items left before the next clock read.
     countdown: Cell<u32>,
     /// The countdown's start value, adapted so reads come about every `CHECK_INTERVAL`.
@@ -181,6 +195,7 @@ impl Heartbeat {
         Heartbeat {
             wanted,
             top: Cell::new(std::ptr::null()),
+            depth: Cell::new(0),
             countdown: Cell::new(0),
             period: Cell::new(64),
             last_check: Cell::new(Instant::now()),
@@ -204,9 +219,17 @@ impl Heartbeat {
         self.wanted_flag().load(Ordering::Relaxed) != CLEAR
     }
 
+    /// True when a fork must register its frame: some worker wants work, or the worker's frame
+    /// list is still shallower than [`ALWAYS_REGISTERED`].
+    #[inline(always)]
+    pub(crate) fn must_register(&self) -> bool {
+        self.wanted() || self.depth.get() < ALWAYS_REGISTERED
+    }
+
     /// Links `frame` as the newest registered frame.
     #[inline]
     pub(crate) fn push(&self, frame: &Frame) {
+        self.depth.set(self.depth.get() + 1);
         frame.prev.set(self.top.get());
         frame.epoch.set(self.epoch.get());
         self.top.set(frame);
@@ -220,6 +243,7 @@ impl Heartbeat {
             "Heartbeat::pop: frames out of LIFO order"
         );
         self.top.set(frame.prev.get());
+        self.depth.set(self.depth.get() - 1);
     }
 
     /// Counts one fork or loop item (with the flag set); true when a beat is due, in which case

@@ -1,9 +1,11 @@
 //! `join`: fork-join with heartbeat promotion (`crate::heartbeat`) on top of work stealing.
 //!
 //! Three paths, chosen per call:
-//! - **Fast** (no worker is idle, the worker's flag is clear): `a()` then `b()`, nothing else.
-//! - **Registered** (some worker is idle): `b` waits in a stack frame linked on the worker's
-//!   frame list, unpublished; a beat may promote the oldest such frame onto the worker's deque.
+//! - **Fast** (no worker is idle, the worker's flag is clear, and the fork is not one of the
+//!   outermost levels of the worker's fork tree): `a()` then `b()`, nothing else.
+//! - **Registered** (some worker is idle, or an outermost level): `b` waits in a stack frame
+//!   linked on the worker's frame list, unpublished; a beat may promote the oldest such frame
+//!   onto the worker's deque.
 //!   If `b`'s frame was not promoted when `a` returns, `b` runs here like a plain call.
 //! - **Promoted** (`join_promoted`, and a registered frame a beat promoted): `b` sits in the
 //!   deque, where a thief may take it (Blumofe and Leiserson's work-first strategy, as in Cilk and
@@ -49,7 +51,7 @@ where
     RB: Send,
 {
     match WorkerThread::current() {
-        Some(w) if !w.heartbeat().wanted() => match unwind::halt_unwinding(a) {
+        Some(w) if !w.heartbeat().must_register() => match unwind::halt_unwinding(a) {
             Ok(ra) => (ra, b()),
             // Both closures always run: `b` too, then `a`'s panic goes on.
             Err(p) => run_then_resume(b, p),
@@ -100,7 +102,7 @@ where
     let frame = Frame::new(job_b_ref);
     let hb = w.heartbeat();
     hb.push(&frame);
-    if hb.poll(|| w.registry().sleep.idle_exists()) {
+    if hb.wanted() && hb.poll(|| w.registry().sleep.idle_exists()) {
         w.promote_oldest();
     }
     let result_a = unwind::halt_unwinding(a);

@@ -20,6 +20,17 @@ pub struct Overhead;
 
 const VARIANTS: [&str; 5] = ["serial", "threadlab", "rayon", "chili", "tokio"];
 
+/// The median of `repeat` timed runs of `f` after one untimed warm-up run, for every variant
+/// alike: the first run in a fresh process pays for page faults (a deque growing to a million
+/// entries, arena and stack memory touched for the first time) and for waking workers whose
+/// CPUs went idle, which is not what a benchmark of the runtime's steady state should show. (In
+/// one quick lab run without it, threadlab's empty spawns measured 146 ns per task in this
+/// table and 38 ns in the recorder's table a few seconds later.)
+fn warm_median(repeat: usize, mut f: impl FnMut()) -> f64 {
+    f();
+    median_secs(repeat, f)
+}
+
 /// Plain recursive fib: the serial baseline.
 fn fib(n: u64) -> u64 {
     if n < 2 {
@@ -203,11 +214,11 @@ impl Experiment for Overhead {
             let r = ctx.repeat;
             let timeout = Duration::from_secs(120);
             ctx.step(format!("overhead: empty spawns, {threads} threads"));
-            secs[0][1] = median_secs(r, || crate::tl::spawn_empty(&tl, spawns));
-            secs[0][2] = median_secs(r, || {
+            secs[0][1] = warm_median(r, || crate::tl::spawn_empty(&tl, spawns));
+            secs[0][2] = warm_median(r, || {
                 ry.scope(|s| (0..spawns).for_each(|_| s.spawn(|_| {})))
             });
-            secs[0][4] = median_secs(r, || {
+            secs[0][4] = warm_median(r, || {
                 rt.block_on(async {
                     let hs: Vec<_> = (0..spawns).map(|_| tokio::spawn(async {})).collect();
                     for h in hs {
@@ -216,11 +227,13 @@ impl Experiment for Overhead {
                 })
             });
             ctx.step(format!("overhead: jobs, {threads} threads"));
-            secs[1][0] = median_secs(r, || {
+            secs[1][0] = warm_median(r, || {
                 chain::run_one_thread(8, per_queue);
             });
             let mut job_err = None;
             let mut jobs = |q: &dyn Fn() -> Result<f64, String>| {
+                // One untimed warm-up run, as in `warm_median`.
+                let _ = q();
                 let mut xs: Vec<f64> = (0..r)
                     .map(|_| {
                         q().unwrap_or_else(|e| {
@@ -240,54 +253,54 @@ impl Experiment for Overhead {
                 return Err(e);
             }
             ctx.step(format!("overhead: fib({fib_n}), {threads} threads"));
-            secs[2][0] = median_secs(r, || {
+            secs[2][0] = warm_median(r, || {
                 check("serial fib", fib(std::hint::black_box(fib_n)), expect_fib)
             });
-            secs[2][1] = median_secs(r, || {
+            secs[2][1] = warm_median(r, || {
                 check("threadlab fib", crate::tl::fib(&tl, fib_n), expect_fib)
             });
-            secs[2][2] = median_secs(r, || {
+            secs[2][2] = warm_median(r, || {
                 check("rayon fib", ry.install(|| fib_rayon(fib_n)), expect_fib)
             });
-            secs[2][3] = median_secs(r, || {
+            secs[2][3] = warm_median(r, || {
                 check("chili fib", fib_chili(&mut ch.scope(), fib_n), expect_fib)
             });
-            secs[2][4] = median_secs(r, || {
+            secs[2][4] = warm_median(r, || {
                 check("tokio fib", rt.block_on(fib_tokio(fib_n)), expect_fib)
             });
             ctx.step(format!(
                 "overhead: tree sum 2^{tree_log}, {threads} threads"
             ));
             let shared = Arc::new(values.clone());
-            secs[3][0] = median_secs(r, || {
+            secs[3][0] = warm_median(r, || {
                 check(
                     "serial tree",
                     tree(std::hint::black_box(&values), 0),
                     expect_tree,
                 )
             });
-            secs[3][1] = median_secs(r, || {
+            secs[3][1] = warm_median(r, || {
                 check(
                     "threadlab tree",
                     crate::tl::tree_sum(&tl, &values),
                     expect_tree,
                 )
             });
-            secs[3][2] = median_secs(r, || {
+            secs[3][2] = warm_median(r, || {
                 check(
                     "rayon tree",
                     ry.install(|| tree_rayon(&values, 0)),
                     expect_tree,
                 )
             });
-            secs[3][3] = median_secs(r, || {
+            secs[3][3] = warm_median(r, || {
                 check(
                     "chili tree",
                     tree_chili(&mut ch.scope(), &values, 0),
                     expect_tree,
                 )
             });
-            secs[3][4] = median_secs(r, || {
+            secs[3][4] = warm_median(r, || {
                 check(
                     "tokio tree",
                     rt.block_on(tree_tokio(Arc::clone(&shared), 0)),

@@ -369,7 +369,7 @@ mod loom_tests {
     /// interleaving, worker 0's flag ends up set: the request is not lost.
     #[test]
     fn loom_a_request_is_never_lost_to_a_withdraw() {
-        loom::model(|| {
+        crate::loom::model(|| {
             let idle = Arc::new(AtomicU64::new(0));
             let requests = Arc::new(Requests::new(2));
             requests.flag(0).store(super::WANTED, Ordering::SeqCst);

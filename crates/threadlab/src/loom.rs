@@ -79,3 +79,21 @@ mod imp {
 }
 
 pub(crate) use imp::*;
+
+/// Runs a loom model of a crate-private protocol and prints how many interleavings it explored
+/// (run with `--nocapture` to see the counts).
+#[cfg(all(test, loom))]
+pub(crate) fn model(f: impl Fn() + Sync + Send + 'static) {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    let runs = std::sync::Arc::new(AtomicUsize::new(0));
+    let counter = std::sync::Arc::clone(&runs);
+    loom::model::Builder::new().check(move || {
+        // Relaxed: a statistic, read after `check` returns.
+        counter.fetch_add(1, Ordering::Relaxed);
+        f()
+    });
+    println!(
+        "loom: {} interleavings explored",
+        runs.load(Ordering::Relaxed)
+    );
+}

@@ -13,6 +13,23 @@ use loom::sync::Arc;
 use loom::thread;
 use threadlab::task_state::{Idle, State, Wake};
 
+/// Runs a loom model and prints how many interleavings it explored (run with `--nocapture` to
+/// see the counts; the README's reliability table quotes them).
+fn model(f: impl Fn() + Sync + Send + 'static) {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    let runs = std::sync::Arc::new(AtomicUsize::new(0));
+    let counter = std::sync::Arc::clone(&runs);
+    loom::model::Builder::new().check(move || {
+        // Relaxed: a statistic, read after `check` returns.
+        counter.fetch_add(1, Ordering::Relaxed);
+        f()
+    });
+    println!(
+        "loom: {} interleavings explored",
+        runs.load(Ordering::Relaxed)
+    );
+}
+
 /// One task: its state word and stand-ins for what the cell holds.
 struct Task {
     state: State,
@@ -115,7 +132,7 @@ impl Task {
 
 #[test]
 fn a_wake_during_the_poll_is_not_lost() {
-    loom::model(|| {
+    model(|| {
         let task = Task::new();
         task.state.ref_inc(); // the waker the future registered
         let waker = {
@@ -143,7 +160,7 @@ fn a_wake_during_the_poll_is_not_lost() {
 
 #[test]
 fn two_wakers_queue_the_task_once() {
-    loom::model(|| {
+    model(|| {
         let task = Task::new();
         task.run(); // polled once: pending, idle; refs: handle
         task.state.ref_inc();
@@ -178,7 +195,7 @@ fn two_wakers_queue_the_task_once() {
 
 #[test]
 fn the_join_waker_is_never_written_while_read() {
-    loom::model(|| {
+    model(|| {
         let task = Task::new();
         task.ready.store(true, Ordering::Release);
         let runner = {
@@ -206,7 +223,7 @@ fn the_join_waker_is_never_written_while_read() {
 
 #[test]
 fn dropping_the_handle_while_the_task_completes() {
-    loom::model(|| {
+    model(|| {
         let task = Task::new();
         task.ready.store(true, Ordering::Release);
         let runner = {

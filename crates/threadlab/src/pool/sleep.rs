@@ -548,7 +548,7 @@ mod loom_tests {
     /// while the only worker goes to sleep, under each wake policy: the worker always ends up
     /// seeing it (woken, or, under the lazy policy, at its next poll).
     fn outside_push_vs_going_to_sleep(policy: WakePolicy) {
-        loom::model(move || {
+        crate::loom::model(move || {
             let sleep = Arc::new(Sleep::new(1, policy));
             let queue = Arc::new(AtomicUsize::new(0));
             let (s, q) = (Arc::clone(&sleep), Arc::clone(&queue));
@@ -589,7 +589,7 @@ mod loom_tests {
     /// the latch and wakes it: the waiter always returns.
     #[test]
     fn loom_latch_set_vs_waiter_going_to_sleep() {
-        loom::model(|| {
+        crate::loom::model(|| {
             let sleep = Arc::new(Sleep::new(1, WakePolicy::Default));
             let latch = Arc::new(CoreLatch::new());
             let (s, l) = (Arc::clone(&sleep), Arc::clone(&latch));

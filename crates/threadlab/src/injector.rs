@@ -2,9 +2,9 @@
 //!
 //! "Start simple, measure, and make it lock-free only if the measurement says so" (issue 2): a
 //! `VecDeque` behind a mutex, plus an atomic length beside it so that the common question of an
-//! idle worker — "is there anything?" — never takes the lock. `benches/deque.rs` measures it
-//! against crossbeam-deque's lock-free, segmented `Injector` in the same run; the figures and the
-//! decision are in `src/deque/README.md` ("The injector").
+//! idle worker — "is there anything?" — never takes the lock. `cargo bench -p threadlab-cli
+//! --bench deque` measures it against crossbeam-deque's lock-free, segmented `Injector` in the
+//! same run; the figures and the decision are in `src/deque/README.md` ("The injector").
 //!
 //! ```
 //! use threadlab::deque::{Steal, Worker};

@@ -26,7 +26,7 @@ use crate::pool::registry::Registry;
 use crate::trace::hooks;
 
 /// How long an idle worker keeps looking for work before it parks. Bounded by what a park
-/// costs: on the 2-core development VM, `cargo bench --bench overhead` (trickle case) measured a
+/// costs: on the 2-core development VM, `cargo bench -p threadlab-cli --bench overhead` (trickle case) measured a
 /// median of about 11 µs from submitting a task to a parked worker starting it (the futex wake,
 /// the scheduler, the worker's return from `park`), and Tokio's about 20 µs. Spinning longer than
 /// one wake-up costs more CPU than the park it tries to avoid; spinning about that long catches

@@ -1,6 +1,8 @@
 //! The Perfetto export, decoded with the real Perfetto protos (`perfetto_protos`): thread tracks
 //! and their names, nesting of slices, flows between the right threads, lock wait/hold durations.
 
+// The scenario shared with the library's trace tests.
+#[path = "../../threadlab/tests/trace_support/mod.rs"]
 mod trace_support;
 
 use std::collections::HashMap;

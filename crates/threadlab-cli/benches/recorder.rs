@@ -3,7 +3,7 @@
 //! is on, against an empty loop as the baseline. Each figure is the median of several runs in
 //! the same process (the machine is shared and noisy).
 //!
-//! `cargo bench -p threadlab --bench recorder`
+//! `cargo bench -p threadlab-cli --bench recorder`
 
 use std::hint::black_box;
 use std::time::Instant;

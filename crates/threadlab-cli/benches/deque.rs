@@ -1,4 +1,4 @@
-//! `cargo bench -p threadlab --bench deque`: the deque and the injector against crossbeam-deque,
+//! `cargo bench -p threadlab-cli --bench deque`: the deque and the injector against crossbeam-deque,
 //! in the same run. Each operation is timed over many repetitions in alternating order; the
 //! table gives the medians in nanoseconds per item and the ratio threadlab / crossbeam (below
 //! 1.0 means threadlab is faster). The machines are noisy: read the ratios, not the absolutes.

@@ -2,7 +2,7 @@
 //! empty tasks in a scope, the second seed's self-requeueing job chains, fib with `join` at
 //! every level, and a trickle of tasks (CPU per task, wake-up latency).
 //!
-//! `cargo bench -p threadlab --bench overhead [-- THREADS]`. Prints medians of RUNS runs and the
+//! `cargo bench -p threadlab-cli --bench overhead [-- THREADS]`. Prints medians of RUNS runs and the
 //! ratios threadlab / peer. Timings on a shared 2-core VM are noisy: compare ratios of one run.
 
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};

@@ -6,23 +6,8 @@
 use loom::thread;
 use threadlab::deque::{Steal, Stealer, Worker};
 
-/// Explores every interleaving: no preemption bound (all five models take seconds together in
-/// release). `LOOM_MAX_PREEMPTIONS` can still bound it, as `Builder::new` reads it. Prints how
-/// many interleavings it explored (run with `--nocapture`; the README quotes the counts).
-fn model(f: impl Fn() + Sync + Send + 'static) {
-    use std::sync::atomic::{AtomicUsize, Ordering};
-    let runs = std::sync::Arc::new(AtomicUsize::new(0));
-    let counter = std::sync::Arc::clone(&runs);
-    loom::model::Builder::new().check(move || {
-        // Relaxed: a statistic, read after `check` returns.
-        counter.fetch_add(1, Ordering::Relaxed);
-        f()
-    });
-    println!(
-        "loom: {} interleavings explored",
-        runs.load(Ordering::Relaxed)
-    );
-}
+mod loom_support;
+use loom_support::model;
 
 /// Steals until the deque reports `Empty`, retrying on `Retry`.
 fn steal_one(s: &Stealer<usize>) -> Option<usize> {

@@ -6,22 +6,8 @@ use loom::thread;
 use threadlab::deque::{Steal, Worker};
 use threadlab::injector::Injector;
 
-/// Runs a loom model and prints how many interleavings it explored (run with `--nocapture` to
-/// see the counts; the README's reliability table quotes them).
-fn model(f: impl Fn() + Sync + Send + 'static) {
-    use std::sync::atomic::{AtomicUsize, Ordering};
-    let runs = std::sync::Arc::new(AtomicUsize::new(0));
-    let counter = std::sync::Arc::clone(&runs);
-    loom::model::Builder::new().check(move || {
-        // Relaxed: a statistic, read after `check` returns.
-        counter.fetch_add(1, Ordering::Relaxed);
-        f()
-    });
-    println!(
-        "loom: {} interleavings explored",
-        runs.load(Ordering::Relaxed)
-    );
-}
+mod loom_support;
+use loom_support::model;
 
 #[test]
 fn push_vs_steal() {

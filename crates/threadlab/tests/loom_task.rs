@@ -13,22 +13,8 @@ use loom::sync::Arc;
 use loom::thread;
 use threadlab::task_state::{Idle, State, Wake};
 
-/// Runs a loom model and prints how many interleavings it explored (run with `--nocapture` to
-/// see the counts; the README's reliability table quotes them).
-fn model(f: impl Fn() + Sync + Send + 'static) {
-    use std::sync::atomic::{AtomicUsize, Ordering};
-    let runs = std::sync::Arc::new(AtomicUsize::new(0));
-    let counter = std::sync::Arc::clone(&runs);
-    loom::model::Builder::new().check(move || {
-        // Relaxed: a statistic, read after `check` returns.
-        counter.fetch_add(1, Ordering::Relaxed);
-        f()
-    });
-    println!(
-        "loom: {} interleavings explored",
-        runs.load(Ordering::Relaxed)
-    );
-}
+mod loom_support;
+use loom_support::model;
 
 /// One task: its state word and stand-ins for what the cell holds.
 struct Task {

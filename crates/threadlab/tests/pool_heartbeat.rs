@@ -6,43 +6,11 @@
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::mpsc;
-use std::time::{Duration, Instant};
 
 use threadlab::{join, Pool};
 
-/// Runs `f` on a thread and fails the test if it has not finished within 60 s (a deadlock).
-fn watchdog<F: FnOnce() + Send + 'static>(f: F) {
-    let (tx, rx) = mpsc::channel();
-    let h = std::thread::spawn(move || {
-        f();
-        tx.send(()).unwrap();
-    });
-    match rx.recv_timeout(Duration::from_secs(60)) {
-        Ok(()) => h.join().unwrap(),
-        Err(mpsc::RecvTimeoutError::Disconnected) => {
-            std::panic::resume_unwind(h.join().unwrap_err())
-        }
-        Err(mpsc::RecvTimeoutError::Timeout) => panic!("deadlock: not finished within 60 s"),
-    }
-}
-
-/// Waits until every worker of `pool` is parked, so the next work starts with idle workers
-/// that have asked for work (the registered path of `join` and the loops).
-fn settle(pool: &Pool) {
-    let deadline = Instant::now() + Duration::from_secs(60);
-    while !pool.metrics().all_parked() {
-        assert!(Instant::now() < deadline, "workers never parked");
-        std::thread::sleep(Duration::from_millis(1));
-    }
-}
-
-fn fib(n: u64) -> u64 {
-    if n < 2 {
-        return n;
-    }
-    let (a, b) = join(|| fib(n - 1), || fib(n - 2));
-    a + b
-}
+mod pool_support;
+use pool_support::{fib, settle, watchdog};
 
 /// An unbalanced recursion: the left side is a chain `depth` long, each link with a small
 /// balanced subtree on the right. Returns the number of leaves.

@@ -1,5 +1,8 @@
 use std::time::{Duration, Instant};
-use threadlab::{join, Pool};
+use threadlab::Pool;
+
+mod pool_support;
+use pool_support::fib;
 
 /// utime + stime of one thread, in clock ticks, from /proc/self/task/<tid>/stat.
 fn cpu_ticks(tid: u64) -> u64 {
@@ -9,14 +12,6 @@ fn cpu_ticks(tid: u64) -> u64 {
     let fields: Vec<&str> = rest.split_whitespace().collect();
     // rest starts at field 3 (state); utime is field 14, stime field 15.
     fields[11].parse::<u64>().unwrap() + fields[12].parse::<u64>().unwrap()
-}
-
-fn fib(n: u64) -> u64 {
-    if n < 2 {
-        return n;
-    }
-    let (a, b) = join(|| fib(n - 1), || fib(n - 2));
-    a + b
 }
 
 #[test]

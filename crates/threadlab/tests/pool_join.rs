@@ -1,13 +1,8 @@
 use std::sync::atomic::{AtomicUsize, Ordering};
 use threadlab::{join, Pool};
 
-fn fib(n: u64) -> u64 {
-    if n < 2 {
-        return n;
-    }
-    let (a, b) = join(|| fib(n - 1), || fib(n - 2));
-    a + b
-}
+mod pool_support;
+use pool_support::fib;
 
 #[test]
 fn deep_join_recursion_gives_the_right_value() {

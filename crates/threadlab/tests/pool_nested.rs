@@ -1,30 +1,8 @@
 use std::sync::mpsc;
-use std::time::Duration;
 use threadlab::{join, Pool};
 
-/// Runs `f` on a thread and fails the test if it has not finished within 60 s (a deadlock).
-fn watchdog<F: FnOnce() + Send + 'static>(f: F) {
-    let (tx, rx) = mpsc::channel();
-    let h = std::thread::spawn(move || {
-        f();
-        tx.send(()).unwrap();
-    });
-    match rx.recv_timeout(Duration::from_secs(60)) {
-        Ok(()) => h.join().unwrap(),
-        Err(mpsc::RecvTimeoutError::Disconnected) => {
-            std::panic::resume_unwind(h.join().unwrap_err())
-        }
-        Err(mpsc::RecvTimeoutError::Timeout) => panic!("deadlock: not finished within 60 s"),
-    }
-}
-
-fn fib(n: u64) -> u64 {
-    if n < 2 {
-        return n;
-    }
-    let (a, b) = join(|| fib(n - 1), || fib(n - 2));
-    a + b
-}
+mod pool_support;
+use pool_support::{fib, watchdog};
 
 #[test]
 fn install_across_pools_does_not_deadlock() {

@@ -8,6 +8,9 @@ use std::sync::atomic::{AtomicIsize, AtomicUsize, Ordering};
 use std::sync::Arc;
 use threadlab::{Pool, SerialQueue};
 
+mod pool_support;
+use pool_support::fib;
+
 struct Counting;
 
 static LIVE: AtomicIsize = AtomicIsize::new(0);
@@ -34,14 +37,6 @@ fn threads_now() -> usize {
     std::fs::read_dir("/proc/self/task")
         .expect("/proc/self/task")
         .count()
-}
-
-fn fib(n: u64) -> u64 {
-    if n < 2 {
-        return n;
-    }
-    let (a, b) = threadlab::join(|| fib(n - 1), || fib(n - 2));
-    a + b
 }
 
 fn use_and_drop(threads: usize) {

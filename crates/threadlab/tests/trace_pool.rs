@@ -10,13 +10,8 @@ use std::time::Duration;
 use threadlab::trace::{EventKind, FlowId, TaskKind, Trace};
 use threadlab::{Pool, SerialQueue};
 
-fn fib(n: u64) -> u64 {
-    if n < 2 {
-        return n;
-    }
-    let (a, b) = threadlab::join(|| fib(n - 1), || fib(n - 2));
-    a + b
-}
+mod pool_support;
+use pool_support::{fib, settle};
 
 /// Runs every kind of pool work inside one recording (one at a time: the recorder is global).
 fn record_pool_work(pool: &Pool) -> Trace {
@@ -25,11 +20,7 @@ fn record_pool_work(pool: &Pool) -> Trace {
     // Both workers parked, so they have asked for work: the join below must hand its second
     // half to the other worker (its first half waits for it), a steal that does not depend on
     // timing.
-    let deadline = std::time::Instant::now() + Duration::from_secs(60);
-    while !pool.metrics().all_parked() {
-        assert!(std::time::Instant::now() < deadline, "workers never parked");
-        std::thread::sleep(Duration::from_millis(1));
-    }
+    settle(pool);
     let rec = threadlab::trace::start();
     let (tx, rx) = std::sync::mpsc::channel::<()>();
     pool.install(|| threadlab::join(move || rx.recv().unwrap(), move || tx.send(()).unwrap()));

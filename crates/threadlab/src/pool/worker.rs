@@ -26,9 +26,9 @@ use crate::pool::registry::Registry;
 use crate::trace::hooks;
 
 /// How long an idle worker keeps looking for work before it parks. Bounded by what a park
-/// costs: on the 2-core development VM, `cargo bench -p threadlab-cli --bench overhead` (trickle case) measured a
-/// median of about 11 µs from submitting a task to a parked worker starting it (the futex wake,
-/// the scheduler, the worker's return from `park`), and Tokio's about 20 µs. Spinning longer than
+/// costs: on the 2-core development VM, the trickle of the lab's `overhead` experiment measured
+/// a median of about 11–16 µs from submitting a task to a parked worker starting it (the futex
+/// wake, the scheduler, the worker's return from `park`), and Tokio's about 13–19 µs. Spinning longer than
 /// one wake-up costs more CPU than the park it tries to avoid; spinning about that long catches
 /// work that arrives right after the worker ran dry (the tail of a `join`, a burst) at no wake-up
 /// cost.

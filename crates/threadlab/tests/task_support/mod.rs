@@ -1,33 +1,20 @@
-//! Helpers shared by the `task_*` tests: a deadlock watchdog and a two-player baton that two
-//! futures hand back and forth.
+//! Helpers shared by the `task_*` tests: the pool tests' deadlock watchdog and a two-player baton
+//! that two futures hand back and forth.
 #![allow(dead_code)]
 
 use std::future::poll_fn;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{mpsc, Mutex};
+use std::sync::Mutex;
 use std::task::{Poll, Waker};
-use std::time::Duration;
 
 use threadlab::WakePolicy;
 
+#[path = "../pool_support/mod.rs"]
+mod pool_support;
+pub use pool_support::watchdog;
+
 /// Every wake policy, for tests that must hold under each.
 pub const POLICIES: [WakePolicy; 3] = [WakePolicy::Default, WakePolicy::Eager, WakePolicy::Lazy];
-
-/// Runs `f` on a thread and fails the test if it has not finished within 60 s (a deadlock).
-pub fn watchdog<F: FnOnce() + Send + 'static>(f: F) {
-    let (tx, rx) = mpsc::channel();
-    let h = std::thread::spawn(move || {
-        f();
-        tx.send(()).unwrap();
-    });
-    match rx.recv_timeout(Duration::from_secs(60)) {
-        Ok(()) => h.join().unwrap(),
-        Err(mpsc::RecvTimeoutError::Disconnected) => {
-            std::panic::resume_unwind(h.join().unwrap_err())
-        }
-        Err(mpsc::RecvTimeoutError::Timeout) => panic!("deadlock: not finished within 60 s"),
-    }
-}
 
 /// A baton two players pass back and forth: `wait(me)` completes when it is `me`'s turn,
 /// `pass(to)` gives the turn away and wakes the other player.

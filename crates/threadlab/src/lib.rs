@@ -64,3 +64,8 @@ pub use util::CachePadded;
 #[cfg(loom)]
 #[doc(hidden)]
 pub use task::state as task_state;
+
+/// The README's example, compiled and run as a doctest so it cannot drift from the API.
+#[cfg(doctest)]
+#[doc = include_str!("../../../README.md")]
+pub struct ReadmeDoctests;

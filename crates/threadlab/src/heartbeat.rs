@@ -35,7 +35,7 @@
 //!    fork, so the thief gets the largest piece of work available — provided it is the fork that
 //!    is polling now (a coarse `join` polls only then) or has lived through a whole check
 //!    interval ([`MIN_AGE`]); else a later check tries again. Loops promote by splitting their
-//!    remaining range in half instead (`crate::parallel`).
+//!    remaining range in half instead (`crate::parallel`), at any check ([`LOOP_SPACING`]).
 //! 5. **Withdrawing.** A worker clears its own flag only when it sees no idle worker, and then
 //!    re-reads the idle count: `flag := false; fence(SeqCst); read idle count` against the idle
 //!    worker's `idle count += 1; fence(SeqCst); read flag; flag := true if clear`. Of the two
@@ -69,6 +69,14 @@ pub(crate) const HEARTBEAT: Duration = Duration::from_micros(100);
 /// How often a worker with its flag set reads the clock: a quarter of the beat, so a beat is
 /// late by at most about a quarter period. A read costs about 25–35 ns on the VM.
 pub(crate) const CHECK_INTERVAL: Duration = Duration::from_micros(25);
+
+/// Shortest time between two splits of loops by one worker: every check. A split costs a push,
+/// maybe a wake and a steal (about a microsecond), against at least a check interval of work
+/// since the last, so the heartbeat's amortization holds without the full beat; and a loop's
+/// tail needs quick splits: when a thief finishes its half early, waiting out a 100 µs beat left
+/// it idle for up to that long per round (the doctor saw 27% of two workers' time lost on the
+/// lab's image pass).
+pub(crate) const LOOP_SPACING: Duration = CHECK_INTERVAL;
 
 /// Checks an older frame must have lived through before a beat promotes it: linked in check
 /// interval k, promotable from the check that ends interval k + 1, i.e. after at least one whole
@@ -246,22 +254,24 @@ impl Heartbeat {
         self.depth.set(self.depth.get() - 1);
     }
 
-    /// Counts one fork or loop item (with the flag set); true when a beat is due, in which case
-    /// the caller promotes something and calls [`Heartbeat::promoted`].
+    /// Counts one fork or loop item (with the flag set); true when a beat is due — at a check,
+    /// at least `spacing` after this worker's last promotion — in which case the caller promotes
+    /// something and calls [`Heartbeat::promoted`]. Forks use [`HEARTBEAT`]; loops use
+    /// [`LOOP_SPACING`].
     #[inline]
-    pub(crate) fn poll(&self, idle_exists: impl Fn() -> bool) -> bool {
+    pub(crate) fn poll(&self, spacing: Duration, idle_exists: impl Fn() -> bool) -> bool {
         let c = self.countdown.get();
         // Relaxed, as in `wanted`: a NEW request read late is checked at the next poll.
         if c > 0 && self.wanted_flag().load(Ordering::Relaxed) != NEW {
             self.countdown.set(c - 1);
             return false;
         }
-        self.check(idle_exists)
+        self.check(spacing, idle_exists)
     }
 
     #[cold]
     #[inline(never)]
-    fn check(&self, idle_exists: impl Fn() -> bool) -> bool {
+    fn check(&self, spacing: Duration, idle_exists: impl Fn() -> bool) -> bool {
         let flag = self.wanted_flag();
         // The request is seen. Relaxed: only the mark of urgency is lost if this overwrites a
         // NEW that arrives right now (the flag stays set), and `withdraw` below orders itself.
@@ -287,7 +297,7 @@ impl Heartbeat {
         // the idle count instead would miss a worker caught between cancelling a sleep and
         // searching again — and a coarse fork, which polls only on entry, would then run alone.
         let due = match self.last_promotion.get() {
-            Some(t) => now.duration_since(t) >= HEARTBEAT,
+            Some(t) => now.duration_since(t) >= spacing,
             None => true,
         };
         if !idle_exists() {

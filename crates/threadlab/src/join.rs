@@ -16,7 +16,7 @@
 //! finished, wherever `b` ran; a panic in `b` after `a` finished; if both panic, `a`'s is the one
 //! re-raised. The pool keeps working.
 
-use crate::heartbeat::Frame;
+use crate::heartbeat::{Frame, HEARTBEAT};
 use crate::job::{JobRef, StackJob};
 use crate::latch::SpinLatch;
 use crate::pool::registry::Registry;
@@ -102,7 +102,7 @@ where
     let frame = Frame::new(job_b_ref);
     let hb = w.heartbeat();
     hb.push(&frame);
-    if hb.wanted() && hb.poll(|| w.registry().sleep.idle_exists()) {
+    if hb.wanted() && hb.poll(HEARTBEAT, || w.registry().sleep.idle_exists()) {
         w.promote_oldest();
     }
     let result_a = unwind::halt_unwinding(a);

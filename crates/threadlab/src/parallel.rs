@@ -14,6 +14,7 @@
 //! pieces, too, are handed out by the heartbeat). Static and affinity partitioning live in
 //! their own room.
 
+use crate::heartbeat::LOOP_SPACING;
 use crate::join::{join, join_promoted};
 use crate::pool::registry::Registry;
 use crate::pool::worker::WorkerThread;
@@ -46,7 +47,9 @@ fn heartbeat_loop<P: Producer>(w: &WorkerThread, mut p: P) {
                 0 => return,
                 1 => {}
                 // Relaxed read of the flag, as in `join`'s fast path.
-                _ if hb.wanted() && hb.poll(|| w.registry().sleep.idle_exists()) => break,
+                _ if hb.wanted() && hb.poll(LOOP_SPACING, || w.registry().sleep.idle_exists()) => {
+                    break
+                }
                 _ => {}
             }
             p.run_first();

@@ -45,7 +45,9 @@ impl Rng {
     }
 }
 
-/// The books of a run: what was checked, and every discrepancy.
+/// The books of a run: what was checked, and every discrepancy. The counters are statistics:
+/// Relaxed increments, read by `report` after the scoped threads that wrote them were joined
+/// (the join orders them); the discrepancies are behind a mutex.
 #[derive(Default)]
 pub struct Ledger {
     tasks: AtomicU64,
@@ -147,9 +149,12 @@ pub fn run(opts: &Options) -> bool {
             s.spawn(move || {
                 let mut rng = Rng::new(seed);
                 let mix = mix();
+                // Relaxed: a stop request; a scenario more or less is harmless, and the scope's
+                // join orders everything for the report.
                 while !stop.load(Ordering::Relaxed) {
                     let (name, scenario) = mix[rng.below(mix.len() as u64) as usize];
                     *current[d].1.lock().unwrap_or_else(|e| e.into_inner()) = name;
+                    // Relaxed: the watchdog only needs roughly when the scenario started.
                     current[d]
                         .0
                         .store(t0.elapsed().as_millis() as u64 + 1, Ordering::Relaxed);
@@ -167,6 +172,8 @@ pub fn run(opts: &Options) -> bool {
             progress.set_position(t0.elapsed().as_secs().min(opts.seconds));
             let now = t0.elapsed().as_millis() as u64;
             for (started, name) in current.iter() {
+                // Relaxed: pairs with nothing; a start time read a moment late only delays the
+                // watchdog by as much.
                 let at = started.load(Ordering::Relaxed);
                 if at != 0 && now.saturating_sub(at) > STUCK_AFTER.as_millis() as u64 {
                     let name = *name.lock().unwrap_or_else(|e| e.into_inner());
@@ -179,6 +186,7 @@ pub fn run(opts: &Options) -> bool {
                 }
             }
         }
+        // Relaxed: see the drivers' loop; the scope's join follows.
         stop.store(true, Ordering::Relaxed);
     });
     progress.finish_and_clear();
@@ -201,6 +209,7 @@ fn progress_bar(seconds: u64) -> ProgressBar {
 /// queued: dropping runs what was queued, so every task must have run afterwards.
 fn pool_churn(ledger: &Ledger, stop: &AtomicBool, seed: u64) {
     let mut rng = Rng::new(seed ^ 0xC0FFEE);
+    // Relaxed: a stop request, as in the drivers.
     while !stop.load(Ordering::Relaxed) {
         let n = rng.range(1, 5_000) as usize;
         let slots = Arc::new(scenarios::Slots::new(n));
@@ -228,6 +237,7 @@ fn pool_churn(ledger: &Ledger, stop: &AtomicBool, seed: u64) {
 /// Switches a flight recording on and off while everything else runs, and runs the doctor on
 /// each trace (flight-recorder traces cut spans anywhere: the doctor must digest them).
 fn recorder_toggle(ledger: &Ledger, stop: &AtomicBool) {
+    // Relaxed: a stop request, as in the drivers.
     while !stop.load(Ordering::Relaxed) {
         if let Ok(rec) = threadlab::trace::try_start(threadlab::trace::Mode::FlightRecorder {
             bytes_per_thread: 256 << 10,

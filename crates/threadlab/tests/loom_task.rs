@@ -29,6 +29,8 @@ struct Task {
     ready: AtomicBool,
     /// The handle's waker was woken.
     handle_woken: AtomicBool,
+    /// The poll's local reference count (`Header::local` in `src/task/cell.rs`).
+    local: UnsafeCell<isize>,
     freed: AtomicUsize,
 }
 
@@ -41,6 +43,7 @@ impl Task {
             join_waker: UnsafeCell::new(None),
             ready: AtomicBool::new(false),
             handle_woken: AtomicBool::new(false),
+            local: UnsafeCell::new(0),
             freed: AtomicUsize::new(0),
         })
     }
@@ -51,13 +54,29 @@ impl Task {
 
     /// A queued job runs: polls until the future is pending and not woken, or complete.
     fn run(&self) {
+        self.run_with(|_| {});
+    }
+
+    /// The poll's local count, read and reset for the fold.
+    fn take_local(&self) -> isize {
+        self.local
+            .with_mut(|l| unsafe { std::mem::replace(&mut *l, 0) })
+    }
+
+    /// As `run`, calling `during(poll number)` inside each poll (while RUNNING is held), where
+    /// a future would clone or drop its waker.
+    fn run_with(&self, mut during: impl FnMut(u32)) {
         loop {
             self.state.transition_to_running();
             // SAFETY (model): RUNNING gives this thread the future.
-            self.future.with_mut(|f| unsafe { *f += 1 });
+            let n = self.future.with_mut(|f| unsafe {
+                *f += 1;
+                *f
+            });
+            during(n);
             if self.ready.load(Ordering::Acquire) {
                 self.output.with_mut(|o| unsafe { *o = Some(42) });
-                let prev = self.state.transition_to_complete();
+                let prev = self.state.transition_to_complete(self.take_local());
                 if prev.has_join_interest() {
                     if prev.has_join_waker() {
                         let id = self.join_waker.with(|w| unsafe { *w });
@@ -73,7 +92,7 @@ impl Task {
                 }
                 return;
             }
-            match self.state.transition_to_idle() {
+            match self.state.transition_to_idle(self.take_local()) {
                 Idle::Rescheduled => continue,
                 Idle::Idle { last } => {
                     if last {
@@ -220,5 +239,65 @@ fn dropping_the_handle_while_the_task_completes() {
         runner.join().unwrap();
         assert!(task.state.load().is_complete());
         assert_eq!(task.freed.load(Ordering::SeqCst), 1);
+    });
+}
+
+/// A waker cloned during the task's own poll counts in the poll's local count, not the word;
+/// dropped on another thread meanwhile, it takes the word's count to zero while the poll still
+/// runs. The task is freed once, by whoever ends up with the last reference.
+#[test]
+fn a_clone_counted_locally_and_dropped_elsewhere_frees_once() {
+    model(|| {
+        let task = Task::new();
+        task.drop_handle(); // detached: the queued job holds the only reference
+        let mut other = None;
+        task.run_with(|poll| {
+            if poll == 1 {
+                // The future clones its waker (locally) and hands the clone to another thread.
+                task.local.with_mut(|l| unsafe { *l += 1 });
+                let clone = Arc::clone(&task);
+                other = Some(thread::spawn(move || {
+                    if clone.state.ref_dec() {
+                        clone.free();
+                    }
+                }));
+            }
+        });
+        other.unwrap().join().unwrap();
+        assert_eq!(task.freed.load(Ordering::SeqCst), 1, "freed once");
+    });
+}
+
+/// A waker cloned locally in the first poll wakes the task from another thread (by value)
+/// while the poll may still run, and a second local clone is dropped on the polling thread: the
+/// wake is not lost, the task completes, and it is freed once.
+#[test]
+fn a_wake_by_a_locally_counted_clone_is_not_lost() {
+    model(|| {
+        let task = Task::new();
+        let mut other = None;
+        task.run_with(|poll| {
+            if poll == 1 {
+                task.local.with_mut(|l| unsafe { *l += 2 }); // two clones
+                let waker = Arc::clone(&task);
+                other = Some(thread::spawn(move || {
+                    waker.ready.store(true, Ordering::Release);
+                    match waker.state.wake_by_val() {
+                        Wake::Submit => waker.run(),
+                        Wake::Done { last } => {
+                            if last {
+                                waker.free();
+                            }
+                        }
+                    }
+                }));
+                task.local.with_mut(|l| unsafe { *l -= 1 }); // one dropped here, in the poll
+            }
+        });
+        other.unwrap().join().unwrap();
+        assert!(task.state.load().is_complete(), "the wake was lost");
+        assert_eq!(task.poll_handle(1), Some(42));
+        task.drop_handle();
+        assert_eq!(task.freed.load(Ordering::SeqCst), 1, "freed once");
     });
 }

@@ -41,6 +41,10 @@ pub(crate) struct Header {
     pub(crate) registry: Arc<Registry>,
     /// The JoinHandle's waker; who may touch it is said in `super::state`.
     pub(crate) join_waker: UnsafeCell<Option<Waker>>,
+    /// References taken (+) and dropped (-) by the waker on the polling thread during the
+    /// current poll, not yet in the state word; touched only by the thread holding RUNNING
+    /// ("References taken during the task's own poll" in `super::state`).
+    pub(crate) local: UnsafeCell<isize>,
 }
 
 /// What the cell holds besides the header.
@@ -83,6 +87,7 @@ where
             vtable: &Cell::<F>::VTABLE,
             registry: Arc::clone(registry),
             join_waker: UnsafeCell::new(None),
+            local: UnsafeCell::new(0),
         },
         stage: UnsafeCell::new(Stage::Running(future)),
     });
@@ -133,6 +138,7 @@ where
     // dropped, only cloned, which adds a reference of its own).
     let waker = ManuallyDrop::new(unsafe { waker::borrowed(task) });
     let mut cx = Context::from_waker(&waker);
+    let polling = waker::Polling::enter(task);
     let polled = unwind::halt_unwinding(|| {
         cell.stage.with_mut(|stage| {
             // SAFETY: RUNNING gives this thread the stage.
@@ -148,8 +154,9 @@ where
     });
     let result = match polled {
         Ok(Poll::Pending) => {
+            drop(polling);
             drop(span);
-            match header.state.transition_to_idle() {
+            match header.state.transition_to_idle(take_local(header)) {
                 Idle::Rescheduled => waker::reschedule(task),
                 // SAFETY: the last reference went with the transition.
                 Idle::Idle { last: true } => unsafe { dealloc::<F>(task) },
@@ -174,8 +181,9 @@ where
     // SAFETY: still RUNNING; the old value is `Consumed`, nothing to drop.
     cell.stage
         .with_mut(|stage| unsafe { std::ptr::write(stage, Stage::Finished(result)) });
+    drop(polling);
     drop(span);
-    let prev = header.state.transition_to_complete();
+    let prev = header.state.transition_to_complete(take_local(header));
     let after = unwind::halt_unwinding(|| {
         if prev.has_join_interest() {
             if prev.has_join_waker() {
@@ -206,6 +214,16 @@ where
         // SAFETY: that was the last reference.
         unsafe { dealloc::<F>(task) };
     }
+}
+
+/// Reads and resets the poll's local reference count, to fold it into the state word.
+#[inline]
+fn take_local(header: &Header) -> isize {
+    // SAFETY: called by the polling thread, which still holds RUNNING, after its `Polling`
+    // guard is gone (no waker call on this thread counts locally any more).
+    header
+        .local
+        .with_mut(|l| unsafe { std::mem::replace(&mut *l, 0) })
 }
 
 /// # Safety

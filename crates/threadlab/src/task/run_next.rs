@@ -92,8 +92,19 @@ impl RunNext {
         // steal happen a little early or late).
         let placed = self.placed.load(Ordering::Relaxed);
         self.placed.store(placed + 1, Ordering::Relaxed);
-        // Release: publishes the task (its SCHEDULED state) to whoever swaps it out; Acquire:
-        // pairs with nothing needed for our own displaced task, but is free with AcqRel.
+        // Only the owner makes the slot non-empty; thieves only empty it. So a slot seen empty
+        // stays empty until this store, and a plain store replaces the swap (one atomic
+        // read-modify-write fewer per wake-up). Relaxed load: the owner's own last write, or a
+        // thief's null (nothing to acquire from an empty slot). Release store: publishes the
+        // task (its SCHEDULED state) to whoever swaps it out, pairing with the Acquire of
+        // `take`'s swap.
+        if self.task.load(Ordering::Relaxed).is_null() {
+            self.task.store(task.as_ptr(), Ordering::Release);
+            return None;
+        }
+        // Occupied: a thief may empty it meanwhile, so the swap decides who gets the old task.
+        // Release as above; Acquire pairs with the Release of the `put` that placed the task
+        // we get back (our own, so it is free with AcqRel).
         NonNull::new(self.task.swap(task.as_ptr(), Ordering::AcqRel))
     }
 

@@ -8,8 +8,28 @@
 //!  bit 2  COMPLETE       the future finished; its output (or panic) is in the cell
 //!  bit 3  JOIN_INTEREST  a JoinHandle exists
 //!  bit 4  JOIN_WAKER     the JoinHandle's waker is in the cell (who may touch it: see below)
-//!  bits 6.. references   JoinHandle, each Waker, and the queued job each hold one
+//!  bits 6.. references   JoinHandle, each Waker, and the queued job each hold one (signed)
 //! ```
+//!
+//! # References taken during the task's own poll
+//!
+//! A future that waits registers a clone of its waker somewhere (a channel's wait list, a
+//! timer), and the clone is usually dropped during a later poll of the same task. Counting those
+//! with atomic read-modify-writes costs two of them per wait, on the path of every hand-off. So
+//! the worker polling a task counts the clones and drops made *on its own thread during that
+//! poll* in a plain integer (`local`, in the cell; see `super::waker`) and folds the sum into the
+//! state word with the transition that ends the poll ([`State::transition_to_idle`],
+//! [`State::transition_to_complete`]), a read-modify-write it does anyway. Clones and drops on
+//! other threads, or outside the task's poll, stay atomic. This is biased reference counting
+//! (Choi, Shull and Torrellas, "Biased Reference Counting", PACT 2018) with the bias given to
+//! whichever worker holds RUNNING.
+//!
+//! While RUNNING is set, the word's count therefore lags the true count by the poll's pending
+//! `local`, and a waker cloned in the poll and dropped on another thread can even take it below
+//! zero (the count field is read as signed: a borrow out of the top bits leaves the flag bits
+//! alone). The true count never reaches zero while RUNNING is set, since the polling job's own
+//! reference is in it; so the rule for freeing is: the count is zero *and* RUNNING is clear. A
+//! drop that leaves zero with RUNNING set frees nothing; the fold then finds the exact count.
 //!
 //! The transitions, and what each one hands to its caller:
 //!
@@ -65,9 +85,16 @@ impl Snapshot {
     pub fn has_join_waker(self) -> bool {
         self.0 & JOIN_WAKER != 0
     }
-    /// The number of references.
-    pub fn refs(self) -> usize {
-        self.0 >> REF_SHIFT
+    /// The number of references in the word (signed: while RUNNING it lags the true count by
+    /// the poll's pending local count, see the module doc).
+    pub fn refs(self) -> isize {
+        (self.0 as isize) >> REF_SHIFT
+    }
+
+    /// True if nobody refers to the task any more: no reference and no poll running (whose
+    /// pending local count is not in the word yet).
+    pub fn is_unreferenced(self) -> bool {
+        self.refs() == 0 && !self.is_running()
     }
 }
 
@@ -188,7 +215,7 @@ impl State {
             Wake::Submit
         } else {
             Wake::Done {
-                last: next.refs() == 0,
+                last: next.is_unreferenced(),
             }
         }
     }
@@ -204,10 +231,13 @@ impl State {
         );
     }
 
-    /// The poll returned `Pending`.
-    pub fn transition_to_idle(&self) -> Idle {
+    /// The poll returned `Pending`; `local` is the net count of references the poll took and
+    /// dropped on its own thread (see the module doc), folded in here.
+    pub fn transition_to_idle(&self, local: isize) -> Idle {
+        let local = fold(local);
         let (prev, next) = self.update(|cur| {
             debug_assert!(cur & RUNNING != 0, "transition_to_idle: not running");
+            let cur = cur.wrapping_add(local);
             if cur & SCHEDULED != 0 {
                 Some(cur & !RUNNING)
             } else {
@@ -215,20 +245,27 @@ impl State {
             }
         });
         let next = next.expect("State::transition_to_idle: the update always applies");
+        debug_assert!(
+            next.refs() >= 0,
+            "transition_to_idle: negative count {next:?}"
+        );
         if prev.is_scheduled() {
             Idle::Rescheduled
         } else {
             Idle::Idle {
-                last: next.refs() == 0,
+                last: next.is_unreferenced(),
             }
         }
     }
 
-    /// The future finished (its output is stored): RUNNING → COMPLETE. Returns the state just
-    /// before, which says whether a JoinHandle wants the output and has a waker registered.
-    /// The job's reference is not dropped here (see [`State::ref_dec`]).
-    pub fn transition_to_complete(&self) -> Snapshot {
-        let (prev, _) = self.update(|cur| Some((cur & !(RUNNING | SCHEDULED)) | COMPLETE));
+    /// The future finished (its output is stored): RUNNING → COMPLETE, folding in the poll's
+    /// `local` count as [`State::transition_to_idle`] does. Returns the state just before,
+    /// which says whether a JoinHandle wants the output and has a waker registered. The job's
+    /// reference is not dropped here (see [`State::ref_dec`]).
+    pub fn transition_to_complete(&self, local: isize) -> Snapshot {
+        let local = fold(local);
+        let (prev, _) =
+            self.update(|cur| Some((cur.wrapping_add(local) & !(RUNNING | SCHEDULED)) | COMPLETE));
         debug_assert!(prev.is_running(), "transition_to_complete: not running");
         prev
     }
@@ -237,7 +274,7 @@ impl State {
     /// the task cannot be freed meanwhile (as in `Arc::clone`).
     pub fn ref_inc(&self) {
         let prev = self.0.fetch_add(REF_ONE, Ordering::Relaxed);
-        if prev > isize::MAX as usize {
+        if (prev as isize).checked_add(REF_ONE as isize).is_none() {
             std::process::abort(); // about 2^57 wakers: a leak, never a real count
         }
     }
@@ -246,8 +283,11 @@ impl State {
     /// thread's use of the task happens before the free, whichever thread frees it.
     pub fn ref_dec(&self) -> bool {
         let prev = Snapshot(self.0.fetch_sub(REF_ONE, Ordering::AcqRel));
-        debug_assert!(prev.refs() > 0, "State::ref_dec: no reference left");
-        prev.refs() == 1
+        debug_assert!(
+            prev.refs() > 0 || prev.is_running(),
+            "State::ref_dec: no reference left: {prev:?}"
+        );
+        prev.refs() == 1 && !prev.is_running()
     }
 
     /// The JoinHandle registered its waker (written into the cell before this call). Fails,
@@ -281,8 +321,7 @@ impl State {
     pub fn drop_join_handle(&self) -> bool {
         let (_, next) = self.update(|cur| Some(ref_dec(cur & !JOIN_INTEREST)));
         next.expect("State::drop_join_handle: the update always applies")
-            .refs()
-            == 0
+            .is_unreferenced()
     }
 }
 
@@ -293,8 +332,18 @@ fn ref_inc(cur: usize) -> usize {
 
 #[inline]
 fn ref_dec(cur: usize) -> usize {
-    debug_assert!(cur >= REF_ONE, "State: reference count underflow");
-    cur - REF_ONE
+    debug_assert!(
+        Snapshot(cur).refs() > 0 || Snapshot(cur).is_running(),
+        "State: reference count underflow"
+    );
+    cur.wrapping_sub(REF_ONE)
+}
+
+/// A poll's local count as an addend of the word (two's complement: a negative count
+/// subtracts; the flag bits are untouched since the addend's low bits are zero).
+#[inline]
+fn fold(local: isize) -> usize {
+    (local as usize).wrapping_shl(REF_SHIFT as u32)
 }
 
 #[cfg(test)]
@@ -308,9 +357,9 @@ mod tests {
         // A waker clone, then a wake while running: queued again after the poll.
         s.ref_inc();
         assert_eq!(s.wake_by_ref(), Wake::Done { last: false });
-        assert_eq!(s.transition_to_idle(), Idle::Rescheduled);
+        assert_eq!(s.transition_to_idle(0), Idle::Rescheduled);
         s.transition_to_running();
-        assert_eq!(s.transition_to_idle(), Idle::Idle { last: false });
+        assert_eq!(s.transition_to_idle(0), Idle::Idle { last: false });
         // Idle: the waker's wake queues it (and hands its reference to the job).
         assert_eq!(s.wake_by_val(), Wake::Submit);
         assert_eq!(s.load().refs(), 2);
@@ -320,10 +369,37 @@ mod tests {
             "already queued"
         );
         s.transition_to_running();
-        let prev = s.transition_to_complete();
+        let prev = s.transition_to_complete(0);
         assert!(prev.has_join_interest() && !prev.has_join_waker());
         assert!(!s.ref_dec(), "the handle still holds one");
         assert!(s.set_join_waker().is_err(), "complete: read the output");
         assert!(s.drop_join_handle(), "the handle's reference was the last");
+    }
+
+    #[test]
+    fn local_counts_fold_in_and_the_word_may_go_below_zero_meanwhile() {
+        let s = State::new();
+        assert!(!s.drop_join_handle(), "the job still holds one");
+        s.transition_to_running();
+        // The poll clones its waker twice on its own thread (local +2); both clones are dropped
+        // on other threads (atomic -2): the word reads -1 references, yet nothing is freed.
+        assert!(!s.ref_dec());
+        assert!(!s.ref_dec());
+        assert_eq!(s.load().refs(), -1);
+        assert!(s.load().is_running() && !s.load().is_unreferenced());
+        // The fold: -1 + 2 = 1 (the job's), which the idle transition drops: the last.
+        assert_eq!(s.transition_to_idle(2), Idle::Idle { last: true });
+        assert_eq!(s.load().refs(), 0);
+    }
+
+    #[test]
+    fn a_negative_local_count_folds_in() {
+        let s = State::new();
+        s.ref_inc(); // a waker from an earlier poll
+        s.transition_to_running();
+        // The poll drops that waker on its own thread: local -1.
+        assert_eq!(s.transition_to_idle(-1), Idle::Idle { last: false });
+        assert_eq!(s.load().refs(), 1, "the handle's");
+        assert!(s.drop_join_handle());
     }
 }

@@ -7,7 +7,12 @@
 //!   fence and the wake of `Sleep::notify_work`;
 //! - woken during its own poll (a yield, or a wake from elsewhere while it ran): the back of the
 //!   pool's queues ([`reschedule`]), so it cannot hold its worker against the work waiting there.
+//!
+//! A clone or drop of a task's waker on the thread that is polling that task, during the poll,
+//! changes the cell's plain `local` count instead of the state word ([`Polling`]; the fold and
+//! why it is sound: "References taken during the task's own poll" in `super::state`).
 
+use std::cell::Cell;
 use std::ptr::NonNull;
 use std::task::{RawWaker, RawWakerVTable, Waker};
 
@@ -17,6 +22,51 @@ use crate::task::state::Wake;
 use crate::trace::hooks;
 
 static VTABLE: RawWakerVTable = RawWakerVTable::new(clone, wake, wake_by_ref, drop_waker);
+
+thread_local! {
+    /// The task this thread is polling now (the innermost, if polls nest), or null.
+    static POLLING: Cell<*const Header> = const { Cell::new(std::ptr::null()) };
+}
+
+/// This thread polls a task: while it lives, the task's waker clones and drops on this thread
+/// count in the cell's `local` count (see `super::state`).
+pub(crate) struct Polling {
+    outer: *const Header,
+}
+
+impl Polling {
+    /// Marks `task` as polled by this thread. The caller holds RUNNING for `task` and folds
+    /// the local count into the state word after dropping the guard, before it gives RUNNING
+    /// up.
+    #[inline]
+    pub(crate) fn enter(task: NonNull<Header>) -> Polling {
+        Polling {
+            outer: POLLING.with(|p| p.replace(task.as_ptr())),
+        }
+    }
+}
+
+impl Drop for Polling {
+    #[inline]
+    fn drop(&mut self) {
+        POLLING.with(|p| p.set(self.outer));
+    }
+}
+
+/// If this thread is polling `data` now, adds `delta` to its local count and returns true.
+#[inline]
+fn count_locally(data: *const (), delta: isize) -> bool {
+    if !std::ptr::eq(POLLING.with(Cell::get), data as *const Header) {
+        return false;
+    }
+    // SAFETY: `data` is the task this thread polls (the `Polling` guard of its poll is alive),
+    // so this thread holds RUNNING for it, and only the thread holding RUNNING touches `local`
+    // (the next holder starts after the fold, an AcqRel transition of the state word).
+    unsafe { header(data) }
+        .local
+        .with_mut(|l| unsafe { *l += delta });
+    true
+}
 
 /// A waker for `task` that does not own a reference (wrap it in `ManuallyDrop`).
 ///
@@ -35,8 +85,10 @@ unsafe fn header<'a>(data: *const ()) -> &'a Header {
 }
 
 unsafe fn clone(data: *const ()) -> RawWaker {
-    // SAFETY: the waker being cloned holds a reference.
-    unsafe { header(data) }.state.ref_inc();
+    if !count_locally(data, 1) {
+        // SAFETY: the waker being cloned holds a reference.
+        unsafe { header(data) }.state.ref_inc();
+    }
     RawWaker::new(data, &VTABLE)
 }
 
@@ -62,6 +114,10 @@ unsafe fn wake_by_ref(data: *const ()) {
 }
 
 unsafe fn drop_waker(data: *const ()) {
+    if count_locally(data, -1) {
+        // Dropped during the task's own poll: the job's reference keeps it alive.
+        return;
+    }
     // SAFETY: a waker's data pointer is a task cell, never null.
     let task = unsafe { NonNull::new_unchecked(data as *mut Header) };
     // SAFETY: the dropped waker held a reference until this call.

@@ -5,13 +5,13 @@
 //! shared pool, so scenarios overlap; a third thread keeps building and dropping pools with
 //! queued work (which must all run), and a fourth switches the recorder on and off. A watchdog
 //! fails the run if any scenario takes longer than [`STUCK_AFTER`] (a deadlock or a lost
-//! wake-up). The same seed gives the same sequence of scenarios per driver; the interleavings, of
+//! wake-up), including one still running when the time is up. The same seed gives the same sequence of scenarios per driver; the interleavings, of
 //! course, differ.
 
 mod scenarios;
 
 use std::io::IsTerminal;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -100,6 +100,7 @@ fn mix() -> Vec<(&'static str, Scenario)> {
         ("loops", scenarios::loops),
         ("serial queues", scenarios::serial_queues),
         ("nested pools", scenarios::nested_pools),
+        ("futures", scenarios::futures),
     ]
 }
 
@@ -142,9 +143,13 @@ pub fn run(opts: &Options) -> bool {
     );
     let progress = progress_bar(opts.seconds);
 
+    // Drivers still running: the watchdog keeps watching until they all returned, so a
+    // scenario stuck when the time is up is reported too, not waited for forever.
+    let drivers = AtomicUsize::new(2);
     std::thread::scope(|s| {
         for d in 0..2 {
-            let (pool, ledger, stop, current) = (&pool, &ledger, &stop, &current);
+            let (pool, ledger, stop, current, drivers) =
+                (&pool, &ledger, &stop, &current, &drivers);
             let seed = opts.seed.wrapping_add(d as u64);
             s.spawn(move || {
                 let mut rng = Rng::new(seed);
@@ -162,12 +167,19 @@ pub fn run(opts: &Options) -> bool {
                     current[d].0.store(0, Ordering::Relaxed);
                     ledger.scenarios.fetch_add(1, Ordering::Relaxed);
                 }
+                // Relaxed: the watchdog only stops watching on it; the scope's join orders
+                // the books.
+                drivers.fetch_sub(1, Ordering::Relaxed);
             });
         }
         s.spawn(|| pool_churn(&ledger, &stop, opts.seed));
         s.spawn(|| recorder_toggle(&ledger, &stop));
-        // The watchdog and the clock.
-        while Instant::now() < deadline && !ledger.failed() {
+        // The watchdog and the clock: watches until every driver has returned.
+        while drivers.load(Ordering::Relaxed) > 0 {
+            if Instant::now() >= deadline || ledger.failed() {
+                // Relaxed: see the drivers' loop.
+                stop.store(true, Ordering::Relaxed);
+            }
             std::thread::sleep(Duration::from_millis(100));
             progress.set_position(t0.elapsed().as_secs().min(opts.seconds));
             let now = t0.elapsed().as_millis() as u64;

@@ -327,3 +327,197 @@ pub fn nested_pools(rng: &mut Rng, pool: &Pool, ledger: &Ledger) {
 fn fib_serial(n: u64) -> u64 {
     (0..n).fold((0, 1), |(a, b), _| (b, a + b)).0
 }
+
+/// A future that wakes itself and returns `Pending` `times` times before it is ready: by
+/// reference, or by value through a clone (so the waker's reference counting is exercised in
+/// the task's own poll).
+struct YieldTimes {
+    times: u32,
+    by_value: bool,
+}
+
+impl std::future::Future for YieldTimes {
+    type Output = ();
+    fn poll(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<()> {
+        if self.times == 0 {
+            return std::task::Poll::Ready(());
+        }
+        self.times -= 1;
+        if self.by_value {
+            // Deliberate: a clone taken and consumed inside the task's own poll.
+            #[allow(clippy::waker_clone_wake)]
+            cx.waker().clone().wake();
+        } else {
+            cx.waker().wake_by_ref();
+        }
+        std::task::Poll::Pending
+    }
+}
+
+/// Futures on the pool: a ring of tasks passing a token through channels (every hand-off a
+/// wake-up of a task by another, on whichever workers they are), tasks woken from a plain
+/// thread, tasks that wake themselves, detached tasks, panicking tasks whose panics must come
+/// out of their handles once, and the handles awaited from a plain thread, from `block_on` on
+/// the pool, or from `block_on` inside a worker. Every task counts itself once.
+pub fn futures(rng: &mut Rng, pool: &Pool, ledger: &Ledger) {
+    let ring = rng.range(2, 48) as usize;
+    let laps = rng.range(1, 300);
+    let capacity = rng.below(2) as usize; // 0: rendezvous, 1: one in flight per hop
+    let outside = rng.range(0, 8) as usize;
+    let yielders = rng.range(0, 16) as usize;
+    let detached = rng.range(0, 32) as usize;
+    let bad = rng.range(0, 3) as usize;
+    let first_outside = ring;
+    let first_yielder = first_outside + outside;
+    let first_detached = first_yielder + yielders;
+    let first_bad = first_detached + detached;
+    let slots = Arc::new(Slots::new(first_bad + bad));
+
+    // The ring: task i receives from channel i and sends the token, plus one, to channel i+1;
+    // the last task's last hop returns the token instead. A starter puts 0 into channel 0.
+    let (txs, rxs): (Vec<_>, Vec<_>) = (0..ring).map(|_| flume::bounded::<u64>(capacity)).unzip();
+    let mut handles = Vec::new();
+    for (i, rx) in rxs.into_iter().enumerate() {
+        let tx = txs[(i + 1) % ring].clone();
+        let slots = Arc::clone(&slots);
+        handles.push(pool.spawn_future(async move {
+            for lap in 0..laps {
+                let Ok(v) = rx.recv_async().await else {
+                    return u64::MAX; // a channel closed early: reported below
+                };
+                if i == ring - 1 && lap == laps - 1 {
+                    slots.hit(i);
+                    return v + 1;
+                }
+                if tx.send_async(v + 1).await.is_err() {
+                    return u64::MAX;
+                }
+            }
+            slots.hit(i);
+            0
+        }));
+    }
+    let start = txs[0].clone();
+    drop(txs);
+    let starter = pool.spawn_future(async move { start.send_async(0).await.is_ok() });
+
+    // Woken from a plain thread: each waits for a value a thread sends (blocking).
+    let mut senders = Vec::new();
+    for k in 0..outside {
+        let (tx, rx) = flume::bounded::<u64>(rng.below(2) as usize);
+        let slots = Arc::clone(&slots);
+        handles.push(pool.spawn_future(async move {
+            let v = rx.recv_async().await.unwrap_or(u64::MAX);
+            slots.hit(first_outside + k);
+            v
+        }));
+        senders.push(tx);
+    }
+    let outsider = std::thread::spawn(move || {
+        for (k, tx) in senders.into_iter().enumerate() {
+            let _ = tx.send(k as u64);
+        }
+    });
+
+    // Waking themselves.
+    for k in 0..yielders {
+        let times = rng.range(1, 50) as u32;
+        let by_value = rng.below(2) == 0;
+        let slots = Arc::clone(&slots);
+        handles.push(pool.spawn_future(async move {
+            YieldTimes { times, by_value }.await;
+            slots.hit(first_yielder + k);
+            k as u64
+        }));
+    }
+
+    // Detached: the handle is dropped at once; each counts itself and a shared counter.
+    let done = Arc::new(AtomicUsize::new(0));
+    for k in 0..detached {
+        let (slots, done) = (Arc::clone(&slots), Arc::clone(&done));
+        let times = rng.range(0, 4) as u32;
+        drop(pool.spawn_future(async move {
+            YieldTimes {
+                times,
+                by_value: k % 2 == 0,
+            }
+            .await;
+            slots.hit(first_detached + k);
+            // Release: pairs with the Acquire wait below.
+            done.fetch_add(1, Ordering::Release);
+        }));
+    }
+
+    // Panicking: each panic must come out of its own handle.
+    let bad_handles: Vec<_> = (0..bad)
+        .map(|k| {
+            let slots = Arc::clone(&slots);
+            pool.spawn_future(async move {
+                YieldTimes {
+                    times: 1,
+                    by_value: false,
+                }
+                .await;
+                slots.hit(first_bad + k);
+                planned_panic()
+            })
+        })
+        .collect();
+
+    // Await the handles one of three ways.
+    let how = rng.below(3);
+    let outputs: Vec<u64> = match how {
+        0 => handles.into_iter().map(|h| h.join()).collect(),
+        1 => pool.block_on(async move {
+            let mut out = Vec::new();
+            for h in handles {
+                out.push(h.await);
+            }
+            out
+        }),
+        _ => pool.install(|| {
+            threadlab::block_on(async move {
+                let mut out = Vec::new();
+                for h in handles {
+                    out.push(h.await);
+                }
+                out
+            })
+        }),
+    };
+    if !starter.join() {
+        ledger.discrepancy("futures: the ring's first send failed".to_string());
+    }
+    let _ = outsider.join();
+    if outputs[ring - 1] != laps * ring as u64 {
+        ledger.discrepancy(format!(
+            "futures: the ring's token came back as {}, expected {}",
+            outputs[ring - 1],
+            laps * ring as u64
+        ));
+    }
+    for (k, &v) in outputs[first_outside..first_yielder].iter().enumerate() {
+        if v != k as u64 {
+            ledger.discrepancy(format!("futures: outside task {k} got {v}"));
+        }
+    }
+    for (k, h) in bad_handles.into_iter().enumerate() {
+        let r = catch_unwind(AssertUnwindSafe(|| h.join()));
+        one_panic(ledger, &format!("futures: panicking task {k}"), r, true);
+    }
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while done.load(Ordering::Acquire) < detached {
+        if Instant::now() > deadline {
+            ledger.discrepancy(format!(
+                "futures: after 60 s, {} of {detached} detached tasks ran",
+                done.load(Ordering::Acquire)
+            ));
+            return;
+        }
+        std::thread::sleep(Duration::from_micros(100));
+    }
+    exactly_once(ledger, "futures", &slots);
+}

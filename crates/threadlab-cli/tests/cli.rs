@@ -109,7 +109,7 @@ const EXPERIMENTS: [&str; 9] = [
 ];
 /// The experiments that save traces of their telling runs.
 const TRACED: [&str; 3] = ["image", "jobs", "contention"];
-const VARIANTS: [&str; 27] = [
+const VARIANTS: [&str; 28] = [
     "serial",
     "threadlab",
     "rayon",
@@ -126,6 +126,7 @@ const VARIANTS: [&str; 27] = [
     "threadlab-eager",
     "threadlab-lazy",
     "os-threads",
+    "channel-only",
     "no-division",
     "division",
     "single",

@@ -3,7 +3,12 @@
 //! task that sums them. The channel is the same on every runtime (`flume::bounded(0)`, which has
 //! async and blocking ends and knows no executor), so what differs is how each runtime wakes
 //! and parks its threads: threadlab under each [`WakePolicy`], Tokio, and two OS threads using
-//! the channel's blocking ends.
+//! the channel's blocking ends. A last variant, `channel-only`, has no runtime at all: one
+//! thread polls the two futures in turn with a waker that does nothing, which is the channel's
+//! own cost per message; what a runtime takes beyond it is what the runtime adds.
+//!
+//! The variants take turns: each round runs every variant once, so a change in the machine's
+//! speed during the run (a shared VM's neighbours) falls on all of them alike.
 //!
 //! Figures: wall time per message, process CPU per message (getrusage, all threads), parks and
 //! wake-ups per message (threadlab's `Pool::metrics`), and, from a shorter recorded run
@@ -21,13 +26,19 @@ use threadlab::{Pool, WakePolicy};
 pub struct Rendezvous;
 
 /// The variants in table order (stable names for results.json).
-const VARIANTS: [&str; 5] = [
+const VARIANTS: [&str; 6] = [
     "threadlab",
     "threadlab-eager",
     "threadlab-lazy",
     "tokio",
     "os-threads",
+    "channel-only",
 ];
+
+/// Indexes into [`VARIANTS`].
+const TOKIO: usize = 3;
+const OS_THREADS: usize = 4;
+const CHANNEL_ONLY: usize = 5;
 
 fn policy_of(variant: &str) -> Option<WakePolicy> {
     match variant {
@@ -141,6 +152,46 @@ fn run_tokio(rt: &tokio::runtime::Runtime, n: u64) -> Result<Run, String> {
     })
 }
 
+/// A waker that does nothing: the `channel-only` variant polls both futures in turn anyway.
+fn noop_waker() -> std::task::Waker {
+    use std::task::{RawWaker, RawWakerVTable, Waker};
+    const VTABLE: RawWakerVTable = RawWakerVTable::new(|_| RAW, |_| {}, |_| {}, |_| {});
+    const RAW: RawWaker = RawWaker::new(std::ptr::null(), &VTABLE);
+    // SAFETY: every function of the vtable ignores the (null) data pointer, and cloning returns
+    // the same do-nothing waker: the RawWaker contract holds trivially.
+    unsafe { Waker::from_raw(RAW) }
+}
+
+/// No runtime: this thread polls the producer and the consumer in turn until the consumer is
+/// done. Every poll finds work (the other side has just made progress), so this is the
+/// channel's own cost per message, the floor under every runtime's figure.
+fn run_channel_only(n: u64) -> Result<Run, String> {
+    use std::future::Future;
+    use std::task::{Context, Poll};
+    let (secs, cpu_secs) = timed(n, || {
+        let (producer, consumer) = endpoints(n);
+        let mut producer = Box::pin(producer);
+        let mut consumer = Box::pin(consumer);
+        let waker = noop_waker();
+        let mut cx = Context::from_waker(&waker);
+        let mut produced = false;
+        loop {
+            if !produced {
+                produced = producer.as_mut().poll(&mut cx).is_ready();
+            }
+            if let Poll::Ready(sum) = consumer.as_mut().poll(&mut cx) {
+                return Ok(sum);
+            }
+        }
+    })?;
+    Ok(Run {
+        secs,
+        cpu_secs,
+        parks: f64::NAN,
+        wakeups: f64::NAN,
+    })
+}
+
 fn run_os_threads(n: u64) -> Result<Run, String> {
     let (secs, cpu_secs) = timed(n, || {
         let (tx, rx) = flume::bounded::<u64>(0);
@@ -200,68 +251,86 @@ impl Experiment for Rendezvous {
             let config = format!("{} messages", group_thousands(n));
             // Per variant: median ns/message, CPU ns/message, parks and wake-ups per message,
             // and the recorded breakdown (threadlab only).
-            let mut figures: Vec<[f64; 4]> = Vec::new();
-            let mut breakdowns: Vec<Option<Breakdown>> = Vec::new();
-            for variant in VARIANTS {
-                ctx.step(format!("rendezvous: {variant}, {threads} threads"));
-                let mut runs = Vec::new();
-                let mut breakdown = None;
-                match policy_of(variant) {
-                    Some(policy) => {
-                        let pool = Pool::builder()
+            // Rounds in which every variant runs once. Each threadlab pool lives for its turn
+            // only: an idle pool under the lazy policy polls every millisecond, which would
+            // disturb the others' turns.
+            let pool_for = |variant: &str| -> Result<Option<Pool>, String> {
+                policy_of(variant)
+                    .map(|policy| {
+                        Pool::builder()
                             .threads(threads)
                             .wake_policy(policy)
                             .build()
-                            .map_err(|e| format!("threadlab pool: {e}"))?;
-                        for _ in 0..ctx.repeat.max(1) {
-                            runs.push(run_threadlab(&pool, n)?);
-                        }
-                        // Recorded runs: the one with the median park/wake share is reported.
-                        let mut recorded = Vec::new();
-                        for _ in 0..ctx.repeat.max(1) {
-                            let rec = threadlab::trace::try_start(threadlab::trace::Mode::Full)
-                                .map_err(|e| format!("cannot record: {e}"))?;
-                            let run = run_threadlab(&pool, recorded_n);
-                            let trace = rec.stop();
-                            run?;
-                            recorded.push(Breakdown::of(&trace));
-                        }
-                        recorded
-                            .sort_by(|a, b| a.park_wake_share().total_cmp(&b.park_wake_share()));
-                        breakdown = Some(recorded[recorded.len() / 2]);
-                    }
-                    None if variant == "tokio" => {
-                        let rt = super::chain::tokio_runtime(threads)?;
-                        for _ in 0..ctx.repeat.max(1) {
-                            runs.push(run_tokio(&rt, n)?);
-                        }
-                    }
-                    None => {
-                        for _ in 0..ctx.repeat.max(1) {
-                            runs.push(run_os_threads(os_n)?);
-                        }
-                    }
+                            .map_err(|e| format!("threadlab pool: {e}"))
+                    })
+                    .transpose()
+            };
+            let rt = super::chain::tokio_runtime(threads)?;
+            let rounds = ctx.repeat.max(1);
+            let mut runs: Vec<Vec<Run>> = vec![Vec::new(); VARIANTS.len()];
+            for round in 0..rounds {
+                for (i, variant) in VARIANTS.iter().enumerate() {
+                    ctx.step(format!(
+                        "rendezvous: {variant}, {threads} threads, round {} of {rounds}",
+                        round + 1
+                    ));
+                    let run = match (pool_for(variant)?, i) {
+                        (Some(pool), _) => run_threadlab(&pool, n)?,
+                        (None, TOKIO) => run_tokio(&rt, n)?,
+                        (None, OS_THREADS) => run_os_threads(os_n)?,
+                        (None, _) => run_channel_only(n)?,
+                    };
+                    runs[i].push(run);
                 }
-                let sent = if variant == "os-threads" { os_n } else { n };
-                let per_msg = |f: fn(&Run) -> f64, scale: f64| {
-                    let mut xs: Vec<f64> =
-                        runs.iter().map(|r| f(r) * scale / sent as f64).collect();
-                    median(&mut xs)
-                };
-                figures.push([
-                    per_msg(|r| r.secs, 1e9),
-                    per_msg(|r| r.cpu_secs, 1e9),
-                    per_msg(|r| r.parks, 1.0),
-                    per_msg(|r| r.wakeups, 1.0),
-                ]);
-                breakdowns.push(breakdown);
             }
-            let tokio = figures[3];
+            // Recorded runs of the threadlab variants: the one with the median park/wake share
+            // is reported.
+            let mut breakdowns: Vec<Option<Breakdown>> = Vec::new();
+            for variant in VARIANTS {
+                let Some(pool) = pool_for(variant)? else {
+                    breakdowns.push(None);
+                    continue;
+                };
+                ctx.step(format!(
+                    "rendezvous: {variant}, {threads} threads, recorded"
+                ));
+                let mut recorded = Vec::new();
+                for _ in 0..rounds {
+                    let rec = threadlab::trace::try_start(threadlab::trace::Mode::Full)
+                        .map_err(|e| format!("cannot record: {e}"))?;
+                    let run = run_threadlab(&pool, recorded_n);
+                    let trace = rec.stop();
+                    run?;
+                    recorded.push(Breakdown::of(&trace));
+                }
+                recorded.sort_by(|a, b| a.park_wake_share().total_cmp(&b.park_wake_share()));
+                breakdowns.push(Some(recorded[recorded.len() / 2]));
+            }
+            drop(rt);
+            // Per variant: median ns/message, CPU ns/message, parks and wake-ups per message.
+            let figures: Vec<[f64; 4]> = VARIANTS
+                .iter()
+                .enumerate()
+                .map(|(i, variant)| {
+                    let sent = if *variant == "os-threads" { os_n } else { n };
+                    let per_msg = |f: fn(&Run) -> f64, scale: f64| {
+                        let mut xs: Vec<f64> =
+                            runs[i].iter().map(|r| f(r) * scale / sent as f64).collect();
+                        median(&mut xs)
+                    };
+                    [
+                        per_msg(|r| r.secs, 1e9),
+                        per_msg(|r| r.cpu_secs, 1e9),
+                        per_msg(|r| r.parks, 1.0),
+                        per_msg(|r| r.wakeups, 1.0),
+                    ]
+                })
+                .collect();
+            let tokio = figures[TOKIO];
+            let channel = figures[CHANNEL_ONLY];
             let mut table = Table::new(
                 format!(
-                    "{config} through flume::bounded(0); pools of {threads} threads (OS threads: 2); medians of {} runs; park/wake share: median of {} recorded runs of {} messages",
-                    ctx.repeat.max(1),
-                    ctx.repeat.max(1),
+                    "{config} through flume::bounded(0); pools of {threads} threads (OS threads: 2; channel-only: this thread); medians of {rounds} rounds, variants taking turns; park/wake share: median of {rounds} recorded runs of {} messages",
                     group_thousands(recorded_n)
                 ),
                 &[
@@ -273,6 +342,7 @@ impl Experiment for Rendezvous {
                     "park/wake % of worker CPU",
                     "time vs tokio",
                     "CPU vs tokio",
+                    "ns/msg over channel-only",
                 ],
             );
             for (i, variant) in VARIANTS.iter().enumerate() {
@@ -287,11 +357,16 @@ impl Experiment for Rendezvous {
                     share.map_or("-".into(), |s| format!("{s:.1}")),
                     fmt_ratio(ns / tokio[0]),
                     fmt_ratio(cpu / tokio[1]),
+                    if i == CHANNEL_ONLY || i == OS_THREADS {
+                        "-".into()
+                    } else {
+                        fmt_ns(ns - channel[0])
+                    },
                 ]);
-                let (variant_threads, variant_config) = if *variant == "os-threads" {
-                    (2, format!("{} messages", group_thousands(os_n)))
-                } else {
-                    (threads, config.clone())
+                let (variant_threads, variant_config) = match i {
+                    OS_THREADS => (2, format!("{} messages", group_thousands(os_n))),
+                    CHANNEL_ONLY => (1, config.clone()),
+                    _ => (threads, config.clone()),
                 };
                 let mut push = |metric: &str, value: f64, unit: &str| {
                     if value.is_finite() {
@@ -386,7 +461,7 @@ impl Experiment for Rendezvous {
             let share = breakdowns[0].map_or(f64::NAN, |b| b.park_wake_share() * 100.0);
             let eager_share = breakdowns[1].map_or(f64::NAN, |b| b.park_wake_share() * 100.0);
             findings.push(format!(
-                "On {threads} thread(s), threadlab's default policy passed a message in {} ns, {} Tokio's time ({} ns) and {} its CPU, with {} wake-ups per message and {share:.1}% of its workers' CPU time on the way into or out of a park; waking a worker for every task (eager) cost {} ns and {} CPU ns per message with {eager_share:.1}% in park/wake, and two OS threads {} ns.",
+                "On {threads} thread(s), threadlab's default policy passed a message in {} ns, {} Tokio's time ({} ns) and {} its CPU, with {} wake-ups per message and {share:.1}% of its workers' CPU time on the way into or out of a park; waking a worker for every task (eager) cost {} ns and {} CPU ns per message with {eager_share:.1}% in park/wake, and two OS threads {} ns. The channel alone (one thread polling both futures, no runtime) took {} ns: threadlab added {} ns per message to it, Tokio {} ns.",
                 fmt_ns(tl[0]),
                 fmt_ratio(tl[0] / tokio[0]),
                 fmt_ns(tokio[0]),
@@ -394,7 +469,10 @@ impl Experiment for Rendezvous {
                 fmt_small(tl[3]),
                 fmt_ns(figures[1][0]),
                 fmt_ns(figures[1][1]),
-                fmt_ns(figures[4][0]),
+                fmt_ns(figures[OS_THREADS][0]),
+                fmt_ns(channel[0]),
+                fmt_ns(tl[0] - channel[0]),
+                fmt_ns(tokio[0] - channel[0]),
             ));
         }
         notes.push(

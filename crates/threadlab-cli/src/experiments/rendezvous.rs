@@ -5,10 +5,13 @@
 //! and parks its threads: threadlab under each [`WakePolicy`], Tokio, and two OS threads using
 //! the channel's blocking ends. A last variant, `channel-only`, has no runtime at all: one
 //! thread polls the two futures in turn with a waker that does nothing, which is the channel's
-//! own cost per message; what a runtime takes beyond it is what the runtime adds.
+//! own cost per message, the floor under every runtime's figure. (What a runtime adds is not
+//! simply the difference: on a shared VM the two vCPUs can differ in speed by more than that,
+//! and the threads of the two variants need not run on the same one. The recorded runs' "where
+//! the time went" table splits the workers' time instead.)
 //!
-//! The variants take turns: each round runs every variant once, so a change in the machine's
-//! speed during the run (a shared VM's neighbours) falls on all of them alike.
+//! Each variant runs an untimed warm-up of a tenth of the messages, then its timed runs back to
+//! back (see the comment in `run` for why the variants do not take turns run by run).
 //!
 //! Figures: wall time per message, process CPU per message (getrusage, all threads), parks and
 //! wake-ups per message (threadlab's `Pool::metrics`), and, from a shorter recorded run
@@ -251,62 +254,65 @@ impl Experiment for Rendezvous {
             let config = format!("{} messages", group_thousands(n));
             // Per variant: median ns/message, CPU ns/message, parks and wake-ups per message,
             // and the recorded breakdown (threadlab only).
-            // Rounds in which every variant runs once. Each threadlab pool lives for its turn
-            // only: an idle pool under the lazy policy polls every millisecond, which would
-            // disturb the others' turns.
-            let pool_for = |variant: &str| -> Result<Option<Pool>, String> {
-                policy_of(variant)
-                    .map(|policy| {
-                        Pool::builder()
+            // Each variant in turn: its runtime built, an untimed warm-up run of a tenth of the
+            // messages, its timed runs back to back, and (threadlab) its recorded runs. Runs
+            // of the variants taking turns were tried too: Tokio then ran 10-40% slower than
+            // back to back on the development VM, which would flatter the ratios against it.
+            let rounds = ctx.repeat.max(1);
+            let warm_n = (n / 10).max(1);
+            let mut runs: Vec<Vec<Run>> = vec![Vec::new(); VARIANTS.len()];
+            let mut breakdowns: Vec<Option<Breakdown>> = vec![None; VARIANTS.len()];
+            for (i, variant) in VARIANTS.iter().enumerate() {
+                ctx.step(format!("rendezvous: {variant}, {threads} threads"));
+                match (policy_of(variant), i) {
+                    (Some(policy), _) => {
+                        let pool = Pool::builder()
                             .threads(threads)
                             .wake_policy(policy)
                             .build()
-                            .map_err(|e| format!("threadlab pool: {e}"))
-                    })
-                    .transpose()
-            };
-            let rt = super::chain::tokio_runtime(threads)?;
-            let rounds = ctx.repeat.max(1);
-            let mut runs: Vec<Vec<Run>> = vec![Vec::new(); VARIANTS.len()];
-            for round in 0..rounds {
-                for (i, variant) in VARIANTS.iter().enumerate() {
-                    ctx.step(format!(
-                        "rendezvous: {variant}, {threads} threads, round {} of {rounds}",
-                        round + 1
-                    ));
-                    let run = match (pool_for(variant)?, i) {
-                        (Some(pool), _) => run_threadlab(&pool, n)?,
-                        (None, TOKIO) => run_tokio(&rt, n)?,
-                        (None, OS_THREADS) => run_os_threads(os_n)?,
-                        (None, _) => run_channel_only(n)?,
-                    };
-                    runs[i].push(run);
+                            .map_err(|e| format!("threadlab pool: {e}"))?;
+                        run_threadlab(&pool, warm_n)?;
+                        for _ in 0..rounds {
+                            runs[i].push(run_threadlab(&pool, n)?);
+                        }
+                        // Recorded runs: the one with the median park/wake share is reported.
+                        ctx.step(format!(
+                            "rendezvous: {variant}, {threads} threads, recorded"
+                        ));
+                        let mut recorded = Vec::new();
+                        for _ in 0..rounds {
+                            let rec = threadlab::trace::try_start(threadlab::trace::Mode::Full)
+                                .map_err(|e| format!("cannot record: {e}"))?;
+                            let run = run_threadlab(&pool, recorded_n);
+                            let trace = rec.stop();
+                            run?;
+                            recorded.push(Breakdown::of(&trace));
+                        }
+                        recorded
+                            .sort_by(|a, b| a.park_wake_share().total_cmp(&b.park_wake_share()));
+                        breakdowns[i] = Some(recorded[recorded.len() / 2]);
+                    }
+                    (None, TOKIO) => {
+                        let rt = super::chain::tokio_runtime(threads)?;
+                        run_tokio(&rt, warm_n)?;
+                        for _ in 0..rounds {
+                            runs[i].push(run_tokio(&rt, n)?);
+                        }
+                    }
+                    (None, OS_THREADS) => {
+                        run_os_threads((os_n / 10).max(1))?;
+                        for _ in 0..rounds {
+                            runs[i].push(run_os_threads(os_n)?);
+                        }
+                    }
+                    (None, _) => {
+                        run_channel_only(warm_n)?;
+                        for _ in 0..rounds {
+                            runs[i].push(run_channel_only(n)?);
+                        }
+                    }
                 }
             }
-            // Recorded runs of the threadlab variants: the one with the median park/wake share
-            // is reported.
-            let mut breakdowns: Vec<Option<Breakdown>> = Vec::new();
-            for variant in VARIANTS {
-                let Some(pool) = pool_for(variant)? else {
-                    breakdowns.push(None);
-                    continue;
-                };
-                ctx.step(format!(
-                    "rendezvous: {variant}, {threads} threads, recorded"
-                ));
-                let mut recorded = Vec::new();
-                for _ in 0..rounds {
-                    let rec = threadlab::trace::try_start(threadlab::trace::Mode::Full)
-                        .map_err(|e| format!("cannot record: {e}"))?;
-                    let run = run_threadlab(&pool, recorded_n);
-                    let trace = rec.stop();
-                    run?;
-                    recorded.push(Breakdown::of(&trace));
-                }
-                recorded.sort_by(|a, b| a.park_wake_share().total_cmp(&b.park_wake_share()));
-                breakdowns.push(Some(recorded[recorded.len() / 2]));
-            }
-            drop(rt);
             // Per variant: median ns/message, CPU ns/message, parks and wake-ups per message.
             let figures: Vec<[f64; 4]> = VARIANTS
                 .iter()
@@ -330,7 +336,7 @@ impl Experiment for Rendezvous {
             let channel = figures[CHANNEL_ONLY];
             let mut table = Table::new(
                 format!(
-                    "{config} through flume::bounded(0); pools of {threads} threads (OS threads: 2; channel-only: this thread); medians of {rounds} rounds, variants taking turns; park/wake share: median of {rounds} recorded runs of {} messages",
+                    "{config} through flume::bounded(0); pools of {threads} threads (OS threads: 2; channel-only: this thread); medians of {rounds} runs after a warm-up; park/wake share: median of {rounds} recorded runs of {} messages",
                     group_thousands(recorded_n)
                 ),
                 &[
@@ -342,7 +348,6 @@ impl Experiment for Rendezvous {
                     "park/wake % of worker CPU",
                     "time vs tokio",
                     "CPU vs tokio",
-                    "ns/msg over channel-only",
                 ],
             );
             for (i, variant) in VARIANTS.iter().enumerate() {
@@ -357,11 +362,6 @@ impl Experiment for Rendezvous {
                     share.map_or("-".into(), |s| format!("{s:.1}")),
                     fmt_ratio(ns / tokio[0]),
                     fmt_ratio(cpu / tokio[1]),
-                    if i == CHANNEL_ONLY || i == OS_THREADS {
-                        "-".into()
-                    } else {
-                        fmt_ns(ns - channel[0])
-                    },
                 ]);
                 let (variant_threads, variant_config) = match i {
                     OS_THREADS => (2, format!("{} messages", group_thousands(os_n))),
@@ -461,7 +461,7 @@ impl Experiment for Rendezvous {
             let share = breakdowns[0].map_or(f64::NAN, |b| b.park_wake_share() * 100.0);
             let eager_share = breakdowns[1].map_or(f64::NAN, |b| b.park_wake_share() * 100.0);
             findings.push(format!(
-                "On {threads} thread(s), threadlab's default policy passed a message in {} ns, {} Tokio's time ({} ns) and {} its CPU, with {} wake-ups per message and {share:.1}% of its workers' CPU time on the way into or out of a park; waking a worker for every task (eager) cost {} ns and {} CPU ns per message with {eager_share:.1}% in park/wake, and two OS threads {} ns. The channel alone (one thread polling both futures, no runtime) took {} ns: threadlab added {} ns per message to it, Tokio {} ns.",
+                "On {threads} thread(s), threadlab's default policy passed a message in {} ns, {} Tokio's time ({} ns) and {} its CPU, with {} wake-ups per message and {share:.1}% of its workers' CPU time on the way into or out of a park; waking a worker for every task (eager) cost {} ns and {} CPU ns per message with {eager_share:.1}% in park/wake, and two OS threads {} ns. The channel alone (one thread polling both futures, no runtime) took {} ns, {} Tokio's time.",
                 fmt_ns(tl[0]),
                 fmt_ratio(tl[0] / tokio[0]),
                 fmt_ns(tokio[0]),
@@ -471,8 +471,7 @@ impl Experiment for Rendezvous {
                 fmt_ns(figures[1][1]),
                 fmt_ns(figures[OS_THREADS][0]),
                 fmt_ns(channel[0]),
-                fmt_ns(tl[0] - channel[0]),
-                fmt_ns(tokio[0] - channel[0]),
+                fmt_ratio(channel[0] / tokio[0]),
             ));
         }
         notes.push(

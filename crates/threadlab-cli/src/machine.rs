@@ -3,6 +3,7 @@
 //! Used by `threadlab topology` (a text view in the spirit of hwloc's `lstopo`) and by the
 //! `machine` block of `results.json`.
 
+use crate::cpu_speed::{self, CpuSpeed};
 use serde::Serialize;
 use std::collections::BTreeSet;
 use std::fs;
@@ -43,6 +44,11 @@ pub struct Machine {
     pub available_parallelism: usize,
     /// Total memory in bytes (from /proc/meminfo), 0 when unknown.
     pub memory_bytes: u64,
+    /// The lab's CPU speed check before its experiments (`crate::cpu_speed`); empty when not
+    /// run (`threadlab topology`) or not possible.
+    pub cpu_speed_before: Vec<CpuSpeed>,
+    /// The same check after the experiments.
+    pub cpu_speed_after: Vec<CpuSpeed>,
 }
 
 fn read(path: &str) -> Option<String> {
@@ -186,6 +192,8 @@ impl Machine {
             numa_nodes,
             available_parallelism,
             memory_bytes,
+            cpu_speed_before: Vec::new(),
+            cpu_speed_after: Vec::new(),
         }
     }
 
@@ -224,6 +232,15 @@ impl Machine {
                 self.numa_nodes.len(),
                 self.numa_nodes.join("; ")
             );
+        }
+        for (when, speeds) in [
+            ("before", &self.cpu_speed_before),
+            ("after", &self.cpu_speed_after),
+        ] {
+            if !speeds.is_empty() {
+                s += &cpu_speed::describe(when, speeds);
+                s += "\n";
+            }
         }
         s
     }

@@ -6,6 +6,7 @@
 
 mod baselines;
 mod cli;
+mod cpu_speed;
 mod doctor;
 mod experiments;
 mod lab;
@@ -136,13 +137,20 @@ fn lab_command(args: LabArgs) -> ExitCode {
     } else {
         lab::Size::Quick
     };
-    let machine = machine::Machine::detect();
+    let mut machine = machine::Machine::detect();
+    machine.cpu_speed_before = cpu_speed::probe();
+    println!(
+        "{}",
+        cpu_speed::describe("before", &machine.cpu_speed_before)
+    );
     let threads = args
         .threads
         .map(|t| t.0)
         .unwrap_or_else(|| vec![machine.available_parallelism]);
     let repeat = args.repeat.map_or(size.pick(1, 3, 5), |r| r as usize);
     let reports = lab::run_all(&selected, size, threads.clone(), repeat, args.out.clone());
+    machine.cpu_speed_after = cpu_speed::probe();
+    println!("{}", cpu_speed::describe("after", &machine.cpu_speed_after));
 
     let command: Vec<String> = std::env::args().collect();
     let mut write_failed = false;

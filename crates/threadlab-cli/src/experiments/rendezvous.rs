@@ -62,6 +62,18 @@ struct Run {
     wakeups: f64,
 }
 
+impl Run {
+    /// A run of a variant without park and wake-up counters (not threadlab).
+    fn uncounted(secs: f64, cpu_secs: f64) -> Run {
+        Run {
+            secs,
+            cpu_secs,
+            parks: f64::NAN,
+            wakeups: f64::NAN,
+        }
+    }
+}
+
 /// The producer and the consumer: `n` numbers through a rendezvous channel; the consumer's sum.
 fn endpoints(
     n: u64,
@@ -147,12 +159,7 @@ fn run_tokio(rt: &tokio::runtime::Runtime, n: u64) -> Result<Run, String> {
             Ok(sum)
         })
     })?;
-    Ok(Run {
-        secs,
-        cpu_secs,
-        parks: f64::NAN,
-        wakeups: f64::NAN,
-    })
+    Ok(Run::uncounted(secs, cpu_secs))
 }
 
 /// A waker that does nothing: the `channel-only` variant polls both futures in turn anyway.
@@ -187,12 +194,7 @@ fn run_channel_only(n: u64) -> Result<Run, String> {
             }
         }
     })?;
-    Ok(Run {
-        secs,
-        cpu_secs,
-        parks: f64::NAN,
-        wakeups: f64::NAN,
-    })
+    Ok(Run::uncounted(secs, cpu_secs))
 }
 
 fn run_os_threads(n: u64) -> Result<Run, String> {
@@ -220,12 +222,7 @@ fn run_os_threads(n: u64) -> Result<Run, String> {
             .map_err(|_| "the producer thread panicked".to_string())?;
         Ok(sum)
     })?;
-    Ok(Run {
-        secs,
-        cpu_secs,
-        parks: f64::NAN,
-        wakeups: f64::NAN,
-    })
+    Ok(Run::uncounted(secs, cpu_secs))
 }
 
 impl Experiment for Rendezvous {

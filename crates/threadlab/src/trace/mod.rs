@@ -178,7 +178,9 @@ impl Drop for Recording {
 impl Trace {
     /// Writes the trace; the format follows the extension: `.pftrace` (Perfetto protobuf, opens
     /// in ui.perfetto.dev), `.json` (Chrome JSON, also opens there and in chrome://tracing) or
-    /// `.tltrace` (threadlab's native format, read back by [`Trace::load`]).
+    /// `.tltrace` (threadlab's native format, read back by [`Trace::load`]). The file is written
+    /// under a temporary name in the same directory (`.<name>.tmp-<pid>`) and renamed when
+    /// complete, so `path` never holds a truncated trace, even if the process is killed.
     pub fn save(&self, path: impl AsRef<Path>) -> Result<(), TraceError> {
         let path = path.as_ref();
         let bytes = match extension(path).as_deref() {
@@ -187,7 +189,15 @@ impl Trace {
             Some("tltrace") => load::encode(self),
             _ => return Err(TraceError::extension(path)),
         };
-        std::fs::write(path, bytes).map_err(|e| TraceError::io(path, "write", e))
+        let name = path
+            .file_name()
+            .map_or_else(|| "trace".into(), |n| n.to_string_lossy().into_owned());
+        let tmp = path.with_file_name(format!(".{name}.tmp-{}", std::process::id()));
+        let written = std::fs::write(&tmp, bytes).and_then(|()| std::fs::rename(&tmp, path));
+        if written.is_err() {
+            let _ = std::fs::remove_file(&tmp);
+        }
+        written.map_err(|e| TraceError::io(path, "write", e))
     }
 
     /// Reads a trace saved as `.tltrace`. A truncated or corrupt file gives an error naming the

@@ -14,11 +14,20 @@
 //! remain.
 //! The buffer is owned by an `Arc` held by the recording's registry, so a thread that exits keeps
 //! its events until `stop`.
+//!
+//! In full mode the recording's chunks share one memory cap (`Mode::Full` has a default one,
+//! `DEFAULT_CAP_BYTES`): every new chunk is counted in `MEMORY` (bytes of chunks allocated by
+//! the recording in progress) before it is allocated; a chunk that would pass the cap is not
+//! allocated, the thread's buffer is marked full, and its later events are counted as dropped
+//! instead of recorded (the oldest events are kept, the newest dropped — the opposite of the
+//! flight recorder). At `stop` the chunks are handed to the decoder one at a time and freed as
+//! soon as they are decoded (`ThreadBuf::take`), so `stop` holds the raw chunks and the decoded
+//! events, not a third copy.
 
 use std::cell::UnsafeCell;
 use std::collections::VecDeque;
 use std::mem::MaybeUninit;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
 /// One recorded event, as written on the hot path. `kind` says how to read `a`, `b` and `c`
@@ -54,6 +63,9 @@ const FIRST_CHUNK: usize = 256;
 /// Largest chunk, in records (256 KiB).
 const MAX_CHUNK: usize = 8192;
 
+/// Bytes of chunks allocated by the recording in progress (reset when one starts).
+pub(crate) static MEMORY: AtomicUsize = AtomicUsize::new(0);
+
 /// A fixed array of record slots; `len` slots are published.
 pub(crate) struct Chunk {
     len: AtomicUsize,
@@ -76,6 +88,11 @@ impl Chunk {
             len: AtomicUsize::new(0),
             slots,
         }
+    }
+
+    /// A chunk with no slots (what a thread holds once the memory cap stopped its buffer).
+    pub(crate) fn empty() -> Chunk {
+        Chunk::new(0)
     }
 
     pub(crate) fn capacity(&self) -> usize {
@@ -101,15 +118,52 @@ impl Chunk {
         self.len.store(index + 1, Ordering::Release);
     }
 
-    /// Copies the published records.
-    pub(crate) fn published(&self, out: &mut Vec<Record>) {
+    /// The number of published records.
+    pub(crate) fn published_len(&self) -> usize {
         // Acquire: pairs with the release store in `push_at`.
-        let n = self.len.load(Ordering::Acquire);
-        for slot in &self.slots[..n] {
-            // SAFETY: slots below the published length were fully written before the release
-            // store we synchronised with, and are never written again.
-            out.push(unsafe { (*slot.get()).assume_init() });
+        self.len.load(Ordering::Acquire)
+    }
+
+    /// Published record `i`.
+    ///
+    /// # Safety
+    /// `i` is below a length returned by `published_len` on this thread.
+    unsafe fn published_at(&self, i: usize) -> Record {
+        // SAFETY: slots below the published length were fully written before the release store
+        // that `published_len`'s acquire load synchronised with, and are never written again.
+        unsafe { (*self.slots.get_unchecked(i).get()).assume_init() }
+    }
+}
+
+/// The published records of one chunk, by value; holding the chunk's `Arc`, it frees the chunk
+/// (if no one else holds it) when dropped.
+pub(crate) struct ChunkRecords {
+    chunk: Arc<Chunk>,
+    next: usize,
+    len: usize,
+}
+
+impl ChunkRecords {
+    pub(crate) fn new(chunk: Arc<Chunk>) -> ChunkRecords {
+        let len = chunk.published_len();
+        ChunkRecords {
+            chunk,
+            next: 0,
+            len,
         }
+    }
+}
+
+impl Iterator for ChunkRecords {
+    type Item = Record;
+    fn next(&mut self) -> Option<Record> {
+        if self.next == self.len {
+            return None;
+        }
+        // SAFETY: `next` is below `len`, which `published_len` returned.
+        let rec = unsafe { self.chunk.published_at(self.next) };
+        self.next += 1;
+        Some(rec)
     }
 }
 
@@ -120,25 +174,53 @@ pub(crate) struct ThreadBuf {
     chunks: Mutex<VecDeque<Arc<Chunk>>>,
     /// Flight-recorder budget in bytes for this thread, if any.
     budget: Option<usize>,
+    /// The recording's memory cap in bytes (full mode), if any.
+    pub(crate) cap: Option<usize>,
     /// Records dropped by the flight recorder (written under the `chunks` lock).
     dropped: Mutex<u64>,
+    /// Events dropped because the recording reached its memory cap (owner thread adds).
+    capped: AtomicU64,
+    /// Set once a chunk was refused for the cap: the owner records nothing more.
+    full: AtomicBool,
 }
 
 impl ThreadBuf {
-    pub(crate) fn new(tid: u64, name: String, budget: Option<usize>) -> ThreadBuf {
+    pub(crate) fn new(
+        tid: u64,
+        name: String,
+        budget: Option<usize>,
+        cap: Option<usize>,
+    ) -> ThreadBuf {
         ThreadBuf {
             tid,
             name: Mutex::new(name),
             chunks: Mutex::new(VecDeque::new()),
             budget,
+            cap,
             dropped: Mutex::new(0),
+            capped: AtomicU64::new(0),
+            full: AtomicBool::new(false),
         }
     }
 
-    /// Adds a chunk after one of `previous` records (0 for the first) and returns it.
+    /// Whether the recording's memory cap stopped this buffer (owner thread only).
+    pub(crate) fn is_full(&self) -> bool {
+        // Relaxed: only the owner thread stores it, and reads it here.
+        self.full.load(Ordering::Relaxed)
+    }
+
+    /// Counts one event dropped for the memory cap (owner thread only).
+    pub(crate) fn drop_capped(&self) {
+        // Relaxed: a counter; `take` reads it after the recording is switched off under the
+        // registry lock, which orders it after the owner's last add.
+        self.capped.fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// Adds a chunk after one of `previous` records (0 for the first) and returns it; `None`
+    /// when it would take the recording past `limit` bytes of chunks (the buffer is then full).
     #[cold]
     #[inline(never)]
-    pub(crate) fn grow(&self, previous: usize) -> Arc<Chunk> {
+    pub(crate) fn grow(&self, previous: usize, limit: Option<usize>) -> Option<Arc<Chunk>> {
         let mut cap = if previous == 0 {
             FIRST_CHUNK
         } else {
@@ -168,19 +250,34 @@ impl ThreadBuf {
                 }
             }
         }
-        let chunk = recycled.unwrap_or_else(|| Arc::new(Chunk::new(cap)));
+        let chunk = match recycled {
+            Some(c) => c,
+            None => {
+                let bytes = cap * RECORD_BYTES;
+                // Relaxed: a byte count shared by the recording's threads; the read-modify-write
+                // alone makes the cap exact, no other memory is published through it.
+                let before = MEMORY.fetch_add(bytes, Ordering::Relaxed);
+                if limit.is_some_and(|limit| before + bytes > limit) {
+                    // Relaxed: as above.
+                    MEMORY.fetch_sub(bytes, Ordering::Relaxed);
+                    // Relaxed: only this (the owner) thread reads it.
+                    self.full.store(true, Ordering::Relaxed);
+                    return None;
+                }
+                Arc::new(Chunk::new(cap))
+            }
+        };
         chunks.push_back(chunk.clone());
-        chunk
+        Some(chunk)
     }
 
-    /// Copies every published record, oldest first, and returns how many were dropped.
-    pub(crate) fn collect(&self) -> (Vec<Record>, u64) {
-        let chunks: Vec<Arc<Chunk>> = lock(&self.chunks).iter().cloned().collect();
-        let mut out = Vec::new();
-        for c in &chunks {
-            c.published(&mut out);
-        }
-        (out, *lock(&self.dropped))
+    /// Takes the chunks, oldest first, and the number of events dropped (by the flight recorder
+    /// or the memory cap). Call after the recording was switched off.
+    pub(crate) fn take(&self) -> (Vec<Arc<Chunk>>, u64) {
+        let chunks = std::mem::take(&mut *lock(&self.chunks)).into();
+        // Relaxed: see `drop_capped`.
+        let capped = self.capped.load(Ordering::Relaxed);
+        (chunks, *lock(&self.dropped) + capped)
     }
 }
 

@@ -16,7 +16,10 @@ use super::raw;
 pub(crate) struct RawThread {
     pub(crate) tid: u64,
     pub(crate) name: String,
-    pub(crate) records: Vec<Record>,
+    /// The records, oldest first, consumed (and their chunks freed) as they are decoded.
+    pub(crate) records: Box<dyn Iterator<Item = Record>>,
+    /// How many `records` yields at most (sizes the event vector once).
+    pub(crate) len: usize,
     pub(crate) dropped: u64,
 }
 
@@ -104,13 +107,14 @@ fn decode_thread(
     duration_ns: u64,
     names: &mut Interner,
 ) -> (ThreadTrack, Vec<(usize, Pending)>) {
-    let mut events: Vec<Event> = Vec::with_capacity(rt.records.len());
+    let mut events: Vec<Event> = Vec::with_capacity(rt.len);
     let mut pending = Vec::new();
     let mut stack: Vec<Open> = Vec::new();
     let mut holds: Vec<(u64, super::event::NameId)> = Vec::new();
     let mut worker = None;
     let mut last_ts = 0;
-    for r in &rt.records {
+    for r in rt.records {
+        let r = &r;
         let ts_ns = conv.ns_since_start(r.ts).max(last_ts);
         last_ts = ts_ns;
         // SAFETY: name fields of records were written by this process from `&'static str`s
@@ -290,7 +294,8 @@ mod tests {
         RawThread {
             tid,
             name: format!("t{tid}"),
-            records,
+            len: records.len(),
+            records: Box::new(records.into_iter()),
             dropped: 0,
         }
     }

@@ -253,7 +253,8 @@ impl Trace {
     pub fn cpus(&self) -> u32 {
         self.cpus
     }
-    /// Events dropped by the flight recorder (oldest first).
+    /// Events dropped: by the flight recorder (the oldest ones) or past a full recording's
+    /// memory cap (the newest ones, see `trace::DEFAULT_CAP_BYTES`).
     pub fn dropped_events(&self) -> u64 {
         self.dropped
     }

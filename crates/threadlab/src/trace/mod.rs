@@ -53,11 +53,31 @@ pub use zone::Zone;
 use buffer::lock;
 use recorder::REGISTRY;
 
+/// The memory cap of a [`Mode::Full`] recording (and so of [`start`]): 256 MiB of buffers in
+/// all threads together, about 4 million zones (a zone is two 32-byte records). Past it, new
+/// events are dropped and counted ([`Trace::dropped_events`], and the doctor's first line says
+/// so); ask for [`Mode::Capped`] or [`Mode::Unbounded`] to keep more.
+///
+/// ```
+/// assert_eq!(threadlab::trace::DEFAULT_CAP_BYTES, 256 << 20);
+/// ```
+pub const DEFAULT_CAP_BYTES: usize = 256 << 20;
+
 /// How much a recording keeps.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Mode {
-    /// Every event until `stop`.
+    /// Every event until `stop`, up to [`DEFAULT_CAP_BYTES`] of buffers in all; later events
+    /// are dropped and counted in [`Trace::dropped_events`].
     Full,
+    /// Every event until `stop`, up to `total_bytes` of buffers in all threads together (the
+    /// first events are kept, later ones dropped and counted).
+    Capped {
+        /// Cap on the recording's buffers, in bytes.
+        total_bytes: usize,
+    },
+    /// Every event until `stop`, with no memory cap: only when asked for (a busy program fills
+    /// hundreds of MB a second).
+    Unbounded,
     /// Flight recorder: each thread keeps only its newest events within this many bytes
     /// (records are 32 bytes; the buffer is trimmed a chunk at a time, so a little less may be
     /// kept).
@@ -76,7 +96,8 @@ pub struct Recording {
     stopped: bool,
 }
 
-/// Starts recording every thread's events.
+/// Starts recording every thread's events ([`Mode::Full`]: at most [`DEFAULT_CAP_BYTES`] of
+/// buffers).
 ///
 /// # Panics
 /// If a recording is already on (use [`try_start`] to get an error instead).
@@ -101,9 +122,17 @@ pub fn try_start(mode: Mode) -> Result<Recording, TraceError> {
         return Err(TraceError::already_recording());
     }
     reg.budget = match mode {
-        Mode::Full => None,
         Mode::FlightRecorder { bytes_per_thread } => Some(bytes_per_thread),
+        _ => None,
     };
+    reg.cap = match mode {
+        Mode::Full => Some(DEFAULT_CAP_BYTES),
+        Mode::Capped { total_bytes } => Some(total_bytes),
+        Mode::Unbounded | Mode::FlightRecorder { .. } => None,
+    };
+    // Relaxed: reset under the registry lock before the flag goes on (`switch_on`'s SeqCst
+    // store), so every chunk of this recording is counted from zero.
+    buffer::MEMORY.store(0, std::sync::atomic::Ordering::Relaxed);
     reg.bufs.clear();
     reg.start = Some(clock::Anchor::take());
     recorder::switch_on(&mut reg);
@@ -126,6 +155,23 @@ pub fn is_recording() -> bool {
 }
 
 impl Recording {
+    /// Bytes of recording buffers allocated so far by this recording, all threads together
+    /// (what [`Mode::Full`]'s cap counts).
+    ///
+    /// ```
+    /// let rec = threadlab::trace::start();
+    /// for _ in 0..1000 {
+    ///     let _z = threadlab::zone!("work");
+    /// }
+    /// assert!(rec.memory_bytes() >= 2000 * 32);
+    /// assert!(rec.memory_bytes() <= threadlab::trace::DEFAULT_CAP_BYTES);
+    /// let _ = rec.stop();
+    /// ```
+    pub fn memory_bytes(&self) -> usize {
+        // Relaxed: a statistic; see `buffer::MEMORY`.
+        buffer::MEMORY.load(std::sync::atomic::Ordering::Relaxed)
+    }
+
     /// Ends the recording and returns every thread's events (threads that exited included).
     pub fn stop(mut self) -> Trace {
         self.stopped = true;
@@ -152,13 +198,20 @@ impl Recording {
         let raws = bufs
             .iter()
             .map(|b| {
-                let (mut records, dropped) = b.collect();
+                let (chunks, dropped) = b.take();
                 // A last OS sample for threads still alive.
-                records.extend(os::sample_records(end.raw, Some(b.tid)));
+                let tail = os::sample_records(end.raw, Some(b.tid));
+                let len = chunks.iter().map(|c| c.published_len()).sum::<usize>() + tail.len();
+                // Each chunk is freed once decoded (unless its thread still holds it).
+                let records = chunks
+                    .into_iter()
+                    .flat_map(buffer::ChunkRecords::new)
+                    .chain(tail);
                 decode::RawThread {
                     tid: b.tid,
                     name: lock(&b.name).clone(),
-                    records,
+                    records: Box::new(records),
+                    len,
                     dropped,
                 }
             })

@@ -137,3 +137,51 @@ fn stop_peaks_under_twice_the_raw_buffers() {
     );
     assert!(trace.event_count() >= 4 * N);
 }
+
+#[test]
+fn a_loaded_trace_takes_about_its_file_size_and_a_foreign_file_is_not_read_whole() {
+    let _s = serial();
+    let dir = std::env::temp_dir().join(format!("threadlab-trace-memory-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let rec = threadlab::trace::start();
+    zones(2, 100_000);
+    // Some of every common kind: a pool's tasks, steals and parks.
+    let pool = threadlab::Pool::builder().threads(2).build().unwrap();
+    pool.install(|| threadlab::for_each(0..10_000, |i| drop(std::hint::black_box(i))));
+    drop(pool);
+    let trace = rec.stop();
+    let path = dir.join("t.tltrace");
+    trace.save(&path).unwrap();
+    let size = std::fs::metadata(&path).unwrap().len() as usize;
+
+    let before = LIVE.load(Relaxed);
+    PEAK.store(before, Relaxed);
+    let loaded = threadlab::trace::Trace::load(&path).unwrap();
+    let (held, peak) = (LIVE.load(Relaxed) - before, PEAK.load(Relaxed) - before);
+    eprintln!(
+        "load: {size} bytes on disk, {} events; {held} bytes held, {peak} at the peak",
+        loaded.event_count()
+    );
+    assert_eq!(loaded, trace, "loaded back without loss");
+    assert!(held <= 2 * size, "{held} bytes held for a {size}-byte file");
+    assert!(
+        peak <= 2 * size + (256 << 10),
+        "{peak} at the peak for {size}"
+    );
+
+    // 64 MiB that are not a trace: refused at byte 0 without reading the file into memory.
+    let foreign = dir.join("zeros.tltrace");
+    std::fs::write(&foreign, vec![0u8; 64 << 20]).unwrap();
+    let before = LIVE.load(Relaxed);
+    PEAK.store(before, Relaxed);
+    let err = threadlab::trace::Trace::load(&foreign)
+        .unwrap_err()
+        .to_string();
+    let peak = PEAK.load(Relaxed) - before;
+    assert!(err.contains("byte offset 0"), "{err}");
+    assert!(
+        peak < 1 << 20,
+        "{peak} bytes allocated to refuse a foreign file"
+    );
+    let _ = std::fs::remove_dir_all(dir);
+}

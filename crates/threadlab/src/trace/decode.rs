@@ -92,6 +92,11 @@ pub(crate) fn decode(raws: Vec<RawThread>, conv: &Converter, end_raw: u64) -> Tr
     }
     resolve_flows(&mut threads, &pendings);
     threads.sort_by_key(|t| t.events.first().map_or(u64::MAX, |e| e.ts_ns));
+    // Encode each track (a few bytes per event), freeing its decoded events as it goes.
+    let threads = threads
+        .into_iter()
+        .map(|t| ThreadTrack::from_events(t.tid, t.name, t.worker, t.events))
+        .collect();
     Trace {
         threads,
         names: names.names,
@@ -101,12 +106,20 @@ pub(crate) fn decode(raws: Vec<RawThread>, conv: &Converter, end_raw: u64) -> Tr
     }
 }
 
+/// A thread's events before flows are resolved and the track is encoded.
+struct Decoded {
+    tid: u64,
+    name: String,
+    worker: Option<u32>,
+    events: Vec<Event>,
+}
+
 fn decode_thread(
     rt: RawThread,
     conv: &Converter,
     duration_ns: u64,
     names: &mut Interner,
-) -> (ThreadTrack, Vec<(usize, Pending)>) {
+) -> (Decoded, Vec<(usize, Pending)>) {
     let mut events: Vec<Event> = Vec::with_capacity(rt.len);
     let mut pending = Vec::new();
     let mut stack: Vec<Open> = Vec::new();
@@ -234,7 +247,7 @@ fn decode_thread(
             },
         });
     }
-    let track = ThreadTrack {
+    let track = Decoded {
         tid: rt.tid,
         name: rt.name,
         worker,
@@ -243,7 +256,7 @@ fn decode_thread(
     (track, pending)
 }
 
-fn resolve_flows(threads: &mut [ThreadTrack], pendings: &[Vec<(usize, Pending)>]) {
+fn resolve_flows(threads: &mut [Decoded], pendings: &[Vec<(usize, Pending)>]) {
     let mut all: Vec<(u64, bool, usize, usize, Pending)> = Vec::new();
     for (t, list) in pendings.iter().enumerate() {
         for &(i, p) in list {

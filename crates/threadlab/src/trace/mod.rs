@@ -29,6 +29,7 @@
 
 mod buffer;
 mod clock;
+mod compact;
 mod decode;
 mod error;
 mod event;
@@ -46,6 +47,7 @@ mod zone;
 
 use std::path::Path;
 
+pub use compact::{EventIter, Events};
 pub use error::TraceError;
 pub use event::{Event, EventKind, FlowId, NameId, TaskKind, ThreadTrack, Trace};
 pub use zone::Zone;
@@ -254,14 +256,20 @@ impl Trace {
     }
 
     /// Reads a trace saved as `.tltrace`. A truncated or corrupt file gives an error naming the
-    /// file and the byte offset.
+    /// file and the byte offset. The file is streamed (its magic bytes are checked first, and
+    /// it is never held whole in memory); the trace keeps its events encoded, taking about the
+    /// file's size in memory.
     pub fn load(path: impl AsRef<Path>) -> Result<Trace, TraceError> {
         let path = path.as_ref();
         if extension(path).as_deref() != Some("tltrace") {
             return Err(TraceError::not_loadable(path));
         }
-        let bytes = std::fs::read(path).map_err(|e| TraceError::io(path, "read", e))?;
-        load::decode(&bytes).map_err(|(offset, what)| TraceError::corrupt(path, offset, what))
+        let file = std::fs::File::open(path).map_err(|e| TraceError::io(path, "read", e))?;
+        let size = file
+            .metadata()
+            .map_err(|e| TraceError::io(path, "read", e))?
+            .len();
+        load::read(file, size).map_err(|(offset, what)| TraceError::corrupt(path, offset, what))
     }
 }
 

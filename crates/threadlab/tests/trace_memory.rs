@@ -63,6 +63,7 @@ fn a_capped_recording_stays_under_its_cap_and_counts_what_it_dropped() {
     const CAP: usize = 1 << 20;
     const N: usize = 100_000; // 2 × 100,000 × 2 records of 32 bytes: 12.8 MB wanted
     let rec = threadlab::trace::try_start(Mode::Capped { total_bytes: CAP }).unwrap();
+    assert_eq!(rec.memory_cap(), Some(CAP));
     zones(2, N);
     let memory = rec.memory_bytes();
     let trace = rec.stop();
@@ -97,6 +98,8 @@ fn a_default_recording_counts_its_buffers_under_the_default_cap() {
     let _s = serial();
     const N: usize = 50_000;
     let rec = threadlab::trace::start();
+    // `start` (Mode::Full) has the documented cap, which the capped test shows is enforced.
+    assert_eq!(rec.memory_cap(), Some(threadlab::trace::DEFAULT_CAP_BYTES));
     zones(1, N);
     let memory = rec.memory_bytes();
     let trace = rec.stop();
@@ -106,6 +109,7 @@ fn a_default_recording_counts_its_buffers_under_the_default_cap() {
     assert_eq!(trace.dropped_events(), 0);
     // Unbounded only when asked: no cap, nothing dropped.
     let rec = threadlab::trace::try_start(Mode::Unbounded).unwrap();
+    assert_eq!(rec.memory_cap(), None);
     zones(1, N);
     assert_eq!(rec.stop().dropped_events(), 0);
 }

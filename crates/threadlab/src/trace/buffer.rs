@@ -8,7 +8,11 @@
 //! performs no read-modify-write on a shared atomic (the same single-writer design as Tracy's
 //! per-thread queues, Bartosz Taudul, "Tracy Profiler", 2018–).
 //!
-//! Chunks start small (threads that record little cost little) and double up to a cap. Adding a
+//! Chunks start small (threads that record little cost little) and double up to a cap. In full
+//! mode each new chunk comes with the next one, allocated ahead and pre-faulted by a helper
+//! thread (`prefault.rs`), so the recording thread rarely takes a first-touch page fault: fresh
+//! memory was most of a full recording's cost per event, which the flight recorder (reusing its
+//! chunks) does not pay. Adding a
 //! chunk takes the buffer's mutex, once per chunk. In flight-recorder mode, adding a chunk drops
 //! the oldest ones while the buffer would exceed its byte budget (reusing one of them), so only the newest events
 //! remain.
@@ -99,6 +103,11 @@ impl Chunk {
         self.slots.len()
     }
 
+    /// The chunk's memory: its address and length in bytes.
+    pub(crate) fn memory(&self) -> (*const u8, usize) {
+        (self.slots.as_ptr().cast(), self.slots.len() * RECORD_BYTES)
+    }
+
     /// Writes `rec` at `index` and publishes it.
     ///
     /// # Safety
@@ -182,6 +191,9 @@ pub(crate) struct ThreadBuf {
     capped: AtomicU64,
     /// Set once a chunk was refused for the cap: the owner records nothing more.
     full: AtomicBool,
+    /// Full mode: the next chunk, allocated ahead and being pre-faulted by `prefault.rs`'s
+    /// thread (owner thread only; a mutex for `Sync`).
+    spare: Mutex<Option<Arc<Chunk>>>,
 }
 
 impl ThreadBuf {
@@ -200,6 +212,7 @@ impl ThreadBuf {
             dropped: Mutex::new(0),
             capped: AtomicU64::new(0),
             full: AtomicBool::new(false),
+            spare: Mutex::new(None),
         }
     }
 
@@ -250,22 +263,34 @@ impl ThreadBuf {
                 }
             }
         }
+        if self.budget.is_none() {
+            // Full mode: the spare allocated at the previous chunk, pre-faulted by now (or
+            // being), then the next spare, handed to the pre-fault thread.
+            let spare = lock(&self.spare).take().filter(|c| c.capacity() == cap);
+            recycled = match spare {
+                Some(c) => Some(c),
+                None => Some(allocate(cap, limit).or_else(|| {
+                    // Relaxed: only this (the owner) thread reads it.
+                    self.full.store(true, Ordering::Relaxed);
+                    None
+                })?),
+            };
+            let next = (cap * 2).min(MAX_CHUNK);
+            if let Some(spare) = allocate(next, limit) {
+                super::prefault::submit(spare.clone());
+                *lock(&self.spare) = Some(spare);
+            }
+        }
         let chunk = match recycled {
             Some(c) => c,
-            None => {
-                let bytes = cap * RECORD_BYTES;
-                // Relaxed: a byte count shared by the recording's threads; the read-modify-write
-                // alone makes the cap exact, no other memory is published through it.
-                let before = MEMORY.fetch_add(bytes, Ordering::Relaxed);
-                if limit.is_some_and(|limit| before + bytes > limit) {
-                    // Relaxed: as above.
-                    MEMORY.fetch_sub(bytes, Ordering::Relaxed);
+            None => match allocate(cap, limit) {
+                Some(c) => c,
+                None => {
                     // Relaxed: only this (the owner) thread reads it.
                     self.full.store(true, Ordering::Relaxed);
                     return None;
                 }
-                Arc::new(Chunk::new(cap))
-            }
+            },
         };
         chunks.push_back(chunk.clone());
         Some(chunk)
@@ -274,11 +299,26 @@ impl ThreadBuf {
     /// Takes the chunks, oldest first, and the number of events dropped (by the flight recorder
     /// or the memory cap). Call after the recording was switched off.
     pub(crate) fn take(&self) -> (Vec<Arc<Chunk>>, u64) {
+        drop(lock(&self.spare).take());
         let chunks = std::mem::take(&mut *lock(&self.chunks)).into();
         // Relaxed: see `drop_capped`.
         let capped = self.capped.load(Ordering::Relaxed);
         (chunks, *lock(&self.dropped) + capped)
     }
+}
+
+/// A new chunk of `cap` records, counted in `MEMORY`; `None` if that would pass `limit`.
+fn allocate(cap: usize, limit: Option<usize>) -> Option<Arc<Chunk>> {
+    let bytes = cap * RECORD_BYTES;
+    // Relaxed: a byte count shared by the recording's threads; the read-modify-write alone makes
+    // the cap exact, no other memory is published through it.
+    let before = MEMORY.fetch_add(bytes, Ordering::Relaxed);
+    if limit.is_some_and(|limit| before + bytes > limit) {
+        // Relaxed: as above.
+        MEMORY.fetch_sub(bytes, Ordering::Relaxed);
+        return None;
+    }
+    Some(Arc::new(Chunk::new(cap)))
 }
 
 /// Locks a std mutex, ignoring poisoning (the data behind these locks stays consistent).

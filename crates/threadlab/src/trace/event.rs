@@ -216,7 +216,6 @@ impl ThreadTrack {
 
     /// A track of `events` (raised where needed so their timestamps never decrease): how code
     /// in this crate builds traces from other sources.
-    #[allow(dead_code)] // for the trace builders of other sources (samples, other formats)
     pub(crate) fn from_events(
         tid: u64,
         name: String,
@@ -232,8 +231,9 @@ impl ThreadTrack {
     }
 }
 
-/// A finished recording: every thread's events. Made by `Recording::stop` or [`Trace::load`].
-#[derive(Clone, Debug, PartialEq, Eq)]
+/// A finished recording: every thread's events. Made by `Recording::stop`, [`Trace::load`] or
+/// a `TraceBuilder`.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Trace {
     pub(crate) threads: Vec<ThreadTrack>,
     pub(crate) names: Vec<String>,

@@ -20,14 +20,19 @@
 //! How it works, one file per mechanism:
 //! - `recorder.rs`: the on/off flag (the recording's generation), the registry of buffers, each
 //!   thread's cursor; `buffer.rs`: per-thread chunks of fixed 32-byte records, single writer, no
-//!   lock on the hot path; flight-recorder budget. `clock.rs`: `rdtsc` or `CLOCK_MONOTONIC`.
+//!   lock on the hot path; flight-recorder budget; full recordings' memory cap
+//!   ([`DEFAULT_CAP_BYTES`]); `prefault.rs`: full recordings' next chunks pre-faulted off the
+//!   recording threads. `clock.rs`: `rdtsc` or `CLOCK_MONOTONIC`.
 //! - `hooks.rs`: the runtime's events (and how the pool calls them); `zone.rs`: user zones.
 //! - `os.rs`: `/proc/thread-self/{schedstat,status}`.
-//! - `decode.rs` + `intern.rs`: raw records → [`Trace`] (`event.rs`, the model analysis uses).
+//! - `decode.rs` + `intern.rs`: raw records → [`Trace`] (`event.rs`, the model analysis uses;
+//!   `compact.rs`, how a track keeps its events encoded, a few bytes each; `builder.rs`,
+//!   [`TraceBuilder`] for traces from other sources).
 //! - `perfetto.rs` (protobuf TrackEvent), `json.rs` (Chrome JSON), `load.rs` (native `.tltrace`,
 //!   written and read back).
 
 mod buffer;
+mod builder;
 mod clock;
 mod compact;
 mod decode;
@@ -41,12 +46,14 @@ mod json;
 mod load;
 mod os;
 mod perfetto;
+mod prefault;
 mod raw;
 mod recorder;
 mod zone;
 
 use std::path::Path;
 
+pub use builder::TraceBuilder;
 pub use compact::{EventIter, Events};
 pub use error::TraceError;
 pub use event::{Event, EventKind, FlowId, NameId, TaskKind, ThreadTrack, Trace};
@@ -96,6 +103,7 @@ pub enum Mode {
 pub struct Recording {
     generation: u64,
     stopped: bool,
+    cap: Option<usize>,
 }
 
 /// Starts recording every thread's events ([`Mode::Full`]: at most [`DEFAULT_CAP_BYTES`] of
@@ -141,6 +149,7 @@ pub fn try_start(mode: Mode) -> Result<Recording, TraceError> {
     Ok(Recording {
         generation: reg.generation,
         stopped: false,
+        cap: reg.cap,
     })
 }
 
@@ -172,6 +181,20 @@ impl Recording {
     pub fn memory_bytes(&self) -> usize {
         // Relaxed: a statistic; see `buffer::MEMORY`.
         buffer::MEMORY.load(std::sync::atomic::Ordering::Relaxed)
+    }
+
+    /// The cap on this recording's buffers, all threads together, if it has one:
+    /// [`DEFAULT_CAP_BYTES`] for [`start`] and [`Mode::Full`], the given one for
+    /// [`Mode::Capped`], none for [`Mode::Unbounded`] and the flight recorder (whose budget is
+    /// per thread).
+    ///
+    /// ```
+    /// let rec = threadlab::trace::start();
+    /// assert_eq!(rec.memory_cap(), Some(threadlab::trace::DEFAULT_CAP_BYTES));
+    /// let _ = rec.stop();
+    /// ```
+    pub fn memory_cap(&self) -> Option<usize> {
+        self.cap
     }
 
     /// Ends the recording and returns every thread's events (threads that exited included).

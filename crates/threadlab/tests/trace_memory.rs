@@ -151,7 +151,11 @@ fn a_loaded_trace_takes_about_its_file_size_and_a_foreign_file_is_not_read_whole
     zones(2, 100_000);
     // Some of every common kind: a pool's tasks, steals and parks.
     let pool = threadlab::Pool::builder().threads(2).build().unwrap();
-    pool.install(|| threadlab::for_each(0..10_000, |i| drop(std::hint::black_box(i))));
+    pool.install(|| {
+        threadlab::for_each(0..10_000, |i| {
+            std::hint::black_box(i);
+        })
+    });
     drop(pool);
     let trace = rec.stop();
     let path = dir.join("t.tltrace");

@@ -177,6 +177,20 @@ fn a_loaded_trace_takes_about_its_file_size_and_a_foreign_file_is_not_read_whole
         "{peak} at the peak for {size}"
     );
 
+    // Any other trace, e.g. the lab's largest: THREADLAB_LOAD_FILE=path, same bound.
+    if let Some(other) = std::env::var_os("THREADLAB_LOAD_FILE") {
+        let size = std::fs::metadata(&other).unwrap().len() as usize;
+        let before = LIVE.load(Relaxed);
+        PEAK.store(before, Relaxed);
+        let t = threadlab::trace::Trace::load(&other).unwrap();
+        let (held, peak) = (LIVE.load(Relaxed) - before, PEAK.load(Relaxed) - before);
+        eprintln!(
+            "load {other:?}: {size} bytes, {} events; {held} bytes held, {peak} at the peak",
+            t.event_count()
+        );
+        assert!(held <= 2 * size && peak <= 2 * size + (256 << 10));
+    }
+
     // 64 MiB that are not a trace: refused at byte 0 without reading the file into memory.
     let foreign = dir.join("zeros.tltrace");
     std::fs::write(&foreign, vec![0u8; 64 << 20]).unwrap();

@@ -3,6 +3,14 @@
 //! Exit codes: 0 on success, 1 when an experiment failed (after the report is written), 2 for
 //! bad arguments (clap's convention, which our own validation follows) and for trace files that
 //! are missing, truncated or not threadlab's.
+//!
+//! A closed pipe ends the program quietly: `main` first restores the default action of `SIGPIPE`
+//! (Rust's runtime ignores it, so every `println!` to a closed pipe would panic with "Broken
+//! pipe"), so a write to a pipe whose reader went away (`threadlab doctor FILE | head -1`) ends
+//! the process with the conventional status 141 (128 + SIGPIPE) and no message, as `git`, `cat`
+//! and `ripgrep` do. One process-wide setting covers every command and every print, including
+//! the progress bars'; the lab's files are written under a temporary name and renamed when
+//! complete (`write_atomic`), so a run killed this way, or by Ctrl-C, leaves no truncated file.
 
 mod baselines;
 mod cli;
@@ -22,6 +30,7 @@ use std::path::Path;
 use std::process::ExitCode;
 
 fn main() -> ExitCode {
+    restore_sigpipe();
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
         Err(e) if !e.use_stderr() => e.exit(), // --help, --version
@@ -77,6 +86,56 @@ fn stress_command(args: cli::StressArgs) -> ExitCode {
     }
 }
 
+/// Restores the default action of `SIGPIPE` (terminate quietly), which Rust's runtime sets to
+/// "ignore" before `main`; see the module doc.
+fn restore_sigpipe() {
+    // SAFETY: `signal` with `SIG_DFL` installs no handler of ours; it is called first thing in
+    // `main`, before this program starts any thread.
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+    }
+}
+
+/// Writes `bytes` to `path` through a temporary file in the same directory
+/// (`.<name>.tmp-<pid>`), renamed over `path` once complete, so `path` is either the old file or
+/// the whole new one, never a truncated one.
+pub(crate) fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    let tmp = temp_name(path);
+    let written = std::fs::write(&tmp, bytes).and_then(|()| std::fs::rename(&tmp, path));
+    if written.is_err() {
+        let _ = std::fs::remove_file(&tmp);
+    }
+    written
+}
+
+/// The temporary name `write_atomic` writes `path` under.
+fn temp_name(path: &Path) -> std::path::PathBuf {
+    let name = path
+        .file_name()
+        .map_or_else(|| "out".into(), |n| n.to_string_lossy().into_owned());
+    path.with_file_name(format!(".{name}.tmp-{}", std::process::id()))
+}
+
+/// Checks, before anything runs, that `path` can be written as a file: not a directory, and
+/// its directory (created if missing) accepts a new file.
+fn check_writable_file(path: &Path, flag: &str) -> Result<(), String> {
+    if path.is_dir() {
+        return Err(format!(
+            "{flag} `{}` is a directory; give a file name (e.g. `{}`)",
+            path.display(),
+            path.join("results.json").display()
+        ));
+    }
+    if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
+        check_writable_dir(parent).map_err(|e| e.replace("--out", flag))?;
+    }
+    let probe = temp_name(path);
+    std::fs::write(&probe, b"")
+        .map_err(|e| format!("cannot write {flag} `{}`: {e}", path.display()))?;
+    let _ = std::fs::remove_file(probe);
+    Ok(())
+}
+
 /// A usage error found after parsing: one line on stderr, exit code 2 like clap's own.
 pub(crate) fn usage_error(msg: &str) -> ExitCode {
     eprintln!("error: {msg}");
@@ -125,10 +184,17 @@ fn lab_command(args: LabArgs) -> ExitCode {
         .json
         .clone()
         .unwrap_or_else(|| args.out.join("results.json"));
-    if let Some(parent) = json_path.parent().filter(|p| !p.as_os_str().is_empty()) {
-        if let Err(e) = check_writable_dir(parent) {
-            return usage_error(&e.replace("--out", "--json"));
-        }
+    let flag = if args.json.is_some() {
+        "--json"
+    } else {
+        "--out"
+    };
+    if let Err(e) = check_writable_file(&json_path, flag) {
+        return usage_error(&e);
+    }
+    let html_path = args.out.join("index.html");
+    if let Err(e) = check_writable_file(&html_path, "--out") {
+        return usage_error(&e);
     }
     let size = if args.tiny {
         lab::Size::Tiny
@@ -155,7 +221,7 @@ fn lab_command(args: LabArgs) -> ExitCode {
     let command: Vec<String> = std::env::args().collect();
     let mut write_failed = false;
     let mut write = |path: &Path, text: &str| {
-        if let Err(e) = std::fs::write(path, text) {
+        if let Err(e) = write_atomic(path, text.as_bytes()) {
             eprintln!("error: cannot write `{}`: {e}", path.display());
             write_failed = true;
         }
@@ -167,7 +233,6 @@ fn lab_command(args: LabArgs) -> ExitCode {
             }
         }
     }
-    let html_path = args.out.join("index.html");
     write(
         &html_path,
         &report::html::render(&machine, &command.join(" "), &reports),
@@ -181,11 +246,13 @@ fn lab_command(args: LabArgs) -> ExitCode {
         .filter(|r| r.result.is_err())
         .map(|r| r.name)
         .collect();
-    println!(
-        "report: {}  results: {}",
-        html_path.display(),
-        json_path.display()
-    );
+    if !write_failed {
+        println!(
+            "report: {}  results: {}",
+            html_path.display(),
+            json_path.display()
+        );
+    }
     if !failed.is_empty() {
         eprintln!("error: experiment(s) failed: {}", failed.join(", "));
         return ExitCode::from(1);

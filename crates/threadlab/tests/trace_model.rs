@@ -37,7 +37,10 @@ fn model_has_threads_spans_flows_and_lock_times() {
     // Time order on every thread.
     for t in trace.threads() {
         assert!(
-            t.events().windows(2).all(|w| w[0].ts_ns <= w[1].ts_ns),
+            t.events()
+                .to_vec()
+                .windows(2)
+                .all(|w| w[0].ts_ns <= w[1].ts_ns),
             "{}",
             t.name()
         );

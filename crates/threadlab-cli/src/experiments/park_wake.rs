@@ -75,7 +75,7 @@ impl Breakdown {
         b
     }
 
-    fn add_worker(&mut self, events: &[threadlab::trace::Event], end: u64) {
+    fn add_worker(&mut self, events: threadlab::trace::Events<'_>, end: u64) {
         // A worker that was parked when the recording started shows a ParkEnd first, or no
         // task or spin at all.
         let first_park = events.iter().find_map(|e| match e.kind {
@@ -107,7 +107,7 @@ impl Breakdown {
             ts_ns: end,
             kind: EventKind::InjectorPush,
         };
-        for e in events.iter().chain(std::iter::once(&sentinel)) {
+        for e in events.iter().chain(std::iter::once(sentinel)) {
             let t = e.ts_ns.max(last);
             let class = if parked {
                 Class::Parked

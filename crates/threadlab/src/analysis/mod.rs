@@ -61,7 +61,7 @@ pub struct Diagnosis {
     pub duration_ns: u64,
     /// Events in the trace.
     pub events: usize,
-    /// Events the flight recorder dropped.
+    /// Events dropped by the flight recorder or past the recording's memory cap.
     pub dropped: u64,
     /// Per thread, in the trace's order.
     pub threads: Vec<ThreadStats>,

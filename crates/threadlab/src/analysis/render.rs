@@ -85,7 +85,11 @@ impl Display for Diagnosis {
             self.os.cpus,
             self.events,
             if self.dropped > 0 {
-                format!(" ({} dropped by the flight recorder)", self.dropped)
+                format!(
+                    " ({} dropped: the recording's memory cap or flight-recorder budget \
+                     was reached, so this trace is incomplete)",
+                    self.dropped
+                )
             } else {
                 String::new()
             }

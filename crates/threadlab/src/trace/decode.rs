@@ -16,7 +16,10 @@ use super::raw;
 pub(crate) struct RawThread {
     pub(crate) tid: u64,
     pub(crate) name: String,
-    pub(crate) records: Vec<Record>,
+    /// The records, oldest first, consumed (and their chunks freed) as they are decoded.
+    pub(crate) records: Box<dyn Iterator<Item = Record>>,
+    /// How many `records` yields at most (sizes the event vector once).
+    pub(crate) len: usize,
     pub(crate) dropped: u64,
 }
 
@@ -89,6 +92,11 @@ pub(crate) fn decode(raws: Vec<RawThread>, conv: &Converter, end_raw: u64) -> Tr
     }
     resolve_flows(&mut threads, &pendings);
     threads.sort_by_key(|t| t.events.first().map_or(u64::MAX, |e| e.ts_ns));
+    // Encode each track (a few bytes per event), freeing its decoded events as it goes.
+    let threads = threads
+        .into_iter()
+        .map(|t| ThreadTrack::from_events(t.tid, t.name, t.worker, t.events))
+        .collect();
     Trace {
         threads,
         names: names.names,
@@ -98,19 +106,28 @@ pub(crate) fn decode(raws: Vec<RawThread>, conv: &Converter, end_raw: u64) -> Tr
     }
 }
 
+/// A thread's events before flows are resolved and the track is encoded.
+struct Decoded {
+    tid: u64,
+    name: String,
+    worker: Option<u32>,
+    events: Vec<Event>,
+}
+
 fn decode_thread(
     rt: RawThread,
     conv: &Converter,
     duration_ns: u64,
     names: &mut Interner,
-) -> (ThreadTrack, Vec<(usize, Pending)>) {
-    let mut events: Vec<Event> = Vec::with_capacity(rt.records.len());
+) -> (Decoded, Vec<(usize, Pending)>) {
+    let mut events: Vec<Event> = Vec::with_capacity(rt.len);
     let mut pending = Vec::new();
     let mut stack: Vec<Open> = Vec::new();
     let mut holds: Vec<(u64, super::event::NameId)> = Vec::new();
     let mut worker = None;
     let mut last_ts = 0;
-    for r in &rt.records {
+    for r in rt.records {
+        let r = &r;
         let ts_ns = conv.ns_since_start(r.ts).max(last_ts);
         last_ts = ts_ns;
         // SAFETY: name fields of records were written by this process from `&'static str`s
@@ -230,7 +247,7 @@ fn decode_thread(
             },
         });
     }
-    let track = ThreadTrack {
+    let track = Decoded {
         tid: rt.tid,
         name: rt.name,
         worker,
@@ -239,7 +256,7 @@ fn decode_thread(
     (track, pending)
 }
 
-fn resolve_flows(threads: &mut [ThreadTrack], pendings: &[Vec<(usize, Pending)>]) {
+fn resolve_flows(threads: &mut [Decoded], pendings: &[Vec<(usize, Pending)>]) {
     let mut all: Vec<(u64, bool, usize, usize, Pending)> = Vec::new();
     for (t, list) in pendings.iter().enumerate() {
         for &(i, p) in list {
@@ -290,7 +307,8 @@ mod tests {
         RawThread {
             tid,
             name: format!("t{tid}"),
-            records,
+            len: records.len(),
+            records: Box::new(records.into_iter()),
             dropped: 0,
         }
     }

@@ -12,6 +12,8 @@
 
 use std::fmt;
 
+use super::compact::{EventBuf, Events};
+
 /// An interned name: index into the trace's name table ([`Trace::name`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct NameId(pub u32);
@@ -184,13 +186,13 @@ pub enum EventKind {
     },
 }
 
-/// One thread's events.
+/// One thread's events, kept encoded (a few bytes per event, see [`Events`]).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ThreadTrack {
     pub(crate) tid: u64,
     pub(crate) name: String,
     pub(crate) worker: Option<u32>,
-    pub(crate) events: Vec<Event>,
+    pub(crate) events: EventBuf,
 }
 
 impl ThreadTrack {
@@ -206,14 +208,32 @@ impl ThreadTrack {
     pub fn worker(&self) -> Option<u32> {
         self.worker
     }
-    /// The events, in time order.
-    pub fn events(&self) -> &[Event] {
-        &self.events
+    /// The events, in time order, decoded as they are iterated (`.iter()` yields [`Event`]s
+    /// by value; `.len()`; `.to_vec()` for a slice).
+    pub fn events(&self) -> Events<'_> {
+        self.events.view()
+    }
+
+    /// A track of `events` (raised where needed so their timestamps never decrease): how code
+    /// in this crate builds traces from other sources.
+    pub(crate) fn from_events(
+        tid: u64,
+        name: String,
+        worker: Option<u32>,
+        events: impl IntoIterator<Item = Event>,
+    ) -> ThreadTrack {
+        ThreadTrack {
+            tid,
+            name,
+            worker,
+            events: EventBuf::from_events(events),
+        }
     }
 }
 
-/// A finished recording: every thread's events. Made by `Recording::stop` or [`Trace::load`].
-#[derive(Clone, Debug, PartialEq, Eq)]
+/// A finished recording: every thread's events. Made by `Recording::stop`, [`Trace::load`] or
+/// a `TraceBuilder`.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Trace {
     pub(crate) threads: Vec<ThreadTrack>,
     pub(crate) names: Vec<String>,
@@ -253,7 +273,8 @@ impl Trace {
     pub fn cpus(&self) -> u32 {
         self.cpus
     }
-    /// Events dropped by the flight recorder (oldest first).
+    /// Events dropped: by the flight recorder (the oldest ones) or past a full recording's
+    /// memory cap (the newest ones, see `trace::DEFAULT_CAP_BYTES`).
     pub fn dropped_events(&self) -> u64 {
         self.dropped
     }

@@ -20,15 +20,21 @@
 //! How it works, one file per mechanism:
 //! - `recorder.rs`: the on/off flag (the recording's generation), the registry of buffers, each
 //!   thread's cursor; `buffer.rs`: per-thread chunks of fixed 32-byte records, single writer, no
-//!   lock on the hot path; flight-recorder budget. `clock.rs`: `rdtsc` or `CLOCK_MONOTONIC`.
+//!   lock on the hot path; flight-recorder budget; full recordings' memory cap
+//!   ([`DEFAULT_CAP_BYTES`]); `prefault.rs`: full recordings' next chunks pre-faulted off the
+//!   recording threads. `clock.rs`: `rdtsc` or `CLOCK_MONOTONIC`.
 //! - `hooks.rs`: the runtime's events (and how the pool calls them); `zone.rs`: user zones.
 //! - `os.rs`: `/proc/thread-self/{schedstat,status}`.
-//! - `decode.rs` + `intern.rs`: raw records → [`Trace`] (`event.rs`, the model analysis uses).
+//! - `decode.rs` + `intern.rs`: raw records → [`Trace`] (`event.rs`, the model analysis uses;
+//!   `compact.rs`, how a track keeps its events encoded, a few bytes each; `builder.rs`,
+//!   [`TraceBuilder`] for traces from other sources).
 //! - `perfetto.rs` (protobuf TrackEvent), `json.rs` (Chrome JSON), `load.rs` (native `.tltrace`,
 //!   written and read back).
 
 mod buffer;
+mod builder;
 mod clock;
+mod compact;
 mod decode;
 mod error;
 mod event;
@@ -40,12 +46,15 @@ mod json;
 mod load;
 mod os;
 mod perfetto;
+mod prefault;
 mod raw;
 mod recorder;
 mod zone;
 
 use std::path::Path;
 
+pub use builder::TraceBuilder;
+pub use compact::{EventIter, Events};
 pub use error::TraceError;
 pub use event::{Event, EventKind, FlowId, NameId, TaskKind, ThreadTrack, Trace};
 pub use zone::Zone;
@@ -53,11 +62,31 @@ pub use zone::Zone;
 use buffer::lock;
 use recorder::REGISTRY;
 
+/// The memory cap of a [`Mode::Full`] recording (and so of [`start`]): 256 MiB of buffers in
+/// all threads together, about 4 million zones (a zone is two 32-byte records). Past it, new
+/// events are dropped and counted ([`Trace::dropped_events`], and the doctor's first line says
+/// so); ask for [`Mode::Capped`] or [`Mode::Unbounded`] to keep more.
+///
+/// ```
+/// assert_eq!(threadlab::trace::DEFAULT_CAP_BYTES, 256 << 20);
+/// ```
+pub const DEFAULT_CAP_BYTES: usize = 256 << 20;
+
 /// How much a recording keeps.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Mode {
-    /// Every event until `stop`.
+    /// Every event until `stop`, up to [`DEFAULT_CAP_BYTES`] of buffers in all; later events
+    /// are dropped and counted in [`Trace::dropped_events`].
     Full,
+    /// Every event until `stop`, up to `total_bytes` of buffers in all threads together (the
+    /// first events are kept, later ones dropped and counted).
+    Capped {
+        /// Cap on the recording's buffers, in bytes.
+        total_bytes: usize,
+    },
+    /// Every event until `stop`, with no memory cap: only when asked for (a busy program fills
+    /// hundreds of MB a second).
+    Unbounded,
     /// Flight recorder: each thread keeps only its newest events within this many bytes
     /// (records are 32 bytes; the buffer is trimmed a chunk at a time, so a little less may be
     /// kept).
@@ -74,9 +103,11 @@ pub enum Mode {
 pub struct Recording {
     generation: u64,
     stopped: bool,
+    cap: Option<usize>,
 }
 
-/// Starts recording every thread's events.
+/// Starts recording every thread's events ([`Mode::Full`]: at most [`DEFAULT_CAP_BYTES`] of
+/// buffers).
 ///
 /// # Panics
 /// If a recording is already on (use [`try_start`] to get an error instead).
@@ -101,15 +132,24 @@ pub fn try_start(mode: Mode) -> Result<Recording, TraceError> {
         return Err(TraceError::already_recording());
     }
     reg.budget = match mode {
-        Mode::Full => None,
         Mode::FlightRecorder { bytes_per_thread } => Some(bytes_per_thread),
+        _ => None,
     };
+    reg.cap = match mode {
+        Mode::Full => Some(DEFAULT_CAP_BYTES),
+        Mode::Capped { total_bytes } => Some(total_bytes),
+        Mode::Unbounded | Mode::FlightRecorder { .. } => None,
+    };
+    // Relaxed: reset under the registry lock before the flag goes on (`switch_on`'s SeqCst
+    // store), so every chunk of this recording is counted from zero.
+    buffer::MEMORY.store(0, std::sync::atomic::Ordering::Relaxed);
     reg.bufs.clear();
     reg.start = Some(clock::Anchor::take());
     recorder::switch_on(&mut reg);
     Ok(Recording {
         generation: reg.generation,
         stopped: false,
+        cap: reg.cap,
     })
 }
 
@@ -126,6 +166,37 @@ pub fn is_recording() -> bool {
 }
 
 impl Recording {
+    /// Bytes of recording buffers allocated so far by this recording, all threads together
+    /// (what [`Mode::Full`]'s cap counts).
+    ///
+    /// ```
+    /// let rec = threadlab::trace::start();
+    /// for _ in 0..1000 {
+    ///     let _z = threadlab::zone!("work");
+    /// }
+    /// assert!(rec.memory_bytes() >= 2000 * 32);
+    /// assert!(rec.memory_bytes() <= threadlab::trace::DEFAULT_CAP_BYTES);
+    /// let _ = rec.stop();
+    /// ```
+    pub fn memory_bytes(&self) -> usize {
+        // Relaxed: a statistic; see `buffer::MEMORY`.
+        buffer::MEMORY.load(std::sync::atomic::Ordering::Relaxed)
+    }
+
+    /// The cap on this recording's buffers, all threads together, if it has one:
+    /// [`DEFAULT_CAP_BYTES`] for [`start`] and [`Mode::Full`], the given one for
+    /// [`Mode::Capped`], none for [`Mode::Unbounded`] and the flight recorder (whose budget is
+    /// per thread).
+    ///
+    /// ```
+    /// let rec = threadlab::trace::start();
+    /// assert_eq!(rec.memory_cap(), Some(threadlab::trace::DEFAULT_CAP_BYTES));
+    /// let _ = rec.stop();
+    /// ```
+    pub fn memory_cap(&self) -> Option<usize> {
+        self.cap
+    }
+
     /// Ends the recording and returns every thread's events (threads that exited included).
     pub fn stop(mut self) -> Trace {
         self.stopped = true;
@@ -152,13 +223,20 @@ impl Recording {
         let raws = bufs
             .iter()
             .map(|b| {
-                let (mut records, dropped) = b.collect();
+                let (chunks, dropped) = b.take();
                 // A last OS sample for threads still alive.
-                records.extend(os::sample_records(end.raw, Some(b.tid)));
+                let tail = os::sample_records(end.raw, Some(b.tid));
+                let len = chunks.iter().map(|c| c.published_len()).sum::<usize>() + tail.len();
+                // Each chunk is freed once decoded (unless its thread still holds it).
+                let records = chunks
+                    .into_iter()
+                    .flat_map(buffer::ChunkRecords::new)
+                    .chain(tail);
                 decode::RawThread {
                     tid: b.tid,
                     name: lock(&b.name).clone(),
-                    records,
+                    records: Box::new(records),
+                    len,
                     dropped,
                 }
             })
@@ -178,7 +256,9 @@ impl Drop for Recording {
 impl Trace {
     /// Writes the trace; the format follows the extension: `.pftrace` (Perfetto protobuf, opens
     /// in ui.perfetto.dev), `.json` (Chrome JSON, also opens there and in chrome://tracing) or
-    /// `.tltrace` (threadlab's native format, read back by [`Trace::load`]).
+    /// `.tltrace` (threadlab's native format, read back by [`Trace::load`]). The file is written
+    /// under a temporary name in the same directory (`.<name>.tmp-<pid>`) and renamed when
+    /// complete, so `path` never holds a truncated trace, even if the process is killed.
     pub fn save(&self, path: impl AsRef<Path>) -> Result<(), TraceError> {
         let path = path.as_ref();
         let bytes = match extension(path).as_deref() {
@@ -187,18 +267,32 @@ impl Trace {
             Some("tltrace") => load::encode(self),
             _ => return Err(TraceError::extension(path)),
         };
-        std::fs::write(path, bytes).map_err(|e| TraceError::io(path, "write", e))
+        let name = path
+            .file_name()
+            .map_or_else(|| "trace".into(), |n| n.to_string_lossy().into_owned());
+        let tmp = path.with_file_name(format!(".{name}.tmp-{}", std::process::id()));
+        let written = std::fs::write(&tmp, bytes).and_then(|()| std::fs::rename(&tmp, path));
+        if written.is_err() {
+            let _ = std::fs::remove_file(&tmp);
+        }
+        written.map_err(|e| TraceError::io(path, "write", e))
     }
 
     /// Reads a trace saved as `.tltrace`. A truncated or corrupt file gives an error naming the
-    /// file and the byte offset.
+    /// file and the byte offset. The file is streamed (its magic bytes are checked first, and
+    /// it is never held whole in memory); the trace keeps its events encoded, taking about the
+    /// file's size in memory.
     pub fn load(path: impl AsRef<Path>) -> Result<Trace, TraceError> {
         let path = path.as_ref();
         if extension(path).as_deref() != Some("tltrace") {
             return Err(TraceError::not_loadable(path));
         }
-        let bytes = std::fs::read(path).map_err(|e| TraceError::io(path, "read", e))?;
-        load::decode(&bytes).map_err(|(offset, what)| TraceError::corrupt(path, offset, what))
+        let file = std::fs::File::open(path).map_err(|e| TraceError::io(path, "read", e))?;
+        let size = file
+            .metadata()
+            .map_err(|e| TraceError::io(path, "read", e))?
+            .len();
+        load::read(file, size).map_err(|(offset, what)| TraceError::corrupt(path, offset, what))
     }
 }
 

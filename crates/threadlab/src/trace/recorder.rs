@@ -26,6 +26,8 @@ pub(crate) struct Registry {
     pub(crate) generation: u64,
     pub(crate) active: bool,
     pub(crate) budget: Option<usize>,
+    /// Cap on the bytes of all chunks of a full recording (`None`: unbounded or flight).
+    pub(crate) cap: Option<usize>,
     pub(crate) bufs: Vec<Arc<ThreadBuf>>,
     pub(crate) start: Option<Anchor>,
 }
@@ -34,6 +36,7 @@ pub(crate) static REGISTRY: Mutex<Registry> = Mutex::new(Registry {
     generation: 0,
     active: false,
     budget: None,
+    cap: None,
     bufs: Vec::new(),
     start: None,
 });
@@ -161,8 +164,16 @@ fn record_on(gen: u64, kind: u32, a: u64, b: u64, c: u32) {
 #[inline(never)]
 fn refill(l: &Hot, cold: &Cold, gen: u64) {
     let mut owned = cold.owned.borrow_mut();
-    let buf = match owned.as_ref() {
-        Some((buf, _)) if l.generation.get() == gen => buf.clone(),
+    let (buf, cap) = match owned.as_ref() {
+        Some((buf, _)) if l.generation.get() == gen => {
+            if buf.is_full() {
+                // The recording reached its memory cap: count the event and drop it.
+                buf.drop_capped();
+                return;
+            }
+            // The cap only changes between recordings; this one's is fixed.
+            (buf.clone(), buf.cap)
+        }
         _ => {
             let mut reg = lock(&REGISTRY);
             if !reg.active || reg.generation != gen {
@@ -177,14 +188,24 @@ fn refill(l: &Hot, cold: &Cold, gen: u64) {
                 .borrow()
                 .clone()
                 .unwrap_or_else(|| default_name(tid));
-            let buf = Arc::new(ThreadBuf::new(tid, name, reg.budget));
+            let buf = Arc::new(ThreadBuf::new(tid, name, reg.budget, reg.cap));
             reg.bufs.push(buf.clone());
-            buf
+            (buf, reg.cap)
         }
     };
     let registering = l.generation.get() != gen;
     let previous = if registering { 0 } else { l.capacity.get() };
-    let chunk = buf.grow(previous);
+    let Some(chunk) = buf.grow(previous, cap) else {
+        // Over the cap: no chunk; this event and every later one of this thread is dropped.
+        buf.drop_capped();
+        l.capacity.set(0);
+        l.index.set(0);
+        l.generation.set(gen);
+        let empty = Arc::new(Chunk::empty());
+        l.chunk.set(Arc::as_ptr(&empty));
+        *owned = Some((buf, empty));
+        return;
+    };
     l.chunk.set(Arc::as_ptr(&chunk));
     l.capacity.set(chunk.capacity());
     l.index.set(0);

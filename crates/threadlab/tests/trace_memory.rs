@@ -1,0 +1,209 @@
+//! A recording's memory: the cap of a full recording (issue 15, item 6), the drops it counts,
+//! and the peak of `stop` — counted in bytes by a counting allocator, never timed.
+
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
+use std::sync::{Mutex, MutexGuard};
+
+use threadlab::trace::{EventKind, Mode};
+
+/// The system allocator, counting the bytes live now and the most live since `reset_peak`.
+struct Counting;
+
+static LIVE: AtomicUsize = AtomicUsize::new(0);
+static PEAK: AtomicUsize = AtomicUsize::new(0);
+
+// SAFETY: every call is forwarded to `System` with the same arguments; the counters only
+// observe.
+unsafe impl GlobalAlloc for Counting {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        // SAFETY: the caller's contract, passed on.
+        let p = unsafe { System.alloc(layout) };
+        if !p.is_null() {
+            let live = LIVE.fetch_add(layout.size(), Relaxed) + layout.size();
+            PEAK.fetch_max(live, Relaxed);
+        }
+        p
+    }
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        LIVE.fetch_sub(layout.size(), Relaxed);
+        // SAFETY: the caller's contract, passed on.
+        unsafe { System.dealloc(ptr, layout) }
+    }
+}
+
+#[global_allocator]
+static ALLOC: Counting = Counting;
+
+/// The recorder is process-global: one test at a time.
+fn serial() -> MutexGuard<'static, ()> {
+    static LOCK: Mutex<()> = Mutex::new(());
+    LOCK.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// Records `n` zones on each of `threads` new threads (which exit before `stop`).
+fn zones(threads: usize, n: usize) {
+    let handles: Vec<_> = (0..threads)
+        .map(|_| {
+            std::thread::spawn(move || {
+                for _ in 0..n {
+                    let _z = threadlab::zone!("z");
+                }
+            })
+        })
+        .collect();
+    for h in handles {
+        h.join().unwrap();
+    }
+}
+
+#[test]
+fn a_capped_recording_stays_under_its_cap_and_counts_what_it_dropped() {
+    let _s = serial();
+    const CAP: usize = 1 << 20;
+    const N: usize = 100_000; // 2 × 100,000 × 2 records of 32 bytes: 12.8 MB wanted
+    let rec = threadlab::trace::try_start(Mode::Capped { total_bytes: CAP }).unwrap();
+    assert_eq!(rec.memory_cap(), Some(CAP));
+    zones(2, N);
+    let memory = rec.memory_bytes();
+    let trace = rec.stop();
+    assert!(
+        memory <= CAP,
+        "{memory} bytes of buffers for a cap of {CAP}"
+    );
+    assert!(memory >= CAP / 2, "the cap, not less, is used: {memory}");
+    let kept_begins = trace
+        .threads()
+        .iter()
+        .flat_map(|t| t.events().iter())
+        .filter(|e| matches!(e.kind, EventKind::ZoneBegin { .. }))
+        .count() as u64;
+    let dropped = trace.dropped_events();
+    assert!(dropped > 0, "drops are counted");
+    // Every zone is either kept or counted: 2N begins and 2N ends were attempted.
+    assert!(
+        kept_begins * 2 + dropped >= (4 * N) as u64,
+        "kept {kept_begins} begins, dropped {dropped}"
+    );
+    assert!(dropped <= (4 * N) as u64);
+    let doctor = trace.diagnose().to_string();
+    assert!(
+        doctor.lines().next().unwrap().contains("dropped"),
+        "the doctor's first line says events were dropped: {doctor}"
+    );
+}
+
+#[test]
+fn a_default_recording_counts_its_buffers_under_the_default_cap() {
+    let _s = serial();
+    const N: usize = 50_000;
+    let rec = threadlab::trace::start();
+    // `start` (Mode::Full) has the documented cap, which the capped test shows is enforced.
+    assert_eq!(rec.memory_cap(), Some(threadlab::trace::DEFAULT_CAP_BYTES));
+    zones(1, N);
+    let memory = rec.memory_bytes();
+    let trace = rec.stop();
+    // Counted: at least every record's 32 bytes; capped by the documented default.
+    assert!(memory >= 2 * N * 32, "{memory}");
+    assert!(memory <= threadlab::trace::DEFAULT_CAP_BYTES);
+    assert_eq!(trace.dropped_events(), 0);
+    // Unbounded only when asked: no cap, nothing dropped.
+    let rec = threadlab::trace::try_start(Mode::Unbounded).unwrap();
+    assert_eq!(rec.memory_cap(), None);
+    zones(1, N);
+    assert_eq!(rec.stop().dropped_events(), 0);
+}
+
+#[test]
+fn stop_peaks_under_twice_the_raw_buffers() {
+    let _s = serial();
+    const N: usize = 200_000;
+    let rec = threadlab::trace::try_start(Mode::Unbounded).unwrap();
+    zones(2, N);
+    let raw = rec.memory_bytes();
+    let before = LIVE.load(Relaxed);
+    PEAK.store(before, Relaxed);
+    let trace = rec.stop();
+    let peak = PEAK.load(Relaxed);
+    // Memory of the recording before `stop` (its buffers) and at `stop`'s peak, beyond what
+    // the process held without it.
+    let base = before - raw;
+    let ratio = (peak - base) as f64 / raw as f64;
+    assert!(
+        ratio <= 2.0,
+        "stop peaked at {:.2}x the raw buffers ({} of {raw} bytes)",
+        ratio,
+        peak - base
+    );
+    eprintln!(
+        "stop peak: {ratio:.2}x the raw buffers ({raw} bytes); after: {:.2}x",
+        (LIVE.load(Relaxed) - base) as f64 / raw as f64
+    );
+    assert!(trace.event_count() >= 4 * N);
+}
+
+#[test]
+fn a_loaded_trace_takes_about_its_file_size_and_a_foreign_file_is_not_read_whole() {
+    let _s = serial();
+    let dir = std::env::temp_dir().join(format!("threadlab-trace-memory-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let rec = threadlab::trace::start();
+    zones(2, 100_000);
+    // Some of every common kind: a pool's tasks, steals and parks.
+    let pool = threadlab::Pool::builder().threads(2).build().unwrap();
+    pool.install(|| {
+        threadlab::for_each(0..10_000, |i| {
+            std::hint::black_box(i);
+        })
+    });
+    drop(pool);
+    let trace = rec.stop();
+    let path = dir.join("t.tltrace");
+    trace.save(&path).unwrap();
+    let size = std::fs::metadata(&path).unwrap().len() as usize;
+
+    let before = LIVE.load(Relaxed);
+    PEAK.store(before, Relaxed);
+    let loaded = threadlab::trace::Trace::load(&path).unwrap();
+    let (held, peak) = (LIVE.load(Relaxed) - before, PEAK.load(Relaxed) - before);
+    eprintln!(
+        "load: {size} bytes on disk, {} events; {held} bytes held, {peak} at the peak",
+        loaded.event_count()
+    );
+    assert_eq!(loaded, trace, "loaded back without loss");
+    assert!(held <= 2 * size, "{held} bytes held for a {size}-byte file");
+    assert!(
+        peak <= 2 * size + (256 << 10),
+        "{peak} at the peak for {size}"
+    );
+
+    // Any other trace, e.g. the lab's largest: THREADLAB_LOAD_FILE=path, same bound.
+    if let Some(other) = std::env::var_os("THREADLAB_LOAD_FILE") {
+        let size = std::fs::metadata(&other).unwrap().len() as usize;
+        let before = LIVE.load(Relaxed);
+        PEAK.store(before, Relaxed);
+        let t = threadlab::trace::Trace::load(&other).unwrap();
+        let (held, peak) = (LIVE.load(Relaxed) - before, PEAK.load(Relaxed) - before);
+        eprintln!(
+            "load {other:?}: {size} bytes, {} events; {held} bytes held, {peak} at the peak",
+            t.event_count()
+        );
+        assert!(held <= 2 * size && peak <= 2 * size + (256 << 10));
+    }
+
+    // 64 MiB that are not a trace: refused at byte 0 without reading the file into memory.
+    let foreign = dir.join("zeros.tltrace");
+    std::fs::write(&foreign, vec![0u8; 64 << 20]).unwrap();
+    let before = LIVE.load(Relaxed);
+    PEAK.store(before, Relaxed);
+    let err = threadlab::trace::Trace::load(&foreign)
+        .unwrap_err()
+        .to_string();
+    let peak = PEAK.load(Relaxed) - before;
+    assert!(err.contains("byte offset 0"), "{err}");
+    assert!(
+        peak < 1 << 20,
+        "{peak} bytes allocated to refuse a foreign file"
+    );
+    let _ = std::fs::remove_dir_all(dir);
+}

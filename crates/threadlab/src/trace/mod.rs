@@ -24,10 +24,12 @@
 //! - `hooks.rs`: the runtime's events (and how the pool calls them); `zone.rs`: user zones.
 //! - `os.rs`: `/proc/thread-self/{schedstat,status}`.
 //! - `decode.rs` + `intern.rs`: raw records → [`Trace`] (`event.rs`, the model analysis uses).
+//! - `builder.rs`: [`TraceBuilder`], a trace from events observed elsewhere (`threadlab run`).
 //! - `perfetto.rs` (protobuf TrackEvent), `json.rs` (Chrome JSON), `load.rs` (native `.tltrace`,
 //!   written and read back).
 
 mod buffer;
+mod builder;
 mod clock;
 mod decode;
 mod error;
@@ -46,6 +48,7 @@ mod zone;
 
 use std::path::Path;
 
+pub use builder::TraceBuilder;
 pub use error::TraceError;
 pub use event::{Event, EventKind, FlowId, NameId, TaskKind, ThreadTrack, Trace};
 pub use zone::Zone;

@@ -5,7 +5,9 @@
 //! - `spin`: four CPU-bound threads (`spinner-N`) confined to two CPUs;
 //! - `threads`: a thread per task (`task N`), four at a time, created and joined by the thousand;
 //! - `sleep`: one thread (`sleeper`) in `nanosleep` loops;
-//! - `idle`: `--threads N` threads asleep, to measure the sampler's cost per thread.
+//! - `idle`: `--threads N` threads asleep, to measure the sampler's cost per thread;
+//! - `rows`: the first seed's thread per row (`baselines::thread_per_task`) over a 403×302
+//!   image, pass after pass (the lab's `observed` experiment).
 
 use std::hint::black_box;
 use std::sync::Mutex;
@@ -92,13 +94,33 @@ pub fn run(kind: &str, seconds: f64, threads: usize) -> Result<(), String> {
                 .collect();
             hs.into_iter().for_each(|h| h.join().expect("demo idle"));
         }
+        "rows" => {
+            rows(until);
+        }
         _ => {
             return Err(format!(
-                "unknown demo `{kind}`; valid: mutex, spin, threads, sleep, idle"
+                "unknown demo `{kind}`; valid: mutex, spin, threads, sleep, idle, rows"
             ))
         }
     }
     Ok(())
+}
+
+/// Passes of `pixels = 2 * pixels + 1` over a 403×302×4-byte image, a fresh thread per row,
+/// until `until`; returns the passes made.
+pub fn rows(until: Instant) -> u64 {
+    let (width, height) = (403 * 4, 302);
+    let mut image = vec![1u8; width * height];
+    let mut passes = 0;
+    while Instant::now() < until {
+        crate::baselines::thread_per_task::for_each_row(&mut image, width, &|row| {
+            for p in row.iter_mut() {
+                *p = p.wrapping_mul(2).wrapping_add(1);
+            }
+        });
+        passes += 1;
+    }
+    passes
 }
 
 /// Confines this process to its first two allowed CPUs (fewer if it has fewer).

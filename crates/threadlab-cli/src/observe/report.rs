@@ -14,6 +14,8 @@ use super::syscall::State;
 const MAX_ROWS: usize = 20;
 /// Futex rows printed.
 const MAX_FUTEXES: usize = 10;
+/// Waiters named per futex row (longest waits first).
+const MAX_WAITERS: usize = 5;
 
 /// One thread's figures.
 struct Row<'a> {
@@ -177,11 +179,15 @@ pub fn render(what: &str, o: &Observed, hz: u32, futexes: &[FutexRow]) -> String
         let _ = writeln!(s, "   no thread was seen waiting in futex");
     }
     for f in futexes.iter().take(MAX_FUTEXES) {
-        let waiters: Vec<String> = f
+        let mut waiters: Vec<String> = f
             .waiters
             .iter()
+            .take(MAX_WAITERS)
             .map(|w| format!("{} [{}] {}", w.0, w.1, fmt_ns(w.2)))
             .collect();
+        if f.waiters.len() > MAX_WAITERS {
+            waiters.push(format!("… {} threads in all", f.waiters.len()));
+        }
         let _ = writeln!(
             s,
             " {}: {} waits, {} waited; waiters: {}",

@@ -36,7 +36,7 @@ impl Symbols {
             let offset = u64::from_str_radix(it.nth(1)?, 16).ok()?;
             let path = it.nth(2).unwrap_or("");
             if path.starts_with('/') {
-                if offset == 0 && last_file.as_ref().is_none_or(|f| f.1 != path) {
+                if offset == 0 && !matches!(&last_file, Some(f) if f.1 == path) {
                     last_file = Some((lo, path.to_owned()));
                 }
             } else if !path.is_empty() {

@@ -20,21 +20,24 @@
 use super::event::{Event, NameId, ThreadTrack, Trace};
 
 /// Builds a [`Trace`] thread by thread; see the [module](self) doc.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub struct TraceBuilder {
     trace: Trace,
     /// The newest timestamp pushed per thread: events are kept in time order.
     last_ns: Vec<u64>,
 }
 
-impl Default for Trace {
-    fn default() -> Trace {
-        Trace {
-            threads: Vec::new(),
-            names: Vec::new(),
-            duration_ns: 0,
-            dropped: 0,
-            cpus: 0,
+impl Default for TraceBuilder {
+    fn default() -> TraceBuilder {
+        TraceBuilder {
+            trace: Trace {
+                threads: Vec::new(),
+                names: Vec::new(),
+                duration_ns: 0,
+                dropped: 0,
+                cpus: 0,
+            },
+            last_ns: Vec::new(),
         }
     }
 }

@@ -186,7 +186,8 @@ mod tests {
     #[test]
     fn names_a_static_of_this_process() {
         static PROBE: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
-        PROBE.store(1, std::sync::atomic::Ordering::Relaxed); // keeps the static in .data/.bss
+        // Relaxed: pairs with nothing, only the static's address matters (the store keeps it).
+        PROBE.store(1, std::sync::atomic::Ordering::Relaxed);
         let addr = &PROBE as *const _ as u64;
         let name = Symbols::default().name(std::process::id(), addr).unwrap();
         assert!(name.contains("PROBE"), "{name}");

@@ -54,6 +54,11 @@ pub use stats::Summary;
 use crate::trace::Trace;
 
 /// What the doctor says of a trace without instrumentation: the findings it cannot make.
+///
+/// ```
+/// let d = threadlab::trace::TraceBuilder::new().build().diagnose();
+/// assert!(d.to_string().contains(threadlab::analysis::NEEDS_INSTRUMENTATION));
+/// ```
 pub const NEEDS_INSTRUMENTATION: &str = "observed from outside: long tasks, fruitless spinning, \
      imbalance of task work and lock hold times need an instrumented run (threadlab::trace::start); \
      futex waits are shown as locks, so a condition variable's waiters count as lock waits";

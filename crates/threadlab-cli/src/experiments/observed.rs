@@ -11,6 +11,7 @@ use std::time::{Duration, Instant};
 
 use crate::lab::{Ctx, ExpResult, Experiment, Outcome, Row};
 use crate::observe::{convert, demo, sampler};
+use crate::report::svg::{Chart, Kind, Series};
 use crate::report::table::Table;
 use threadlab::analysis::{fmt_ns, Diagnosis, GroupStats};
 
@@ -101,26 +102,28 @@ impl Experiment for Observed {
             format!("{:.0}%", 100.0 * outside.os.preempted_share),
         );
         put("findings", findings(&inside), findings(&outside));
-        let row = |variant: &str, metric: &str, value: f64, unit: &str| Row {
+        // `threads`: the threads the side saw (the schema wants at least 1).
+        let row = |variant: &str, d: &Diagnosis, metric: &str, value: f64, unit: &str| Row {
             experiment: "observed".into(),
             variant: variant.into(),
             config: "thread per row".into(),
-            threads: 0,
+            threads: d.threads.len().max(1),
             metric: metric.into(),
             value,
             unit: unit.into(),
         };
         let mut rows = Vec::new();
         for (v, d, g) in [("recorded", &inside, &gi), ("observed", &outside, &go)] {
-            rows.push(row(v, "threads", d.threads.len() as f64, "threads"));
+            rows.push(row(v, d, "threads", d.threads.len() as f64, "threads"));
             rows.push(row(
                 v,
+                d,
                 "start_interval",
                 g.median_start_interval_ns as f64,
                 "ns",
             ));
-            rows.push(row(v, "work_per_thread", g.median_work_ns as f64, "ns"));
-            rows.push(row(v, "runnable_per_cpu", per_cpu(d), "threads/CPU"));
+            rows.push(row(v, d, "work_per_thread", g.median_work_ns as f64, "ns"));
+            rows.push(row(v, d, "runnable_per_cpu", per_cpu(d), "threads/CPU"));
         }
         let both = |p| inside.has(p) && outside.has(p);
         let finding = format!(
@@ -137,6 +140,30 @@ impl Experiment for Observed {
             inside.threads.len(),
             outside.threads.len()
         );
+        // The thread-creation figures of both sides, as bars (µs).
+        let us = |ns: u64| ns as f64 / 1e3;
+        let bars = |name: &str, g: &GroupStats| Series {
+            name: name.into(),
+            points: vec![
+                (0.0, us(g.median_start_interval_ns)),
+                (1.0, us(g.median_work_ns)),
+            ],
+        };
+        let chart = Chart {
+            file: "observed".into(),
+            title: "A thread per row: recorded inside vs observed from outside".into(),
+            x_label: String::new(),
+            y_label: "µs (median)".into(),
+            log_x: false,
+            log_y: true,
+            kind: Kind::Bars,
+            categories: vec![
+                "interval between thread starts".into(),
+                "work per thread".into(),
+            ],
+            series: vec![bars("recorded", &gi), bars("observed", &go)],
+            hlines: Vec::new(),
+        };
         Ok(Outcome {
             finding,
             notes: vec![format!(
@@ -147,7 +174,7 @@ impl Experiment for Observed {
             )],
             rows,
             tables: vec![table],
-            charts: Vec::new(),
+            charts: vec![chart],
         })
     }
 }

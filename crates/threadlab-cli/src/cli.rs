@@ -45,7 +45,8 @@ pub enum Command {
 #[derive(Debug, Args)]
 #[command(
     after_help = "Linux only; needs no privilege (a parent may read its child's /proc \
-files).\nExample: threadlab run -o app.tltrace -- ./app --input data"
+files). Only the command's own process is observed, not the processes it starts. Exit code \
+1 when the command fails or is killed.\nExample: threadlab run -o app.tltrace -- ./app --input data"
 )]
 pub struct RunArgs {
     /// Samples per second.

@@ -31,6 +31,71 @@ pub enum Command {
     /// Run a randomised mix of joins, scopes, spawns, loops, serial queues, nested pools and
     /// recordings, with panics, checking that every task runs exactly once (exit 1 if not).
     Stress(StressArgs),
+    /// Start a program and observe its threads from /proc until it exits (Linux): states,
+    /// preemption, futex waits by address, thread creation; then the doctor's report.
+    Run(RunArgs),
+    /// Observe a running process's threads from /proc for a while (Linux), like `run`.
+    Watch(WatchArgs),
+    /// Small programs with known behaviour, observed by the tests (`threadlab demo mutex`).
+    #[command(hide = true)]
+    Demo(DemoArgs),
+}
+
+/// Arguments of `threadlab run`.
+#[derive(Debug, Args)]
+#[command(
+    after_help = "Linux only; needs no privilege (a parent may read its child's /proc \
+files). Only the command's own process is observed, not the processes it starts. Exit code \
+1 when the command fails or is killed.\nExample: threadlab run -o app.tltrace -- ./app --input data"
+)]
+pub struct RunArgs {
+    /// Samples per second.
+    #[arg(long, value_name = "N", default_value_t = crate::observe::sampler::DEFAULT_HZ,
+          value_parser = clap::value_parser!(u32).range(1..=1000))]
+    pub hz: u32,
+    /// Save the observed trace (`.tltrace`, `.pftrace` or `.json`).
+    #[arg(short = 'o', long = "output", value_name = "FILE")]
+    pub output: Option<PathBuf>,
+    /// The program and its arguments.
+    #[arg(value_name = "CMD", required = true, last = true)]
+    pub command: Vec<String>,
+}
+
+/// Arguments of `threadlab watch`.
+#[derive(Debug, Args)]
+#[command(
+    after_help = "Linux only. Without ptrace access to the process (another user's, or \
+Yama's ptrace_scope) the system call each thread is blocked in is not visible.\n\
+Example: threadlab watch 4242 --seconds 5"
+)]
+pub struct WatchArgs {
+    /// The process id.
+    #[arg(value_name = "PID")]
+    pub pid: u32,
+    /// How long to observe (less if the process exits).
+    #[arg(long, value_name = "S", default_value_t = 5.0)]
+    pub seconds: f64,
+    /// Samples per second.
+    #[arg(long, value_name = "N", default_value_t = crate::observe::sampler::DEFAULT_HZ,
+          value_parser = clap::value_parser!(u32).range(1..=1000))]
+    pub hz: u32,
+    /// Save the observed trace (`.tltrace`, `.pftrace` or `.json`).
+    #[arg(short = 'o', long = "output", value_name = "FILE")]
+    pub output: Option<PathBuf>,
+}
+
+/// Arguments of the hidden `threadlab demo`.
+#[derive(Debug, Args)]
+pub struct DemoArgs {
+    /// mutex, spin, threads, sleep or idle.
+    #[arg(value_name = "KIND")]
+    pub kind: String,
+    /// How long to run.
+    #[arg(long, value_name = "S", default_value_t = 2.0)]
+    pub seconds: f64,
+    /// Threads (for `idle`).
+    #[arg(long, value_name = "N", default_value_t = 8)]
+    pub threads: usize,
 }
 
 /// Arguments of `threadlab doctor`.
@@ -87,7 +152,7 @@ pub struct StressArgs {
 #[derive(Debug, Args)]
 #[command(
     after_help = "Experiments: image, jobs, contention, overhead, rendezvous, division, numa, alloc, \
-falseshare (all of them when none is named).\n\
+falseshare, observed (all of them when none is named).\n\
 Example: threadlab lab image jobs --threads 1,2 --out lab-out"
 )]
 pub struct LabArgs {

@@ -1,4 +1,4 @@
-//! `threadlab`: the lab, doctor, compare, stress and topology commands.
+//! `threadlab`: the lab, doctor, compare, stress, topology and run/watch commands.
 //!
 //! Exit codes: 0 on success, 1 when an experiment failed (after the report is written), 2 for
 //! bad arguments (clap's convention, which our own validation follows) and for trace files that
@@ -20,6 +20,7 @@ mod experiments;
 mod lab;
 mod machine;
 mod measure;
+mod observe;
 mod report;
 mod stress;
 mod tl;
@@ -61,6 +62,12 @@ fn main() -> ExitCode {
         Command::Doctor(args) => doctor::doctor(args),
         Command::Compare(args) => doctor::compare(args),
         Command::Stress(args) => stress_command(args),
+        Command::Run(args) => observe::run(args),
+        Command::Watch(args) => observe::watch(args),
+        Command::Demo(args) => match observe::demo::run(&args.kind, args.seconds, args.threads) {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(e) => usage_error(&e),
+        },
     }
 }
 

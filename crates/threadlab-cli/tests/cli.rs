@@ -96,7 +96,7 @@ fn help_is_helpful() {
     assert!(String::from_utf8_lossy(&out.stdout).contains("logical"));
 }
 
-const EXPERIMENTS: [&str; 9] = [
+const EXPERIMENTS: [&str; 10] = [
     "image",
     "jobs",
     "contention",
@@ -106,10 +106,11 @@ const EXPERIMENTS: [&str; 9] = [
     "numa",
     "alloc",
     "falseshare",
+    "observed",
 ];
 /// The experiments that save traces of their telling runs.
 const TRACED: [&str; 3] = ["image", "jobs", "contention"];
-const VARIANTS: [&str; 28] = [
+const VARIANTS: [&str; 30] = [
     "serial",
     "threadlab",
     "rayon",
@@ -138,6 +139,8 @@ const VARIANTS: [&str; 28] = [
     "packed",
     "padded",
     "shared",
+    "recorded",
+    "observed",
 ];
 
 #[test]

@@ -8,6 +8,7 @@ pub mod falseshare;
 pub mod image;
 pub mod jobs;
 pub mod numa;
+pub mod observed;
 pub mod overhead;
 pub mod park_wake;
 pub mod recorder_cost;

@@ -100,15 +100,23 @@ pub(crate) fn answers(d: &Diagnosis, found: &[Finding]) -> Vec<Answer> {
                 .take(3)
                 .map(|(n, ns)| format!("{n} ({})", fmt_ns(*ns)))
                 .collect();
+            // Observed from outside (`threadlab run`), a lock's hold time is unknown.
+            let held = if l.hold.count == 0 {
+                "hold time not recorded".to_owned()
+            } else {
+                format!(
+                    "{:.1}× its {} hold time",
+                    l.wait_over_hold(),
+                    fmt_ns(l.hold.total_ns)
+                )
+            };
             Answer {
                 question: "Which threads are waiting on locks?",
                 answer: format!(
-                    "threads waited {} for `{}` ({} waits, {:.1}× its {} hold time); most: {}",
+                    "threads waited {} for `{}` ({} waits, {held}); most: {}",
                     fmt_ns(l.wait.total_ns),
                     l.name,
                     l.wait.count,
-                    l.wait_over_hold(),
-                    fmt_ns(l.hold.total_ns),
                     who.join(", ")
                 ),
                 figure: figure("lock wait / hold", l.wait_over_hold(), "ratio", None),

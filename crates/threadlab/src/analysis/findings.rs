@@ -330,26 +330,42 @@ pub(crate) fn findings(d: &Diagnosis) -> Vec<Finding> {
         let enough = l.wait.count >= LOCK_MIN_WAITS
             && l.wait.total_ns as f64 >= LOCK_MIN_WAIT_SHARE * d.duration_ns as f64;
         if enough && l.wait.total_ns as f64 > LOCK_WAIT_OVER_HOLD * l.hold.total_ns as f64 {
+            // A trace observed from outside (`threadlab run`) sees the waits, never the holds.
+            let held = if l.hold.count == 0 {
+                "its hold time not recorded (observed from outside)".to_owned()
+            } else {
+                format!(
+                    "{} held over {} acquisitions ({:.1}× the hold time)",
+                    fmt_ns(l.hold.total_ns),
+                    l.hold.count,
+                    l.wait_over_hold()
+                )
+            };
             out.push(Finding {
                 pitfall: Pitfall::LockContention,
                 subject: format!("lock {}", l.name),
                 evidence: format!(
-                    "threads waited {} for `{}` over {} waits against {} held over {} \
-                     acquisitions ({:.1}× the hold time); p99 wait {}",
+                    "threads waited {} for `{}` over {} waits, {held}; p99 wait {}",
                     fmt_ns(l.wait.total_ns),
                     l.name,
                     l.wait.count,
-                    fmt_ns(l.hold.total_ns),
-                    l.hold.count,
-                    l.wait_over_hold(),
                     fmt_ns(l.wait.p99_ns)
                 ),
-                figure: figure(
-                    "wait / hold",
-                    l.wait_over_hold(),
-                    "ratio",
-                    Some(LOCK_WAIT_OVER_HOLD),
-                ),
+                figure: if l.hold.count == 0 {
+                    figure(
+                        "wait / recording",
+                        ratio(l.wait.total_ns as f64, d.duration_ns as f64),
+                        "ratio",
+                        Some(LOCK_MIN_WAIT_SHARE),
+                    )
+                } else {
+                    figure(
+                        "wait / hold",
+                        l.wait_over_hold(),
+                        "ratio",
+                        Some(LOCK_WAIT_OVER_HOLD),
+                    )
+                },
                 suggestion: "take the lock less often (batch the work taken under it), shard it, \
                              or replace the shared queue by per-thread deques with stealing"
                     .into(),

@@ -53,6 +53,16 @@ pub use stats::Summary;
 
 use crate::trace::Trace;
 
+/// What the doctor says of a trace without instrumentation: the findings it cannot make.
+///
+/// ```
+/// let d = threadlab::trace::TraceBuilder::new().build().diagnose();
+/// assert!(d.to_string().contains(threadlab::analysis::NEEDS_INSTRUMENTATION));
+/// ```
+pub const NEEDS_INSTRUMENTATION: &str = "observed from outside: long tasks, fruitless spinning, \
+     imbalance of task work and lock hold times need an instrumented run (threadlab::trace::start); \
+     futex waits are shown as locks, so a condition variable's waiters count as lock waits";
+
 /// What the doctor found in a trace: figures per thread, group, lock and span, the runtime's
 /// and the OS's figures, the four answers and the findings. `Display` prints all of it.
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -97,6 +107,21 @@ impl Diagnosis {
     /// The figures of group `name` (e.g. `threadlab-worker-N`).
     pub fn group(&self, name: &str) -> Option<&GroupStats> {
         self.groups.iter().find(|g| g.name == name)
+    }
+
+    /// Whether the trace holds anything only an instrumented run records (tasks, zones, spins,
+    /// steals, lock holds); `false` for a trace observed from outside (`threadlab run -- CMD`),
+    /// whose findings are then limited to the OS's view (see [`NEEDS_INSTRUMENTATION`]).
+    ///
+    /// ```
+    /// let d = threadlab::trace::TraceBuilder::new().build().diagnose();
+    /// assert!(!d.instrumented());
+    /// ```
+    pub fn instrumented(&self) -> bool {
+        self.threads
+            .iter()
+            .any(|t| t.tasks + t.zones + t.spins + t.steal_attempts + t.spawns > 0)
+            || self.locks.iter().any(|l| l.hold.count > 0)
     }
 }
 

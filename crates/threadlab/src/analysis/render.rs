@@ -117,6 +117,9 @@ impl Display for Diagnosis {
             )?;
             writeln!(f, "   suggestion: {}.", x.suggestion)?;
         }
+        if !self.instrumented() {
+            writeln!(f, "   {}", super::NEEDS_INSTRUMENTATION)?;
+        }
         writeln!(f, "\nTime per state")?;
         let mut t = Columns::new(&[
             "thread", "life", "running", "search", "spin", "parked", "lock", "other", "preempt",

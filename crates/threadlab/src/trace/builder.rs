@@ -1,77 +1,127 @@
-//! [`TraceBuilder`]: a [`Trace`] made from events of another source (samples of `/proc`,
-//! another trace format, tests), with the same compact tracks as a recording's.
+//! A [`Trace`] made from events observed elsewhere: a sampler of another process's threads
+//! (`threadlab run -- CMD`), a converter from another tool's format, a test. The events are the
+//! same model the recorder decodes into (`event.rs`), so the doctor, `compare` and the exports
+//! read the result like any recording.
+//!
+//! ```
+//! use threadlab::trace::{Event, EventKind, TraceBuilder};
+//! let mut b = TraceBuilder::new();
+//! let t = b.thread(42, "worker");
+//! let lock = b.name("futex 0x1000");
+//! b.push(t, Event { ts_ns: 0, kind: EventKind::LockWait { lock: 0x1000, name: lock } });
+//! b.push(t, Event { ts_ns: 5_000, kind: EventKind::LockAcquired { lock: 0x1000, name: lock, handoff: None } });
+//! b.duration_ns(10_000);
+//! b.cpus(2);
+//! let trace = b.build();
+//! assert_eq!(trace.threads()[0].name(), "worker");
+//! assert_eq!(trace.event_count(), 2);
+//! ```
 
 use super::event::{Event, NameId, ThreadTrack, Trace};
 
-/// Builds a [`Trace`] thread by thread.
-///
-/// ```
-/// use threadlab::trace::{Event, EventKind, TraceBuilder};
-///
-/// let mut b = TraceBuilder::new(1_000);
-/// let step = b.name("step");
-/// b.thread(42, "sampler", None, [
-///     Event { ts_ns: 100, kind: EventKind::ZoneBegin { name: step } },
-///     Event { ts_ns: 600, kind: EventKind::ZoneEnd },
-/// ]);
-/// let trace = b.cpus(2).build();
-/// assert_eq!(trace.threads()[0].events().len(), 2);
-/// assert_eq!(trace.name(step), "step");
-/// ```
+/// Builds a [`Trace`] thread by thread; see the [module](self) doc.
 #[derive(Debug, Default)]
 pub struct TraceBuilder {
     trace: Trace,
+    /// The newest timestamp pushed per thread: events are kept in time order.
+    last_ns: Vec<u64>,
 }
 
 impl TraceBuilder {
-    /// An empty trace lasting `duration_ns`.
-    pub fn new(duration_ns: u64) -> TraceBuilder {
-        TraceBuilder {
-            trace: Trace {
-                duration_ns,
-                ..Trace::default()
-            },
-        }
+    /// An empty trace: no threads, no names, duration 0, CPUs unknown (0).
+    ///
+    /// ```
+    /// assert_eq!(threadlab::trace::TraceBuilder::new().build().threads().len(), 0);
+    /// ```
+    pub fn new() -> TraceBuilder {
+        TraceBuilder::default()
     }
 
-    /// The id of `name` in the trace's name table (added if new).
-    pub fn name(&mut self, name: &str) -> NameId {
-        let names = &mut self.trace.names;
-        let i = names.iter().position(|n| n == name).unwrap_or_else(|| {
-            names.push(name.to_owned());
-            names.len() - 1
-        });
-        NameId(i as u32)
-    }
-
-    /// Adds a thread's track. `events` should be in time order (a timestamp below the previous
-    /// one is raised to it) and name only ids from [`TraceBuilder::name`].
-    pub fn thread(
-        &mut self,
-        tid: u64,
-        name: &str,
-        worker: Option<u32>,
-        events: impl IntoIterator<Item = Event>,
-    ) -> &mut TraceBuilder {
-        let track = ThreadTrack::from_events(tid, name.to_owned(), worker, events);
+    /// Adds a thread's track (OS thread id `tid`, `name`) and returns its index for
+    /// [`TraceBuilder::push`]. Tracks keep the order they were added in.
+    ///
+    /// ```
+    /// let mut b = threadlab::trace::TraceBuilder::new();
+    /// assert_eq!(b.thread(7, "main"), 0);
+    /// assert_eq!(b.thread(8, "io"), 1);
+    /// ```
+    pub fn thread(&mut self, tid: u64, name: &str) -> usize {
+        let track = ThreadTrack::from_events(tid, name.to_owned(), None, []);
         self.trace.threads.push(track);
-        self
+        self.last_ns.push(0);
+        self.trace.threads.len() - 1
     }
 
-    /// The CPUs the traced process could use (0: unknown, the default).
-    pub fn cpus(&mut self, cpus: u32) -> &mut TraceBuilder {
+    /// Interns `name` (a lock's, a zone's) and returns its id; the same name gives the same id.
+    ///
+    /// ```
+    /// let mut b = threadlab::trace::TraceBuilder::new();
+    /// assert_eq!(b.name("queue"), b.name("queue"));
+    /// ```
+    pub fn name(&mut self, name: &str) -> NameId {
+        if let Some(i) = self.trace.names.iter().position(|n| n == name) {
+            return NameId(i as u32);
+        }
+        self.trace.names.push(name.to_owned());
+        NameId(self.trace.names.len() as u32 - 1)
+    }
+
+    /// Appends `event` to thread `thread`'s track. An event older than the track's newest is
+    /// moved up to it, so each track stays in time order.
+    ///
+    /// # Panics
+    /// If `thread` is not an index returned by [`TraceBuilder::thread`].
+    ///
+    /// ```
+    /// use threadlab::trace::{Event, EventKind, TraceBuilder};
+    /// let mut b = TraceBuilder::new();
+    /// let t = b.thread(1, "main");
+    /// b.push(t, Event { ts_ns: 9, kind: EventKind::ParkBegin });
+    /// b.push(t, Event { ts_ns: 3, kind: EventKind::ParkEnd });
+    /// assert_eq!(b.build().threads()[0].events().last().map(|e| e.ts_ns), Some(9));
+    /// ```
+    pub fn push(&mut self, thread: usize, mut event: Event) {
+        let last = &mut self.last_ns[thread];
+        event.ts_ns = event.ts_ns.max(*last);
+        *last = event.ts_ns;
+        self.trace.threads[thread].events.push(event);
+    }
+
+    /// Sets the trace's length (default: the newest event's timestamp).
+    ///
+    /// ```
+    /// let mut b = threadlab::trace::TraceBuilder::new();
+    /// b.duration_ns(1_000);
+    /// assert_eq!(b.build().duration_ns(), 1_000);
+    /// ```
+    pub fn duration_ns(&mut self, ns: u64) {
+        self.trace.duration_ns = ns;
+    }
+
+    /// Sets the CPUs the observed process could run on (see [`Trace::cpus`]).
+    ///
+    /// ```
+    /// let mut b = threadlab::trace::TraceBuilder::new();
+    /// b.cpus(4);
+    /// assert_eq!(b.build().cpus(), 4);
+    /// ```
+    pub fn cpus(&mut self, cpus: u32) {
         self.trace.cpus = cpus;
-        self
     }
 
-    /// Events the source lost ([`Trace::dropped_events`]).
-    pub fn dropped(&mut self, dropped: u64) -> &mut TraceBuilder {
-        self.trace.dropped = dropped;
-        self
-    }
-
-    /// The trace.
-    pub fn build(&mut self) -> Trace {
-        std::mem::take(&mut self.trace)
+    /// The finished trace.
+    ///
+    /// ```
+    /// let mut b = threadlab::trace::TraceBuilder::new();
+    /// b.thread(1, "main");
+    /// assert_eq!(b.build().threads().len(), 1);
+    /// ```
+    pub fn build(mut self) -> Trace {
+        let newest = self.last_ns.iter().copied().max().unwrap_or(0);
+        for t in &mut self.trace.threads {
+            t.events.bytes.shrink_to_fit();
+        }
+        self.trace.duration_ns = self.trace.duration_ns.max(newest);
+        self.trace
     }
 }

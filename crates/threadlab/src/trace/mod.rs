@@ -26,8 +26,9 @@
 //! - `hooks.rs`: the runtime's events (and how the pool calls them); `zone.rs`: user zones.
 //! - `os.rs`: `/proc/thread-self/{schedstat,status}`.
 //! - `decode.rs` + `intern.rs`: raw records → [`Trace`] (`event.rs`, the model analysis uses;
-//!   `compact.rs`, how a track keeps its events encoded, a few bytes each; `builder.rs`,
-//!   [`TraceBuilder`] for traces from other sources).
+//!   `compact.rs`, how a track keeps its events encoded, a few bytes each).
+//! - `builder.rs`: [`TraceBuilder`], a trace from events observed elsewhere (`threadlab run`,
+//!   another format, tests).
 //! - `perfetto.rs` (protobuf TrackEvent), `json.rs` (Chrome JSON), `load.rs` (native `.tltrace`,
 //!   written and read back).
 

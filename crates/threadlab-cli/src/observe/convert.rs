@@ -1,0 +1,306 @@
+//! Samples → a [`Trace`] (through the library's `TraceBuilder`) and the per-address futex table.
+//!
+//! Each thread becomes a track named by its `comm`, holding:
+//! - an `OsSched` event per sample (cumulative time on a CPU and runnable-but-waiting, from
+//!   `schedstat`) and an `OsSwitches` event whenever `status` was read; a thread created during
+//!   the observation also gets zero counts at its estimated creation time, so its first slice of
+//!   work counts;
+//! - a lock wait (`LockWait` → `LockAcquired`, the lock being the futex address, named by
+//!   `symbols.rs`) for each run of samples blocked in `futex` on one address: it begins at the
+//!   first such sample and ends at the first sample that finds the thread elsewhere. If the
+//!   thread ran in between (its timeslice count moved) the run is two waits. A wait seen by one
+//!   sample therefore lasts one period: waits are estimated to the sampling period;
+//! - a park (`ParkBegin` → `ParkEnd`) for each run of samples asleep or blocked on I/O.
+//!
+//! So the doctor's OS findings (oversubscription, preemption, busy machine, thread creation,
+//! park/wake churn) and lock contention apply as they do to a recording; hold times are not
+//! seen (no `LockReleased`), which the doctor says.
+
+use std::collections::{BTreeMap, HashMap, HashSet};
+
+use threadlab::trace::{Event, EventKind, Trace, TraceBuilder};
+
+use super::sampler::{Observed, Sample};
+use super::syscall::State;
+
+/// One futex address: who waited on it, how often, how long.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct FutexRow {
+    /// The futex word's address.
+    pub addr: u64,
+    /// `futex 0x… symbol+off (file)`.
+    pub name: String,
+    /// Waits seen (see the module doc).
+    pub waits: u64,
+    /// Their total estimated length, ns.
+    pub wait_ns: u64,
+    /// Waiting threads (name, tid, wait ns), longest first.
+    pub waiters: Vec<(String, u64, u64)>,
+}
+
+/// What a span of samples is.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Span {
+    /// A shared futex: a lock wait.
+    Lock(u64),
+    /// A sleep, I/O, or a futex only this thread waits on (its address).
+    Park(Option<u64>),
+}
+
+fn span_of(s: &Sample, shared: &HashSet<u64>) -> Option<Span> {
+    match s.state {
+        State::Futex(a) if shared.contains(&a) => Some(Span::Lock(a)),
+        State::Futex(a) => Some(Span::Park(Some(a))),
+        State::Sleeping | State::Io => Some(Span::Park(None)),
+        State::Runnable | State::Other => None,
+    }
+}
+
+/// Builds the trace and the futex table (most waited-for address first).
+pub fn convert(o: &Observed) -> (Trace, Vec<FutexRow>) {
+    let mut b = TraceBuilder::new();
+    b.cpus(o.cpus);
+    b.duration_ns(o.duration_ns);
+    let mut rows: BTreeMap<u64, FutexRow> = BTreeMap::new();
+    let shared = shared_futexes(o);
+    for t in &o.threads {
+        let i = b.thread(t.tid, &t.name);
+        let ev = |b: &mut TraceBuilder, ts_ns, kind| b.push(i, Event { ts_ns, kind });
+        if let Some(born) = t.born_ns {
+            let zero = EventKind::OsSched {
+                on_cpu_ns: 0,
+                runqueue_ns: 0,
+            };
+            ev(&mut b, born, zero);
+            let zero = EventKind::OsSwitches {
+                voluntary: 0,
+                involuntary: 0,
+            };
+            ev(&mut b, born, zero);
+        }
+        let mut open: Option<(Span, u64)> = None;
+        let mut prev_slices = None;
+        let mut prev_state = State::Other;
+        for s in &t.samples {
+            let now = span_of(s, &shared);
+            let ran = prev_slices.is_some_and(|p| p != s.slices);
+            prev_slices = Some(s.slices);
+            let state_changed = s.state != prev_state;
+            prev_state = s.state;
+            if open.map(|o| o.0) != now
+                || (ran && now.is_some())
+                || (state_changed && now.is_some())
+            {
+                if let Some((span, begin)) = open.take() {
+                    close(
+                        &mut b, i, span, begin, s.ts_ns, o, &t.name, t.tid, &mut rows,
+                    );
+                }
+                if let Some(span) = now {
+                    open_span(&mut b, i, span, s.ts_ns, o);
+                    open = Some((span, s.ts_ns));
+                }
+            }
+            let sched = EventKind::OsSched {
+                on_cpu_ns: s.on_cpu_ns,
+                runqueue_ns: s.runqueue_ns,
+            };
+            ev(&mut b, s.ts_ns, sched);
+            if let Some((voluntary, involuntary)) = s.switches {
+                let sw = EventKind::OsSwitches {
+                    voluntary,
+                    involuntary,
+                };
+                ev(&mut b, s.ts_ns, sw);
+            }
+        }
+        if let Some((span, begin)) = open {
+            let end = t.exited_ns.unwrap_or(o.duration_ns);
+            close(&mut b, i, span, begin, end, o, &t.name, t.tid, &mut rows);
+        }
+    }
+    let mut rows: Vec<FutexRow> = rows.into_values().collect();
+    for r in &mut rows {
+        r.waiters.sort_by(|a, b| b.2.cmp(&a.2).then(a.1.cmp(&b.1)));
+    }
+    rows.sort_by(|a, b| b.wait_ns.cmp(&a.wait_ns).then(a.addr.cmp(&b.addr)));
+    (b.build(), rows)
+}
+
+/// The futex addresses that two or more threads waited on: locks (or condition variables)
+/// shared by several threads. A futex only one thread ever waits on is mostly a wait for an
+/// event — a `join` (glibc waits on the joined thread's id word), a private condition variable,
+/// a parked worker's own slot — so it becomes a park, not a lock wait, though the futex table
+/// still lists it.
+fn shared_futexes(o: &Observed) -> HashSet<u64> {
+    let mut waiters: HashMap<u64, HashSet<u64>> = HashMap::new();
+    for t in &o.threads {
+        for s in &t.samples {
+            if let State::Futex(a) = s.state {
+                waiters.entry(a).or_default().insert(t.tid);
+            }
+        }
+    }
+    waiters
+        .into_iter()
+        .filter(|(_, w)| w.len() >= 2)
+        .map(|(a, _)| a)
+        .collect()
+}
+
+fn lock_name(o: &Observed, addr: u64) -> String {
+    o.futex_names
+        .get(&addr)
+        .cloned()
+        .unwrap_or_else(|| format!("futex {addr:#x}"))
+}
+
+fn open_span(b: &mut TraceBuilder, i: usize, span: Span, ts_ns: u64, o: &Observed) {
+    let kind = match span {
+        Span::Lock(lock) => EventKind::LockWait {
+            lock,
+            name: b.name(&lock_name(o, lock)),
+        },
+        Span::Park(_) => EventKind::ParkBegin,
+    };
+    b.push(i, Event { ts_ns, kind });
+}
+
+#[allow(clippy::too_many_arguments)]
+fn close(
+    b: &mut TraceBuilder,
+    i: usize,
+    span: Span,
+    begin: u64,
+    ts_ns: u64,
+    o: &Observed,
+    thread: &str,
+    tid: u64,
+    rows: &mut BTreeMap<u64, FutexRow>,
+) {
+    let addr = match span {
+        Span::Lock(a) | Span::Park(Some(a)) => a,
+        Span::Park(None) => {
+            b.push(
+                i,
+                Event {
+                    ts_ns,
+                    kind: EventKind::ParkEnd,
+                },
+            );
+            return;
+        }
+    };
+    let name = lock_name(o, addr);
+    let row = rows.entry(addr).or_insert_with(|| FutexRow {
+        addr,
+        name: name.clone(),
+        ..FutexRow::default()
+    });
+    let d = ts_ns.saturating_sub(begin);
+    row.waits += 1;
+    row.wait_ns += d;
+    match row.waiters.iter_mut().find(|w| w.1 == tid) {
+        Some(w) => w.2 += d,
+        None => row.waiters.push((thread.to_owned(), tid, d)),
+    }
+    let kind = match span {
+        Span::Lock(lock) => EventKind::LockAcquired {
+            lock,
+            name: b.name(&name),
+            handoff: None,
+        },
+        Span::Park(_) => EventKind::ParkEnd,
+    };
+    b.push(i, Event { ts_ns, kind });
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::sampler::ThreadLog;
+    use super::*;
+
+    fn sample(ts_ns: u64, state: State, slices: u64) -> Sample {
+        Sample {
+            ts_ns,
+            state,
+            cpu: 0,
+            on_cpu_ns: 0,
+            runqueue_ns: 0,
+            slices,
+            switches: None,
+        }
+    }
+
+    fn thread(tid: u64, samples: Vec<Sample>) -> ThreadLog {
+        ThreadLog {
+            tid,
+            name: format!("w{tid}"),
+            born_ns: None,
+            exited_ns: Some(50),
+            samples,
+        }
+    }
+
+    fn count(trace: &Trace, t: usize, f: fn(&EventKind) -> bool) -> usize {
+        trace.threads()[t]
+            .events()
+            .iter()
+            .filter(|e| f(&e.kind))
+            .count()
+    }
+
+    #[test]
+    fn futex_runs_become_waits_split_where_the_thread_ran() {
+        let samples = vec![
+            sample(0, State::Runnable, 1),
+            sample(10, State::Futex(0x40), 2),
+            sample(20, State::Futex(0x40), 2), // same wait
+            sample(30, State::Futex(0x40), 3), // ran in between: a second wait
+            sample(40, State::Sleeping, 4),
+        ];
+        let other = vec![
+            sample(0, State::Futex(0x40), 1),
+            sample(10, State::Runnable, 2),
+        ];
+        let o = Observed {
+            threads: vec![thread(9, samples), thread(10, other)],
+            duration_ns: 60,
+            ..Observed::default()
+        };
+        let (trace, rows) = convert(&o);
+        assert_eq!(rows.len(), 1);
+        assert_eq!((rows[0].waits, rows[0].wait_ns), (3, 40));
+        assert_eq!(
+            rows[0].waiters,
+            vec![("w9".to_owned(), 9, 30), ("w10".to_owned(), 10, 10)]
+        );
+        let waits = |k: &EventKind| matches!(k, EventKind::LockWait { .. });
+        let parks = |k: &EventKind| matches!(k, EventKind::ParkBegin);
+        assert_eq!((count(&trace, 0, waits), count(&trace, 0, parks)), (2, 1));
+        let last = trace.threads()[0].events().last().unwrap();
+        assert_eq!(
+            (last.ts_ns, last.kind),
+            (50, EventKind::ParkEnd),
+            "the sleep ends when the thread is gone"
+        );
+    }
+
+    #[test]
+    fn a_futex_only_one_thread_waits_on_is_a_park() {
+        let samples = vec![
+            sample(0, State::Futex(0x80), 1),
+            sample(10, State::Runnable, 2),
+        ];
+        let o = Observed {
+            threads: vec![thread(9, samples)],
+            duration_ns: 60,
+            ..Observed::default()
+        };
+        let (trace, rows) = convert(&o);
+        assert_eq!((rows.len(), rows[0].waits), (1, 1), "still in the table");
+        let waits = |k: &EventKind| matches!(k, EventKind::LockWait { .. });
+        let parks = |k: &EventKind| matches!(k, EventKind::ParkBegin);
+        assert_eq!((count(&trace, 0, waits), count(&trace, 0, parks)), (0, 1));
+    }
+}

@@ -1,0 +1,105 @@
+//! `threadlab run -- CMD` and `threadlab watch PID`: the threads of any program, observed from
+//! outside through `/proc` — no root, no change to the program, Linux only.
+//!
+//! Each thread is sampled at a fixed rate: its state, the CPU it last ran on, its time on a CPU
+//! and runnable-but-waiting (preempted), its context switches and, when the observer may trace
+//! the process (a parent may trace its child; `watch` of an unrelated process usually may not),
+//! the system call it is blocked in. Threads blocked in `futex` on the same address wait on the
+//! same lock or condition variable. The samples become a [`threadlab::trace::Trace`] that the
+//! doctor reads like a recording, printed after the observer's own tables. The approach is the
+//! one of sampling profilers' off-CPU views (e.g. `perf sched`, Brendan Gregg's off-CPU
+//! analysis), here from `/proc` alone instead of kernel tracepoints.
+//!
+//! One mechanism per file:
+//! - `procfs.rs`: the files of one thread, kept open and re-read;
+//! - `syscall.rs`: a blocked thread's state from its system call;
+//! - `symbols.rs`: addresses → ELF symbols through `/proc/PID/maps`;
+//! - `sampler.rs`: the sampling loop and its own cost;
+//! - `convert.rs`: samples → `Trace` and the futex table;
+//! - `report.rs`: the text printed;
+//! - `demo.rs`: the child programs with known behaviour that the tests observe.
+
+pub mod convert;
+pub mod demo;
+mod procfs;
+mod report;
+pub mod sampler;
+mod symbols;
+mod syscall;
+
+use std::process::{Command, ExitCode};
+use std::time::{Duration, Instant};
+
+use crate::cli::{RunArgs, WatchArgs};
+
+/// `threadlab run`: starts the command, samples it until it exits, prints the report.
+pub fn run(args: RunArgs) -> ExitCode {
+    let Some((program, rest)) = args.command.split_first() else {
+        return crate::usage_error("`run` needs a command: threadlab run -- CMD ARGS…");
+    };
+    let mut child = match Command::new(program).args(rest).spawn() {
+        Ok(c) => c,
+        Err(e) => return crate::usage_error(&format!("cannot start `{program}`: {e}")),
+    };
+    let pid = child.id();
+    let mut status = None;
+    let observed = sampler::sample(pid, args.hz, true, || {
+        status = child.try_wait().ok().flatten();
+        status.is_some()
+    });
+    // The process may have gone between two ticks: reap it.
+    let status = status.or_else(|| child.wait().ok());
+    let what = format!("`{}` (pid {pid})", args.command.join(" "));
+    if !finish(&what, &observed, args.hz, args.output.as_deref()) {
+        return ExitCode::from(1);
+    }
+    match status.and_then(|s| s.code()) {
+        Some(0) => ExitCode::SUCCESS,
+        Some(code) => {
+            eprintln!("threadlab run: the command exited with status {code}");
+            ExitCode::from(1)
+        }
+        None => {
+            eprintln!("threadlab run: the command was killed by a signal");
+            ExitCode::from(1)
+        }
+    }
+}
+
+/// `threadlab watch`: samples a running process for `--seconds` or until it exits.
+pub fn watch(args: WatchArgs) -> ExitCode {
+    let pid = args.pid;
+    if !std::path::Path::new(&format!("/proc/{pid}/task")).is_dir() {
+        return crate::usage_error(&format!("no process {pid} (or /proc is not mounted)"));
+    }
+    let until = Instant::now() + Duration::from_secs_f64(args.seconds);
+    let observed = sampler::sample(pid, args.hz, false, || Instant::now() >= until);
+    let comm = std::fs::read_to_string(format!("/proc/{pid}/comm")).unwrap_or_default();
+    let what = format!("`{}` (pid {pid})", comm.trim());
+    if finish(&what, &observed, args.hz, args.output.as_deref()) {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    }
+}
+
+/// Prints the report, saves the trace if asked; `false` if saving failed.
+fn finish(
+    what: &str,
+    observed: &sampler::Observed,
+    hz: u32,
+    out: Option<&std::path::Path>,
+) -> bool {
+    let (trace, futexes) = convert::convert(observed);
+    print!("{}", report::render(what, observed, hz, &futexes));
+    println!();
+    print!("{}", trace.diagnose());
+    if let Some(path) = out {
+        if let Err(e) = trace.save(path) {
+            eprintln!("error: {e}");
+            return false;
+        }
+        println!("trace: {}", path.display());
+    }
+    true
+}

@@ -1,0 +1,204 @@
+//! The observer's text: what was watched and what it cost, one row per thread (time on a CPU,
+//! preempted, and the share of samples in each state), and the futex addresses with their
+//! waiters. The doctor's diagnosis of the same samples follows it (`mod.rs`).
+
+use std::fmt::Write;
+
+use threadlab::analysis::fmt_ns;
+
+use super::convert::FutexRow;
+use super::sampler::{Observed, ThreadLog};
+use super::syscall::State;
+
+/// Thread rows printed (busiest first); the rest are counted.
+const MAX_ROWS: usize = 20;
+/// Futex rows printed.
+const MAX_FUTEXES: usize = 10;
+/// Waiters named per futex row (longest waits first).
+const MAX_WAITERS: usize = 5;
+
+/// One thread's figures.
+struct Row<'a> {
+    t: &'a ThreadLog,
+    life_ns: u64,
+    on_cpu_ns: u64,
+    preempted_ns: u64,
+    /// Samples per state: runnable, futex, io, sleeping, other.
+    states: [u64; 5],
+    cpus: usize,
+    switches: (u64, u64),
+}
+
+fn row(t: &ThreadLog, end_ns: u64) -> Row<'_> {
+    let (first, last) = (t.samples[0], t.samples[t.samples.len() - 1]);
+    let base = if t.born_ns.is_some() {
+        None
+    } else {
+        Some(first)
+    };
+    let begin = t.born_ns.unwrap_or(first.ts_ns);
+    let mut states = [0u64; 5];
+    let mut cpus: Vec<u32> = Vec::new();
+    for s in &t.samples {
+        let i = match s.state {
+            State::Runnable => 0,
+            State::Futex(_) => 1,
+            State::Io => 2,
+            State::Sleeping => 3,
+            State::Other => 4,
+        };
+        states[i] += 1;
+        if !cpus.contains(&s.cpu) {
+            cpus.push(s.cpu);
+        }
+    }
+    let sw = |s: &super::sampler::Sample| s.switches;
+    let first_sw = base.map_or(Some((0, 0)), |b| sw(&b));
+    let last_sw = t.samples.iter().rev().find_map(sw);
+    Row {
+        t,
+        life_ns: t.exited_ns.unwrap_or(end_ns).saturating_sub(begin),
+        on_cpu_ns: last.on_cpu_ns - base.map_or(0, |b| b.on_cpu_ns.min(last.on_cpu_ns)),
+        preempted_ns: last.runqueue_ns - base.map_or(0, |b| b.runqueue_ns.min(last.runqueue_ns)),
+        states,
+        cpus: cpus.len(),
+        switches: match (first_sw, last_sw) {
+            (Some(a), Some(b)) => (b.0.saturating_sub(a.0), b.1.saturating_sub(a.1)),
+            _ => (0, 0),
+        },
+    }
+}
+
+/// The observer's part of the report.
+pub fn render(what: &str, o: &Observed, hz: u32, futexes: &[FutexRow]) -> String {
+    let mut s = String::new();
+    let secs = o.duration_ns as f64 / 1e9;
+    let created = o.threads.iter().filter(|t| t.born_ns.is_some()).count();
+    let exited = o.threads.iter().filter(|t| t.exited_ns.is_some()).count();
+    let _ = writeln!(
+        s,
+        "threadlab observer: {what} for {} at {hz} Hz ({} ticks, {:.0} per second achieved)",
+        fmt_ns(o.duration_ns),
+        o.ticks,
+        o.ticks as f64 / secs.max(1e-9)
+    );
+    let _ = writeln!(
+        s,
+        "threads: {} seen, {created} created and {exited} exited while observed, at most {} at \
+         once, {} CPU(s) allowed",
+        o.threads.len(),
+        o.max_threads,
+        o.cpus
+    );
+    if created > 0 {
+        let _ = writeln!(
+            s,
+            "threads created: at least {created} (seen), at most {} (threads and processes the \
+             whole machine created meanwhile); a thread living between two ticks is not seen",
+            o.forks.max(created as u64)
+        );
+    }
+    let _ = writeln!(
+        s,
+        "sampler cost: {:.2} ms CPU per second ({:.2}% of one CPU) for {} thread readings \
+         ({:.1} µs each)",
+        o.sampler_cpu_ns as f64 / 1e6 / secs.max(1e-9),
+        o.sampler_cpu_ns as f64 / 1e7 / secs.max(1e-9),
+        o.reads,
+        o.sampler_cpu_ns as f64 / 1e3 / o.reads.max(1) as f64
+    );
+    if o.syscall_denied {
+        let _ = writeln!(
+            s,
+            "syscall column: NOT VISIBLE — ptrace access to pid {} was refused (another user's \
+             process, or Yama's ptrace_scope allows only descendants): blocked threads show as \
+             `other`, so lock waits, I/O and sleep cannot be told apart and no futex address is \
+             known. Start the program with `threadlab run -- CMD` to see them.",
+            o.pid
+        );
+    }
+    if o.unopened > 0 {
+        let _ = writeln!(
+            s,
+            "{} thread(s) not observed: out of file descriptors",
+            o.unopened
+        );
+    }
+    let mut rows: Vec<Row> = o.threads.iter().map(|t| row(t, o.duration_ns)).collect();
+    rows.sort_by(|a, b| b.on_cpu_ns.cmp(&a.on_cpu_ns).then(a.t.tid.cmp(&b.t.tid)));
+    let _ = writeln!(
+        s,
+        "\nThreads (busiest first; states as shares of samples)\n {:>8} {:<16} {:>9} {:>9} \
+         {:>9} {:>5} {:>5} {:>5} {:>5} {:>5} {:>4} {:>6} {:>6}",
+        "tid",
+        "name",
+        "life",
+        "on-cpu",
+        "preempt",
+        "run%",
+        "futx%",
+        "io%",
+        "slp%",
+        "oth%",
+        "cpus",
+        "vol",
+        "invol"
+    );
+    for r in rows.iter().take(MAX_ROWS) {
+        let n = r.t.samples.len().max(1) as f64;
+        let pct = |i: usize| 100.0 * r.states[i] as f64 / n;
+        let _ = writeln!(
+            s,
+            " {:>8} {:<16} {:>9} {:>9} {:>9} {:>5.0} {:>5.0} {:>5.0} {:>5.0} {:>5.0} {:>4} {:>6} \
+             {:>6}{}",
+            r.t.tid,
+            r.t.name,
+            fmt_ns(r.life_ns),
+            fmt_ns(r.on_cpu_ns),
+            fmt_ns(r.preempted_ns),
+            pct(0),
+            pct(1),
+            pct(2),
+            pct(3),
+            pct(4),
+            r.cpus,
+            r.switches.0,
+            r.switches.1,
+            if r.t.exited_ns.is_some() {
+                "  exited"
+            } else {
+                ""
+            }
+        );
+    }
+    if rows.len() > MAX_ROWS {
+        let _ = writeln!(s, "   … {} more thread(s)", rows.len() - MAX_ROWS);
+    }
+    let _ = writeln!(s, "\nFutex addresses (locks and condition variables)");
+    if futexes.is_empty() {
+        let _ = writeln!(s, "   no thread was seen waiting in futex");
+    }
+    for f in futexes.iter().take(MAX_FUTEXES) {
+        let mut waiters: Vec<String> = f
+            .waiters
+            .iter()
+            .take(MAX_WAITERS)
+            .map(|w| format!("{} [{}] {}", w.0, w.1, fmt_ns(w.2)))
+            .collect();
+        if f.waiters.len() > MAX_WAITERS {
+            waiters.push(format!("… {} threads in all", f.waiters.len()));
+        }
+        let _ = writeln!(
+            s,
+            " {}: {} waits, {} waited; waiters: {}",
+            f.name,
+            f.waits,
+            fmt_ns(f.wait_ns),
+            waiters.join(", ")
+        );
+    }
+    if futexes.len() > MAX_FUTEXES {
+        let _ = writeln!(s, "   … {} more address(es)", futexes.len() - MAX_FUTEXES);
+    }
+    s
+}

@@ -1,0 +1,195 @@
+//! Names for addresses in another process: which mapped file (`/proc/PID/maps`) an address falls
+//! in, and which ELF symbol of that file (`.symtab`, else `.dynsym`) covers it — so a futex word
+//! inside a `static` mutex or a library's global lock gets the variable's name.
+//!
+//! A file is loaded at a *bias*: the address of its mapping at file offset 0 minus the virtual
+//! address its lowest `PT_LOAD` segment asks for (0 for a position-independent executable or a
+//! library); a symbol's run-time address is its `st_value` plus the bias. The ELF layout is the
+//! System V gABI's (ELF-64, little-endian only here). Rust's legacy mangling (`_ZN…E` with a
+//! trailing `h<hash>`) is undone so the names read as paths.
+
+use std::collections::HashMap;
+
+/// One symbol: start, size, name.
+type Sym = (u64, u64, String);
+
+/// Symbols per file, parsed once.
+#[derive(Debug, Default)]
+pub struct Symbols {
+    files: HashMap<String, Vec<Sym>>,
+}
+
+impl Symbols {
+    /// Names `addr` in process `pid`: `symbol+offset (file)`, or `file+offset` without a covering
+    /// symbol, or `None` outside any mapped file (a heap or stack address).
+    pub fn name(&mut self, pid: u32, addr: u64) -> Option<String> {
+        let maps = std::fs::read_to_string(format!("/proc/{pid}/maps")).ok()?;
+        // The file whose mappings (and the anonymous .bss right after them) cover `addr`.
+        let mut best: Option<(u64, String)> = None; // (base mapping start, path)
+        let mut last_file: Option<(u64, String)> = None;
+        for line in maps.lines() {
+            let mut it = line.split_ascii_whitespace();
+            let range = it.next()?;
+            let (lo, hi) = range.split_once('-')?;
+            let lo = u64::from_str_radix(lo, 16).ok()?;
+            let hi = u64::from_str_radix(hi, 16).ok()?;
+            let offset = u64::from_str_radix(it.nth(1)?, 16).ok()?;
+            let path = it.nth(2).unwrap_or("");
+            if path.starts_with('/') {
+                if offset == 0 && !matches!(&last_file, Some(f) if f.1 == path) {
+                    last_file = Some((lo, path.to_owned()));
+                }
+            } else if !path.is_empty() {
+                last_file = None; // [heap], [stack]: not a file's .bss
+            }
+            if (lo..hi).contains(&addr) {
+                best = last_file.clone();
+                break;
+            }
+        }
+        let (base, path) = best?;
+        let syms = self.files.entry(path.clone()).or_insert_with(|| {
+            std::fs::read(&path)
+                .ok()
+                .and_then(|b| parse(&b))
+                .unwrap_or_default()
+        });
+        let short = path.rsplit('/').next().unwrap_or(&path).to_owned();
+        // The first symbol (sorted by start) is preceded by the bias entry.
+        let (low_vaddr, list) = syms.split_first().map_or((0, &[][..]), |(b, l)| (b.0, l));
+        let vaddr = addr.wrapping_sub(base).wrapping_add(low_vaddr);
+        let i = list.partition_point(|s| s.0 <= vaddr);
+        match i.checked_sub(1).map(|i| &list[i]) {
+            Some((start, size, name)) if vaddr < start + size.max(&1) => {
+                Some(format!("{}+{:#x} ({short})", demangle(name), vaddr - start))
+            }
+            _ => Some(format!("{short}+{:#x}", vaddr.wrapping_sub(low_vaddr))),
+        }
+    }
+}
+
+fn u16_at(b: &[u8], o: usize) -> Option<u64> {
+    Some(u16::from_le_bytes(b.get(o..o + 2)?.try_into().ok()?) as u64)
+}
+fn u32_at(b: &[u8], o: usize) -> Option<u64> {
+    Some(u32::from_le_bytes(b.get(o..o + 4)?.try_into().ok()?) as u64)
+}
+fn u64_at(b: &[u8], o: usize) -> Option<u64> {
+    Some(u64::from_le_bytes(b.get(o..o + 8)?.try_into().ok()?))
+}
+
+/// The data and function symbols of an ELF-64 little-endian file, sorted by address, preceded
+/// by an entry holding the lowest `PT_LOAD` virtual address (page-aligned); `None` if not such
+/// a file.
+fn parse(b: &[u8]) -> Option<Vec<Sym>> {
+    if b.get(0..4)? != b"\x7fELF" || b[4] != 2 || b[5] != 1 {
+        return None;
+    }
+    let (phoff, shoff) = (u64_at(b, 0x20)? as usize, u64_at(b, 0x28)? as usize);
+    let (phnum, shnum) = (u16_at(b, 0x38)? as usize, u16_at(b, 0x3c)? as usize);
+    let mut low = u64::MAX;
+    for i in 0..phnum {
+        let p = phoff + i * 56;
+        if u32_at(b, p)? == 1 {
+            low = low.min(u64_at(b, p + 0x10)? & !0xfff);
+        }
+    }
+    let section = |i: usize| -> Option<(u64, usize, usize, usize)> {
+        let s = shoff + i * 64;
+        Some((
+            u32_at(b, s + 4)?,             // sh_type
+            u64_at(b, s + 0x18)? as usize, // sh_offset
+            u64_at(b, s + 0x20)? as usize, // sh_size
+            u32_at(b, s + 0x28)? as usize, // sh_link
+        ))
+    };
+    let mut out = Vec::new();
+    // .symtab (2) when present, else .dynsym (11).
+    for wanted in [2, 11] {
+        for i in 0..shnum {
+            let (ty, off, size, link) = section(i)?;
+            if ty != wanted {
+                continue;
+            }
+            let (_, str_off, str_size, _) = section(link)?;
+            let strtab = b.get(str_off..str_off + str_size)?;
+            for k in 0..size / 24 {
+                let e = off + k * 24;
+                let info = *b.get(e + 4)?;
+                let (value, sz) = (u64_at(b, e + 8)?, u64_at(b, e + 16)?);
+                // STT_OBJECT (1), STT_FUNC (2), STT_TLS excluded; defined only.
+                if !matches!(info & 0xf, 1 | 2) || value == 0 || u16_at(b, e + 6)? == 0 {
+                    continue;
+                }
+                let n = u32_at(b, e)? as usize;
+                let name = strtab.get(n..)?.split(|&c| c == 0).next()?;
+                out.push((value, sz, String::from_utf8_lossy(name).into_owned()));
+            }
+        }
+        if !out.is_empty() {
+            break;
+        }
+    }
+    out.sort_by_key(|s| s.0);
+    out.insert(0, (if low == u64::MAX { 0 } else { low }, 0, String::new()));
+    Some(out)
+}
+
+/// `_ZN3std2io5stdio6STDOUT17h0123456789abcdefE` → `std::io::stdio::STDOUT`; other names as
+/// they are.
+pub fn demangle(name: &str) -> String {
+    let Some(mut rest) = name.strip_prefix("_ZN") else {
+        return name.to_owned();
+    };
+    let mut parts = Vec::new();
+    while let Some(d) = rest.find(|c: char| !c.is_ascii_digit()).filter(|&d| d > 0) {
+        let Ok(len) = rest[..d].parse::<usize>() else {
+            break;
+        };
+        let Some(part) = rest.get(d..d + len) else {
+            break;
+        };
+        parts.push(part);
+        rest = &rest[d + len..];
+    }
+    if rest != "E" || parts.is_empty() {
+        return name.to_owned();
+    }
+    if parts.len() > 1
+        && parts
+            .last()
+            .is_some_and(|p| p.len() == 17 && p.starts_with('h'))
+    {
+        parts.pop();
+    }
+    parts
+        .join("::")
+        .replace("$LT$", "<")
+        .replace("$GT$", ">")
+        .replace("$u20$", " ")
+        .replace("..", "::")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn demangles_legacy_rust_names() {
+        assert_eq!(
+            demangle("_ZN9threadlab7observe4demo4LOCK17h0123456789abcdefE"),
+            "threadlab::observe::demo::LOCK"
+        );
+        assert_eq!(demangle("main_arena"), "main_arena");
+    }
+
+    #[test]
+    fn names_a_static_of_this_process() {
+        static PROBE: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+        // Relaxed: pairs with nothing, only the static's address matters (the store keeps it).
+        PROBE.store(1, std::sync::atomic::Ordering::Relaxed);
+        let addr = &PROBE as *const _ as u64;
+        let name = Symbols::default().name(std::process::id(), addr).unwrap();
+        assert!(name.contains("PROBE"), "{name}");
+    }
+}

@@ -1,0 +1,158 @@
+//! `threadlab run -- CMD` observing child programs with known behaviour (the hidden
+//! `threadlab demo KIND` subcommand), checking what the report classifies and counts: a
+//! contended `std::sync::Mutex` is lock contention on one futex address naming both threads;
+//! four CPU-bound threads on two CPUs are preemption; threads created by the thousand are thread
+//! creation; a sleeping thread is asleep, not waiting on a lock. Linux only (`/proc`).
+
+#![cfg(target_os = "linux")]
+
+use std::process::Command;
+
+/// Runs `threadlab run -- threadlab demo KIND --seconds S` and returns its stdout.
+fn observe(kind: &str, seconds: &str, extra: &[&str]) -> String {
+    let exe = env!("CARGO_BIN_EXE_threadlab");
+    let out = Command::new(exe)
+        .args([
+            "run",
+            "--hz",
+            "100",
+            "--",
+            exe,
+            "demo",
+            kind,
+            "--seconds",
+            seconds,
+        ])
+        .args(extra)
+        .output()
+        .expect("start threadlab run");
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(
+        out.status.success(),
+        "threadlab run failed: {}\n{stdout}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    stdout
+}
+
+/// The report's findings lines (` ! pitfall (subject): …`).
+fn findings(report: &str) -> Vec<&str> {
+    report.lines().filter(|l| l.starts_with(" ! ")).collect()
+}
+
+/// The thread row of the thread named `name`: its sample shares (run, futex, io, sleep, other).
+fn shares(report: &str, name: &str) -> [f64; 5] {
+    let row = report
+        .lines()
+        .skip_while(|l| !l.starts_with("Threads ("))
+        .find(|l| l.split_whitespace().nth(1) == Some(name))
+        .unwrap_or_else(|| panic!("no row for `{name}` in\n{report}"));
+    // tid name life on-cpu preempt: life, on-cpu and preempt are "<n> <unit>".
+    let f: Vec<&str> = row.split_whitespace().collect();
+    let pct: Vec<f64> = f[8..13].iter().map(|x| x.parse().unwrap()).collect();
+    [pct[0], pct[1], pct[2], pct[3], pct[4]]
+}
+
+#[test]
+fn two_threads_on_one_mutex_are_contention_on_one_futex_address() {
+    let report = observe("mutex", "2", &[]);
+    let rows: Vec<&str> = report
+        .lines()
+        .filter(|l| l.starts_with(" futex ") && l.contains("DEMO_LOCK"))
+        .collect();
+    assert_eq!(
+        rows.len(),
+        1,
+        "one futex address, named by its symbol:\n{report}"
+    );
+    assert!(
+        rows[0].contains("contender-a") && rows[0].contains("contender-b"),
+        "both threads wait on it:\n{report}"
+    );
+    let contention = findings(&report)
+        .into_iter()
+        .filter(|f| f.contains("lock-contention") && f.contains("DEMO_LOCK"))
+        .count();
+    assert_eq!(contention, 1, "{report}");
+    assert!(report.contains("need an instrumented run"), "{report}");
+}
+
+#[test]
+fn four_spinning_threads_on_two_cpus_are_preemption() {
+    let report = observe("spin", "1.5", &[]);
+    let f = findings(&report);
+    assert!(f.iter().any(|l| l.contains(" preemption (")), "{report}");
+    assert!(f.iter().any(|l| l.contains("oversubscription")), "{report}");
+    for i in 0..4 {
+        let s = shares(&report, &format!("spinner-{i}"));
+        assert!(s[0] >= 90.0, "spinner-{i} is runnable, not blocked: {s:?}");
+    }
+    assert!(!f.iter().any(|l| l.contains("lock-contention")), "{report}");
+}
+
+#[test]
+fn threads_created_by_the_thousand_are_thread_creation() {
+    let report = observe("threads", "2", &[]);
+    let created: u64 = report
+        .lines()
+        .find_map(|l| l.strip_prefix("demo threads: created "))
+        .and_then(|l| l.split_whitespace().next())
+        .and_then(|n| n.parse().ok())
+        .expect("the demo says how many threads it created");
+    assert!(created >= 1000, "{created} threads");
+    assert!(
+        findings(&report)
+            .iter()
+            .any(|l| l.contains("thread-creation")),
+        "{report}"
+    );
+    let seen: u64 = report
+        .lines()
+        .find_map(|l| l.strip_prefix("threads created: at least "))
+        .and_then(|l| l.split_whitespace().next())
+        .and_then(|n| n.parse().ok())
+        .expect("a lower bound of threads created");
+    assert!(
+        (16..=created + 1).contains(&seen),
+        "{seen} threads seen of {created}"
+    );
+}
+
+#[test]
+fn a_sleeping_thread_is_sleeping_not_waiting_on_a_lock() {
+    let report = observe("sleep", "1.5", &[]);
+    let s = shares(&report, "sleeper");
+    assert!(s[3] >= 80.0, "asleep most of the samples: {s:?}\n{report}");
+    assert_eq!(s[1], 0.0, "never in futex: {s:?}");
+    assert!(
+        !findings(&report)
+            .iter()
+            .any(|l| l.contains("lock-contention")),
+        "{report}"
+    );
+}
+
+#[test]
+fn watch_of_a_running_child_sees_its_threads() {
+    let exe = env!("CARGO_BIN_EXE_threadlab");
+    let mut child = Command::new(exe)
+        .args(["demo", "idle", "--threads", "6", "--seconds", "3"])
+        .spawn()
+        .expect("start the demo");
+    let out = Command::new(exe)
+        .args(["watch", &child.id().to_string(), "--seconds", "1"])
+        .output()
+        .expect("start threadlab watch");
+    child.wait().expect("demo ends");
+    let report = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{report}");
+    let idle = report
+        .lines()
+        .filter(|l| {
+            l.split_whitespace()
+                .nth(1)
+                .is_some_and(|n| n.starts_with("idle-"))
+        })
+        .count();
+    assert_eq!(idle, 6, "{report}");
+}

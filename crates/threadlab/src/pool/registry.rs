@@ -4,12 +4,13 @@
 
 use std::thread::JoinHandle;
 
+use crate::deque::Steal;
 use crate::deque::{Stealer, Worker};
 use crate::heartbeat::Requests;
 use crate::injector::Injector;
 use crate::job::{HeapJob, JobRef, StackJob};
 use crate::latch::{LockLatch, SpinLatch};
-use crate::loom::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use crate::loom::sync::atomic::{fence, AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use crate::loom::sync::Arc;
 use crate::pool::builder::Config;
 use crate::pool::inbox::Inbox;
@@ -37,6 +38,9 @@ pub(crate) struct Registry {
     pub(crate) run_next: Box<[CachePadded<RunNext>]>,
     pub(crate) counters: Box<[CachePadded<WorkerCounters>]>,
     terminating: AtomicBool,
+    /// Workers whose thread left its loop for good; when all have, the pool is gone and its
+    /// tasks are cancelled ([`Registry::cancel_orphans`]).
+    exited: AtomicUsize,
     panicked: AtomicU64,
     panic_handler: Option<PanicHandler>,
 }
@@ -50,6 +54,7 @@ impl Registry {
         if n == 0 {
             return Err(BuildError::zero_threads());
         }
+        crate::pool::limits::check(n)?;
         let deques: Vec<Worker<JobRef>> = (0..n).map(|_| Worker::new()).collect();
         let registry = Arc::new(Registry {
             stealers: deques.iter().map(|d| d.stealer()).collect(),
@@ -60,6 +65,7 @@ impl Registry {
             run_next: (0..n).map(|_| CachePadded::default()).collect(),
             counters: (0..n).map(|_| CachePadded::default()).collect(),
             terminating: AtomicBool::new(false),
+            exited: AtomicUsize::new(0),
             panicked: AtomicU64::new(0),
             panic_handler: config.panic_handler.take(),
         });
@@ -100,6 +106,43 @@ impl Registry {
         self.sleep.wake_all();
     }
 
+    /// True once every worker has left its loop for good: nothing queued here will run, so what
+    /// reaches the pool now is cancelled (a future woken after its pool was dropped).
+    pub(crate) fn gone(&self) -> bool {
+        // SeqCst: see `worker_exited`.
+        self.exited.load(Ordering::SeqCst) == self.num_threads()
+    }
+
+    /// Worker `index` left its loop for good (shutdown). The last one cancels what reached the
+    /// injector after the workers had looked at it for the last time.
+    ///
+    /// No job is stranded: a submitter pushes, fences, then reads `exited` (`inject`); the last
+    /// worker increments `exited`, fences, then drains. By the two SeqCst fences, either the
+    /// submitter sees every worker gone (and drains itself), or the last worker's drain sees
+    /// the push. Both may drain; each job is taken once (the injector hands each out once).
+    pub(crate) fn worker_exited(&self) {
+        // SeqCst: with the fence below, pairs with the push-fence-load of `inject`.
+        if self.exited.fetch_add(1, Ordering::SeqCst) + 1 == self.num_threads() {
+            fence(Ordering::SeqCst);
+            self.cancel_orphans();
+        }
+    }
+
+    /// Runs on this thread what is left in the injector of a pool that is gone. Tasks cancel
+    /// themselves when run on a gone pool (`crate::task::cell`, "Cancellation"): they drop their
+    /// future here, where a panic is caught, and their handles report the cancellation.
+    #[cold]
+    fn cancel_orphans(&self) {
+        loop {
+            match self.injector.steal() {
+                // SAFETY: the job was queued and is taken out once, here; it is executed once.
+                Steal::Success(job) => unsafe { job.execute() },
+                Steal::Retry => continue,
+                Steal::Empty => return,
+            }
+        }
+    }
+
     /// True if any queue of the pool that every worker may take from holds work (used by the
     /// re-check before parking, together with the worker's own inbox and run-next slot). The
     /// run-next slots and inboxes are not shared queues: each is re-checked by its owner only
@@ -120,6 +163,11 @@ impl Registry {
             hooks::queue_depth("injector", self.injector.len() as i64);
         }
         self.sleep.notify_work();
+        // SeqCst: the push, then this fence, then the read of `exited` (see `worker_exited`).
+        fence(Ordering::SeqCst);
+        if self.gone() {
+            self.cancel_orphans();
+        }
     }
 
     /// Submits a job: onto the current worker's deque if it belongs to this pool, else into the
@@ -146,29 +194,59 @@ impl Registry {
     ) -> JobRef {
         HeapJob::into_job_ref(kind, move || {
             if let Err(p) = unwind::halt_unwinding(f) {
-                if let Some(w) = WorkerThread::current() {
-                    w.registry().handle_panic(p);
+                match WorkerThread::current() {
+                    Some(w) => w.registry().handle_panic(p),
+                    // Run off a worker only by the drain of a pool that is gone
+                    // (`Registry::cancel_orphans`): nobody to report to but stderr.
+                    None => unwind::drop_caught_printed(p),
                 }
             }
         })
     }
 
+    /// Reports the panic of a task nobody waits for: counts it, hands the payload to the panic
+    /// handler (or prints it), and drops what comes back where a panic is caught (see
+    /// [`Registry::drop_user_value`]), so no panic from the user unwinds through a worker.
     #[cold]
     pub(crate) fn handle_panic(&self, payload: Payload) {
         // Relaxed: a statistic read by metrics/shutdown, which join the threads first (or accept
         // a stale figure).
         self.panicked.fetch_add(1, Ordering::Relaxed);
-        match &self.panic_handler {
-            Some(h) => {
-                if unwind::halt_unwinding(|| h(payload)).is_err() {
-                    eprintln!("threadlab: the panic handler itself panicked; ignored");
+        let rest = match &self.panic_handler {
+            Some(h) => match unwind::halt_unwinding(|| h(payload)) {
+                Ok(()) => return,
+                Err(thrown) => {
+                    eprintln!(
+                        "threadlab: the panic handler itself panicked ({}); ignored",
+                        unwind::payload_message(&thrown)
+                    );
+                    thrown
                 }
+            },
+            None => {
+                eprintln!(
+                    "threadlab: a spawned task panicked: {}",
+                    unwind::payload_message(&payload)
+                );
+                payload
             }
-            None => eprintln!(
-                "threadlab: a spawned task panicked: {}",
-                unwind::payload_message(&payload)
-            ),
-        }
+        };
+        self.drop_user_value(rest);
+    }
+
+    /// Drops a value that came from the user (a panic payload, a detached task's output or
+    /// future, a cancelled future) where a panic in its `Drop` is caught: each such panic is
+    /// counted with the panicked tasks and printed, and its own payload dropped the same way.
+    #[cold]
+    pub(crate) fn drop_user_value<T>(&self, value: T) {
+        unwind::drop_caught(value, |p| {
+            // Relaxed: as in `handle_panic`.
+            self.panicked.fetch_add(1, Ordering::Relaxed);
+            eprintln!(
+                "threadlab: dropping a task's value panicked: {}",
+                unwind::payload_message(p)
+            );
+        });
     }
 
     pub(crate) fn panicked(&self) -> u64 {

@@ -36,7 +36,7 @@ pub(crate) fn payload_message(payload: &Payload) -> &str {
 
 /// How many generations of panicking drops [`drop_caught`] follows (a payload whose `Drop`
 /// panics with a payload whose `Drop` panics…) before it leaks the last payload.
-const DROP_GENERATIONS: u32 = 8;
+pub(crate) const DROP_GENERATIONS: u32 = 8;
 
 /// Drops `value`, a value that came from the user (a closure, a future, an output, a panic
 /// payload), where a panic in its `Drop` is caught, so that no such panic unwinds through a
@@ -51,11 +51,7 @@ pub(crate) fn drop_caught<T>(value: T, mut report: impl FnMut(&Payload)) {
         report(&payload);
         generation += 1;
         if generation == DROP_GENERATIONS {
-            eprintln!(
-                "threadlab: {DROP_GENERATIONS} panic payloads in a row panicked when dropped; \
-                 the last one is leaked"
-            );
-            std::mem::forget(payload);
+            leak_payload(payload);
             return;
         }
         next = halt_unwinding(move || drop(payload)).err();
@@ -80,3 +76,13 @@ pub(crate) struct Cancelled;
 /// The message of the panic `JoinHandle::join` and `.await` raise for a cancelled task.
 pub(crate) const CANCELLED: &str = "threadlab: the task was cancelled: its pool was dropped (all \
      its workers exited) before the task finished, so it was dropped without finishing";
+
+/// Gives up on a payload after [`DROP_GENERATIONS`] panicking drops in a row: leaks it.
+#[cold]
+pub(crate) fn leak_payload(payload: Payload) {
+    eprintln!(
+        "threadlab: {DROP_GENERATIONS} panic payloads in a row panicked when dropped; the last \
+         one is leaked"
+    );
+    std::mem::forget(payload);
+}

@@ -83,15 +83,23 @@ fn a_panic_handler_that_throws_a_bomb_does_not_kill_the_worker() {
         let d = Arc::clone(&drops);
         let pool = Pool::builder()
             .threads(2)
-            .panic_handler(move |_payload| panic::panic_any(Bomb(Arc::clone(&d))))
+            .panic_handler(move |payload| {
+                // The tasks' own panics are answered with a bomb; the bombs' (a `&str` of
+                // their own) are accepted.
+                if payload.downcast_ref::<&str>() == Some(&"a task panics") {
+                    panic::panic_any(Bomb(Arc::clone(&d)))
+                }
+            })
             .build()
             .unwrap();
         for w in 0..2 {
             pool.spawn_on(w, || panic!("a task panics")).unwrap();
         }
         every_worker_alive(&pool);
-        pool.shutdown();
+        let report = pool.shutdown();
         assert_eq!(drops.load(Ordering::SeqCst), 2);
+        // Each task's panic, and the panic of dropping the bomb its handler threw.
+        assert_eq!(report.panicked_tasks, 4);
     });
 }
 
@@ -277,6 +285,7 @@ fn a_mutex_locked_again_inside_a_scope_wait_panics_with_its_name() {
 }
 
 #[test]
+#[cfg_attr(miri, ignore = "Miri cannot read the system's limits")]
 fn an_impossible_thread_count_is_refused_by_build() {
     watchdog(|| {
         let err = Pool::builder().threads(1_000_000).build().unwrap_err();

@@ -42,6 +42,8 @@ pub(crate) struct Registry {
     /// tasks are cancelled ([`Registry::cancel_orphans`]).
     exited: AtomicUsize,
     panicked: AtomicU64,
+    /// Set once the panic handler panicked (it is said once per pool).
+    handler_panicked: AtomicBool,
     panic_handler: Option<PanicHandler>,
 }
 
@@ -67,6 +69,7 @@ impl Registry {
             terminating: AtomicBool::new(false),
             exited: AtomicUsize::new(0),
             panicked: AtomicU64::new(0),
+            handler_panicked: AtomicBool::new(false),
             panic_handler: config.panic_handler.take(),
         });
         let mut handles = Vec::with_capacity(n);
@@ -204,49 +207,60 @@ impl Registry {
         })
     }
 
-    /// Reports the panic of a task nobody waits for: counts it, hands the payload to the panic
-    /// handler (or prints it), and drops what comes back where a panic is caught (see
-    /// [`Registry::drop_user_value`]), so no panic from the user unwinds through a worker.
+    /// Reports the panic of a task nobody waits for: counts it and hands the payload to the
+    /// panic handler (or prints it). Whatever comes back is dropped where a panic is caught: a
+    /// payload whose `Drop` panics (with no handler), or what a handler throws. A panic from
+    /// such a drop is reported the same way, as a panic of its own, up to
+    /// [`unwind::DROP_GENERATIONS`] in a row (then the last payload is leaked, and said so). So
+    /// no panic from the user unwinds through a worker.
     #[cold]
     pub(crate) fn handle_panic(&self, payload: Payload) {
-        // Relaxed: a statistic read by metrics/shutdown, which join the threads first (or accept
-        // a stale figure).
-        self.panicked.fetch_add(1, Ordering::Relaxed);
-        let rest = match &self.panic_handler {
-            Some(h) => match unwind::halt_unwinding(|| h(payload)) {
-                Ok(()) => return,
-                Err(thrown) => {
+        let mut next = Some(payload);
+        let mut generation = 0;
+        while let Some(payload) = next {
+            // Relaxed: a statistic read by metrics/shutdown, which join the threads first (or
+            // accept a stale figure).
+            self.panicked.fetch_add(1, Ordering::Relaxed);
+            let rest = match &self.panic_handler {
+                Some(h) => match unwind::halt_unwinding(|| h(payload)) {
+                    Ok(()) => return,
+                    Err(thrown) => {
+                        // Relaxed: only decides whether to print.
+                        if !self.handler_panicked.swap(true, Ordering::Relaxed) {
+                            eprintln!(
+                                "threadlab: the panic handler itself panicked ({}); ignored \
+                                 (printed once per pool)",
+                                unwind::payload_message(&thrown)
+                            );
+                        }
+                        thrown
+                    }
+                },
+                None => {
                     eprintln!(
-                        "threadlab: the panic handler itself panicked ({}); ignored",
-                        unwind::payload_message(&thrown)
+                        "threadlab: a spawned task panicked: {}",
+                        unwind::payload_message(&payload)
                     );
-                    thrown
+                    payload
                 }
-            },
-            None => {
-                eprintln!(
-                    "threadlab: a spawned task panicked: {}",
-                    unwind::payload_message(&payload)
-                );
-                payload
+            };
+            generation += 1;
+            if generation == unwind::DROP_GENERATIONS {
+                unwind::leak_payload(rest);
+                return;
             }
-        };
-        self.drop_user_value(rest);
+            next = unwind::halt_unwinding(move || drop(rest)).err();
+        }
     }
 
-    /// Drops a value that came from the user (a panic payload, a detached task's output or
-    /// future, a cancelled future) where a panic in its `Drop` is caught: each such panic is
-    /// counted with the panicked tasks and printed, and its own payload dropped the same way.
+    /// Drops a value that came from the user (a detached task's output or future, a cancelled
+    /// future) where a panic in its `Drop` is caught; such a panic is reported like a
+    /// fire-and-forget task's ([`Registry::handle_panic`]).
     #[cold]
     pub(crate) fn drop_user_value<T>(&self, value: T) {
-        unwind::drop_caught(value, |p| {
-            // Relaxed: as in `handle_panic`.
-            self.panicked.fetch_add(1, Ordering::Relaxed);
-            eprintln!(
-                "threadlab: dropping a task's value panicked: {}",
-                unwind::payload_message(p)
-            );
-        });
+        if let Err(p) = unwind::halt_unwinding(move || drop(value)) {
+            self.handle_panic(p);
+        }
     }
 
     pub(crate) fn panicked(&self) -> u64 {

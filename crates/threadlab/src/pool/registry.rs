@@ -26,6 +26,11 @@ use crate::BuildError;
 /// A panic handler for fire-and-forget tasks.
 pub(crate) type PanicHandler = Box<dyn Fn(Payload) + Send + Sync>;
 
+/// Set once a panic handler panicked: that is said once per process (an application that builds
+/// many pools with the same handler would otherwise repeat it for each). A plain std atomic, not
+/// the loom facade: a static, and it only decides whether to print.
+static HANDLER_PANICKED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
 pub(crate) struct Registry {
     pub(crate) stealers: Box<[Stealer<JobRef>]>,
     pub(crate) injector: Injector<JobRef>,
@@ -42,8 +47,6 @@ pub(crate) struct Registry {
     /// tasks are cancelled ([`Registry::cancel_orphans`]).
     exited: AtomicUsize,
     panicked: AtomicU64,
-    /// Set once the panic handler panicked (it is said once per pool).
-    handler_panicked: AtomicBool,
     panic_handler: Option<PanicHandler>,
 }
 
@@ -69,7 +72,6 @@ impl Registry {
             terminating: AtomicBool::new(false),
             exited: AtomicUsize::new(0),
             panicked: AtomicU64::new(0),
-            handler_panicked: AtomicBool::new(false),
             panic_handler: config.panic_handler.take(),
         });
         let mut handles = Vec::with_capacity(n);
@@ -226,10 +228,10 @@ impl Registry {
                     Ok(()) => return,
                     Err(thrown) => {
                         // Relaxed: only decides whether to print.
-                        if !self.handler_panicked.swap(true, Ordering::Relaxed) {
+                        if !HANDLER_PANICKED.swap(true, Ordering::Relaxed) {
                             eprintln!(
-                                "threadlab: the panic handler itself panicked ({}); ignored \
-                                 (printed once per pool)",
+                                "threadlab: a pool's panic handler itself panicked ({}); \
+                                 ignored (printed once per process)",
                                 unwind::payload_message(&thrown)
                             );
                         }

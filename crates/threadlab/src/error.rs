@@ -3,6 +3,11 @@
 use std::fmt;
 
 /// Why [`Builder::build`](crate::Builder::build) failed. The message says what to do.
+///
+/// ```
+/// let err = threadlab::Pool::builder().threads(usize::MAX / 8).build().unwrap_err();
+/// assert!(err.to_string().contains("no thread was started"));
+/// ```
 #[derive(Debug)]
 pub struct BuildError {
     kind: Kind,
@@ -17,6 +22,11 @@ enum Kind {
         source: std::io::Error,
     },
     GlobalAlreadyInitialized,
+    Limit {
+        requested: usize,
+        fit: usize,
+        limit: &'static str,
+    },
 }
 
 impl BuildError {
@@ -32,6 +42,16 @@ impl BuildError {
                 requested,
                 started,
                 source,
+            },
+        }
+    }
+
+    pub(crate) fn limit(requested: usize, fit: usize, limit: &'static str) -> Self {
+        BuildError {
+            kind: Kind::Limit {
+                requested,
+                fit,
+                limit,
             },
         }
     }
@@ -61,6 +81,16 @@ impl fmt::Display for BuildError {
                  already started were stopped. Ask for fewer threads (threads(n)), a smaller \
                  stack_size, or raise the limits (ulimit -u, /proc/sys/kernel/threads-max)",
                 started + 1
+            ),
+            Kind::Limit {
+                requested,
+                fit,
+                limit,
+            } => write!(
+                f,
+                "{requested} threads were requested, but the system's limit {limit} leaves room \
+                 for about {fit} more; no thread was started. Ask for fewer threads (threads(n)) \
+                 or raise that limit"
             ),
             Kind::GlobalAlreadyInitialized => write!(
                 f,

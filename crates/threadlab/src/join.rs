@@ -34,6 +34,11 @@ use crate::unwind;
 /// size is needed. Both closures always run; a panic in either is re-raised here after both
 /// finished (`a`'s if both panic).
 ///
+/// While it waits for a `b` that another worker took, this worker runs other queued tasks. So
+/// do not hold a lock across `join` that those tasks may ask for: the worker would wait for
+/// itself. A [`threadlab::sync::Mutex`](crate::sync::Mutex) detects it and panics with its
+/// name; a `std::sync::Mutex` deadlocks.
+///
 /// ```
 /// fn fib(n: u64) -> u64 {
 ///     if n < 2 { return n; }
@@ -66,7 +71,10 @@ where
 #[cold]
 #[inline(never)]
 fn run_then_resume<B: FnOnce() -> RB, RB>(b: B, payload: unwind::Payload) -> ! {
-    let _ = unwind::halt_unwinding(b);
+    // `b`'s output and its panic are dropped where a panic of their `Drop` is caught.
+    if let Err(p) = unwind::halt_unwinding(|| drop(b())) {
+        unwind::drop_caught_printed(p);
+    }
     unwind::resume_unwinding(payload)
 }
 

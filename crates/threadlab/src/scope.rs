@@ -51,6 +51,11 @@ impl std::fmt::Debug for Scope<'_> {
 /// returns after `op` and every task spawned in the scope finished. The first panic among them is
 /// re-raised here.
 ///
+/// While it waits for the scope's tasks, this worker runs other queued tasks: as with
+/// [`join`](crate::join), do not hold a lock across `scope` that those tasks may ask for (a
+/// [`threadlab::sync::Mutex`](crate::sync::Mutex) panics with its name; a `std::sync::Mutex`
+/// deadlocks).
+///
 /// ```
 /// let data = vec![1, 2, 3, 4];
 /// let mut sums = [0; 2];
@@ -184,7 +189,8 @@ impl<'scope> Scope<'scope> {
         {
             // Not the first panic: drop it.
             // SAFETY: `boxed` was not published, so we still own it.
-            drop(unsafe { Box::from_raw(boxed) });
+            // Dropped where a panic of the payload's `Drop` is caught: this runs on a worker.
+            unwind::drop_caught_printed(unsafe { Box::from_raw(boxed) });
         }
     }
 }

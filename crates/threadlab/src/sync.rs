@@ -3,13 +3,21 @@
 //! lock that another was waiting for (a hand-off arrow in Perfetto) — the figures the first seed
 //! reads from Tracy's lock view (94.86 ms hold against 214.89 ms wait on its work-sharing queue).
 //!
+//! Held across `join`: a worker that waits inside `join`, `scope` or `block_on` runs other
+//! queued tasks meanwhile (that is how it never blocks while work exists). If it holds a lock
+//! while it waits, and one of those tasks asks for the same lock, the worker waits for itself.
+//! With `std::sync::Mutex` (or Rayon's pools) that is a silent deadlock at 0% CPU. A
+//! [`Mutex`] records its holder (a per-thread token, stored after the lock is taken and cleared
+//! before it is released), and `lock()` panics with the lock's name and this explanation when
+//! the thread asking already holds it.
+//!
 //! Built on `std::sync::Mutex`. `lock()` first tries to take the lock; only if that fails does it
 //! record a wait and block, so an uncontended lock costs one `try_lock` plus, while recording,
 //! two records. Poisoning is ignored: a panic while holding the lock releases it and the next
 //! `lock()` gets the data, as with parking_lot.
 
 use std::ops::{Deref, DerefMut};
-use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU32, AtomicU64, AtomicUsize, Ordering};
 use std::sync::TryLockError;
 
 use crate::trace::hooks;
@@ -18,6 +26,18 @@ use crate::trace::hooks;
 static NEXT_LOCK_ID: AtomicU64 = AtomicU64::new(1);
 
 /// A mutual-exclusion lock that records its wait and hold times under its name.
+///
+/// Do not hold it across [`join`](crate::join), [`scope`](crate::scope()) or
+/// [`block_on`](crate::block_on) on a pool's worker: while waiting there, the worker runs other
+/// tasks, and a task that asks for the same lock would wait for its own worker. Instead of
+/// that deadlock, `lock()` panics with the lock's name when its thread already holds it.
+///
+/// ```
+/// let lock = threadlab::sync::Mutex::named("books", 0);
+/// let _held = lock.lock();
+/// let again = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| *lock.lock() += 1));
+/// assert!(again.is_err()); // a panic naming "books", not a hang
+/// ```
 ///
 /// ```
 /// let queue = threadlab::sync::Mutex::named("queue", Vec::new());
@@ -31,6 +51,9 @@ pub struct Mutex<T: ?Sized> {
     waiting: AtomicU32,
     /// Sequence of hand-offs; written only while holding the lock.
     handoffs: AtomicU64,
+    /// The holder's [`thread_token`] (0: none); written only by the holder, to catch a thread
+    /// locking again a lock it holds (see "Held across `join`").
+    owner: AtomicUsize,
     inner: std::sync::Mutex<T>,
 }
 
@@ -51,6 +74,7 @@ impl<T> Mutex<T> {
             id,
             waiting: AtomicU32::new(0),
             handoffs: AtomicU64::new(0),
+            owner: AtomicUsize::new(0),
             inner: std::sync::Mutex::new(value),
         }
     }
@@ -99,6 +123,12 @@ impl<T: ?Sized> Mutex<T> {
     #[cold]
     #[inline(never)]
     fn lock_contended(&self) -> MutexGuard<'_, T> {
+        // Relaxed: only this thread ever stores its own token, and it clears it (in program
+        // order) before it releases; so reading its token here means it holds the lock, whatever
+        // the other threads did (they store 0 or their own tokens).
+        if self.owner.load(Ordering::Relaxed) == thread_token() {
+            self.relocked();
+        }
         hooks::lock_wait(self.name, self.id);
         // Relaxed: a hint for the releaser (`MutexGuard::drop`) only; a late or early view
         // merely loses or adds a hand-off arrow, never affects locking.
@@ -109,8 +139,25 @@ impl<T: ?Sized> Mutex<T> {
         self.acquired(g, true)
     }
 
+    /// This thread asked for a lock it holds: with `std::sync::Mutex` that is a silent
+    /// deadlock; say what happened instead.
+    #[cold]
+    #[inline(never)]
+    fn relocked(&self) -> ! {
+        panic!(
+            "threadlab::sync::Mutex \"{}\": this thread already holds this lock and asked for it \
+             again, which would deadlock. On a pool worker this happens when the lock is held \
+             across join, scope or block_on: while it waits there, the worker runs other queued \
+             tasks, and one of them locked this lock. Release the lock before join/scope/block_on \
+             (or take what you need out of it first).",
+            self.name
+        )
+    }
+
     #[inline]
     fn acquired<'a>(&'a self, g: std::sync::MutexGuard<'a, T>, waited: bool) -> MutexGuard<'a, T> {
+        // Relaxed: see `lock_contended`; the lock orders it for everybody else.
+        self.owner.store(thread_token(), Ordering::Relaxed);
         if hooks::enabled() {
             // Relaxed: written only while holding the lock; the mutex orders it.
             let seq = if waited {
@@ -144,8 +191,18 @@ impl<T: ?Sized> Drop for MutexGuard<'_, T> {
             };
             hooks::lock_released(m.name, m.id, seq);
         }
+        // Relaxed: see `Mutex::lock_contended`; cleared before the release.
+        self.lock.owner.store(0, Ordering::Relaxed);
         drop(self.inner.take());
     }
+}
+
+/// A number unique to the calling thread among live threads, never 0: the address of a
+/// thread-local.
+#[inline]
+fn thread_token() -> usize {
+    thread_local!(static TOKEN: u8 = const { 0 });
+    TOKEN.with(|t| t as *const u8 as usize)
 }
 
 impl<T: ?Sized> Deref for MutexGuard<'_, T> {

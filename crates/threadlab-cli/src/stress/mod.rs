@@ -5,9 +5,11 @@
 //! shared pool, so scenarios overlap; a third thread keeps building and dropping pools with
 //! queued work (which must all run), and a fourth switches the recorder on and off. A watchdog
 //! fails the run if any scenario takes longer than [`STUCK_AFTER`] (a deadlock or a lost
-//! wake-up), including one still running when the time is up. The same seed gives the same sequence of scenarios per driver; the interleavings, of
+//! wake-up), including one still running when the time is up. The hostile scenarios
+//! (`hostile.rs`) add values whose `Drop` panics and futures woken after their pool was dropped. The same seed gives the same sequence of scenarios per driver; the interleavings, of
 //! course, differ.
 
+mod hostile;
 mod scenarios;
 
 use std::io::IsTerminal;
@@ -55,6 +57,8 @@ pub struct Ledger {
     pools: AtomicU64,
     recordings: AtomicU64,
     scenarios: AtomicU64,
+    cancelled: AtomicU64,
+    drops: AtomicU64,
     discrepancies: Mutex<Vec<String>>,
 }
 
@@ -66,6 +70,16 @@ impl Ledger {
     /// `n` planned panics were delivered exactly once.
     pub fn panics(&self, n: u64) {
         self.panics.fetch_add(n, Ordering::Relaxed);
+    }
+    /// `n` tasks were checked to be cancelled exactly once (woken after their pool was
+    /// dropped: dropped once, and their handles said so).
+    pub fn cancelled(&self, n: u64) {
+        self.cancelled.fetch_add(n, Ordering::Relaxed);
+    }
+    /// `n` values whose `Drop` panics were checked to be dropped exactly once, their panics
+    /// reported once.
+    pub fn drops(&self, n: u64) {
+        self.drops.fetch_add(n, Ordering::Relaxed);
     }
     /// A pool was built (and will be dropped).
     pub fn pool_built(&self) {
@@ -101,6 +115,12 @@ fn mix() -> Vec<(&'static str, Scenario)> {
         ("serial queues", scenarios::serial_queues),
         ("nested pools", scenarios::nested_pools),
         ("futures", scenarios::futures),
+        ("panicking drops", |rng, _, l| {
+            hostile::panicking_drops(rng, l)
+        }),
+        ("wakes after drop", |rng, _, l| {
+            hostile::wakes_after_drop(rng, l)
+        }),
     ]
 }
 
@@ -116,7 +136,12 @@ pub fn run(opts: &Options) -> bool {
     // The planned panics are thousands and expected: keep them quiet, print any other.
     let default_hook = std::panic::take_hook();
     std::panic::set_hook(Box::new(move |info| {
-        if !info.payload().is::<scenarios::Planned>() {
+        // The cancellations of `hostile::wakes_after_drop` are expected too.
+        let cancelled = crate::lab::panic_message(info.payload())
+            .starts_with("threadlab: the task was cancelled");
+        let planned =
+            info.payload().is::<scenarios::Planned>() || info.payload().is::<hostile::Bomb>();
+        if !planned && !cancelled {
             default_hook(info);
         }
     }));
@@ -267,13 +292,15 @@ fn recorder_toggle(ledger: &Ledger, stop: &AtomicBool) {
 fn report(opts: &Options, ledger: &Ledger, elapsed: Duration) -> bool {
     let g = |a: &AtomicU64| crate::measure::group_thousands(a.load(Ordering::Relaxed));
     println!(
-        "stress: {:.1} s, seed {}, pool of {}: {} scenarios; {} tasks each ran exactly once; {} planned panics each delivered exactly once; {} pools built and dropped; {} recordings",
+        "stress: {:.1} s, seed {}, pool of {}: {} scenarios; {} tasks each ran exactly once; {} planned panics each delivered exactly once; {} panicking drops each dropped and reported once; {} tasks woken after their pool's drop each cancelled once; {} pools built and dropped; {} recordings",
         elapsed.as_secs_f64(),
         opts.seed,
         opts.threads,
         g(&ledger.scenarios),
         g(&ledger.tasks),
         g(&ledger.panics),
+        g(&ledger.drops),
+        g(&ledger.cancelled),
         g(&ledger.pools),
         g(&ledger.recordings),
     );

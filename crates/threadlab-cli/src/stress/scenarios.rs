@@ -43,7 +43,7 @@ fn planned_panic() -> ! {
 }
 
 /// Checks that every slot ran exactly once; books the tasks.
-fn exactly_once(ledger: &Ledger, what: &str, slots: &Slots) {
+pub fn exactly_once(ledger: &Ledger, what: &str, slots: &Slots) {
     let (missed, twice) = slots.tally();
     if missed + twice > 0 {
         ledger.discrepancy(format!(

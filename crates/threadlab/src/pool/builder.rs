@@ -134,8 +134,10 @@ impl Builder {
     /// Starts the workers.
     ///
     /// # Errors
-    /// 0 threads, or the OS refusing to start a thread (the threads already started are
-    /// stopped); the error's message says what to do.
+    /// 0 threads; more threads than the system's limits leave room for (checked before any
+    /// starts: threads in the system, `RLIMIT_NPROC`, memory mappings; see `pool/limits.rs`);
+    /// or the OS refusing to start a thread (the threads already started are stopped). The
+    /// error's message says what to do.
     pub fn build(self) -> Result<Pool, BuildError> {
         let (registry, threads) = Registry::start(self.into_config())?;
         Ok(Pool::from_parts(registry, threads))

@@ -82,7 +82,10 @@ pub struct Metrics {
     pub workers: Vec<WorkerMetrics>,
     /// Jobs waiting in the injector (work submitted from outside the pool).
     pub injector_depth: usize,
-    /// Fire-and-forget tasks that panicked so far.
+    /// Fire-and-forget tasks that panicked so far, plus the panics caught while dropping a
+    /// value of a task (a panic payload, an output nobody reads, a detached or cancelled
+    /// future, whatever a panic handler throws): those are caught where they happen, counted
+    /// here and printed, so they never unwind through a worker.
     pub panicked_tasks: u64,
 }
 

@@ -2,6 +2,7 @@
 //!
 //! - [`builder`]: configuration and start-up.
 //! - [`registry`]: what the workers share and how work enters the pool.
+//! - [`limits`]: the system's limits on threads, checked before the workers start.
 //! - [`inbox`]: work addressed to one worker (`spawn_on`, `install_on`, the partitioners).
 //! - [`worker`]: the worker thread's loop.
 //! - [`sleep`]: the idle protocol (search, spin, park, wake) and why no wake-up is lost.
@@ -9,6 +10,7 @@
 
 pub(crate) mod builder;
 pub(crate) mod inbox;
+pub(crate) mod limits;
 pub(crate) mod metrics;
 pub(crate) mod registry;
 pub(crate) mod sleep;
@@ -44,7 +46,9 @@ pub struct Pool {
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct ShutdownReport {
-    /// Fire-and-forget tasks that panicked over the pool's life.
+    /// Fire-and-forget tasks that panicked over the pool's life, and panics caught while
+    /// dropping a task's value (a payload, a detached output or future; see
+    /// [`Metrics::panicked_tasks`]).
     pub panicked_tasks: u64,
     /// Tasks the workers executed over the pool's life.
     pub tasks_run: u64,

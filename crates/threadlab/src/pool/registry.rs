@@ -4,12 +4,13 @@
 
 use std::thread::JoinHandle;
 
+use crate::deque::Steal;
 use crate::deque::{Stealer, Worker};
 use crate::heartbeat::Requests;
 use crate::injector::Injector;
 use crate::job::{HeapJob, JobRef, StackJob};
 use crate::latch::{LockLatch, SpinLatch};
-use crate::loom::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use crate::loom::sync::atomic::{fence, AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use crate::loom::sync::Arc;
 use crate::pool::builder::Config;
 use crate::pool::inbox::Inbox;
@@ -25,6 +26,11 @@ use crate::BuildError;
 /// A panic handler for fire-and-forget tasks.
 pub(crate) type PanicHandler = Box<dyn Fn(Payload) + Send + Sync>;
 
+/// Set once a panic handler panicked: that is said once per process (an application that builds
+/// many pools with the same handler would otherwise repeat it for each). A plain std atomic, not
+/// the loom facade: a static, and it only decides whether to print.
+static HANDLER_PANICKED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
 pub(crate) struct Registry {
     pub(crate) stealers: Box<[Stealer<JobRef>]>,
     pub(crate) injector: Injector<JobRef>,
@@ -37,6 +43,9 @@ pub(crate) struct Registry {
     pub(crate) run_next: Box<[CachePadded<RunNext>]>,
     pub(crate) counters: Box<[CachePadded<WorkerCounters>]>,
     terminating: AtomicBool,
+    /// Workers whose thread left its loop for good; when all have, the pool is gone and its
+    /// tasks are cancelled ([`Registry::cancel_orphans`]).
+    exited: AtomicUsize,
     panicked: AtomicU64,
     panic_handler: Option<PanicHandler>,
 }
@@ -50,6 +59,7 @@ impl Registry {
         if n == 0 {
             return Err(BuildError::zero_threads());
         }
+        crate::pool::limits::check(n)?;
         let deques: Vec<Worker<JobRef>> = (0..n).map(|_| Worker::new()).collect();
         let registry = Arc::new(Registry {
             stealers: deques.iter().map(|d| d.stealer()).collect(),
@@ -60,6 +70,7 @@ impl Registry {
             run_next: (0..n).map(|_| CachePadded::default()).collect(),
             counters: (0..n).map(|_| CachePadded::default()).collect(),
             terminating: AtomicBool::new(false),
+            exited: AtomicUsize::new(0),
             panicked: AtomicU64::new(0),
             panic_handler: config.panic_handler.take(),
         });
@@ -100,6 +111,43 @@ impl Registry {
         self.sleep.wake_all();
     }
 
+    /// True once every worker has left its loop for good: nothing queued here will run, so what
+    /// reaches the pool now is cancelled (a future woken after its pool was dropped).
+    pub(crate) fn gone(&self) -> bool {
+        // SeqCst: see `worker_exited`.
+        self.exited.load(Ordering::SeqCst) == self.num_threads()
+    }
+
+    /// Worker `index` left its loop for good (shutdown). The last one cancels what reached the
+    /// injector after the workers had looked at it for the last time.
+    ///
+    /// No job is stranded: a submitter pushes, fences, then reads `exited` (`inject`); the last
+    /// worker increments `exited`, fences, then drains. By the two SeqCst fences, either the
+    /// submitter sees every worker gone (and drains itself), or the last worker's drain sees
+    /// the push. Both may drain; each job is taken once (the injector hands each out once).
+    pub(crate) fn worker_exited(&self) {
+        // SeqCst: with the fence below, pairs with the push-fence-load of `inject`.
+        if self.exited.fetch_add(1, Ordering::SeqCst) + 1 == self.num_threads() {
+            fence(Ordering::SeqCst);
+            self.cancel_orphans();
+        }
+    }
+
+    /// Runs on this thread what is left in the injector of a pool that is gone. Tasks cancel
+    /// themselves when run on a gone pool (`crate::task::cell`, "Cancellation"): they drop their
+    /// future here, where a panic is caught, and their handles report the cancellation.
+    #[cold]
+    fn cancel_orphans(&self) {
+        loop {
+            match self.injector.steal() {
+                // SAFETY: the job was queued and is taken out once, here; it is executed once.
+                Steal::Success(job) => unsafe { job.execute() },
+                Steal::Retry => continue,
+                Steal::Empty => return,
+            }
+        }
+    }
+
     /// True if any queue of the pool that every worker may take from holds work (used by the
     /// re-check before parking, together with the worker's own inbox and run-next slot). The
     /// run-next slots and inboxes are not shared queues: each is re-checked by its owner only
@@ -120,6 +168,11 @@ impl Registry {
             hooks::queue_depth("injector", self.injector.len() as i64);
         }
         self.sleep.notify_work();
+        // SeqCst: the push, then this fence, then the read of `exited` (see `worker_exited`).
+        fence(Ordering::SeqCst);
+        if self.gone() {
+            self.cancel_orphans();
+        }
     }
 
     /// Submits a job: onto the current worker's deque if it belongs to this pool, else into the
@@ -146,28 +199,69 @@ impl Registry {
     ) -> JobRef {
         HeapJob::into_job_ref(kind, move || {
             if let Err(p) = unwind::halt_unwinding(f) {
-                if let Some(w) = WorkerThread::current() {
-                    w.registry().handle_panic(p);
+                match WorkerThread::current() {
+                    Some(w) => w.registry().handle_panic(p),
+                    // Run off a worker only by the drain of a pool that is gone
+                    // (`Registry::cancel_orphans`): nobody to report to but stderr.
+                    None => unwind::drop_caught_printed(p),
                 }
             }
         })
     }
 
+    /// Reports the panic of a task nobody waits for: counts it and hands the payload to the
+    /// panic handler (or prints it). Whatever comes back is dropped where a panic is caught: a
+    /// payload whose `Drop` panics (with no handler), or what a handler throws. A panic from
+    /// such a drop is reported the same way, as a panic of its own, up to
+    /// [`unwind::DROP_GENERATIONS`] in a row (then the last payload is leaked, and said so). So
+    /// no panic from the user unwinds through a worker.
     #[cold]
     pub(crate) fn handle_panic(&self, payload: Payload) {
-        // Relaxed: a statistic read by metrics/shutdown, which join the threads first (or accept
-        // a stale figure).
-        self.panicked.fetch_add(1, Ordering::Relaxed);
-        match &self.panic_handler {
-            Some(h) => {
-                if unwind::halt_unwinding(|| h(payload)).is_err() {
-                    eprintln!("threadlab: the panic handler itself panicked; ignored");
+        let mut next = Some(payload);
+        let mut generation = 0;
+        while let Some(payload) = next {
+            // Relaxed: a statistic read by metrics/shutdown, which join the threads first (or
+            // accept a stale figure).
+            self.panicked.fetch_add(1, Ordering::Relaxed);
+            let rest = match &self.panic_handler {
+                Some(h) => match unwind::halt_unwinding(|| h(payload)) {
+                    Ok(()) => return,
+                    Err(thrown) => {
+                        // Relaxed: only decides whether to print.
+                        if !HANDLER_PANICKED.swap(true, Ordering::Relaxed) {
+                            eprintln!(
+                                "threadlab: a pool's panic handler itself panicked ({}); \
+                                 ignored (printed once per process)",
+                                unwind::payload_message(&thrown)
+                            );
+                        }
+                        thrown
+                    }
+                },
+                None => {
+                    eprintln!(
+                        "threadlab: a spawned task panicked: {}",
+                        unwind::payload_message(&payload)
+                    );
+                    payload
                 }
+            };
+            generation += 1;
+            if generation == unwind::DROP_GENERATIONS {
+                unwind::leak_payload(rest);
+                return;
             }
-            None => eprintln!(
-                "threadlab: a spawned task panicked: {}",
-                unwind::payload_message(&payload)
-            ),
+            next = unwind::halt_unwinding(move || drop(rest)).err();
+        }
+    }
+
+    /// Drops a value that came from the user (a detached task's output or future, a cancelled
+    /// future) where a panic in its `Drop` is caught; such a panic is reported like a
+    /// fire-and-forget task's ([`Registry::handle_panic`]).
+    #[cold]
+    pub(crate) fn drop_user_value<T>(&self, value: T) {
+        if let Err(p) = unwind::halt_unwinding(move || drop(value)) {
+            self.handle_panic(p);
         }
     }
 

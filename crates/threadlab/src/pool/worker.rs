@@ -85,8 +85,19 @@ pub(crate) fn main(registry: Arc<Registry>, index: usize, deque: Worker<JobRef>,
         heartbeat,
     };
     CURRENT.with(|c| c.set(&worker));
-    worker.main_loop();
+    // Every value from the user is dropped where a panic is caught (`crate::unwind`), so no
+    // panic should reach here. If one does (a bug of threadlab's), the worker says so and goes
+    // back to its loop: a worker never leaves before shutdown, or its inbox would be lost.
+    while let Err(p) = crate::unwind::halt_unwinding(|| worker.main_loop()) {
+        eprintln!(
+            "threadlab: worker {index}: a panic escaped every task (a threadlab bug, please \
+             report it): {}; the worker goes on",
+            crate::unwind::payload_message(&p)
+        );
+        worker.registry.drop_user_value(p);
+    }
     CURRENT.with(|c| c.set(std::ptr::null()));
+    worker.registry.worker_exited();
 }
 
 fn pin_to_core(index: usize) {
@@ -205,6 +216,19 @@ impl WorkerThread {
                 Some(job) => self.execute(job),
                 None => self.idle(Some(latch)),
             }
+        }
+    }
+
+    /// Runs one job from the queues if there is one (true if it ran one): for a wait whose
+    /// latch is already set but which must still let queued work run (a `block_on` whose future
+    /// yields, `crate::task::block_on`).
+    pub(crate) fn run_one(&self) -> bool {
+        match self.find_work() {
+            Some(job) => {
+                self.execute(job);
+                true
+            }
+            None => false,
         }
     }
 

@@ -38,7 +38,8 @@ impl Wake for LatchWaker {
 }
 
 /// Polls `future` on worker `w`; between polls the worker runs other work until the future's
-/// waker sets the latch (`WorkerThread::wait_until`).
+/// waker sets the latch (`WorkerThread::wait_until`), and at least one queued job, if there is
+/// one, when the future woke itself during the poll.
 pub(crate) fn on_worker<F: Future>(w: &WorkerThread, future: F) -> F::Output {
     let signal = Arc::new(LatchWaker {
         latch: CoreLatch::new(),
@@ -52,7 +53,16 @@ pub(crate) fn on_worker<F: Future>(w: &WorkerThread, future: F) -> F::Output {
         if let Poll::Ready(value) = future.as_mut().poll(&mut cx) {
             return value;
         }
-        w.wait_until(&signal.latch);
+        if signal.latch.probe() {
+            // Woken during its own poll (a yield: `wake_by_ref`, then `Pending`). `wait_until`
+            // would return at once, so a future that waits for work it queued on this pool
+            // would be polled forever while that work never runs (a livelock on a one-worker
+            // pool). Run one queued job between two such polls, as any wait that can make
+            // progress by running queued work must.
+            w.run_one();
+        } else {
+            w.wait_until(&signal.latch);
+        }
         // Re-armed before the next poll, so a wake during that poll sets it again.
         signal.latch.reset();
     }

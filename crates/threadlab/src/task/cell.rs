@@ -5,6 +5,18 @@
 //! [`run_job`], so the deques, the injector and the run-next slots carry futures exactly like
 //! fork-join work. The typed parts (polling the future, reading its output, freeing the cell) go
 //! through a small vtable, so wakers and the JoinHandle need not know the future's type.
+//!
+//! Panics from the user's values: the poll runs inside `catch_unwind`, and so does every drop of
+//! what the cell holds (the future, an output nobody reads, a panic payload), wherever the last
+//! reference goes ([`dealloc`]); a panic there is reported to the pool like a detached task's.
+//!
+//! Cancellation: a task run after its pool is gone (every worker exited; the wake that queued
+//! it found no worker, see `Registry::worker_exited`) is not polled. Its future is dropped on
+//! the thread that runs it (the waker's, or the last worker's), where a panic is caught, and
+//! its outcome is the [`unwind::Cancelled`] marker, which `JoinHandle::join` and `.await` turn
+//! into a panic saying the task was cancelled (as Tokio's `JoinError::Cancelled` reports a task
+//! of a runtime that was shut down). A task nobody wakes again is never run; its future is
+//! dropped with its last waker or handle.
 
 use std::future::Future;
 use std::mem::ManuallyDrop;
@@ -139,19 +151,25 @@ where
     let waker = ManuallyDrop::new(unsafe { waker::borrowed(task) });
     let mut cx = Context::from_waker(&waker);
     let polling = waker::Polling::enter(task);
-    let polled = unwind::halt_unwinding(|| {
-        cell.stage.with_mut(|stage| {
-            // SAFETY: RUNNING gives this thread the stage.
-            match unsafe { &mut *stage } {
-                Stage::Running(future) => {
-                    // SAFETY: the future is never moved out of the cell while it is `Running`
-                    // (it is dropped in place), so pinning it where it is is sound.
-                    unsafe { Pin::new_unchecked(future) }.poll(&mut cx)
+    let polled = if header.registry.gone() {
+        // Cancellation (module docs): the pool is gone; the future is dropped below, where a
+        // panic is caught, and the handle reports the cancellation.
+        Err(Box::new(unwind::Cancelled) as Payload)
+    } else {
+        unwind::halt_unwinding(|| {
+            cell.stage.with_mut(|stage| {
+                // SAFETY: RUNNING gives this thread the stage.
+                match unsafe { &mut *stage } {
+                    Stage::Running(future) => {
+                        // SAFETY: the future is never moved out of the cell while it is
+                        // `Running` (it is dropped in place), so pinning it where it is is sound.
+                        unsafe { Pin::new_unchecked(future) }.poll(&mut cx)
+                    }
+                    _ => unreachable!("poll: the task has no future"),
                 }
-                _ => unreachable!("poll: the task has no future"),
-            }
+            })
         })
-    });
+    };
     let result = match polled {
         Ok(Poll::Pending) => {
             drop(polling);
@@ -175,8 +193,16 @@ where
             .with_mut(|stage| unsafe { *stage = Stage::Consumed })
     });
     let result = match (result, dropped) {
-        (Ok(_), Err(payload)) => Err(payload),
-        (result, _) => result,
+        (Ok(value), Err(payload)) => {
+            header.registry.drop_user_value(value);
+            Err(payload)
+        }
+        (Err(payload), Err(second)) => {
+            // The task's own panic goes to its handle; the destructor's is reported here.
+            header.registry.handle_panic(second);
+            Err(payload)
+        }
+        (result, Ok(())) => result,
     };
     // SAFETY: still RUNNING; the old value is `Consumed`, nothing to drop.
     cell.stage
@@ -202,8 +228,11 @@ where
             let out = cell
                 .stage
                 .with_mut(|stage| std::mem::replace(unsafe { &mut *stage }, Stage::Consumed));
-            if let Stage::Finished(Err(payload)) = out {
-                header.registry.handle_panic(payload);
+            match out {
+                // A detached task cancelled with its pool: nothing to report.
+                Stage::Finished(Err(payload)) if payload.is::<unwind::Cancelled>() => {}
+                Stage::Finished(Err(payload)) => header.registry.handle_panic(payload),
+                other => header.registry.drop_user_value(other),
             }
         }
     });
@@ -226,6 +255,12 @@ fn take_local(header: &Header) -> isize {
         .with_mut(|l| unsafe { std::mem::replace(&mut *l, 0) })
 }
 
+/// Frees the cell, with what it still holds (a future never finished, an output nobody read, the
+/// handle's waker). It runs wherever the last reference goes: a worker, a waker's drop, the
+/// JoinHandle's drop. So the destructors run where a panic is caught, and such a panic is
+/// reported to the pool like a detached task's (`Registry::drop_user_value`): it never unwinds
+/// through a worker's loop or out of `JoinHandle::drop`.
+///
 /// # Safety
 /// `task` is a `Cell<F>` whose last reference was just dropped.
 unsafe fn dealloc<F>(task: NonNull<Header>)
@@ -234,7 +269,10 @@ where
     F::Output: Send + 'static,
 {
     // SAFETY: the cell came from Box::leak in `spawn`, and nobody refers to it any more.
-    drop(unsafe { Box::from_raw(task.cast::<Cell<F>>().as_ptr()) });
+    let cell = unsafe { Box::from_raw(task.cast::<Cell<F>>().as_ptr()) };
+    // The cell's own reference goes with it; this one reports a panic of its drop.
+    let registry = Arc::clone(&cell.header.registry);
+    registry.drop_user_value(cell);
 }
 
 /// # Safety

@@ -14,7 +14,38 @@ use crate::unwind::{self, Payload};
 ///
 /// It is itself a future whose output is the task's; awaiting it (or [`JoinHandle::join`])
 /// re-raises the task's panic. Dropping it detaches the task, which still runs to completion
-/// (a detached task's panic goes to the pool's panic handler).
+/// (a detached task's panic goes to the pool's panic handler). Dropping it after the task
+/// finished drops the output; a panic in the output's `Drop` is caught and reported to the pool
+/// (counted in [`Metrics::panicked_tasks`](crate::Metrics::panicked_tasks)), not raised here.
+///
+/// # Cancellation
+/// A task woken after its pool was dropped (all its workers exited) cannot run: it is
+/// cancelled, its future dropped on the waking thread (a panic of its `Drop` is caught and
+/// reported), and awaiting or joining the handle panics with a message that says the task was
+/// cancelled because its pool was dropped (compare Tokio's `JoinError::Cancelled`). Catch it
+/// with `std::panic::catch_unwind` if a pool may go away under its tasks.
+///
+/// ```
+/// use std::future::poll_fn;
+/// use std::sync::{Arc, Mutex};
+/// use std::task::{Poll, Waker};
+///
+/// let slot: Arc<Mutex<Option<Waker>>> = Arc::default();
+/// let pool = threadlab::Pool::builder().threads(1).build()?;
+/// let s = Arc::clone(&slot);
+/// let h = pool.spawn_future(poll_fn(move |cx| {
+///     *s.lock().unwrap() = Some(cx.waker().clone());
+///     Poll::<u32>::Pending
+/// }));
+/// while slot.lock().unwrap().is_none() {
+///     std::thread::yield_now();
+/// }
+/// drop(pool); // the task waits for a wake that comes too late
+/// slot.lock().unwrap().take().unwrap().wake();
+/// let err = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| h.join())).unwrap_err();
+/// assert!(err.downcast_ref::<String>().unwrap().contains("cancelled"));
+/// # Ok::<(), threadlab::BuildError>(())
+/// ```
 ///
 /// ```
 /// let pool = threadlab::Pool::builder().threads(2).build()?;
@@ -74,7 +105,9 @@ impl<T> JoinHandle<T> {
         self.header().state.load().is_complete()
     }
 
-    /// Blocks until the task finished and returns its output, re-raising its panic. On a
+    /// Blocks until the task finished and returns its output, re-raising its panic (or
+    /// panicking with a message that says so if the task was cancelled, see
+    /// [Cancellation](JoinHandle#cancellation)). On a
     /// worker thread, the worker runs other work of its pool while it waits (so joining from
     /// inside a task cannot deadlock the pool); on any other thread, the thread sleeps.
     ///
@@ -134,6 +167,10 @@ impl<T> Future for JoinHandle<T> {
         }
         match out.expect("JoinHandle::poll: the task left no output") {
             Ok(value) => Poll::Ready(value),
+            Err(payload) if payload.is::<unwind::Cancelled>() => {
+                drop(payload);
+                panic!("{}", unwind::CANCELLED)
+            }
             Err(payload) => unwind::resume_unwinding(payload),
         }
     }

@@ -25,7 +25,7 @@
 //! - `os.rs`: `/proc/thread-self/{schedstat,status}`.
 //! - `decode.rs` + `intern.rs`: raw records → [`Trace`] (`event.rs`, the model analysis uses).
 //! - `perfetto.rs` (protobuf TrackEvent), `json.rs` (Chrome JSON), `load.rs` (native `.tltrace`,
-//!   written and read back).
+//!   written and read back), `pftrace_read.rs` (`.pftrace` read back).
 
 mod buffer;
 mod clock;
@@ -40,6 +40,7 @@ mod json;
 mod load;
 mod os;
 mod perfetto;
+mod pftrace_read;
 mod raw;
 mod recorder;
 mod zone;
@@ -190,15 +191,34 @@ impl Trace {
         std::fs::write(path, bytes).map_err(|e| TraceError::io(path, "write", e))
     }
 
-    /// Reads a trace saved as `.tltrace`. A truncated or corrupt file gives an error naming the
-    /// file and the byte offset.
+    /// Reads a trace saved as `.tltrace` or `.pftrace` (the format is told by the file's first
+    /// bytes, not its name). A truncated or corrupt file, or a Perfetto trace threadlab did not
+    /// write, gives an error naming the file, the byte offset and what is missing.
+    ///
+    /// ```
+    /// let rec = threadlab::trace::start();
+    /// { let _z = threadlab::zone!("load"); }
+    /// let trace = rec.stop();
+    /// let path = std::env::temp_dir().join(format!("load-{}.pftrace", std::process::id()));
+    /// trace.save(&path)?;
+    /// let back = threadlab::trace::Trace::load(&path)?;
+    /// assert_eq!(back.event_count(), trace.event_count());
+    /// # std::fs::remove_file(&path).ok();
+    /// # Ok::<(), threadlab::trace::TraceError>(())
+    /// ```
     pub fn load(path: impl AsRef<Path>) -> Result<Trace, TraceError> {
         let path = path.as_ref();
-        if extension(path).as_deref() != Some("tltrace") {
+        if extension(path).as_deref() == Some("json") {
             return Err(TraceError::not_loadable(path));
         }
         let bytes = std::fs::read(path).map_err(|e| TraceError::io(path, "read", e))?;
-        load::decode(&bytes).map_err(|(offset, what)| TraceError::corrupt(path, offset, what))
+        let decoded = if pftrace_read::looks_like_pftrace(&bytes) {
+            pftrace_read::decode(&bytes)
+        } else {
+            // Any other start is refused by the native decoder at offset 0 (its magic).
+            load::decode(&bytes)
+        };
+        decoded.map_err(|(offset, what)| TraceError::corrupt(path, offset, what))
     }
 }
 

@@ -31,6 +31,9 @@ pub enum Command {
     /// Run a randomised mix of joins, scopes, spawns, loops, serial queues, nested pools and
     /// recordings, with panics, checking that every task runs exactly once (exit 1 if not).
     Stress(StressArgs),
+    /// Write an offline timeline of a trace (`.pftrace` or `.tltrace`) as one HTML page: a lane
+    /// per thread, states, locks, arrows, the doctor's findings.
+    View(crate::view::ViewArgs),
 }
 
 /// Arguments of `threadlab doctor`.

@@ -15,6 +15,7 @@ mod measure;
 mod report;
 mod stress;
 mod tl;
+mod view;
 
 use clap::Parser;
 use cli::{Cli, Command, LabArgs};
@@ -52,6 +53,7 @@ fn main() -> ExitCode {
         Command::Doctor(args) => doctor::doctor(args),
         Command::Compare(args) => doctor::compare(args),
         Command::Stress(args) => stress_command(args),
+        Command::View(args) => view::view(args),
     }
 }
 

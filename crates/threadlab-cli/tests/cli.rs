@@ -108,7 +108,7 @@ const EXPERIMENTS: [&str; 9] = [
     "falseshare",
 ];
 /// The experiments that save traces of their telling runs.
-const TRACED: [&str; 3] = ["image", "jobs", "contention"];
+const TRACED: [&str; 4] = ["image", "jobs", "contention", "alloc"];
 const VARIANTS: [&str; 28] = [
     "serial",
     "threadlab",
@@ -300,7 +300,7 @@ fn tiny_run_writes_schema_html_and_svgs() {
             "the report names the {workers}-worker capture"
         );
     }
-    // Traces: every traced experiment links its .pftrace and .tltrace files, which exist, and
+    // Traces: every traced experiment links its .pftrace, .tltrace and timeline files, which exist, and
     // prints and shows the doctor's findings on them; the doctor reads them back.
     for s in &sections {
         let id = s.attribute("id").unwrap();
@@ -313,7 +313,7 @@ fn tiny_run_writes_schema_html_and_svgs() {
             assert!(links.is_empty(), "{id} records no trace");
             continue;
         }
-        for ext in [".pftrace", ".tltrace"] {
+        for ext in [".pftrace", ".tltrace", ".html"] {
             assert!(
                 links.iter().any(|l| l.ends_with(ext)),
                 "{id} links a {ext}: {links:?}"

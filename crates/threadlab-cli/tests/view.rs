@@ -4,7 +4,7 @@
 //! one lane per thread of the trace; a known zone drawn at the x its timestamps give; zooming
 //! (the page's `#t0=…&t1=…`) changes what is drawn; the screenshot is not blank. It also prints
 //! page load → first full draw for a thread-per-row trace (about 18,000 events, like the lab's
-//! image run) and a 1,000,000-event recording.
+//! image run) and a 1,000,000-event recording (and `THREADLAB_VIEW_TRACE`, if set).
 //!
 //! Without Chromium (`chromium`, `chromium-browser`, `google-chrome`, or `THREADLAB_CHROMIUM`)
 //! the test prints why and passes, unless `THREADLAB_REQUIRE_CHROMIUM=1` (CI sets it) makes
@@ -264,9 +264,20 @@ fn main() {
     );
 
     // Load → first full draw: a thread-per-row run and a million events.
-    let per_row = record_thread_per_row();
-    let big = record_million();
-    for (name, t) in [("thread-per-row", per_row), ("million", big)] {
+    // THREADLAB_VIEW_TRACE=FILE adds a trace of your own (e.g. the lab's
+    // traces/image-thread-per-task.pftrace).
+    let mut runs = vec![
+        ("thread-per-row".to_owned(), record_thread_per_row()),
+        ("million".to_owned(), record_million()),
+    ];
+    if let Some(p) = std::env::var_os("THREADLAB_VIEW_TRACE") {
+        let t = Trace::load(&p).unwrap_or_else(|e| panic!("THREADLAB_VIEW_TRACE: {e}"));
+        runs.push((
+            Path::new(&p).file_stem().unwrap().to_string_lossy().into(),
+            t,
+        ));
+    }
+    for (name, t) in runs {
         let path = d.join(format!("{name}.pftrace"));
         t.save(&path).unwrap();
         let html = d.join(format!("{name}.html"));

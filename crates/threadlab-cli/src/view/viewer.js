@@ -13,7 +13,10 @@ const STATE_LABELS = ["running", "searching (stealing)", "spinning", "parked", "
 const HOLD = "#e8d44d", PREEMPT = "#b36ae2";
 const ARROW_COLORS = ["#c77dff", "#4cc9f0", "#ff8c42"];
 const ARROW_NAMES = ["steal", "wake-up", "lock hand-off"];
-const ROW_H = 13, STATE_H = 8, HOLD_H = 3, GAP = 7, LABEL_W = 170, TOP = 18;
+// Many threads (a thread per task) get compact lanes: one line of label, less space between.
+const COMPACT = D.threads.length > 48;
+const ROW_H = COMPACT ? 10 : 13, STATE_H = COMPACT ? 5 : 8, HOLD_H = 3, GAP = COMPACT ? 3 : 7;
+const LABEL_W = 170, TOP = 18;
 
 // Decode the columns: absolute starts and ends as Float64Arrays.
 function decode(lv) {
@@ -88,7 +91,7 @@ function drawRow(r, y0, h, color, log, lane) {
     if (log) {
       if (drawnLog.length < 400) drawnLog.push({ name: names[r.l[i]], t0: r.s[i], t1: r.e[i], x0, x1: x0 + w, count: r.c[i], lane });
       if (w > 36) {
-        ctx.fillStyle = "#101216";
+        ctx.fillStyle = "#101216"; ctx.font = "10px system-ui, sans-serif";
         const label = r.c[i] > 1 ? `${names[r.l[i]]} ×${r.c[i]}` : names[r.l[i]];
         ctx.save(); ctx.beginPath(); ctx.rect(x0, y0, w, h); ctx.clip();
         ctx.fillText(label, x0 + 3, y0 + h - 3); ctx.restore();
@@ -131,10 +134,10 @@ function draw() {
     // Label column.
     ctx.fillStyle = "#16181d"; ctx.fillRect(0, y0 - 2, LABEL_W - 4, L.h);
     ctx.fillStyle = highlight && highlight.has(L.i) ? "#f0d060" : "#d8dce4";
-    ctx.font = "11px system-ui, sans-serif";
-    ctx.fillText(L.th.name.slice(0, 26), 6, y0 + 10);
+    ctx.font = COMPACT ? "9px system-ui, sans-serif" : "11px system-ui, sans-serif";
+    ctx.fillText(L.th.name.slice(0, 26), 6, y0 + (COMPACT ? 9 : 10));
     ctx.fillStyle = "#8b93a3"; ctx.font = "10px system-ui, sans-serif";
-    if (L.h > 22) ctx.fillText(`tid ${L.th.tid}${L.th.worker !== null ? " · worker " + L.th.worker : ""}`, 6, y0 + 21);
+    if (!COMPACT && L.h > 22) ctx.fillText(`tid ${L.th.tid}${L.th.worker !== null ? " · worker " + L.th.worker : ""}`, 6, y0 + 21);
   }
   // Arrows, when few enough to read.
   const A = D.arrows;
@@ -261,9 +264,9 @@ F.addEventListener("click", (e) => {
 });
 const sum = document.getElementById("summary"), keys = ["running", "searching", "spinning", "parked", "lock wait", "other"];
 const rowsShown = Math.min(D.threads.length, 300);
-sum.innerHTML = `<tr><th>thread</th><th>lifetime</th>${keys.map((k) => `<th>${k}</th>`).join("")}<th>preempted</th><th>tasks</th><th>steals</th><th>time in each state</th></tr>`
+sum.innerHTML = `<tr><th>thread</th><th>lifetime</th>${keys.map((k) => `<th>${k}</th>`).join("")}<th>preempted</th><th>tasks</th><th>steals</th><th>share of time in each state</th></tr>`
   + D.threads.slice(0, rowsShown).map((t) => {
-    const s = t.summary, life = Math.max(1, s.lifetime);
+    const s = t.summary, life = Math.max(1, keys.reduce((a, k) => a + s[k], 0));
     return `<tr><td>${esc(t.name)}</td><td>${fmt(s.lifetime)}</td>${keys.map((k) => `<td>${fmt(s[k])}</td>`).join("")}<td>${fmt(s.preempted)}</td><td>${s.tasks}</td><td>${s.steals}</td><td><div class="bar">${keys.map((k, i) => `<span style="width:${(100 * s[k] / life).toFixed(2)}%;background:${STATE_COLORS[i]}"></span>`).join("")}</div></td></tr>`;
   }).join("") + (D.threads.length > rowsShown ? `<tr><td colspan="12">… and ${D.threads.length - rowsShown} more threads</td></tr>` : "");
 

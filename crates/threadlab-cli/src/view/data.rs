@@ -244,7 +244,7 @@ pub fn arrows(trace: &Trace) -> Vec<Arrow> {
 }
 
 /// The threads and time range a finding concerns, from its subject: `lock NAME` (the threads
-/// that waited for it, from the first wait to the last), `threads GROUP` (that group's
+/// that waited for it, from the first wait to the end of the last), `threads GROUP` (that group's
 /// lifetimes), `pool workers`, a thread's name (its longest task, if the doctor named one),
 /// or the whole trace.
 pub fn finding_scope(trace: &Trace, d: &Diagnosis, subject: &str) -> (Vec<usize>, u64, u64) {
@@ -269,15 +269,23 @@ pub fn finding_scope(trace: &Trace, d: &Diagnosis, subject: &str) -> (Vec<usize>
     if let Some(lock) = subject.strip_prefix("lock ") {
         let (mut ids, mut t0, mut t1) = (vec![], u64::MAX, 0);
         for (i, t) in trace.threads().iter().enumerate() {
+            let mut waiting = false;
             for e in t.events().iter() {
-                if let EventKind::LockWait { name, .. } = e.kind {
-                    if trace.name(name) == lock {
+                match e.kind {
+                    EventKind::LockWait { name, .. } if trace.name(name) == lock => {
                         if ids.last() != Some(&i) {
                             ids.push(i);
                         }
+                        waiting = true;
                         t0 = t0.min(e.ts_ns);
                         t1 = t1.max(e.ts_ns);
                     }
+                    // The wait ends when the lock is taken.
+                    EventKind::LockAcquired { name, .. } if waiting && trace.name(name) == lock => {
+                        waiting = false;
+                        t1 = t1.max(e.ts_ns);
+                    }
+                    _ => {}
                 }
             }
         }
@@ -443,20 +451,65 @@ pub fn page_data(trace: &Trace, title: &str) -> String {
 mod tests {
     use super::*;
 
-    #[test]
-    fn rows_nest_spans_and_derive_states() {
-        // Other unit tests of this binary may be recording (the recorder is process-wide).
+    /// Other unit tests of this binary may be recording (the recorder is process-wide).
+    fn start() -> threadlab::trace::Recording {
         let t = std::time::Instant::now();
-        let rec = loop {
+        loop {
             match threadlab::trace::try_start(threadlab::trace::Mode::Full) {
-                Ok(r) => break r,
+                Ok(r) => return r,
                 Err(e) if t.elapsed().as_secs() < 60 => {
                     let _ = e;
                     std::thread::sleep(std::time::Duration::from_millis(10));
                 }
                 Err(e) => panic!("no recording within 60 s: {e}"),
             }
-        };
+        }
+    }
+
+    /// A waiter blocked on a held lock: one hand-off arrow from the holder to the waiter, and
+    /// the lock's finding scope is the waiter's thread, from its wait on.
+    #[test]
+    fn a_lock_hand_off_is_an_arrow_and_scopes_the_lock() {
+        use std::sync::{mpsc, Arc};
+        let rec = start();
+        let m = Arc::new(threadlab::sync::Mutex::named("handed", 0));
+        let (held_tx, held_rx) = mpsc::channel();
+        let m2 = Arc::clone(&m);
+        let holder = std::thread::spawn(move || {
+            threadlab::trace::set_thread_name("holder");
+            let mut g = m2.lock();
+            held_tx.send(()).unwrap();
+            std::thread::sleep(std::time::Duration::from_millis(30));
+            *g += 1;
+        });
+        held_rx.recv().unwrap();
+        let m3 = Arc::clone(&m);
+        let waiter = std::thread::spawn(move || {
+            threadlab::trace::set_thread_name("waiter");
+            *m3.lock() += 1;
+        });
+        holder.join().unwrap();
+        waiter.join().unwrap();
+        let trace = rec.stop();
+        let idx = |n: &str| trace.threads().iter().position(|t| t.name() == n).unwrap();
+        let (h, w) = (idx("holder"), idx("waiter"));
+        let handoffs: Vec<_> = arrows(&trace).into_iter().filter(|a| a.0 == 2).collect();
+        assert_eq!(handoffs.len(), 1, "{handoffs:?}");
+        assert_eq!((handoffs[0].1, handoffs[0].3), (h, w));
+        assert!(handoffs[0].2 <= handoffs[0].4, "release before acquisition");
+        let d = trace.diagnose();
+        let (ids, t0, t1) = finding_scope(&trace, &d, "lock handed");
+        assert_eq!(ids, vec![w]);
+        // From the wait to the acquisition the hand-off arrow ends at.
+        assert!(t0 < t1, "{t0}..{t1}");
+        assert_eq!(t1, handoffs[0].4);
+        let (all, _, _) = finding_scope(&trace, &d, "process");
+        assert_eq!(all.len(), trace.threads().len());
+    }
+
+    #[test]
+    fn rows_nest_spans_and_derive_states() {
+        let rec = start();
         std::thread::spawn(|| {
             let _outer = threadlab::zone!("outer");
             let _inner = threadlab::zone!("inner");

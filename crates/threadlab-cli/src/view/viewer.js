@@ -43,7 +43,8 @@ for (const [i, th] of D.threads.entries()) {
 const pick = (levels, k) => levels.at(Math.min(k, levels.length - 1));
 const totalH = y;
 const names = D.names;
-function hue(str) { let h = 2166136261; for (let i = 0; i < str.length; i++) { h ^= str.charCodeAt(i); h = Math.imul(h, 16777619); } return (h >>> 0) % 360; }
+// A name's hue (FNV-1a), kept out of red and yellow: those mean lock wait and lock hold.
+function hue(str) { let h = 2166136261; for (let i = 0; i < str.length; i++) { h ^= str.charCodeAt(i); h = Math.imul(h, 16777619); } return 75 + (h >>> 0) % 250; }
 const nameColor = names.map((n) => n.startsWith("task: ") ? `hsl(${hue(n)},35%,52%)` : `hsl(${hue(n)},62%,58%)`);
 
 const canvas = document.getElementById("tl"), ctx = canvas.getContext("2d");

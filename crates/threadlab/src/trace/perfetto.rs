@@ -12,7 +12,8 @@
 //! Each thread writes on its own packet sequence. What Perfetto has no field for rides in debug
 //! annotations, so that `pftrace_read.rs` reads the trace back whole: the duration, dropped and
 //! CPU counts on a `threadlab trace` instant of the process track, a worker's index on a
-//! `threadlab worker` instant at 0 on its track, the lock id on every lock slice.
+//! `threadlab worker` instant at 0 on its track, the lock id on every lock slice; a
+//! `threadlab end` instant is the last packet.
 
 use std::collections::HashMap;
 
@@ -61,6 +62,8 @@ pub(super) const COUNTER: u64 = 4;
 pub(super) const PROCESS_UUID: u64 = 1;
 /// The process-track instant that carries the duration, dropped count and CPU count.
 pub(crate) const META_NAME: &str = "threadlab trace";
+/// The process-track instant that ends the file (at the trace's duration).
+pub(crate) const END_NAME: &str = "threadlab end";
 /// The thread-track instant (at 0) that carries a worker's index.
 pub(crate) const WORKER_NAME: &str = "threadlab worker";
 
@@ -463,6 +466,11 @@ pub(crate) fn encode(trace: &Trace) -> Vec<u8> {
             }
         }
     }
+    // The last packet, so that a reader can tell a whole file from a truncated one.
+    out.event(
+        1,
+        &Ev::new(trace.duration_ns, PROCESS_UUID, INSTANT, Some(END_NAME)),
+    );
     out.trace.0
 }
 

@@ -14,7 +14,8 @@
 //! encoder adds for this purpose. The arrows the encoder draws onto another thread's track
 //! ("stolen from", "woken") are derived data and are skipped. A file without those annotations
 //! (a foreign Perfetto trace) is refused with an error naming what is missing; every read is
-//! bounds-checked, so a truncated file fails with the byte offset.
+//! bounds-checked and the encoder's `threadlab end` instant must be the last packet, so any
+//! truncated file fails, with the byte offset.
 
 use std::collections::HashMap;
 
@@ -264,6 +265,21 @@ pub(crate) fn decode(bytes: &[u8]) -> Result<Trace, Bad> {
             seqs.entry(seq).or_default().push(track_event(b, at, ts)?);
         }
     }
+    // The end mark: a file cut at a packet boundary is still valid protobuf.
+    let whole = seqs
+        .get(&1)
+        .and_then(|s| s.last())
+        .is_some_and(|e| e.name.as_deref() == Some(END_NAME));
+    if !whole
+        && seqs
+            .get(&1)
+            .is_some_and(|s| s.iter().any(|e| e.name.as_deref() == Some(META_NAME)))
+    {
+        return Err((
+            bytes.len() as u64,
+            format!("no `{END_NAME}` instant at the end: the file is truncated"),
+        ));
+    }
     // The metadata instant.
     let meta = seqs
         .get(&1)
@@ -475,150 +491,5 @@ fn build(
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// A trace with every event kind survives encode → decode, names resolved.
-    #[test]
-    fn every_kind_round_trips() {
-        use EventKind::*;
-        let names = vec!["decode".to_owned(), "queue".to_owned(), "depth".to_owned()];
-        let ev = |ts_ns, kind| Event { ts_ns, kind };
-        let a = vec![
-            ev(0, ParkBegin),
-            ev(5, ParkEnd),
-            ev(
-                6,
-                TaskBegin {
-                    kind: TaskKind::Spawn,
-                    flow: Some(FlowId(3)),
-                },
-            ),
-            ev(7, ZoneBegin { name: NameId(0) }),
-            ev(
-                8,
-                LockWait {
-                    lock: 9,
-                    name: NameId(1),
-                },
-            ),
-            ev(
-                9,
-                LockAcquired {
-                    lock: 9,
-                    name: NameId(1),
-                    handoff: Some(FlowId(4)),
-                },
-            ),
-            ev(
-                10,
-                LockReleased {
-                    lock: 9,
-                    name: NameId(1),
-                    handoff: None,
-                },
-            ),
-            ev(11, ZoneEnd),
-            ev(12, TaskEnd),
-            ev(
-                13,
-                Counter {
-                    name: NameId(2),
-                    value: -3,
-                },
-            ),
-            ev(14, StealAttempt { victim: 1 }),
-            ev(15, Steal { victim: 1 }),
-            ev(16, SpinBegin),
-            ev(17, SpinEnd),
-            ev(
-                18,
-                OsSched {
-                    on_cpu_ns: 100,
-                    runqueue_ns: 7,
-                },
-            ),
-            ev(
-                18,
-                OsSwitches {
-                    voluntary: 2,
-                    involuntary: 1,
-                },
-            ),
-        ];
-        let b = vec![
-            ev(1, Spawn { flow: FlowId(3) }),
-            ev(2, Wake { woken: 0 }),
-            ev(3, InjectorPush),
-            ev(
-                4,
-                LockAcquired {
-                    lock: 9,
-                    name: NameId(1),
-                    handoff: None,
-                },
-            ),
-            ev(
-                8,
-                LockReleased {
-                    lock: 9,
-                    name: NameId(1),
-                    handoff: Some(FlowId(4)),
-                },
-            ),
-        ];
-        let track = |tid, name: &str, worker, events| ThreadTrack {
-            tid,
-            name: name.to_owned(),
-            worker,
-            events,
-        };
-        let trace = build(
-            vec![
-                track(10, "w0", Some(0), a),
-                track(11, "main", None, vec![]),
-                track(12, "w1", Some(1), b),
-            ],
-            names,
-            20,
-            2,
-            4,
-        );
-        let back = decode(&super::super::perfetto::encode(&trace)).expect("decodes");
-        assert_eq!((back.duration_ns, back.dropped, back.cpus), (20, 2, 4));
-        assert_eq!(back.threads.len(), 3);
-        for (x, y) in trace.threads.iter().zip(&back.threads) {
-            assert_eq!((x.tid, &x.name, x.worker), (y.tid, &y.name, y.worker));
-            assert_eq!(x.events.len(), y.events.len(), "{}", x.name);
-            for (p, q) in x.events.iter().zip(&y.events) {
-                assert_eq!(p.ts_ns, q.ts_ns);
-                assert_eq!(resolve(&trace, p.kind), resolve(&back, q.kind));
-            }
-        }
-    }
-
-    fn resolve(t: &Trace, k: EventKind) -> String {
-        use EventKind::*;
-        match k {
-            ZoneBegin { name } | Counter { name, .. } | LockWait { name, .. } => {
-                format!("{k:?} {}", t.name(name)).replace(&format!("{name:?}"), "")
-            }
-            LockAcquired { name, .. } | LockReleased { name, .. } => {
-                format!("{k:?} {}", t.name(name)).replace(&format!("{name:?}"), "")
-            }
-            _ => format!("{k:?}"),
-        }
-    }
-
-    #[test]
-    fn foreign_and_truncated_files_are_refused() {
-        // A packet with only a timestamp: no threadlab metadata.
-        let err = decode(&[0x0a, 0x02, 0x40, 0x01]).unwrap_err();
-        assert!(err.1.contains("threadlab trace"), "{}", err.1);
-        let trace = build(vec![], vec![], 1, 0, 1);
-        let bytes = super::super::perfetto::encode(&trace);
-        let err = decode(&bytes[..bytes.len() - 1]).unwrap_err();
-        assert!(err.0 > 0 && err.1.contains("exceeds"), "{err:?}");
-        assert!(looks_like_pftrace(&bytes));
-    }
-}
+#[path = "pftrace_read_tests.rs"]
+mod tests;

@@ -301,7 +301,7 @@ pub(crate) fn decode(bytes: &[u8]) -> Result<Trace, Bad> {
     for d in &descs {
         if let Some((tid, name)) = &d.thread {
             roles.insert(d.uuid, Role::Thread(threads.len()));
-            threads.push(ThreadTrack {
+            threads.push(Track {
                 tid: *tid,
                 name: name.clone(),
                 worker: None,
@@ -407,7 +407,7 @@ fn thread_event(
     e: &Te,
     open: &mut Vec<EventKind>,
     names: &mut Names,
-    t: &mut ThreadTrack,
+    t: &mut Track,
 ) -> Result<Option<EventKind>, Bad> {
     use EventKind::*;
     let name = e.name.as_deref().unwrap_or("");
@@ -473,14 +473,31 @@ fn thread_event(
     })
 }
 
-/// The one place a decoded `.pftrace` becomes a [`Trace`].
-fn build(
-    threads: Vec<ThreadTrack>,
+/// One decoded thread, before it becomes a [`ThreadTrack`] in [`build`].
+pub(super) struct Track {
+    pub(super) tid: u64,
+    pub(super) name: String,
+    pub(super) worker: Option<u32>,
+    pub(super) events: Vec<Event>,
+}
+
+/// The one place a decoded `.pftrace` becomes a [`Trace`] (and its [`ThreadTrack`]s).
+pub(super) fn build(
+    threads: Vec<Track>,
     names: Vec<String>,
     duration_ns: u64,
     dropped: u64,
     cpus: u32,
 ) -> Trace {
+    let threads = threads
+        .into_iter()
+        .map(|t| ThreadTrack {
+            tid: t.tid,
+            name: t.name,
+            worker: t.worker,
+            events: t.events,
+        })
+        .collect();
     Trace {
         threads,
         names,

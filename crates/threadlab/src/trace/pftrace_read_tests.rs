@@ -92,7 +92,7 @@ fn every_kind_round_trips() {
             },
         ),
     ];
-    let track = |tid, name: &str, worker, events| ThreadTrack {
+    let track = |tid, name: &str, worker, events| Track {
         tid,
         name: name.to_owned(),
         worker,
@@ -179,7 +179,7 @@ fn every_truncation_fails_and_no_corruption_panics() {
         ),
         ev(5, EventKind::ZoneEnd),
     ];
-    let t = ThreadTrack {
+    let t = Track {
         tid: 1,
         name: "t".into(),
         worker: Some(0),

@@ -39,6 +39,9 @@ pub enum Command {
     /// Small programs with known behaviour, observed by the tests (`threadlab demo mutex`).
     #[command(hide = true)]
     Demo(DemoArgs),
+    /// Write an offline timeline of a trace (`.pftrace` or `.tltrace`) as one HTML page: a lane
+    /// per thread, states, locks, arrows, the doctor's findings.
+    View(crate::view::ViewArgs),
 }
 
 /// Arguments of `threadlab run`.
@@ -101,12 +104,12 @@ pub struct DemoArgs {
 /// Arguments of `threadlab doctor`.
 #[derive(Debug, Args)]
 #[command(
-    after_help = "Traces come from `Trace::save(\"run.tltrace\")` or the lab \
+    after_help = "Traces come from `Trace::save(\"run.pftrace\")` (or `.tltrace`) or the lab \
 (`--out DIR` holds DIR/traces/*.tltrace beside the .pftrace files that open in ui.perfetto.dev).\n\
 Example: threadlab doctor lab-out/traces/contention-work-sharing.tltrace"
 )]
 pub struct DoctorArgs {
-    /// A trace in threadlab's native format (`.tltrace`).
+    /// A trace in threadlab's native format (`.tltrace`) or its Perfetto export (`.pftrace`).
     #[arg(value_name = "FILE")]
     pub file: PathBuf,
     /// Print the diagnosis as JSON.
@@ -121,10 +124,10 @@ pub struct DoctorArgs {
 differences within run-to-run noise.\nExample: threadlab compare two-workers.tltrace five-workers.tltrace"
 )]
 pub struct CompareArgs {
-    /// The first trace (`.tltrace`), side A.
+    /// The first trace (`.tltrace` or `.pftrace`), side A.
     #[arg(value_name = "A")]
     pub a: PathBuf,
-    /// The second trace (`.tltrace`), side B.
+    /// The second trace (`.tltrace` or `.pftrace`), side B.
     #[arg(value_name = "B")]
     pub b: PathBuf,
     /// Print the comparison as JSON.

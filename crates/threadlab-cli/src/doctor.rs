@@ -1,4 +1,4 @@
-//! `threadlab doctor FILE [--json]` and `threadlab compare A B [--json]`: load `.tltrace` files
+//! `threadlab doctor FILE [--json]` and `threadlab compare A B [--json]`: load `.tltrace` or `.pftrace` files
 //! and print the library's diagnosis or comparison, as text or as JSON (built here from the
 //! library's public figures; the library itself stays free of serde).
 

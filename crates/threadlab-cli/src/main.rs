@@ -24,6 +24,7 @@ mod observe;
 mod report;
 mod stress;
 mod tl;
+mod view;
 
 use clap::Parser;
 use cli::{Cli, Command, LabArgs};
@@ -68,6 +69,7 @@ fn main() -> ExitCode {
             Ok(()) => ExitCode::SUCCESS,
             Err(e) => usage_error(&e),
         },
+        Command::View(args) => view::view(args),
     }
 }
 

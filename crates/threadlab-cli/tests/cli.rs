@@ -109,7 +109,7 @@ const EXPERIMENTS: [&str; 10] = [
     "observed",
 ];
 /// The experiments that save traces of their telling runs.
-const TRACED: [&str; 3] = ["image", "jobs", "contention"];
+const TRACED: [&str; 4] = ["image", "jobs", "contention", "alloc"];
 const VARIANTS: [&str; 30] = [
     "serial",
     "threadlab",
@@ -303,7 +303,7 @@ fn tiny_run_writes_schema_html_and_svgs() {
             "the report names the {workers}-worker capture"
         );
     }
-    // Traces: every traced experiment links its .pftrace and .tltrace files, which exist, and
+    // Traces: every traced experiment links its .pftrace, .tltrace and timeline files, which exist, and
     // prints and shows the doctor's findings on them; the doctor reads them back.
     for s in &sections {
         let id = s.attribute("id").unwrap();
@@ -316,7 +316,7 @@ fn tiny_run_writes_schema_html_and_svgs() {
             assert!(links.is_empty(), "{id} records no trace");
             continue;
         }
-        for ext in [".pftrace", ".tltrace"] {
+        for ext in [".pftrace", ".tltrace", ".html"] {
             assert!(
                 links.iter().any(|l| l.ends_with(ext)),
                 "{id} links a {ext}: {links:?}"
@@ -369,8 +369,9 @@ fn tiny_run_writes_schema_html_and_svgs() {
 
 /// A small trace of our own, saved as `.tltrace`: the doctor and compare read it. One at a time:
 /// the recorder is process-wide and several tests of this binary make traces.
+static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
 fn small_trace(dir: &std::path::Path, name: &str, zone_ms: u64) -> PathBuf {
-    static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
     let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
     let rec = threadlab::trace::start();
     std::thread::spawn(move || {
@@ -428,6 +429,53 @@ fn doctor_and_compare_read_traces_as_text_and_json() {
     let _ = std::fs::remove_dir_all(dir);
 }
 
+/// Issue 18: one recording saved as `.pftrace` and `.tltrace` gives the doctor and compare the
+/// same answers (a pool's tasks, steals, parks and a contended lock).
+#[test]
+fn doctor_and_compare_answer_the_same_on_pftrace_and_tltrace() {
+    let dir = temp_dir("same-answers");
+    std::fs::create_dir_all(&dir).unwrap();
+    let (pf, tl) = (dir.join("run.pftrace"), dir.join("run.tltrace"));
+    {
+        let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+        let rec = threadlab::trace::start();
+        let pool = threadlab::Pool::builder().threads(2).build().unwrap();
+        let m = threadlab::sync::Mutex::named("shared", 0u64);
+        pool.install(|| {
+            threadlab::for_each(0..64, |_| {
+                let _z = threadlab::zone!("item");
+                *m.lock() += 1;
+            })
+        });
+        drop(pool);
+        let trace = rec.stop();
+        trace.save(&pf).unwrap();
+        trace.save(&tl).unwrap();
+    }
+    let (pf, tl) = (pf.to_str().unwrap(), tl.to_str().unwrap());
+    for args in [
+        vec!["doctor", "--json"],
+        vec!["doctor"],
+        vec!["compare", "--json", tl],
+    ] {
+        let run = |f: &str| {
+            let mut a = args.clone();
+            a.push(f);
+            let out = threadlab(&a);
+            assert_eq!(out.status.code(), Some(0), "{a:?}");
+            String::from_utf8(out.stdout).unwrap()
+        };
+        let (from_pf, from_tl) = (run(pf), run(tl));
+        assert!(from_tl.contains("item"), "{from_tl}");
+        assert_eq!(
+            from_pf.replace("run.pftrace", "run.tltrace"),
+            from_tl.replace("run.pftrace", "run.tltrace"),
+            "{args:?}"
+        );
+    }
+    let _ = std::fs::remove_dir_all(dir);
+}
+
 #[test]
 fn missing_truncated_and_foreign_traces_exit_2_with_one_line() {
     let dir = temp_dir("bad-traces");
@@ -447,7 +495,7 @@ fn missing_truncated_and_foreign_traces_exit_2_with_one_line() {
         (p(&missing), "missing.tltrace"),
         (p(&truncated), "byte offset"),
         (p(&foreign), "byte offset 0"),
-        (p(&pftrace), ".tltrace"),
+        (p(&pftrace), "not a trace threadlab wrote"),
     ] {
         assert_usage_error(&["doctor", &file], mention);
         assert_usage_error(&["doctor", "--json", &file], mention);

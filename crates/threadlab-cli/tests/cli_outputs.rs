@@ -207,7 +207,10 @@ fn assert_quiet(args: &[&str]) {
         conventional,
         "{args:?}: ends with 0 or SIGPIPE, got {status:?}; stderr: {stderr}"
     );
-    for noise in ["panicked", "Broken pipe", "backtrace"] {
+    // `panicked at` is Rust's own panic message; the stress mix's planned panicking handler
+    // makes the library say (once) that "a pool's panic handler itself panicked", which is no
+    // panic of the command.
+    for noise in ["panicked at", "Broken pipe", "backtrace"] {
         assert!(!stderr.contains(noise), "{args:?}: `{noise}` in {stderr}");
     }
 }

@@ -17,6 +17,46 @@ fn round_trip_keeps_every_event() {
     assert!(back.event_count() > 20);
 }
 
+/// The Perfetto file reads back to the same events (names resolved, since the name table is
+/// rebuilt in first-use order) and the same diagnosis.
+#[test]
+fn pftrace_round_trip_gives_the_same_events_and_diagnosis() {
+    let _s = serial();
+    let trace = record_scenario();
+    let path = temp_path("roundtrip.pftrace");
+    trace.save(&path).unwrap();
+    let back = Trace::load(&path).unwrap();
+    let show = |t: &Trace| {
+        let mut lines = vec![format!(
+            "{} {} {}",
+            t.duration_ns(),
+            t.cpus(),
+            t.dropped_events()
+        )];
+        for th in t.threads() {
+            lines.push(format!("{} {} {:?}", th.tid(), th.name(), th.worker()));
+            for e in th.events().iter() {
+                let kind = format!("{:?}", e.kind);
+                let named = match e.kind {
+                    threadlab::trace::EventKind::ZoneBegin { name }
+                    | threadlab::trace::EventKind::Counter { name, .. }
+                    | threadlab::trace::EventKind::LockWait { name, .. }
+                    | threadlab::trace::EventKind::LockAcquired { name, .. }
+                    | threadlab::trace::EventKind::LockReleased { name, .. } => {
+                        kind.replace(&format!("{name:?}"), t.name(name))
+                    }
+                    _ => kind,
+                };
+                lines.push(format!("{} {named}", e.ts_ns));
+            }
+        }
+        lines
+    };
+    assert_eq!(show(&back), show(&trace));
+    assert!(back.event_count() > 20);
+    assert_eq!(back.diagnose().to_string(), trace.diagnose().to_string());
+}
+
 #[test]
 fn every_truncation_and_corruption_is_an_error_with_file_and_offset() {
     let _s = serial();

@@ -300,8 +300,12 @@ fn run(pool: &Pool, heap: &Heap, ops: usize) -> Result<f64, String> {
     }
 }
 
-/// Runs (a) with the recorder on and saves the capture; returns its path.
-fn record(workers: usize, ops: usize, dir: &std::path::Path) -> Result<std::path::PathBuf, String> {
+/// Runs (a) with the recorder on and saves the capture; returns its path and the trace.
+fn record(
+    workers: usize,
+    ops: usize,
+    dir: &std::path::Path,
+) -> Result<(std::path::PathBuf, threadlab::trace::Trace), String> {
     let pool = crate::tl::pool(workers)?;
     let heap = Heap::new("locked", workers);
     let path = dir.join(format!("alloc-locked-{workers}w.tltrace"));
@@ -313,7 +317,7 @@ fn record(workers: usize, ops: usize, dir: &std::path::Path) -> Result<std::path
     trace
         .save(&path)
         .map_err(|e| format!("cannot save the {workers}-worker capture: {e}"))?;
-    Ok(path)
+    Ok((path, trace))
 }
 
 impl Experiment for Alloc {
@@ -415,7 +419,15 @@ impl Experiment for Alloc {
         for w in [2, 5] {
             ctx.step(format!("alloc: recording locked, {w} workers"));
             match record(w, recorded_ops, &ctx.out) {
-                Ok(p) => captures.push(p.display().to_string()),
+                Ok((p, trace)) => {
+                    captures.push(p.display().to_string());
+                    // Its timeline in the report, beside the other capture's.
+                    ctx.keep_trace(
+                        &format!("alloc-locked-{w}w"),
+                        &format!("the locked allocator, {w} workers"),
+                        &trace,
+                    );
+                }
                 Err(e) => notes.push(format!("No capture: {e}.")),
             }
         }

@@ -1,7 +1,8 @@
 //! Traces of the lab's most telling runs: an experiment records a short, separate run (never a
 //! timed one: recording is off while any figure is measured), saves it as `DIR/traces/<stem>.pftrace`
-//! (opens in ui.perfetto.dev) and `.tltrace` (for `threadlab doctor` and `compare`), and keeps
-//! the doctor's diagnosis of it for the terminal and the report.
+//! (opens in ui.perfetto.dev), `.tltrace` (for `threadlab doctor` and `compare`) and `.html`
+//! (its timeline, `threadlab view`'s page, which the report embeds), and keeps the doctor's
+//! diagnosis of it for the terminal and the report.
 
 use super::Ctx;
 use std::path::PathBuf;
@@ -20,6 +21,8 @@ pub struct TraceRun {
     pub pftrace: String,
     /// The native file, relative to the output directory (`traces/<stem>.tltrace`).
     pub tltrace: String,
+    /// The timeline page, relative to the output directory (`traces/<stem>.html`).
+    pub viewer: String,
     /// Events recorded.
     pub events: usize,
     /// The doctor's diagnosis.
@@ -42,9 +45,16 @@ impl Ctx {
         let rec = trace::try_start(Mode::Full).map_err(|e| format!("recording {label}: {e}"))?;
         let value = f();
         let trace = rec.stop();
+        Ok((value, self.keep_trace(stem, label, &trace)))
+    }
+
+    /// Saves `trace` as `<stem>.pftrace`, `<stem>.tltrace` and its timeline `<stem>.html` under
+    /// `DIR/traces/`, diagnoses it, and keeps the run for the experiment's report.
+    pub fn keep_trace(&self, stem: &str, label: &str, trace: &trace::Trace) -> Diagnosis {
         let dir = self.out.join(TRACE_DIR);
         let pftrace = format!("{TRACE_DIR}/{stem}.pftrace");
         let tltrace = format!("{TRACE_DIR}/{stem}.tltrace");
+        let viewer = format!("{TRACE_DIR}/{stem}.html");
         let save = || -> Result<(), String> {
             std::fs::create_dir_all(&dir)
                 .map_err(|e| format!("cannot create `{}`: {e}", dir.display()))?;
@@ -52,7 +62,9 @@ impl Ctx {
                 let path: PathBuf = self.out.join(file);
                 trace.save(&path).map_err(|e| e.to_string())?;
             }
-            Ok(())
+            let page = self.out.join(&viewer);
+            crate::view::write_page(trace, label, &page)
+                .map_err(|e| format!("cannot write `{}`: {e}", page.display()))
         };
         let save_error = save().err();
         let diagnosis = trace.diagnose();
@@ -60,6 +72,7 @@ impl Ctx {
             label: label.to_owned(),
             pftrace,
             tltrace,
+            viewer,
             events: trace.event_count(),
             diagnosis: diagnosis.clone(),
             save_error,
@@ -68,7 +81,7 @@ impl Ctx {
             .lock()
             .unwrap_or_else(|e| e.into_inner())
             .push(run);
-        Ok((value, diagnosis))
+        diagnosis
     }
 }
 

@@ -28,6 +28,7 @@ th,td{border:1px solid #ccc;padding:0.25em 0.6em;text-align:right}th:first-child
 .finding{font-size:1.1em;background:#f4f8ff;border-left:4px solid #1f77b4;padding:0.5em 1em}\
 .failed{background:#fff0f0;border-left:4px solid #d62728;padding:0.5em 1em}.note{color:#555}\
 .pitfall{background:#fff8e6;border-left:4px solid #ff7f0e;padding:0.3em 1em;margin:0.3em 0}\
+.timeline{width:100%;height:560px;border:1px solid #ccc}\
 pre{background:#f6f6f6;padding:0.8em;overflow-x:auto}";
 
 /// The report page. Chart `c` is expected at `c.file + ".svg"` beside the page.
@@ -124,6 +125,14 @@ fn trace(t: &TraceRun) -> String {
         s += &format!(
             "<p class=\"failed\">The trace could not be saved: {}</p>\n",
             escape(e)
+        );
+    } else {
+        // The timeline itself, `threadlab view`'s page (loaded when scrolled to).
+        s += &format!(
+            "<p><a href=\"{v}\">timeline</a> (opens on its own; wheel to zoom, drag to pan)</p>\n\
+             <iframe class=\"timeline\" src=\"{v}\" loading=\"lazy\" title=\"{}\"></iframe>\n",
+            escape(&t.label),
+            v = escape(&t.viewer),
         );
     }
     let d = &t.diagnosis;

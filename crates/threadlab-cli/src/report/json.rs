@@ -82,6 +82,7 @@ fn trace_json(t: &crate::lab::TraceRun) -> serde_json::Value {
         "label": t.label,
         "pftrace": t.pftrace,
         "tltrace": t.tltrace,
+        "viewer": t.viewer,
         "events": t.events,
         "save_error": t.save_error,
         "findings": t.diagnosis.findings.iter().map(finding_json).collect::<Vec<_>>(),

@@ -97,8 +97,8 @@ impl fmt::Display for TraceError {
             ),
             Kind::NotLoadable { path } => write!(
                 f,
-                "cannot load {}: threadlab reads back only its native `.tltrace` files; save the \
-                 trace with a `.tltrace` name too (`.pftrace` and `.json` are for ui.perfetto.dev)",
+                "cannot load {}: it is neither a `.tltrace` nor a `.pftrace` file (Chrome `.json` \
+                 is write-only); save the trace as `.tltrace` or `.pftrace`",
                 path.display()
             ),
             Kind::Corrupt { path, offset, what } => write!(

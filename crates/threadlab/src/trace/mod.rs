@@ -30,7 +30,7 @@
 //! - `builder.rs`: [`TraceBuilder`], a trace from events observed elsewhere (`threadlab run`,
 //!   another format, tests).
 //! - `perfetto.rs` (protobuf TrackEvent), `json.rs` (Chrome JSON), `load.rs` (native `.tltrace`,
-//!   written and read back).
+//!   written and read back), `pftrace_read.rs` (`.pftrace` read back).
 
 mod buffer;
 mod builder;
@@ -47,6 +47,7 @@ mod json;
 mod load;
 mod os;
 mod perfetto;
+mod pftrace_read;
 mod prefault;
 mod raw;
 mod recorder;
@@ -279,21 +280,50 @@ impl Trace {
         written.map_err(|e| TraceError::io(path, "write", e))
     }
 
-    /// Reads a trace saved as `.tltrace`. A truncated or corrupt file gives an error naming the
-    /// file and the byte offset. The file is streamed (its magic bytes are checked first, and
-    /// it is never held whole in memory); the trace keeps its events encoded, taking about the
-    /// file's size in memory.
+    /// Reads a trace saved as `.tltrace` or `.pftrace` (the format is told by the file's first
+    /// bytes, not its name). A truncated or corrupt file, or a Perfetto trace threadlab did not
+    /// write, gives an error naming the file, the byte offset and what is missing. A `.tltrace` is
+    /// streamed (its magic bytes are checked first, and it is never held whole in memory); the
+    /// trace keeps its events encoded, taking about the file's size in memory.
+    ///
+    /// ```
+    /// let rec = threadlab::trace::start();
+    /// { let _z = threadlab::zone!("load"); }
+    /// let trace = rec.stop();
+    /// let path = std::env::temp_dir().join(format!("load-{}.pftrace", std::process::id()));
+    /// trace.save(&path)?;
+    /// let back = threadlab::trace::Trace::load(&path)?;
+    /// assert_eq!(back.event_count(), trace.event_count());
+    /// # std::fs::remove_file(&path).ok();
+    /// # Ok::<(), threadlab::trace::TraceError>(())
+    /// ```
     pub fn load(path: impl AsRef<Path>) -> Result<Trace, TraceError> {
         let path = path.as_ref();
-        if extension(path).as_deref() != Some("tltrace") {
+        if extension(path).as_deref() == Some("json") {
             return Err(TraceError::not_loadable(path));
         }
-        let file = std::fs::File::open(path).map_err(|e| TraceError::io(path, "read", e))?;
+        use std::io::Read;
+        let mut file = std::fs::File::open(path).map_err(|e| TraceError::io(path, "read", e))?;
         let size = file
             .metadata()
             .map_err(|e| TraceError::io(path, "read", e))?
             .len();
-        load::read(file, size).map_err(|(offset, what)| TraceError::corrupt(path, offset, what))
+        // The first byte tells the format; it is put back in front of the rest of the stream.
+        let mut first = [0u8; 1];
+        let got = file
+            .read(&mut first)
+            .map_err(|e| TraceError::io(path, "read", e))?;
+        let first = &first[..got];
+        let decoded = if pftrace_read::looks_like_pftrace(first) {
+            let mut bytes = first.to_vec();
+            file.read_to_end(&mut bytes)
+                .map_err(|e| TraceError::io(path, "read", e))?;
+            pftrace_read::decode(&bytes)
+        } else {
+            // Any other start is refused by the native decoder at offset 0 (its magic).
+            load::read(first.chain(file), size)
+        };
+        decoded.map_err(|(offset, what)| TraceError::corrupt(path, offset, what))
     }
 }
 

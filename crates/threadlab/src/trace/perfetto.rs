@@ -9,53 +9,63 @@
 //! Spans (zones, tasks, spinning, parked, lock waits) are SLICE_BEGIN/SLICE_END pairs on the
 //! thread track; spawns, steals, wake-ups and lock hand-offs are flows (arrows) between
 //! events: the TrackEvent `flow_ids` on the origin and `terminating_flow_ids` on the target.
-//! Each thread writes on its own packet sequence.
+//! Each thread writes on its own packet sequence. What Perfetto has no field for rides in debug
+//! annotations, so that `pftrace_read.rs` reads the trace back whole: the duration, dropped and
+//! CPU counts on a `threadlab trace` instant of the process track, a worker's index on a
+//! `threadlab worker` instant at 0 on its track, the lock id on every lock slice; a
+//! `threadlab end` instant is the last packet.
 
 use std::collections::HashMap;
 
 use super::event::{EventKind, Trace};
 
 // TracePacket fields.
-const PACKET: u32 = 1;
-const P_TIMESTAMP: u32 = 8;
-const P_SEQUENCE_ID: u32 = 10;
-const P_TRACK_EVENT: u32 = 11;
-const P_SEQUENCE_FLAGS: u32 = 13;
-const P_TRACK_DESCRIPTOR: u32 = 60;
+pub(super) const PACKET: u32 = 1;
+pub(super) const P_TIMESTAMP: u32 = 8;
+pub(super) const P_SEQUENCE_ID: u32 = 10;
+pub(super) const P_TRACK_EVENT: u32 = 11;
+pub(super) const P_SEQUENCE_FLAGS: u32 = 13;
+pub(super) const P_TRACK_DESCRIPTOR: u32 = 60;
 /// `SEQ_INCREMENTAL_STATE_CLEARED`.
 const SEQ_CLEARED: u64 = 1;
 // TrackDescriptor fields.
-const TD_UUID: u32 = 1;
-const TD_NAME: u32 = 2;
-const TD_PROCESS: u32 = 3;
-const TD_THREAD: u32 = 4;
-const TD_PARENT: u32 = 5;
-const TD_COUNTER: u32 = 8;
+pub(super) const TD_UUID: u32 = 1;
+pub(super) const TD_NAME: u32 = 2;
+pub(super) const TD_PROCESS: u32 = 3;
+pub(super) const TD_THREAD: u32 = 4;
+pub(super) const TD_PARENT: u32 = 5;
+pub(super) const TD_COUNTER: u32 = 8;
 // ProcessDescriptor / ThreadDescriptor fields.
 const PD_PID: u32 = 1;
 const PD_NAME: u32 = 6;
-const THD_PID: u32 = 1;
-const THD_TID: u32 = 2;
-const THD_NAME: u32 = 5;
+pub(super) const THD_PID: u32 = 1;
+pub(super) const THD_TID: u32 = 2;
+pub(super) const THD_NAME: u32 = 5;
 // TrackEvent fields.
-const TE_DEBUG: u32 = 4;
-const TE_TYPE: u32 = 9;
-const TE_TRACK: u32 = 11;
-const TE_CATEGORY: u32 = 22;
-const TE_NAME: u32 = 23;
-const TE_COUNTER: u32 = 30;
-const TE_FLOW: u32 = 47;
-const TE_TERMINATING_FLOW: u32 = 48;
+pub(super) const TE_DEBUG: u32 = 4;
+pub(super) const TE_TYPE: u32 = 9;
+pub(super) const TE_TRACK: u32 = 11;
+pub(super) const TE_CATEGORY: u32 = 22;
+pub(super) const TE_NAME: u32 = 23;
+pub(super) const TE_COUNTER: u32 = 30;
+pub(super) const TE_FLOW: u32 = 47;
+pub(super) const TE_TERMINATING_FLOW: u32 = 48;
 // DebugAnnotation fields.
-const DA_UINT: u32 = 3;
-const DA_NAME: u32 = 10;
+pub(super) const DA_UINT: u32 = 3;
+pub(super) const DA_NAME: u32 = 10;
 // TrackEvent.Type values.
-const SLICE_BEGIN: u64 = 1;
-const SLICE_END: u64 = 2;
-const INSTANT: u64 = 3;
-const COUNTER: u64 = 4;
+pub(super) const SLICE_BEGIN: u64 = 1;
+pub(super) const SLICE_END: u64 = 2;
+pub(super) const INSTANT: u64 = 3;
+pub(super) const COUNTER: u64 = 4;
 
-const PROCESS_UUID: u64 = 1;
+pub(super) const PROCESS_UUID: u64 = 1;
+/// The process-track instant that carries the duration, dropped count and CPU count.
+pub(crate) const META_NAME: &str = "threadlab trace";
+/// The process-track instant that ends the file (at the trace's duration).
+pub(crate) const END_NAME: &str = "threadlab end";
+/// The thread-track instant (at 0) that carries a worker's index.
+pub(crate) const WORKER_NAME: &str = "threadlab worker";
 
 /// A protobuf message being written.
 #[derive(Default)]
@@ -110,7 +120,8 @@ struct Ev<'a> {
     flows: Vec<u64>,
     terminating: Vec<u64>,
     counter: Option<i64>,
-    arg: Option<(&'static str, u64)>,
+    /// Debug annotations (name, unsigned value).
+    args: Vec<(&'static str, u64)>,
 }
 
 impl<'a> Ev<'a> {
@@ -124,7 +135,7 @@ impl<'a> Ev<'a> {
             flows: vec![],
             terminating: vec![],
             counter: None,
-            arg: None,
+            args: vec![],
         }
     }
 }
@@ -181,7 +192,7 @@ impl Out {
             for f in &e.terminating {
                 t.fixed64(TE_TERMINATING_FLOW, *f);
             }
-            if let Some((name, v)) = e.arg {
+            for &(name, v) in &e.args {
                 let mut a = Msg::default();
                 a.str(DA_NAME, name).uint(DA_UINT, v);
                 t.msg(TE_DEBUG, &a);
@@ -204,6 +215,15 @@ pub(crate) fn encode(trace: &Trace) -> Vec<u8> {
         d.uint(TD_UUID, PROCESS_UUID).msg(TD_PROCESS, &pd);
         p.msg(P_TRACK_DESCRIPTOR, &d);
     });
+    // What the Perfetto format has no field for, so that `Trace::load` gets the trace back
+    // whole (pftrace_read.rs): an instant on the process track.
+    let mut meta = Ev::new(0, PROCESS_UUID, INSTANT, Some(META_NAME));
+    meta.args = vec![
+        ("duration_ns", trace.duration_ns),
+        ("dropped", trace.dropped),
+        ("cpus", trace.cpus as u64),
+    ];
+    out.event(1, &meta);
     // Thread, lock and counter tracks.
     let mut lock_tracks: HashMap<(usize, u64), u64> = HashMap::new();
     let mut counter_tracks: HashMap<u32, u64> = HashMap::new();
@@ -296,6 +316,11 @@ pub(crate) fn encode(trace: &Trace) -> Vec<u8> {
             }
             out.event(seq, &e);
         };
+        if let Some(w) = t.worker {
+            let mut ev = Ev::new(0, track, INSTANT, Some(WORKER_NAME));
+            ev.args.push(("worker", w as u64));
+            emit(&mut out, ev);
+        }
         for e in &t.events {
             let ts = e.ts_ns;
             match e.kind {
@@ -328,12 +353,12 @@ pub(crate) fn encode(trace: &Trace) -> Vec<u8> {
                 }
                 EventKind::StealAttempt { victim } => {
                     let mut ev = Ev::new(ts, track, INSTANT, Some("steal attempt"));
-                    ev.arg = Some(("victim", victim as u64));
+                    ev.args.push(("victim", victim as u64));
                     emit(&mut out, ev);
                 }
                 EventKind::Steal { victim } => {
                     let mut ev = Ev::new(ts, track, INSTANT, Some("steal"));
-                    ev.arg = Some(("victim", victim as u64));
+                    ev.args.push(("victim", victim as u64));
                     if let Some(vt) = worker_track(victim) {
                         let f = next_flow;
                         next_flow += 1;
@@ -352,7 +377,7 @@ pub(crate) fn encode(trace: &Trace) -> Vec<u8> {
                 }
                 EventKind::Wake { woken } => {
                     let mut ev = Ev::new(ts, track, INSTANT, Some("wake"));
-                    ev.arg = Some(("woken", woken as u64));
+                    ev.args.push(("woken", woken as u64));
                     let target = park_ends
                         .get_mut(&woken)
                         .and_then(|ends| ends.iter_mut().find(|(t, used)| *t >= ts && !*used));
@@ -382,6 +407,7 @@ pub(crate) fn encode(trace: &Trace) -> Vec<u8> {
                     let mut ev =
                         Ev::new(ts, track, SLICE_BEGIN, Some(&lock_names[name.0 as usize].0));
                     ev.category = Some("lock");
+                    ev.args.push(("lock", lock));
                     emit(&mut out, ev);
                 }
                 EventKind::LockAcquired {
@@ -400,6 +426,7 @@ pub(crate) fn encode(trace: &Trace) -> Vec<u8> {
                         Some(&lock_names[name.0 as usize].1),
                     );
                     ev.category = Some("lock");
+                    ev.args.push(("lock", lock));
                     ev.terminating.extend(handoff.map(|f| f.0));
                     emit(&mut out, ev);
                 }
@@ -412,7 +439,9 @@ pub(crate) fn encode(trace: &Trace) -> Vec<u8> {
                         ev.flows.push(f.0);
                         emit(&mut out, ev);
                     }
-                    emit(&mut out, Ev::new(ts, lt, SLICE_END, None));
+                    let mut end = Ev::new(ts, lt, SLICE_END, None);
+                    end.args.push(("lock", lock));
+                    emit(&mut out, end);
                 }
                 EventKind::OsSched {
                     on_cpu_ns,
@@ -437,11 +466,16 @@ pub(crate) fn encode(trace: &Trace) -> Vec<u8> {
             }
         }
     }
+    // The last packet, so that a reader can tell a whole file from a truncated one.
+    out.event(
+        1,
+        &Ev::new(trace.duration_ns, PROCESS_UUID, INSTANT, Some(END_NAME)),
+    );
     out.trace.0
 }
 
 /// The per-thread OS counter tracks, in order (uuid = thread track + 1 + index).
-const OS_COUNTERS: [&str; 4] = [
+pub(super) const OS_COUNTERS: [&str; 4] = [
     "on-CPU ns",
     "run-queue wait ns",
     "voluntary switches",

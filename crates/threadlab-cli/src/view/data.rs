@@ -1,0 +1,547 @@
+//! The page's data: one pass per thread over its events turns the trace into rows of intervals
+//! (task and zone spans by depth, the state strip, lock holds, preemption), the arrows between
+//! threads, and the doctor's figures and findings with the threads and time range each one
+//! concerns; then every row is merged per level of detail (`lod.rs`) and written as compact
+//! JSON columns (start deltas, durations, labels, counts).
+//!
+//! States follow the library's `analysis/states.rs` rule (the innermost open span decides: a
+//! lock wait is *waiting*, a park *parked*, a spin *spinning*, a task or zone *running*; outside
+//! any span a worker is *searching*, another thread *other*), in Superluminal's vocabulary;
+//! *preempted* comes from the OS samples (run-queue time growth between two samples over the
+//! time between them), and lock holds get a strip of their own since they overlap the rest.
+
+use std::collections::HashMap;
+use std::fmt::Write;
+
+use serde_json::{json, Value};
+use threadlab::analysis::Diagnosis;
+use threadlab::trace::{EventKind, Trace};
+
+use super::lod::{merge, widths, Iv};
+
+/// State codes, in the order of the page's legend.
+pub const STATES: [&str; 6] = [
+    "running",
+    "searching",
+    "spinning",
+    "parked",
+    "lock wait",
+    "other",
+];
+const RUNNING: u32 = 0;
+const SEARCHING: u32 = 1;
+const SPINNING: u32 = 2;
+const PARKED: u32 = 3;
+const WAITING: u32 = 4;
+const OTHER: u32 = 5;
+
+/// One thread's rows before level-of-detail merging.
+#[derive(Default)]
+pub struct Rows {
+    pub spans: Vec<Vec<Iv>>,
+    pub states: Vec<Iv>,
+    pub holds: Vec<Iv>,
+    /// Preempted share between two OS samples, in thousandths (the label).
+    pub preempted: Vec<Iv>,
+}
+
+/// An arrow: kind (0 steal, 1 wake-up, 2 lock hand-off), from (thread, ns), to (thread, ns).
+pub type Arrow = (u32, usize, u64, usize, u64);
+
+/// Interns span and lock names for the page.
+#[derive(Default)]
+pub struct Names {
+    pub list: Vec<String>,
+    ids: HashMap<String, u32>,
+}
+
+impl Names {
+    pub fn id(&mut self, n: &str) -> u32 {
+        if let Some(&i) = self.ids.get(n) {
+            return i;
+        }
+        let i = self.list.len() as u32;
+        self.list.push(n.to_owned());
+        self.ids.insert(n.to_owned(), i);
+        i
+    }
+}
+
+/// Builds the rows of thread `i`.
+pub fn rows(trace: &Trace, i: usize, names: &mut Names) -> Rows {
+    let t = &trace.threads()[i];
+    let idle = if t.worker().is_some() {
+        SEARCHING
+    } else {
+        OTHER
+    };
+    let mut r = Rows::default();
+    // Open spans: (state, start, label, is a task or zone).
+    let mut stack: Vec<(u32, u64, u32, bool)> = Vec::new();
+    let mut holds: HashMap<u64, (u64, u32)> = HashMap::new();
+    let mut state_since: Option<(u32, u64)> = None;
+    let mut last_os: Option<(u64, u64)> = None;
+    let mut last_ts = 0;
+    for e in t.events().iter() {
+        let ts = e.ts_ns.max(last_ts);
+        last_ts = ts;
+        let depth = stack.iter().filter(|s| s.3).count();
+        match e.kind {
+            EventKind::ZoneBegin { name } => {
+                stack.push((RUNNING, ts, names.id(trace.name(name)), true));
+            }
+            EventKind::TaskBegin { kind, .. } => {
+                stack.push((RUNNING, ts, names.id(&format!("task: {kind}")), true));
+            }
+            EventKind::SpinBegin => stack.push((SPINNING, ts, 0, false)),
+            EventKind::ParkBegin => stack.push((PARKED, ts, 0, false)),
+            EventKind::LockWait { .. } => stack.push((WAITING, ts, 0, false)),
+            EventKind::ZoneEnd | EventKind::TaskEnd | EventKind::SpinEnd | EventKind::ParkEnd => {
+                let want_span = matches!(e.kind, EventKind::ZoneEnd | EventKind::TaskEnd);
+                // An end without its begin is ignored (a loaded file can hold anything).
+                if stack.last().is_some_and(|s| s.3 == want_span) {
+                    let (_, start, label, is_span) = stack.pop().expect("checked");
+                    if is_span {
+                        push_span(&mut r.spans, depth - 1, start, ts, label);
+                    }
+                }
+            }
+            EventKind::LockAcquired { lock, name, .. } => {
+                if stack.last().is_some_and(|s| s.0 == WAITING) {
+                    stack.pop();
+                }
+                holds.insert(lock, (ts, names.id(trace.name(name))));
+            }
+            EventKind::LockReleased { lock, .. } => {
+                if let Some((start, label)) = holds.remove(&lock) {
+                    r.holds.push(iv(start, ts, label));
+                }
+            }
+            EventKind::OsSched { runqueue_ns, .. } => {
+                if let Some((t0, q0)) = last_os {
+                    if ts > t0 && runqueue_ns > q0 {
+                        let share = ((runqueue_ns - q0) * 1000 / (ts - t0)).min(1000) as u32;
+                        r.preempted.push(iv(t0, ts, share));
+                    }
+                }
+                last_os = Some((ts, runqueue_ns));
+            }
+            _ => {}
+        }
+        let now = stack.last().map_or(idle, |s| s.0);
+        match state_since {
+            Some((s, _)) if s == now => {}
+            Some((s, since)) => {
+                r.states.push(iv(since, ts, s));
+                state_since = Some((now, ts));
+            }
+            None => state_since = Some((now, ts)),
+        }
+    }
+    // Spans still open end with the thread's last event.
+    while let Some((_, start, label, is_span)) = stack.pop() {
+        if is_span {
+            let depth = stack.iter().filter(|s| s.3).count();
+            push_span(&mut r.spans, depth, start, last_ts, label);
+        }
+    }
+    if let Some((s, since)) = state_since {
+        if last_ts > since {
+            r.states.push(iv(since, last_ts, s));
+        }
+    }
+    r.holds.sort_by_key(|h| h.start);
+    // Holds of different locks may overlap: keep the strip non-overlapping by clipping.
+    for k in 1..r.holds.len() {
+        let prev_end = r.holds[k - 1].end;
+        let h = &mut r.holds[k];
+        h.start = h.start.max(prev_end).min(h.end);
+    }
+    for row in &mut r.spans {
+        row.sort_by_key(|s| s.start);
+    }
+    r
+}
+
+fn iv(start: u64, end: u64, label: u32) -> Iv {
+    Iv {
+        start,
+        end: end.max(start),
+        label,
+        count: 1,
+    }
+}
+
+fn push_span(spans: &mut Vec<Vec<Iv>>, depth: usize, start: u64, end: u64, label: u32) {
+    if spans.len() <= depth {
+        spans.resize_with(depth + 1, Vec::new);
+    }
+    spans[depth].push(iv(start, end, label));
+}
+
+/// Steals (victim → thief), wake-ups (waker → the woken worker's next park end) and lock
+/// hand-offs (release → acquisition carrying the same flow).
+pub fn arrows(trace: &Trace) -> Vec<Arrow> {
+    let mut out = Vec::new();
+    let mut park_ends: HashMap<u32, Vec<u64>> = HashMap::new();
+    let mut releases = HashMap::new();
+    for t in trace.threads() {
+        for e in t.events().iter() {
+            match e.kind {
+                EventKind::ParkEnd => {
+                    if let Some(w) = t.worker() {
+                        park_ends.entry(w).or_default().push(e.ts_ns);
+                    }
+                }
+                EventKind::LockReleased {
+                    handoff: Some(f), ..
+                } => {
+                    releases.insert(f, (t.tid(), e.ts_ns));
+                }
+                _ => {}
+            }
+        }
+    }
+    let index: HashMap<u64, usize> = trace
+        .threads()
+        .iter()
+        .enumerate()
+        .map(|(i, t)| (t.tid(), i))
+        .collect();
+    for (i, t) in trace.threads().iter().enumerate() {
+        for e in t.events().iter() {
+            match e.kind {
+                EventKind::Steal { victim } => {
+                    if let Some(v) = trace.worker_thread(victim) {
+                        out.push((0, v, e.ts_ns, i, e.ts_ns));
+                    }
+                }
+                EventKind::Wake { woken } => {
+                    let to = trace.worker_thread(woken);
+                    let end = park_ends.get(&woken).and_then(|ends| {
+                        let k = ends.partition_point(|&x| x < e.ts_ns);
+                        ends.get(k).copied()
+                    });
+                    if let (Some(to), Some(end)) = (to, end) {
+                        out.push((1, i, e.ts_ns, to, end));
+                    }
+                }
+                EventKind::LockAcquired {
+                    handoff: Some(f), ..
+                } => {
+                    if let Some(&(tid, ts)) = releases.get(&f) {
+                        if let Some(&from) = index.get(&tid) {
+                            out.push((2, from, ts, i, e.ts_ns));
+                        }
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
+    out.sort_by_key(|a| a.2);
+    out
+}
+
+/// The threads and time range a finding concerns, from its subject: `lock NAME` (the threads
+/// that waited for it, from the first wait to the end of the last), `threads GROUP` (that group's
+/// lifetimes), `pool workers`, a thread's name (its longest task, if the doctor named one),
+/// or the whole trace.
+pub fn finding_scope(trace: &Trace, d: &Diagnosis, subject: &str) -> (Vec<usize>, u64, u64) {
+    let all = (0..trace.threads().len()).collect::<Vec<_>>();
+    let life = |ids: &[usize]| {
+        let t0 = ids
+            .iter()
+            .map(|&i| d.threads[i].first_ns)
+            .min()
+            .unwrap_or(0);
+        let t1 = ids.iter().map(|&i| d.threads[i].last_ns).max().unwrap_or(0);
+        (t0, t1)
+    };
+    let pick = |ids: Vec<usize>| {
+        if ids.is_empty() {
+            (all.clone(), 0, trace.duration_ns())
+        } else {
+            let (t0, t1) = life(&ids);
+            (ids, t0, t1)
+        }
+    };
+    if let Some(lock) = subject.strip_prefix("lock ") {
+        let (mut ids, mut t0, mut t1) = (vec![], u64::MAX, 0);
+        for (i, t) in trace.threads().iter().enumerate() {
+            let mut waiting = false;
+            for e in t.events().iter() {
+                match e.kind {
+                    EventKind::LockWait { name, .. } if trace.name(name) == lock => {
+                        if ids.last() != Some(&i) {
+                            ids.push(i);
+                        }
+                        waiting = true;
+                        t0 = t0.min(e.ts_ns);
+                        t1 = t1.max(e.ts_ns);
+                    }
+                    // The wait ends when the lock is taken.
+                    EventKind::LockAcquired { name, .. } if waiting && trace.name(name) == lock => {
+                        waiting = false;
+                        t1 = t1.max(e.ts_ns);
+                    }
+                    _ => {}
+                }
+            }
+        }
+        return if ids.is_empty() {
+            pick(ids)
+        } else {
+            (ids, t0, t1.max(t0 + 1))
+        };
+    }
+    if let Some(group) = subject.strip_prefix("threads ") {
+        return pick(
+            all.iter()
+                .copied()
+                .filter(|&i| d.threads[i].group == group)
+                .collect(),
+        );
+    }
+    if subject == "pool workers" {
+        return pick(
+            all.iter()
+                .copied()
+                .filter(|&i| d.threads[i].worker.is_some())
+                .collect(),
+        );
+    }
+    pick(
+        all.iter()
+            .copied()
+            .filter(|&i| d.threads[i].name == subject)
+            .collect(),
+    )
+}
+
+/// Writes `row` merged at every level as `[[starts…],[durs…],[labels…],[counts…]]` per level
+/// (starts as deltas from the previous start).
+fn write_levels(out: &mut String, row: &[Iv], levels: &[u64]) {
+    out.push('[');
+    write_row(out, row);
+    let mut prev = row.to_vec();
+    for &w in levels {
+        if prev.len() <= 1 {
+            // Nothing left to merge: the page uses the last level it has for every coarser one.
+            break;
+        }
+        // Each level merges the one below (cheaper than the raw row again); a block counts as
+        // small or wide by its own width, like a raw interval.
+        prev = merge(&prev, w);
+        out.push(',');
+        write_row(out, &prev);
+    }
+    out.push(']');
+}
+
+fn write_row(out: &mut String, row: &[Iv]) {
+    let mut last = 0;
+    out.push_str("[[");
+    for (k, s) in row.iter().enumerate() {
+        let sep = if k == 0 { "" } else { "," };
+        let _ = write!(out, "{sep}{}", s.start - last);
+        last = s.start;
+    }
+    out.push_str("],[");
+    for (k, s) in row.iter().enumerate() {
+        let sep = if k == 0 { "" } else { "," };
+        let _ = write!(out, "{sep}{}", s.end - s.start);
+    }
+    out.push_str("],[");
+    for (k, s) in row.iter().enumerate() {
+        let sep = if k == 0 { "" } else { "," };
+        let _ = write!(out, "{sep}{}", s.label);
+    }
+    out.push_str("],[");
+    for (k, s) in row.iter().enumerate() {
+        let sep = if k == 0 { "" } else { "," };
+        let _ = write!(out, "{sep}{}", s.count);
+    }
+    out.push_str("]]");
+}
+
+/// The page's whole data object, as JSON text.
+pub fn page_data(trace: &Trace, title: &str) -> String {
+    let d = trace.diagnose();
+    let mut names = Names::default();
+    let end = trace
+        .threads()
+        .iter()
+        .filter_map(|t| t.events().iter().last().map(|e| e.ts_ns))
+        .max()
+        .unwrap_or(0)
+        .max(trace.duration_ns());
+    let levels = widths(end);
+    let mut threads = String::from("[");
+    for (i, t) in trace.threads().iter().enumerate() {
+        let r = rows(trace, i, &mut names);
+        let s = &d.threads[i];
+        let summary = json!({
+            "running": s.running_ns, "searching": s.searching_ns, "spinning": s.spinning_ns,
+            "parked": s.parked_ns, "lock wait": s.lock_wait_ns, "other": s.other_ns,
+            "preempted": s.preempted_ns, "lifetime": s.lifetime_ns(),
+            "tasks": s.tasks, "zones": s.zones, "steals": s.steals, "parks": s.parks,
+        });
+        if i > 0 {
+            threads.push(',');
+        }
+        let _ = write!(
+            threads,
+            "{{\"name\":{},\"tid\":{},\"worker\":{},\"summary\":{summary},\"spans\":[",
+            Value::from(t.name()),
+            t.tid(),
+            t.worker().map_or(Value::Null, Value::from),
+        );
+        for (k, row) in r.spans.iter().enumerate() {
+            if k > 0 {
+                threads.push(',');
+            }
+            write_levels(&mut threads, row, &levels);
+        }
+        threads.push_str("],\"states\":");
+        write_levels(&mut threads, &r.states, &levels);
+        threads.push_str(",\"holds\":");
+        write_levels(&mut threads, &r.holds, &levels);
+        threads.push_str(",\"preempted\":");
+        write_row(&mut threads, &r.preempted);
+        threads.push('}');
+    }
+    threads.push(']');
+    let arrows: Vec<Value> = arrows(trace)
+        .into_iter()
+        .map(|(k, a, ta, b, tb)| json!([k, a, ta, b, tb]))
+        .collect();
+    let findings: Vec<Value> = d
+        .findings
+        .iter()
+        .map(|f| {
+            let (ids, t0, t1) = finding_scope(trace, &d, &f.subject);
+            json!({
+                "pitfall": f.pitfall.as_str(), "subject": f.subject, "evidence": f.evidence,
+                "suggestion": f.suggestion, "threads": ids, "t0": t0, "t1": t1,
+            })
+        })
+        .collect();
+    let answers: Vec<Value> = d
+        .answers
+        .iter()
+        .map(|a| {
+            json!({
+                "question": a.question, "answer": a.answer, "ok": a.ok,
+                "figure": a.figure.name, "value": a.figure.value, "unit": a.figure.unit,
+            })
+        })
+        .collect();
+    let head = json!({
+        "title": title, "duration": end, "events": trace.event_count(), "cpus": trace.cpus(),
+        "levels": levels, "names": names.list, "states": STATES, "arrows": arrows,
+        "findings": findings, "answers": answers,
+    })
+    .to_string();
+    // Splice the threads in before the closing brace.
+    format!("{},\"threads\":{threads}}}", &head[..head.len() - 1])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Other unit tests of this binary may be recording (the recorder is process-wide).
+    fn start() -> threadlab::trace::Recording {
+        let t = std::time::Instant::now();
+        loop {
+            match threadlab::trace::try_start(threadlab::trace::Mode::Full) {
+                Ok(r) => return r,
+                Err(e) if t.elapsed().as_secs() < 60 => {
+                    let _ = e;
+                    std::thread::sleep(std::time::Duration::from_millis(10));
+                }
+                Err(e) => panic!("no recording within 60 s: {e}"),
+            }
+        }
+    }
+
+    /// A waiter blocked on a held lock: one hand-off arrow from the holder to the waiter, and
+    /// the lock's finding scope is the waiter's thread, from its wait on.
+    #[test]
+    fn a_lock_hand_off_is_an_arrow_and_scopes_the_lock() {
+        use std::sync::{mpsc, Arc};
+        let rec = start();
+        let m = Arc::new(threadlab::sync::Mutex::named("handed", 0));
+        let (held_tx, held_rx) = mpsc::channel();
+        let m2 = Arc::clone(&m);
+        let holder = std::thread::spawn(move || {
+            threadlab::trace::set_thread_name("holder");
+            let mut g = m2.lock();
+            held_tx.send(()).unwrap();
+            std::thread::sleep(std::time::Duration::from_millis(30));
+            *g += 1;
+        });
+        held_rx.recv().unwrap();
+        let m3 = Arc::clone(&m);
+        let waiter = std::thread::spawn(move || {
+            threadlab::trace::set_thread_name("waiter");
+            *m3.lock() += 1;
+        });
+        holder.join().unwrap();
+        waiter.join().unwrap();
+        let trace = rec.stop();
+        let idx = |n: &str| trace.threads().iter().position(|t| t.name() == n).unwrap();
+        let (h, w) = (idx("holder"), idx("waiter"));
+        let handoffs: Vec<_> = arrows(&trace).into_iter().filter(|a| a.0 == 2).collect();
+        assert_eq!(handoffs.len(), 1, "{handoffs:?}");
+        assert_eq!((handoffs[0].1, handoffs[0].3), (h, w));
+        assert!(handoffs[0].2 <= handoffs[0].4, "release before acquisition");
+        let d = trace.diagnose();
+        let (ids, t0, t1) = finding_scope(&trace, &d, "lock handed");
+        assert_eq!(ids, vec![w]);
+        // From the wait to the acquisition the hand-off arrow ends at.
+        assert!(t0 < t1, "{t0}..{t1}");
+        assert_eq!(t1, handoffs[0].4);
+        let (all, _, _) = finding_scope(&trace, &d, "process");
+        assert_eq!(all.len(), trace.threads().len());
+    }
+
+    #[test]
+    fn rows_nest_spans_and_derive_states() {
+        let rec = start();
+        std::thread::spawn(|| {
+            let _outer = threadlab::zone!("outer");
+            let _inner = threadlab::zone!("inner");
+            let m = threadlab::sync::Mutex::named("m", 0);
+            *m.lock() += 1;
+        })
+        .join()
+        .unwrap();
+        let trace = rec.stop();
+        let i = trace
+            .threads()
+            .iter()
+            .position(|t| {
+                t.events()
+                    .iter()
+                    .any(|e| matches!(e.kind, EventKind::ZoneBegin { .. }))
+            })
+            .expect("the zone thread");
+        let mut names = Names::default();
+        let r = rows(&trace, i, &mut names);
+        assert_eq!(r.spans.len(), 2, "two depths");
+        assert_eq!(names.list[r.spans[0][0].label as usize], "outer");
+        assert_eq!(names.list[r.spans[1][0].label as usize], "inner");
+        assert!(r.spans[0][0].start <= r.spans[1][0].start);
+        assert!(r.spans[0][0].end >= r.spans[1][0].end);
+        assert_eq!(r.holds.len(), 1, "one lock hold");
+        assert!(r.states.iter().any(|s| s.label == RUNNING));
+        let json = page_data(&trace, "t");
+        let v: Value = serde_json::from_str(&json).expect("valid JSON");
+        assert_eq!(
+            v["threads"].as_array().unwrap().len(),
+            trace.threads().len()
+        );
+    }
+}

@@ -1,0 +1,80 @@
+//! `threadlab view FILE [-o OUT.html]`: an offline timeline of a trace, as one self-contained
+//! HTML page (the script and the data inline; no network).
+//!
+//! The page (`page.html`, `viewer.js`) draws on a canvas, in the manner of Tracy's and
+//! Superluminal's timelines: a lane per thread with its task spans and zones stacked by depth
+//! and coloured by name, a state strip beneath (running, searching, spinning, parked, lock wait
+//! in red, lock hold in yellow, preemption over it), arrows for steals, wake-ups and lock
+//! hand-offs once few enough are in view, a hover card, the doctor's findings (a click zooms to
+//! the threads and time range of one), the four questions' figures and a per-thread summary.
+//! `data.rs` turns the trace into rows of intervals and `lod.rs` merges each row per level of
+//! detail, so a frame draws about two blocks per pixel column whatever the trace holds.
+
+mod data;
+mod lod;
+
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use clap::Args;
+use threadlab::trace::Trace;
+
+/// Arguments of `threadlab view`.
+#[derive(Debug, Args)]
+#[command(
+    after_help = "Example: threadlab view lab-out/traces/contention-work-sharing.pftrace \
+-o contention.html (then open contention.html in a browser; it needs no network)"
+)]
+pub struct ViewArgs {
+    /// A trace: `.pftrace` or `.tltrace`, as `Trace::save` or the lab writes them.
+    #[arg(value_name = "FILE")]
+    pub file: PathBuf,
+    /// Where to write the page (default: FILE with the extension `.html`).
+    #[arg(short = 'o', long = "out", value_name = "OUT.html")]
+    pub out: Option<PathBuf>,
+}
+
+/// Runs `threadlab view`.
+pub fn view(args: ViewArgs) -> ExitCode {
+    let trace = match Trace::load(&args.file) {
+        Ok(t) => t,
+        Err(e) => return crate::usage_error(&e.to_string()),
+    };
+    let out = args.out.unwrap_or_else(|| args.file.with_extension("html"));
+    let title = args
+        .file
+        .file_name()
+        .map_or_else(|| "trace".to_owned(), |n| n.to_string_lossy().into_owned());
+    match write_page(&trace, &title, &out) {
+        Ok(()) => {
+            println!(
+                "wrote {} ({} threads, {} events): open it in a browser",
+                out.display(),
+                trace.threads().len(),
+                trace.event_count()
+            );
+            ExitCode::SUCCESS
+        }
+        Err(e) => crate::usage_error(&format!("cannot write {}: {e}", out.display())),
+    }
+}
+
+/// Writes the viewer page of `trace` to `out`.
+pub fn write_page(trace: &Trace, title: &str, out: &Path) -> std::io::Result<()> {
+    std::fs::write(out, page(trace, title))
+}
+
+/// The self-contained page.
+pub fn page(trace: &Trace, title: &str) -> String {
+    let data = data::page_data(trace, title);
+    // The data sits in a <script> element: `</` must not end it early.
+    let data = data.replace("</", "<\\/");
+    let title = title
+        .replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;");
+    include_str!("page.html")
+        .replacen("__TITLE__", &title, 2)
+        .replacen("__SCRIPT__", include_str!("viewer.js"), 1)
+        .replacen("__DATA__", &data, 1)
+}

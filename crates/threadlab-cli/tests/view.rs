@@ -1,0 +1,345 @@
+//! `threadlab view` in a real browser: headless Chromium opens generated pages and the test
+//! reads what the page says it drew (the `#layout` JSON it writes after each frame) and a
+//! screenshot. Checks: no script error (the page's own error list and Chromium's console log);
+//! one lane per thread of the trace; a known zone drawn at the x its timestamps give; zooming
+//! (the page's `#t0=…&t1=…`) changes what is drawn; the screenshot is not blank. It also prints
+//! page load → first full draw for a thread-per-row trace (about 18,000 events, like the lab's
+//! image run) and a 1,000,000-event recording (and `THREADLAB_VIEW_TRACE`, if set).
+//!
+//! Without Chromium (`chromium`, `chromium-browser`, `google-chrome`, or `THREADLAB_CHROMIUM`)
+//! the test prints why and passes, unless `THREADLAB_REQUIRE_CHROMIUM=1` (CI sets it) makes
+//! that a failure. The recorder is process-wide: this binary has no harness and runs its steps
+//! one after another on the main thread.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+use threadlab::trace::{EventKind, Trace};
+
+fn chromium() -> Option<PathBuf> {
+    if let Some(p) = std::env::var_os("THREADLAB_CHROMIUM") {
+        return Some(PathBuf::from(p));
+    }
+    let path = std::env::var_os("PATH")?;
+    for name in ["chromium", "chromium-browser", "google-chrome"] {
+        for dir in std::env::split_paths(&path) {
+            let p = dir.join(name);
+            if p.is_file() {
+                return Some(p);
+            }
+        }
+    }
+    None
+}
+
+fn dir() -> PathBuf {
+    let d = std::env::temp_dir().join(format!("threadlab-view-test-{}", std::process::id()));
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+/// Runs Chromium headless with `args` on `url`; returns (stdout, stderr). Fails after 90 s.
+fn run_chromium(bin: &Path, args: &[&str], url: &str) -> (String, String) {
+    let profile = dir().join("profile");
+    let mut child = Command::new(bin)
+        .args([
+            "--headless",
+            "--disable-gpu",
+            "--no-sandbox",
+            "--no-first-run",
+            "--hide-scrollbars",
+            "--enable-logging=stderr",
+            "--v=0",
+            "--window-size=1400,900",
+        ])
+        .arg(format!("--user-data-dir={}", profile.display()))
+        .args(args)
+        .arg(url)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap_or_else(|e| panic!("cannot start {}: {e}", bin.display()));
+    let (mut out, mut err) = (child.stdout.take().unwrap(), child.stderr.take().unwrap());
+    let o = std::thread::spawn(move || {
+        let mut s = String::new();
+        std::io::Read::read_to_string(&mut out, &mut s).ok();
+        s
+    });
+    let e = std::thread::spawn(move || {
+        let mut s = String::new();
+        std::io::Read::read_to_string(&mut err, &mut s).ok();
+        s
+    });
+    let start = Instant::now();
+    loop {
+        if child.try_wait().unwrap().is_some() {
+            break;
+        }
+        if start.elapsed() > Duration::from_secs(90) {
+            child.kill().ok();
+            child.wait().ok();
+            panic!("chromium did not finish within 90 s on {url}");
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    (o.join().unwrap(), e.join().unwrap())
+}
+
+/// Opens the page and returns its `#layout` object; fails on any console error.
+fn layout(bin: &Path, page: &Path, hash: &str) -> Value {
+    let url = format!("file://{}{hash}", page.display());
+    let (dom, log) = run_chromium(bin, &["--dump-dom"], &url);
+    for line in log.lines() {
+        let l = line.to_ascii_lowercase();
+        assert!(
+            !(l.contains("console") && (l.contains("error") || l.contains("uncaught"))),
+            "console error on {url}: {line}"
+        );
+    }
+    let start = dom.find("id=\"layout\">").unwrap_or_else(|| {
+        panic!(
+            "no #layout in the DOM of {url}: {}",
+            &dom[..dom.len().min(400)]
+        )
+    }) + "id=\"layout\">".len();
+    let end = start + dom[start..].find("</script>").expect("end of #layout");
+    let v: Value = serde_json::from_str(&dom[start..end]).expect("#layout is JSON");
+    assert_eq!(
+        v["errors"].as_array().map(Vec::len),
+        Some(0),
+        "script errors: {v}"
+    );
+    v
+}
+
+fn write_view(trace_path: &Path, html: &Path) {
+    let out = Command::new(env!("CARGO_BIN_EXE_threadlab"))
+        .args([
+            "view",
+            trace_path.to_str().unwrap(),
+            "-o",
+            html.to_str().unwrap(),
+        ])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "threadlab view: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+/// The expected x of time `t` in a layout.
+fn x_of(l: &Value, t: f64) -> f64 {
+    let (v0, v1) = (
+        l["view"]["t0"].as_f64().unwrap(),
+        l["view"]["t1"].as_f64().unwrap(),
+    );
+    let (x0, x1) = (
+        l["plot"]["x0"].as_f64().unwrap(),
+        l["plot"]["x1"].as_f64().unwrap(),
+    );
+    x0 + (t - v0) / (v1 - v0) * (x1 - x0)
+}
+
+fn known_zone(l: &Value) -> &Value {
+    l["drawn"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|d| d["name"] == "known" && d["count"] == 1)
+        .unwrap_or_else(|| panic!("the zone `known` is drawn: {l}"))
+}
+
+fn main() {
+    let Some(bin) = chromium() else {
+        let msg = "view test SKIPPED: no chromium found (install Debian's `chromium`, or set \
+                   THREADLAB_CHROMIUM to a Chromium binary)";
+        if std::env::var("THREADLAB_REQUIRE_CHROMIUM").as_deref() == Ok("1") {
+            panic!("{msg}, and THREADLAB_REQUIRE_CHROMIUM=1");
+        }
+        println!("{msg}");
+        return;
+    };
+    let d = dir();
+
+    // A small trace: a 20 ms zone `known` on thread `probe`, then a pool and a contended lock.
+    let rec = threadlab::trace::start();
+    std::thread::spawn(|| {
+        threadlab::trace::set_thread_name("probe");
+        let _z = threadlab::zone!("known");
+        std::thread::sleep(Duration::from_millis(20));
+    })
+    .join()
+    .unwrap();
+    let pool = threadlab::Pool::builder().threads(2).build().unwrap();
+    let m = threadlab::sync::Mutex::named("shared", 0u64);
+    pool.install(|| {
+        threadlab::for_each(0..200, |_| {
+            let _z = threadlab::zone!("item");
+            *m.lock() += 1;
+        })
+    });
+    drop(pool);
+    {
+        let _z = threadlab::zone!("after");
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    let trace = rec.stop();
+    let small = d.join("small.pftrace");
+    trace.save(&small).unwrap();
+    let probe = trace
+        .threads()
+        .iter()
+        .find(|t| t.name() == "probe")
+        .unwrap();
+    let begin = probe
+        .events()
+        .iter()
+        .find(|e| matches!(e.kind, EventKind::ZoneBegin { .. }))
+        .unwrap()
+        .ts_ns as f64;
+    let html = d.join("small.html");
+    write_view(&small, &html);
+
+    let full = layout(&bin, &html, "");
+    assert_eq!(
+        full["lanes"].as_u64().unwrap() as usize,
+        trace.threads().len(),
+        "one lane per thread"
+    );
+    let z = known_zone(&full);
+    assert_eq!(z["t0"].as_f64().unwrap(), begin, "the zone's own start");
+    let want = x_of(&full, begin).max(full["plot"]["x0"].as_f64().unwrap());
+    let got = z["x0"].as_f64().unwrap();
+    assert!(
+        (got - want).abs() < 1.0,
+        "known drawn at x {got}, its timestamps say {want}"
+    );
+    let px = &full["pixels"];
+    assert!(
+        px["lit"].as_f64().unwrap() > 0.01 * px["total"].as_f64().unwrap(),
+        "the canvas is not blank: {px}"
+    );
+
+    // Zoomed onto the zone's start: it is drawn where the new view puts it, across the rest of
+    // the plot, and the drawing differs.
+    let hash = format!("#t0={}&t1={}", begin - 1e6, begin + 2e6);
+    let zoomed = layout(&bin, &html, &hash);
+    let z2 = known_zone(&zoomed);
+    let want2 = x_of(&zoomed, begin);
+    assert!(
+        (z2["x0"].as_f64().unwrap() - want2).abs() < 1.0,
+        "zoomed: {z2} vs {want2}"
+    );
+    // 3 ms of a 20 ms zone: it now runs to the plot's right edge, which it did not before.
+    let right = zoomed["plot"]["x1"].as_f64().unwrap();
+    assert!(z2["x1"].as_f64().unwrap() >= right - 0.5, "zoomed in: {z2}");
+    assert!(z["x1"].as_f64().unwrap() < right - 10.0, "whole trace: {z}");
+    assert_ne!(
+        zoomed["drawnCount"], full["drawnCount"],
+        "zooming changes what is drawn"
+    );
+
+    // A screenshot that is not blank: a PNG much larger than a uniform one.
+    let shot = d.join("small.png");
+    run_chromium(
+        &bin,
+        &[&format!("--screenshot={}", shot.display())],
+        &format!("file://{}", html.display()),
+    );
+    let png = std::fs::read(&shot).expect("a screenshot");
+    assert!(png.starts_with(b"\x89PNG"), "a PNG");
+    assert!(
+        png.len() > 20_000,
+        "screenshot of {} bytes looks blank",
+        png.len()
+    );
+    println!(
+        "small trace: {} threads, screenshot {}",
+        trace.threads().len(),
+        shot.display()
+    );
+
+    // Load → first full draw: a thread-per-row run and a million events.
+    // THREADLAB_VIEW_TRACE=FILE adds a trace of your own (e.g. the lab's
+    // traces/image-thread-per-task.pftrace).
+    let mut runs = vec![
+        ("thread-per-row".to_owned(), record_thread_per_row()),
+        ("million".to_owned(), record_million()),
+    ];
+    if let Some(p) = std::env::var_os("THREADLAB_VIEW_TRACE") {
+        let t = Trace::load(&p).unwrap_or_else(|e| panic!("THREADLAB_VIEW_TRACE: {e}"));
+        runs.push((
+            Path::new(&p).file_stem().unwrap().to_string_lossy().into(),
+            t,
+        ));
+    }
+    for (name, t) in runs {
+        let path = d.join(format!("{name}.pftrace"));
+        t.save(&path).unwrap();
+        let html = d.join(format!("{name}.html"));
+        write_view(&path, &html);
+        let l = layout(&bin, &html, "");
+        assert_eq!(l["lanes"].as_u64().unwrap() as usize, t.threads().len());
+        println!(
+            "{name}: {} events, {} threads, page {:.1} MB: first full draw {:.0} ms after \
+             navigation ({:.0} ms of script)",
+            t.event_count(),
+            t.threads().len(),
+            std::fs::metadata(&html).unwrap().len() as f64 / 1e6,
+            l["firstDrawMs"].as_f64().unwrap(),
+            l["scriptMs"].as_f64().unwrap()
+        );
+    }
+    if std::env::var_os("THREADLAB_VIEW_KEEP").is_some() {
+        println!("pages and screenshot kept in {}", d.display());
+    } else {
+        let _ = std::fs::remove_dir_all(&d);
+    }
+}
+
+/// The first seed's thread per row, scaled like the lab's image run: 3,024 threads, one zone
+/// each.
+fn record_thread_per_row() -> Trace {
+    let rec = threadlab::trace::start();
+    for batch in 0..(3024 / 48) {
+        let hs: Vec<_> = (0..48)
+            .map(|i| {
+                std::thread::spawn(move || {
+                    let _z = threadlab::zone!("row");
+                    let mut row = vec![(batch * 48 + i) as u8; 4032 * 4];
+                    for p in &mut row {
+                        *p = p.wrapping_mul(2).wrapping_add(1);
+                    }
+                    std::hint::black_box(row);
+                })
+            })
+            .collect();
+        for h in hs {
+            h.join().unwrap();
+        }
+    }
+    rec.stop()
+}
+
+/// About a million events: four threads, 125,000 nested zone pairs each.
+fn record_million() -> Trace {
+    let rec = threadlab::trace::start();
+    let hs: Vec<_> = (0..4)
+        .map(|_| {
+            std::thread::spawn(|| {
+                for _ in 0..62_500 {
+                    let _a = threadlab::zone!("outer");
+                    let _b = threadlab::zone!("inner");
+                }
+            })
+        })
+        .collect();
+    for h in hs {
+        h.join().unwrap();
+    }
+    rec.stop()
+}

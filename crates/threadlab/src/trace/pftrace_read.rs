@@ -1,0 +1,507 @@
+//! Reads back the `.pftrace` files that `perfetto.rs` writes, so `Trace::load` (and so `doctor`,
+//! `compare`, `view`) takes the file a user saved for ui.perfetto.dev.
+//!
+//! Algorithm: a protobuf wire-format walk (varints, length-delimited fields, fixed64; the wire
+//! format as documented at protobuf.dev/programming-guides/encoding) over the `Trace` message's
+//! `TracePacket`s. Track descriptors give each track its role: a thread track (by its
+//! `ThreadDescriptor`), its OS counter tracks (thread uuid + 1..4), its lock-hold tracks
+//! (`hold: NAME`), the global counter tracks. Track events are then replayed per packet
+//! sequence, which is one thread's events in their recorded order: slice begins map back to
+//! zones, tasks, spins, parks and lock waits by category and name, and each slice end to the
+//! kind of the slice it closes (a stack); instants to spawns, steals, wake-ups and injector
+//! pushes; counter pairs to the OS samples. What Perfetto has no field for (the duration, the
+//! dropped and CPU counts, worker indexes, lock ids) comes from the debug annotations the
+//! encoder adds for this purpose. The arrows the encoder draws onto another thread's track
+//! ("stolen from", "woken") are derived data and are skipped. A file without those annotations
+//! (a foreign Perfetto trace) is refused with an error naming what is missing; every read is
+//! bounds-checked and the encoder's `threadlab end` instant must be the last packet, so any
+//! truncated file fails, with the byte offset.
+
+use std::collections::HashMap;
+
+use super::compact::Bad;
+use super::event::{Event, EventKind, FlowId, NameId, TaskKind, ThreadTrack, Trace};
+use super::perfetto::*;
+
+/// The first bytes of every `.pftrace` threadlab writes: field 1 (packet), length-delimited.
+pub(crate) fn looks_like_pftrace(bytes: &[u8]) -> bool {
+    bytes.first() == Some(&0x0a)
+}
+
+/// One protobuf field: its number and value.
+enum Val<'a> {
+    Int(u64),
+    Bytes(&'a [u8]),
+}
+
+/// A cursor over one message's bytes; `base` is its offset in the file, for errors.
+struct Wire<'a> {
+    bytes: &'a [u8],
+    pos: usize,
+    base: usize,
+}
+
+impl<'a> Wire<'a> {
+    fn new(bytes: &'a [u8], base: usize) -> Wire<'a> {
+        Wire {
+            bytes,
+            pos: 0,
+            base,
+        }
+    }
+    fn bad<T>(&self, what: impl Into<String>) -> Result<T, Bad> {
+        Err(((self.base + self.pos) as u64, what.into()))
+    }
+    fn varint(&mut self) -> Result<u64, Bad> {
+        let mut v = 0u64;
+        for shift in (0..64).step_by(7) {
+            let Some(&b) = self.bytes.get(self.pos) else {
+                return self.bad("file ends inside a varint");
+            };
+            self.pos += 1;
+            v |= ((b & 0x7f) as u64) << shift;
+            if b & 0x80 == 0 {
+                return Ok(v);
+            }
+        }
+        self.bad("a varint is longer than 10 bytes")
+    }
+    /// The next field, with the absolute offset of its value; `None` at the end.
+    fn next(&mut self) -> Result<Option<(u32, usize, Val<'a>)>, Bad> {
+        if self.pos == self.bytes.len() {
+            return Ok(None);
+        }
+        let key = self.varint()?;
+        let field = (key >> 3) as u32;
+        let at = self.base + self.pos;
+        let val = match key & 7 {
+            0 => Val::Int(self.varint()?),
+            1 => {
+                let Some(b) = self.bytes.get(self.pos..self.pos + 8) else {
+                    return self.bad("file ends inside a fixed64");
+                };
+                self.pos += 8;
+                Val::Int(u64::from_le_bytes(b.try_into().expect("8 bytes")))
+            }
+            2 => {
+                let n = self.varint()?;
+                if n > (self.bytes.len() - self.pos) as u64 {
+                    return self.bad(format!("a field of {n} bytes exceeds the bytes left"));
+                }
+                let b = &self.bytes[self.pos..self.pos + n as usize];
+                self.pos += n as usize;
+                Val::Bytes(b)
+            }
+            5 => {
+                if self.bytes.len() - self.pos < 4 {
+                    return self.bad("file ends inside a fixed32");
+                }
+                self.pos += 4;
+                Val::Int(0)
+            }
+            w => return self.bad(format!("wire type {w} is not one threadlab writes")),
+        };
+        Ok(Some((field, at, val)))
+    }
+}
+
+fn text(b: &[u8], at: usize) -> Result<String, Bad> {
+    std::str::from_utf8(b)
+        .map(str::to_owned)
+        .map_err(|_| (at as u64, "a name is not UTF-8".to_owned()))
+}
+
+#[derive(Default)]
+struct Desc {
+    uuid: u64,
+    parent: Option<u64>,
+    name: String,
+    thread: Option<(u64, String)>,
+    counter: bool,
+}
+
+fn descriptor(b: &[u8], base: usize) -> Result<Desc, Bad> {
+    let mut d = Desc::default();
+    let mut w = Wire::new(b, base);
+    while let Some((f, at, v)) = w.next()? {
+        match (f, v) {
+            (TD_UUID, Val::Int(u)) => d.uuid = u,
+            (TD_PARENT, Val::Int(p)) => d.parent = Some(p),
+            (TD_NAME, Val::Bytes(n)) => d.name = text(n, at)?,
+            (TD_COUNTER, _) => d.counter = true,
+            (TD_THREAD, Val::Bytes(t)) => {
+                let (mut tid, mut name) = (0, String::new());
+                let mut tw = Wire::new(t, at);
+                while let Some((f, at, v)) = tw.next()? {
+                    match (f, v) {
+                        (THD_TID, Val::Int(x)) => tid = x,
+                        (THD_NAME, Val::Bytes(n)) => name = text(n, at)?,
+                        _ => {}
+                    }
+                }
+                d.thread = Some((tid, name));
+            }
+            _ => {}
+        }
+    }
+    Ok(d)
+}
+
+/// One decoded TrackEvent.
+#[derive(Default)]
+struct Te {
+    at: usize,
+    ts: u64,
+    ty: u64,
+    track: u64,
+    name: Option<String>,
+    category: Option<String>,
+    counter: u64,
+    flow: Option<u64>,
+    terminating: Option<u64>,
+    args: Vec<(String, u64)>,
+}
+
+impl Te {
+    fn arg(&self, name: &str) -> Result<u64, Bad> {
+        self.args
+            .iter()
+            .find(|(n, _)| n == name)
+            .map(|a| a.1)
+            .ok_or((
+                self.at as u64,
+                format!("the `{name}` annotation is missing"),
+            ))
+    }
+}
+
+fn track_event(b: &[u8], base: usize, ts: u64) -> Result<Te, Bad> {
+    let mut e = Te {
+        at: base,
+        ts,
+        ..Te::default()
+    };
+    let mut w = Wire::new(b, base);
+    while let Some((f, at, v)) = w.next()? {
+        match (f, v) {
+            (TE_TYPE, Val::Int(t)) => e.ty = t,
+            (TE_TRACK, Val::Int(t)) => e.track = t,
+            (TE_NAME, Val::Bytes(n)) => e.name = Some(text(n, at)?),
+            (TE_CATEGORY, Val::Bytes(n)) => e.category = Some(text(n, at)?),
+            (TE_COUNTER, Val::Int(c)) => e.counter = c,
+            (TE_FLOW, Val::Int(c)) => e.flow = Some(c),
+            (TE_TERMINATING_FLOW, Val::Int(c)) => e.terminating = Some(c),
+            (TE_DEBUG, Val::Bytes(a)) => {
+                let (mut name, mut val) = (String::new(), 0);
+                let mut aw = Wire::new(a, at);
+                while let Some((f, at, v)) = aw.next()? {
+                    match (f, v) {
+                        (DA_NAME, Val::Bytes(n)) => name = text(n, at)?,
+                        (DA_UINT, Val::Int(x)) => val = x,
+                        _ => {}
+                    }
+                }
+                e.args.push((name, val));
+            }
+            _ => {}
+        }
+    }
+    Ok(e)
+}
+
+/// What a track is to the decoder.
+enum Role {
+    Thread(usize),
+    Os(usize, usize),
+    Hold(usize, String),
+    Counter(String),
+    Other,
+}
+
+/// Interns names in first-use order.
+#[derive(Default)]
+struct Names {
+    list: Vec<String>,
+    ids: HashMap<String, u32>,
+}
+
+impl Names {
+    fn id(&mut self, n: &str) -> NameId {
+        if let Some(&i) = self.ids.get(n) {
+            return NameId(i);
+        }
+        let i = self.list.len() as u32;
+        self.list.push(n.to_owned());
+        self.ids.insert(n.to_owned(), i);
+        NameId(i)
+    }
+}
+
+/// Decodes a `.pftrace` written by threadlab.
+pub(crate) fn decode(bytes: &[u8]) -> Result<Trace, Bad> {
+    // Pass 1: the packets, split into descriptors and events per sequence.
+    let mut descs = Vec::new();
+    let mut seqs: HashMap<u64, Vec<Te>> = HashMap::new();
+    let mut w = Wire::new(bytes, 0);
+    while let Some((f, at, v)) = w.next()? {
+        let (PACKET, Val::Bytes(p)) = (f, v) else {
+            return Err((at as u64, format!("field {f} is not a trace packet")));
+        };
+        let (mut ts, mut seq, mut ev, mut desc) = (0, 0, None, None);
+        let mut pw = Wire::new(p, at);
+        while let Some((f, at, v)) = pw.next()? {
+            match (f, v) {
+                (P_TIMESTAMP, Val::Int(t)) => ts = t,
+                (P_SEQUENCE_ID, Val::Int(s)) => seq = s,
+                (P_TRACK_EVENT, Val::Bytes(b)) => ev = Some((b, at)),
+                (P_TRACK_DESCRIPTOR, Val::Bytes(b)) => desc = Some((b, at)),
+                _ => {}
+            }
+        }
+        if let Some((b, at)) = desc {
+            descs.push(descriptor(b, at)?);
+        }
+        if let Some((b, at)) = ev {
+            seqs.entry(seq).or_default().push(track_event(b, at, ts)?);
+        }
+    }
+    // The end mark: a file cut at a packet boundary is still valid protobuf.
+    let whole = seqs
+        .get(&1)
+        .and_then(|s| s.last())
+        .is_some_and(|e| e.name.as_deref() == Some(END_NAME));
+    if !whole
+        && seqs
+            .get(&1)
+            .is_some_and(|s| s.iter().any(|e| e.name.as_deref() == Some(META_NAME)))
+    {
+        return Err((
+            bytes.len() as u64,
+            format!("no `{END_NAME}` instant at the end: the file is truncated"),
+        ));
+    }
+    // The metadata instant.
+    let meta = seqs
+        .get(&1)
+        .and_then(|s| s.iter().find(|e| e.name.as_deref() == Some(META_NAME)))
+        .ok_or((
+            0,
+            format!(
+                "no `{META_NAME}` instant: not a trace threadlab wrote (a foreign Perfetto trace \
+                 lacks threadlab's duration, CPU count, worker and lock annotations)"
+            ),
+        ))?;
+    let duration_ns = meta.arg("duration_ns")?;
+    let dropped = meta.arg("dropped")?;
+    let cpus = u32::try_from(meta.arg("cpus")?)
+        .map_err(|_| (meta.at as u64, "bad CPU count".to_owned()))?;
+    // Track roles.
+    let mut roles: HashMap<u64, Role> = HashMap::new();
+    let mut threads = Vec::new();
+    for d in &descs {
+        if let Some((tid, name)) = &d.thread {
+            roles.insert(d.uuid, Role::Thread(threads.len()));
+            threads.push(Track {
+                tid: *tid,
+                name: name.clone(),
+                worker: None,
+                events: Vec::new(),
+            });
+        }
+    }
+    for d in &descs {
+        let parent = d.parent.and_then(|p| match roles.get(&p) {
+            Some(Role::Thread(i)) => Some(*i),
+            _ => None,
+        });
+        let role = match (parent, d.counter) {
+            (Some(i), true) => {
+                let base = d.parent.unwrap_or(0);
+                let k = d.uuid.wrapping_sub(base).wrapping_sub(1) as usize;
+                if k >= OS_COUNTERS.len() {
+                    return Err((
+                        0,
+                        format!("counter track `{}` is not an OS counter", d.name),
+                    ));
+                }
+                Role::Os(i, k)
+            }
+            (Some(i), false) => match d.name.strip_prefix("hold: ") {
+                Some(n) => Role::Hold(i, n.to_owned()),
+                None => Role::Other,
+            },
+            (None, true) => Role::Counter(d.name.clone()),
+            (None, false) => continue,
+        };
+        roles.insert(d.uuid, role);
+    }
+    // Pass 2: replay each thread's sequence.
+    let mut names = Names::default();
+    for (i, t) in threads.iter_mut().enumerate() {
+        let Some(evs) = seqs.get(&(i as u64 + 2)) else {
+            continue;
+        };
+        let mut open: Vec<EventKind> = Vec::new();
+        let mut os = [0u64; 4];
+        let mut handoff = None;
+        for e in evs {
+            let kind = match roles.get(&e.track) {
+                Some(Role::Thread(j)) if *j == i => thread_event(e, &mut open, &mut names, t)?,
+                Some(Role::Os(j, k)) if *j == i => {
+                    os[*k] = e.counter;
+                    match k {
+                        1 => Some(EventKind::OsSched {
+                            on_cpu_ns: os[0],
+                            runqueue_ns: os[1],
+                        }),
+                        3 => Some(EventKind::OsSwitches {
+                            voluntary: os[2],
+                            involuntary: os[3],
+                        }),
+                        _ => None,
+                    }
+                }
+                Some(Role::Hold(j, n)) if *j == i => {
+                    let name = names.id(n);
+                    match e.ty {
+                        SLICE_BEGIN => Some(EventKind::LockAcquired {
+                            lock: e.arg("lock")?,
+                            name,
+                            handoff: e.terminating.map(FlowId),
+                        }),
+                        INSTANT => {
+                            handoff = e.flow.map(FlowId);
+                            None
+                        }
+                        SLICE_END => Some(EventKind::LockReleased {
+                            lock: e.arg("lock")?,
+                            name,
+                            handoff: handoff.take(),
+                        }),
+                        _ => None,
+                    }
+                }
+                Some(Role::Counter(n)) => Some(EventKind::Counter {
+                    name: names.id(n),
+                    value: e.counter as i64,
+                }),
+                // Arrow ends drawn on another thread's track.
+                Some(Role::Thread(_)) => None,
+                _ => {
+                    return Err((
+                        e.at as u64,
+                        format!("an event on unknown track {}", e.track),
+                    ))
+                }
+            };
+            if let Some(kind) = kind {
+                t.events.push(Event { ts_ns: e.ts, kind });
+            }
+        }
+    }
+    Ok(build(threads, names.list, duration_ns, dropped, cpus))
+}
+
+/// One event on the thread's own track; `open` is the stack of its open slices.
+fn thread_event(
+    e: &Te,
+    open: &mut Vec<EventKind>,
+    names: &mut Names,
+    t: &mut Track,
+) -> Result<Option<EventKind>, Bad> {
+    use EventKind::*;
+    let name = e.name.as_deref().unwrap_or("");
+    let missing = |what: &str| (e.at as u64, format!("{what} `{name}` is not threadlab's"));
+    Ok(match e.ty {
+        SLICE_BEGIN => {
+            let k = match (e.category.as_deref(), name) {
+                (Some("zone"), n) => ZoneBegin { name: names.id(n) },
+                (Some("task"), n) => {
+                    let kind = n
+                        .strip_prefix("task: ")
+                        .and_then(|k| TaskKind::ALL.into_iter().find(|x| x.as_str() == k))
+                        .ok_or_else(|| missing("task slice"))?;
+                    TaskBegin {
+                        kind,
+                        flow: e.terminating.map(FlowId),
+                    }
+                }
+                (Some("lock"), n) => LockWait {
+                    lock: e.arg("lock")?,
+                    name: names.id(n.strip_prefix("wait: ").ok_or_else(|| missing("lock"))?),
+                },
+                (None, "spinning") => SpinBegin,
+                (None, "parked") => ParkBegin,
+                _ => return Err(missing("slice")),
+            };
+            open.push(k);
+            // A lock wait's end is implied by its `LockAcquired`.
+            Some(k)
+        }
+        SLICE_END => match open.pop() {
+            Some(ZoneBegin { .. }) => Some(ZoneEnd),
+            Some(TaskBegin { .. }) => Some(TaskEnd),
+            Some(SpinBegin) => Some(SpinEnd),
+            Some(ParkBegin) => Some(ParkEnd),
+            Some(_) => None,
+            None => return Err((e.at as u64, "a slice ends that never began".to_owned())),
+        },
+        INSTANT => match name {
+            WORKER_NAME => {
+                t.worker = Some(
+                    u32::try_from(e.arg("worker")?)
+                        .map_err(|_| (e.at as u64, "bad worker index".to_owned()))?,
+                );
+                None
+            }
+            "spawn" => Some(Spawn {
+                flow: FlowId(e.flow.ok_or_else(|| missing("flow-less spawn"))?),
+            }),
+            "steal attempt" => Some(StealAttempt {
+                victim: e.arg("victim")? as u32,
+            }),
+            "steal" => Some(Steal {
+                victim: e.arg("victim")? as u32,
+            }),
+            "wake" => Some(Wake {
+                woken: e.arg("woken")? as u32,
+            }),
+            "injector push" => Some(InjectorPush),
+            _ => return Err(missing("instant")),
+        },
+        _ => return Err(missing("event type of")),
+    })
+}
+
+/// One decoded thread, before it becomes a [`ThreadTrack`] in [`build`].
+pub(super) struct Track {
+    pub(super) tid: u64,
+    pub(super) name: String,
+    pub(super) worker: Option<u32>,
+    pub(super) events: Vec<Event>,
+}
+
+/// The one place a decoded `.pftrace` becomes a [`Trace`] (and its [`ThreadTrack`]s).
+pub(super) fn build(
+    threads: Vec<Track>,
+    names: Vec<String>,
+    duration_ns: u64,
+    dropped: u64,
+    cpus: u32,
+) -> Trace {
+    let threads = threads
+        .into_iter()
+        .map(|t| ThreadTrack::from_events(t.tid, t.name, t.worker, t.events))
+        .collect();
+    Trace {
+        threads,
+        names,
+        duration_ns,
+        dropped,
+        cpus,
+    }
+}
+
+#[cfg(test)]
+#[path = "pftrace_read_tests.rs"]
+mod tests;

@@ -25,6 +25,7 @@ pub(crate) mod loom;
 
 pub mod analysis;
 mod arena;
+pub mod channel;
 
 pub mod deque;
 pub mod injector;

@@ -6,7 +6,8 @@
 //!
 //! The lab writes the program (standard library only) to a fresh temporary directory, builds
 //! it with the `go` found on the PATH (`GOTOOLCHAIN=local`, `GOPROXY=off`, `GOFLAGS` empty,
-//! `GOCACHE` and `GOPATH` inside that directory: no network, nothing left behind) and runs it
+//! `GOPATH` inside that directory, `GOCACHE` in `threadlab-go-cache` under the temporary
+//! directory so later runs build in a second: no network) and runs it
 //! once: a warm-up of a tenth of the messages, then `rounds` timed runs, each printing its wall
 //! nanoseconds and the process's CPU nanoseconds (getrusage, user + system, all threads).
 
@@ -104,7 +105,7 @@ fn go_command(dir: &Path) -> Command {
         .env("GOPROXY", "off")
         .env("GOFLAGS", "")
         .env("GO111MODULE", "on")
-        .env("GOCACHE", dir.join("cache"))
+        .env("GOCACHE", std::env::temp_dir().join("threadlab-go-cache"))
         .env("GOPATH", dir.join("gopath"));
     cmd
 }

@@ -8,6 +8,7 @@
 //! wake-up), including one still running when the time is up. The same seed gives the same sequence of scenarios per driver; the interleavings, of
 //! course, differ.
 
+mod channel;
 mod scenarios;
 
 use std::io::IsTerminal;
@@ -101,6 +102,7 @@ fn mix() -> Vec<(&'static str, Scenario)> {
         ("serial queues", scenarios::serial_queues),
         ("nested pools", scenarios::nested_pools),
         ("futures", scenarios::futures),
+        ("channels", channel::channels),
     ]
 }
 

@@ -109,7 +109,7 @@ const EXPERIMENTS: [&str; 9] = [
 ];
 /// The experiments that save traces of their telling runs.
 const TRACED: [&str; 3] = ["image", "jobs", "contention"];
-const VARIANTS: [&str; 28] = [
+const VARIANTS: [&str; 32] = [
     "serial",
     "threadlab",
     "rayon",
@@ -127,6 +127,10 @@ const VARIANTS: [&str; 28] = [
     "threadlab-lazy",
     "os-threads",
     "channel-only",
+    "threadlab-channel",
+    "threadlab-channel-eager",
+    "threadlab-channel-lazy",
+    "go",
     "no-division",
     "division",
     "single",

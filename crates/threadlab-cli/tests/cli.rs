@@ -110,7 +110,7 @@ const EXPERIMENTS: [&str; 10] = [
 ];
 /// The experiments that save traces of their telling runs.
 const TRACED: [&str; 4] = ["image", "jobs", "contention", "alloc"];
-const VARIANTS: [&str; 30] = [
+const VARIANTS: [&str; 34] = [
     "serial",
     "threadlab",
     "rayon",
@@ -128,6 +128,10 @@ const VARIANTS: [&str; 30] = [
     "threadlab-lazy",
     "os-threads",
     "channel-only",
+    "threadlab-channel",
+    "threadlab-channel-eager",
+    "threadlab-channel-lazy",
+    "go",
     "no-division",
     "division",
     "single",

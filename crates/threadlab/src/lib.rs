@@ -15,6 +15,9 @@
 //!   Acar et al., PLDI 2018); when nobody is idle a `join` costs about a function call.
 //! - `task`: futures on the same workers ([`Pool::spawn_future`], [`Pool::block_on`],
 //!   [`spawn_future`], [`block_on()`], [`JoinHandle`]), with the [`WakePolicy`] knob.
+//! - [`channel`]: bounded, rendezvous and unbounded MPMC channels with async, blocking and
+//!   `try_` ends; a hand-off to a waiting task writes the value into its slot and wakes it
+//!   into the current worker's run-next slot (Go's `chan` design).
 //! - `partition`: loops whose chunks go to chosen workers, for memory locality:
 //!   [`for_each_static`] (OpenMP's `schedule(static)`) and [`for_each_affinity`] with an
 //!   [`AffinityPartitioner`] (TBB's). [`CachePadded`] keeps per-thread data off shared lines.
@@ -25,6 +28,7 @@ pub(crate) mod loom;
 
 pub mod analysis;
 mod arena;
+pub mod channel;
 
 pub mod deque;
 pub mod injector;

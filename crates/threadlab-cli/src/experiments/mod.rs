@@ -5,6 +5,7 @@ pub mod chain;
 pub mod contention;
 pub mod division;
 pub mod falseshare;
+pub mod go_peer;
 pub mod image;
 pub mod jobs;
 pub mod numa;

@@ -29,25 +29,42 @@ use threadlab::{Pool, WakePolicy};
 pub struct Rendezvous;
 
 /// The variants in table order (stable names for results.json).
-const VARIANTS: [&str; 6] = [
+const VARIANTS: [&str; 10] = [
     "threadlab",
     "threadlab-eager",
     "threadlab-lazy",
     "tokio",
     "os-threads",
     "channel-only",
+    "threadlab-channel",
+    "threadlab-channel-eager",
+    "threadlab-channel-lazy",
+    "go",
 ];
 
 /// Indexes into [`VARIANTS`].
 const TOKIO: usize = 3;
 const OS_THREADS: usize = 4;
 const CHANNEL_ONLY: usize = 5;
+const TL_CHANNEL: usize = 6;
+const GO: usize = 9;
 
-fn policy_of(variant: &str) -> Option<WakePolicy> {
+/// Which channel a threadlab variant passes its messages through.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Via {
+    Flume,
+    /// `threadlab::channel::bounded(0)`.
+    Threadlab,
+}
+
+fn policy_of(variant: &str) -> Option<(WakePolicy, Via)> {
     match variant {
-        "threadlab" => Some(WakePolicy::Default),
-        "threadlab-eager" => Some(WakePolicy::Eager),
-        "threadlab-lazy" => Some(WakePolicy::Lazy),
+        "threadlab" => Some((WakePolicy::Default, Via::Flume)),
+        "threadlab-eager" => Some((WakePolicy::Eager, Via::Flume)),
+        "threadlab-lazy" => Some((WakePolicy::Lazy, Via::Flume)),
+        "threadlab-channel" => Some((WakePolicy::Default, Via::Threadlab)),
+        "threadlab-channel-eager" => Some((WakePolicy::Eager, Via::Threadlab)),
+        "threadlab-channel-lazy" => Some((WakePolicy::Lazy, Via::Threadlab)),
         _ => None,
     }
 }
@@ -102,6 +119,35 @@ fn endpoints(
     (producer, consumer)
 }
 
+/// The same producer and consumer through `threadlab::channel::bounded(0)`, whose hand-off to
+/// a waiting task goes into the waking worker's run-next slot.
+fn tl_endpoints(
+    n: u64,
+) -> (
+    impl std::future::Future<Output = ()> + Send + 'static,
+    impl std::future::Future<Output = u64> + Send + 'static,
+) {
+    let (tx, rx) = threadlab::channel::bounded::<u64>(0);
+    let producer = async move {
+        for i in 0..n {
+            if tx.send(i).await.is_err() {
+                return;
+            }
+        }
+    };
+    let consumer = async move {
+        let mut sum = 0u64;
+        for _ in 0..n {
+            match rx.recv().await {
+                Ok(v) => sum = sum.wrapping_add(v),
+                Err(_) => break,
+            }
+        }
+        sum
+    };
+    (producer, consumer)
+}
+
 fn expected_sum(n: u64) -> u64 {
     if n == 0 {
         0
@@ -126,14 +172,27 @@ fn timed(n: u64, body: impl FnOnce() -> Result<u64, String>) -> Result<(f64, f64
     Ok((secs, cpu))
 }
 
-fn run_threadlab(pool: &Pool, n: u64) -> Result<Run, String> {
+fn run_threadlab(pool: &Pool, n: u64, via: Via) -> Result<Run, String> {
     let before = pool.metrics();
     let (secs, cpu_secs) = timed(n, || {
-        let (producer, consumer) = endpoints(n);
-        let p = pool.spawn_future(producer);
-        let c = pool.spawn_future(consumer);
-        let sum = c.join();
-        p.join();
+        let sum = match via {
+            Via::Flume => {
+                let (producer, consumer) = endpoints(n);
+                let p = pool.spawn_future(producer);
+                let c = pool.spawn_future(consumer);
+                let sum = c.join();
+                p.join();
+                sum
+            }
+            Via::Threadlab => {
+                let (producer, consumer) = tl_endpoints(n);
+                let p = pool.spawn_future(producer);
+                let c = pool.spawn_future(consumer);
+                let sum = c.join();
+                p.join();
+                sum
+            }
+        };
         Ok(sum)
     })?;
     let after = pool.metrics();
@@ -233,7 +292,7 @@ impl Experiment for Rendezvous {
     fn description(&self) -> &'static str {
         "The fifth seed's producer and consumer tasks passing numbers through a zero-capacity \
          channel: time and CPU per message, parks and wake-ups, and the share of CPU spent \
-         parking and waking, for threadlab's wake policies, Tokio and two OS threads."
+         parking and waking, for threadlab's wake policies (with flume and with threadlab's own channel), Tokio, two OS threads and Go's unbuffered channel."
     }
 
     fn run(&self, ctx: &Ctx) -> ExpResult {
@@ -255,22 +314,24 @@ impl Experiment for Rendezvous {
             // messages, its timed runs back to back, and (threadlab) its recorded runs. Runs
             // of the variants taking turns were tried too: Tokio then ran 10-40% slower than
             // back to back on the development VM, which would flatter the ratios against it.
-            let rounds = ctx.repeat.max(1);
+            // At least 5 runs: the comparison with Go is made on medians of five.
+            let rounds = ctx.repeat.max(5);
             let warm_n = (n / 10).max(1);
             let mut runs: Vec<Vec<Run>> = vec![Vec::new(); VARIANTS.len()];
             let mut breakdowns: Vec<Option<Breakdown>> = vec![None; VARIANTS.len()];
+            let mut go_missing = false;
             for (i, variant) in VARIANTS.iter().enumerate() {
                 ctx.step(format!("rendezvous: {variant}, {threads} threads"));
                 match (policy_of(variant), i) {
-                    (Some(policy), _) => {
+                    (Some((policy, via)), _) => {
                         let pool = Pool::builder()
                             .threads(threads)
                             .wake_policy(policy)
                             .build()
                             .map_err(|e| format!("threadlab pool: {e}"))?;
-                        run_threadlab(&pool, warm_n)?;
+                        run_threadlab(&pool, warm_n, via)?;
                         for _ in 0..rounds {
-                            runs[i].push(run_threadlab(&pool, n)?);
+                            runs[i].push(run_threadlab(&pool, n, via)?);
                         }
                         // Recorded runs: the one with the median park/wake share is reported.
                         ctx.step(format!(
@@ -280,7 +341,7 @@ impl Experiment for Rendezvous {
                         for _ in 0..rounds {
                             let rec = threadlab::trace::try_start(threadlab::trace::Mode::Full)
                                 .map_err(|e| format!("cannot record: {e}"))?;
-                            let run = run_threadlab(&pool, recorded_n);
+                            let run = run_threadlab(&pool, recorded_n, via);
                             let trace = rec.stop();
                             run?;
                             recorded.push(Breakdown::of(&trace));
@@ -302,6 +363,15 @@ impl Experiment for Rendezvous {
                             runs[i].push(run_os_threads(os_n)?);
                         }
                     }
+                    (None, GO) => match super::go_peer::run(n, rounds)? {
+                        Some(go_runs) => {
+                            runs[i] = go_runs
+                                .into_iter()
+                                .map(|(secs, cpu)| Run::uncounted(secs, cpu))
+                                .collect()
+                        }
+                        None => go_missing = true,
+                    },
                     (None, _) => {
                         run_channel_only(warm_n)?;
                         for _ in 0..rounds {
@@ -333,7 +403,7 @@ impl Experiment for Rendezvous {
             let channel = figures[CHANNEL_ONLY];
             let mut table = Table::new(
                 format!(
-                    "{config} through flume::bounded(0); pools of {threads} threads (OS threads: 2; channel-only: this thread); medians of {rounds} runs after a warm-up; park/wake share: median of {rounds} recorded runs of {} messages",
+                    "{config} through flume::bounded(0) (threadlab-channel*: threadlab::channel::bounded(0); go: an unbuffered chan, GOMAXPROCS=2); pools of {threads} threads (OS threads: 2; channel-only: this thread); medians of {rounds} runs after a warm-up; park/wake share: median of {rounds} recorded runs of {} messages",
                     group_thousands(recorded_n)
                 ),
                 &[
@@ -362,6 +432,7 @@ impl Experiment for Rendezvous {
                 ]);
                 let (variant_threads, variant_config) = match i {
                     OS_THREADS => (2, format!("{} messages", group_thousands(os_n))),
+                    GO => (2, config.clone()),
                     CHANNEL_ONLY => (1, config.clone()),
                     _ => (threads, config.clone()),
                 };
@@ -454,6 +525,21 @@ impl Experiment for Rendezvous {
             }
             charts.push(chart);
 
+            if go_missing {
+                notes.push("No `go` on the PATH: the go row is empty (install Go to compare with its unbuffered channel).".into());
+            }
+            let tc = figures[TL_CHANNEL];
+            let go = figures[GO];
+            findings.push(format!(
+                "threadlab's own channel (default policy) passed a message in {} ns and {} CPU ns, {} Tokio + flume's time; Go's unbuffered channel took {} ns and {} CPU ns (threadlab's channel: {} its time, {} its CPU).",
+                fmt_ns(tc[0]),
+                fmt_ns(tc[1]),
+                fmt_ratio(tc[0] / tokio[0]),
+                fmt_ns(go[0]),
+                fmt_ns(go[1]),
+                fmt_ratio(tc[0] / go[0]),
+                fmt_ratio(tc[1] / go[1]),
+            ));
             let tl = figures[0];
             let share = breakdowns[0].map_or(f64::NAN, |b| b.park_wake_share() * 100.0);
             let eager_share = breakdowns[1].map_or(f64::NAN, |b| b.park_wake_share() * 100.0);
@@ -530,7 +616,7 @@ mod tests {
         let pool = Pool::builder().threads(2).build().unwrap();
         let rec = threadlab::trace::try_start(threadlab::trace::Mode::Full);
         let Ok(rec) = rec else { return }; // another test is recording
-        let run = run_threadlab(&pool, 500).unwrap();
+        let run = run_threadlab(&pool, 500, Via::Flume).unwrap();
         let b = Breakdown::of(&rec.stop());
         assert!(run.secs > 0.0);
         assert!(b.polls >= 2, "{b:?}");

@@ -9,6 +9,7 @@
 //! (`hostile.rs`) add values whose `Drop` panics and futures woken after their pool was dropped. The same seed gives the same sequence of scenarios per driver; the interleavings, of
 //! course, differ.
 
+mod channel;
 mod hostile;
 mod scenarios;
 
@@ -121,6 +122,7 @@ fn mix() -> Vec<(&'static str, Scenario)> {
         ("wakes after drop", |rng, _, l| {
             hostile::wakes_after_drop(rng, l)
         }),
+        ("channels", channel::channels),
     ]
 }
 

@@ -33,6 +33,10 @@ impl Slots {
     pub fn len(&self) -> usize {
         self.0.len()
     }
+    /// How many times slot `i` was hit.
+    pub fn count(&self, i: usize) -> u8 {
+        self.0[i].load(Ordering::Relaxed)
+    }
 }
 
 /// A marker panic payload, so a scenario can tell its own panics from real bugs.

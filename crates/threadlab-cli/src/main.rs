@@ -15,6 +15,7 @@ mod measure;
 mod report;
 mod stress;
 mod tl;
+mod workloads;
 
 use clap::Parser;
 use cli::{Cli, Command, LabArgs};

@@ -25,6 +25,7 @@ mod report;
 mod stress;
 mod tl;
 mod view;
+mod workloads;
 
 use clap::Parser;
 use cli::{Cli, Command, LabArgs};

@@ -18,20 +18,35 @@
 //! chunk and counts the jobs it placed there without atomics. Each chunk's `live` count starts at
 //! a bias ([`BIAS`]); a job that starts running subtracts 1 (it has moved its closure out, so its
 //! memory is no longer needed), and when the owner moves on to a new chunk it *seals* the old one
-//! by subtracting `BIAS - placed`. Whoever brings `live` to zero puts the chunk on the arena's
-//! free list, where the owner picks it up again: memory stays bounded by the jobs not yet started
-//! (rounded up to chunks), not by the scope's total. The same biased-count idea as the scope's
-//! own `CountLatch`. All chunks are freed when the scope ends, after every job ran.
+//! by subtracting `BIAS - placed`. Whoever brings `live` to zero pushes the chunk on the arena's
+//! returned list, where the owner picks it up again: memory stays bounded by the jobs not yet
+//! started (rounded up to chunks), not by the scope's total. The same biased-count idea as the
+//! scope's own `CountLatch`.
+//!
+//! # Chunks outlive scopes
+//!
+//! The chunks come from, and go back to, the owner worker's [`ChunkCache`], not the allocator: a
+//! 64 KiB chunk aligned to 64 KiB is served by glibc with `mmap` and freed with `munmap` (a TLB
+//! shoot-down on every CPU), which, once per scope, made nested scopes (skynet: a scope per call,
+//! a million calls) spend nearly all their time in the kernel. With the cache, a scope in steady
+//! state makes no system call and no `malloc`: the cache keeps up to [`CACHED`] chunks per worker
+//! (enough for that many nested scopes on one worker's stack) and frees the rest; the worker frees
+//! its cache when it exits. The same idea as a per-thread slab cache (Bonwick, "The Slab
+//! Allocator", USENIX 1994; Bonwick and Adams, "Magazines and Vmem", USENIX 2001).
+//!
+//! Both lists are intrusive (a link in the chunk's header), so neither allocates: the cache is
+//! owner-only; the arena's returned list is a stack that any thread pushes onto with a
+//! compare-and-swap and only the owner empties, in one swap, so no ABA can occur (a node is never
+//! popped by anybody but the owner, who takes them all at once).
 //!
 //! Jobs larger than [`MAX_JOB`] bytes or aligned to more than a cache line go to the heap as
 //! before.
 
 use std::alloc::{alloc, dealloc, handle_alloc_error, Layout};
-use std::cell::{Cell, RefCell};
-use std::ptr::NonNull;
+use std::cell::Cell;
+use std::ptr::{null_mut, NonNull};
 
-use crate::loom::sync::atomic::{AtomicUsize, Ordering};
-use crate::loom::sync::Mutex;
+use crate::loom::sync::atomic::{AtomicPtr, AtomicUsize, Ordering};
 
 /// Bytes per chunk (and their alignment).
 pub(crate) const CHUNK: usize = 64 << 10;
@@ -41,40 +56,120 @@ pub(crate) const MAX_JOB: usize = 1 << 10;
 const BIAS: usize = usize::MAX / 2;
 /// The header at the start of each chunk, on a line of its own.
 const HEADER: usize = 64;
+/// Free chunks a worker keeps for its next scopes (4 MiB of address space at most; pages are
+/// touched only as far as jobs were placed).
+pub(crate) const CACHED: usize = 64;
 
 #[repr(C, align(64))]
 struct ChunkHeader {
     /// `BIAS` minus the jobs that started, minus `BIAS - placed` once sealed.
     live: AtomicUsize,
-    /// The arena, to put the chunk on its free list.
+    /// The arena, to put the chunk on its returned list.
     arena: *const JobArena,
-}
-
-/// A scope's job arena. Owner-only state is in `Cell`s (see `Scope`'s `Sync` argument); the
-/// free list is shared.
-pub(crate) struct JobArena {
-    /// The chunk being filled, its next free byte and how many jobs it holds.
-    chunk: Cell<*mut ChunkHeader>,
-    next: Cell<usize>,
-    placed: Cell<usize>,
-    /// Every chunk allocated, for the final free.
-    all: RefCell<Vec<*mut ChunkHeader>>,
-    /// Chunks whose jobs all started; the owner reuses them.
-    free: Mutex<Vec<*mut ChunkHeader>>,
+    /// The next chunk on whichever list holds this free chunk (the worker's cache or the arena's
+    /// returned list); meaningless while the chunk holds jobs.
+    link: *mut ChunkHeader,
 }
 
 fn chunk_layout() -> Layout {
     Layout::from_size_align(CHUNK, CHUNK).expect("arena: chunk layout")
 }
 
+/// A worker's free chunks, reused by every scope whose body runs on that worker. Owner-only
+/// (a field of the worker's state, on its own thread); frees its chunks when dropped.
+pub(crate) struct ChunkCache {
+    head: Cell<*mut ChunkHeader>,
+    len: Cell<usize>,
+}
+
+impl ChunkCache {
+    pub(crate) const fn new() -> ChunkCache {
+        ChunkCache {
+            head: Cell::new(null_mut()),
+            len: Cell::new(0),
+        }
+    }
+
+    /// How many free chunks the cache holds (for tests and metrics).
+    #[allow(dead_code)]
+    pub(crate) fn len(&self) -> usize {
+        self.len.get()
+    }
+
+    /// A free chunk: from the cache, else from the allocator.
+    fn take(&self) -> *mut ChunkHeader {
+        let head = self.head.get();
+        if head.is_null() {
+            // SAFETY: the layout has a non-zero size.
+            let p = unsafe { alloc(chunk_layout()) } as *mut ChunkHeader;
+            if p.is_null() {
+                handle_alloc_error(chunk_layout());
+            }
+            return p;
+        }
+        // SAFETY: chunks on the cache are live, free, and owned by it; their `link` was written
+        // by `put` on this thread.
+        self.head.set(unsafe { (*head).link });
+        self.len.set(self.len.get() - 1);
+        head
+    }
+
+    /// Takes back a chunk that holds no job that has yet to start; frees it if the cache is
+    /// full.
+    ///
+    /// # Safety
+    /// `chunk` came from [`ChunkCache::take`] (of any worker), and no job in it can still start.
+    unsafe fn put(&self, chunk: *mut ChunkHeader) {
+        if self.len.get() >= CACHED {
+            // SAFETY: allocated with this layout by `take`; nobody uses it any more (caller).
+            unsafe { dealloc(chunk as *mut u8, chunk_layout()) };
+            return;
+        }
+        // SAFETY: the chunk is free and ours (caller); the header's `link` field is ours to
+        // write. `addr_of_mut!`: the other header fields may be stale, no reference is formed.
+        unsafe { std::ptr::addr_of_mut!((*chunk).link).write(self.head.get()) };
+        self.head.set(chunk);
+        self.len.set(self.len.get() + 1);
+    }
+}
+
+impl Drop for ChunkCache {
+    fn drop(&mut self) {
+        let mut p = self.head.replace(null_mut());
+        while !p.is_null() {
+            // SAFETY: a cached chunk: live, free, allocated with this layout, on the list once.
+            let next = unsafe { (*p).link };
+            // SAFETY: as above; freed once, we move past it first.
+            unsafe { dealloc(p as *mut u8, chunk_layout()) };
+            p = next;
+        }
+        self.len.set(0);
+    }
+}
+
+/// A scope's job arena. Owner-only state is in `Cell`s (see `Scope`'s `Sync` argument); the
+/// returned list is shared.
+pub(crate) struct JobArena {
+    /// The owner worker's cache, where chunks come from and go back to.
+    cache: *const ChunkCache,
+    /// The chunk being filled, its next free byte and how many jobs it holds.
+    chunk: Cell<*mut ChunkHeader>,
+    next: Cell<usize>,
+    placed: Cell<usize>,
+    /// Sealed chunks whose jobs all started, pushed by whoever started the last one.
+    returned: AtomicPtr<ChunkHeader>,
+}
+
 impl JobArena {
-    pub(crate) fn new() -> JobArena {
+    /// An arena whose chunks come from `cache`, which must outlive it (the worker's own cache,
+    /// for a scope on the worker's stack) and belong to the thread that places jobs.
+    pub(crate) fn new(cache: &ChunkCache) -> JobArena {
         JobArena {
-            chunk: Cell::new(std::ptr::null_mut()),
+            cache,
+            chunk: Cell::new(null_mut()),
             next: Cell::new(CHUNK),
             placed: Cell::new(0),
-            all: RefCell::new(Vec::new()),
-            free: Mutex::new(Vec::new()),
+            returned: AtomicPtr::new(null_mut()),
         }
     }
 
@@ -109,26 +204,20 @@ impl JobArena {
     fn start_chunk(&self) {
         let old = self.chunk.get();
         if !old.is_null() {
-            // SAFETY: `old` is a live chunk of this arena; sealing may recycle it at once.
+            // SAFETY: `old` is a live chunk of this arena; sealing may return it at once.
             unsafe { release(old, BIAS - self.placed.get()) };
         }
-        let reused = lock(&self.free).pop();
-        let chunk = reused.unwrap_or_else(|| {
-            // SAFETY: the layout has a non-zero size.
-            let p = unsafe { alloc(chunk_layout()) } as *mut ChunkHeader;
-            if p.is_null() {
-                handle_alloc_error(chunk_layout());
-            }
-            self.all.borrow_mut().push(p);
-            p
-        });
-        // SAFETY: `chunk` is a chunk-sized allocation of this arena, free of jobs (new, or off the
-        // free list, where a chunk goes only after its last job started). The write publishes
-        // nothing yet: jobs placed here reach other threads through the deque's Release push.
+        self.reclaim_returned();
+        // SAFETY: the cache outlives the arena and belongs to this (the owner's) thread (`new`).
+        let chunk = unsafe { &*self.cache }.take();
+        // SAFETY: `chunk` is a chunk-sized allocation free of jobs (new, or from the cache, where
+        // a chunk goes only after its last job started). The write publishes nothing yet: jobs
+        // placed here reach other threads through the deque's Release push.
         unsafe {
             chunk.write(ChunkHeader {
                 live: AtomicUsize::new(BIAS),
                 arena: self,
+                link: null_mut(),
             })
         };
         self.chunk.set(chunk);
@@ -136,16 +225,33 @@ impl JobArena {
         self.placed.set(0);
     }
 
-    /// Frees every chunk. Call it only when every job placed in the arena has started (the scope
-    /// waited for all of them).
-    pub(crate) fn free_all(&self) {
-        for chunk in self.all.borrow_mut().drain(..) {
-            // SAFETY: allocated by `start_chunk` with this layout, freed once (drained).
-            unsafe { dealloc(chunk as *mut u8, chunk_layout()) };
+    /// Moves the chunks on the returned list to the worker's cache.
+    fn reclaim_returned(&self) {
+        // Acquire: pairs with the Release compare-and-swap in `release`, so the pusher's `link`
+        // write (and, through its AcqRel `live` update, every job's last read of the chunk) is
+        // visible before the chunk is reused.
+        let mut p = self.returned.swap(null_mut(), Ordering::Acquire);
+        while !p.is_null() {
+            // SAFETY: a returned chunk is free (its last job started) and now ours alone.
+            let next = unsafe { (*p).link };
+            // SAFETY: as above; the cache belongs to this thread (`new`).
+            unsafe { (*self.cache).put(p) };
+            p = next;
         }
-        lock(&self.free).clear();
-        self.chunk.set(std::ptr::null_mut());
+    }
+
+    /// Gives every chunk back to the worker's cache. Call it only on the owner's thread, when
+    /// every job placed in the arena has started (the scope waited for all of them).
+    pub(crate) fn free_all(&self) {
+        self.reclaim_returned();
+        let current = self.chunk.replace(null_mut());
+        if !current.is_null() {
+            // SAFETY: every job of the current chunk started (caller), so it is free; the cache
+            // belongs to this thread.
+            unsafe { (*self.cache).put(current) };
+        }
         self.next.set(CHUNK);
+        self.placed.set(0);
     }
 }
 
@@ -161,24 +267,37 @@ pub(crate) unsafe fn job_started(job: *const u8) {
     unsafe { release(chunk, 1) };
 }
 
-/// Subtracts `n` from `chunk`'s live count; the one that reaches zero recycles it.
+/// Subtracts `n` from `chunk`'s live count; the one that reaches zero returns it to its arena.
 ///
 /// # Safety
 /// `chunk` is a live chunk whose arena outlives the call.
 unsafe fn release(chunk: *mut ChunkHeader, n: usize) {
     // SAFETY: forwarded from the caller.
     let header = unsafe { &*chunk };
-    // AcqRel: each job's reads of its own memory (Release) happen before the recycler's reuse,
-    // which Acquires here and hands the chunk over through the free list's mutex.
-    if header.live.fetch_sub(n, Ordering::AcqRel) == n {
-        // SAFETY: the arena outlives every job (forwarded).
-        let arena = unsafe { &*header.arena };
-        lock(&arena.free).push(chunk);
+    // AcqRel: each job's reads of its own memory (Release) happen before the one that reaches
+    // zero (Acquire), which passes them on to the owner through the returned list's Release.
+    if header.live.fetch_sub(n, Ordering::AcqRel) != n {
+        return;
     }
-}
-
-fn lock<T>(m: &Mutex<T>) -> crate::loom::sync::MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|e| e.into_inner())
+    // SAFETY: the arena outlives every job (forwarded).
+    let arena = unsafe { &*header.arena };
+    // Relaxed: only a snapshot to link to; the compare-and-swap below validates it.
+    let mut head = arena.returned.load(Ordering::Relaxed);
+    loop {
+        // SAFETY: the chunk is free (live reached zero) and only we hold it until it is pushed.
+        unsafe { std::ptr::addr_of_mut!((*chunk).link).write(head) };
+        // Release: publishes the `link` write and the jobs' last reads to the owner's Acquire
+        // swap in `reclaim_returned`. Relaxed on failure: we retry with the fresher head.
+        match arena.returned.compare_exchange_weak(
+            head,
+            chunk,
+            Ordering::Release,
+            Ordering::Relaxed,
+        ) {
+            Ok(_) => return,
+            Err(now) => head = now,
+        }
+    }
 }
 
 impl Drop for JobArena {

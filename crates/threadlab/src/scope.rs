@@ -16,7 +16,6 @@ use crate::arena::JobArena;
 use crate::job::{ArenaJob, HeapJob};
 use crate::latch::{CountLatch, Latch};
 use crate::loom::sync::atomic::{AtomicBool, AtomicPtr, AtomicUsize, Ordering};
-use crate::loom::sync::Arc;
 use crate::pool::registry::Registry;
 use crate::pool::worker::WorkerThread;
 use crate::trace::TaskKind;
@@ -24,7 +23,9 @@ use crate::unwind::{self, Payload};
 
 /// A scope in which tasks may borrow data that outlives `'scope`. See [`scope()`].
 pub struct Scope<'scope> {
-    registry: Arc<Registry>,
+    /// The owner's pool; a raw pointer, not an `Arc` clone (a shared counter every nested scope
+    /// would bump twice): the owner worker keeps it alive, and the scope lives on its stack.
+    registry: *const Registry,
     latch: CountLatch,
     /// The worker running the body.
     owner: *const WorkerThread,
@@ -83,13 +84,13 @@ where
     R: Send,
 {
     let scope = Scope {
-        registry: Arc::clone(w.registry()),
+        registry: &**w.registry(),
         latch: CountLatch::new(w.registry(), w.index()),
         owner: w,
         owner_spawned: AtomicUsize::new(0),
         body_done: AtomicBool::new(false),
         panic: AtomicPtr::new(std::ptr::null_mut()),
-        arena: JobArena::new(),
+        arena: JobArena::new(w.chunk_cache()),
         marker: PhantomData,
     };
     let result = unwind::halt_unwinding(|| op(&scope));
@@ -121,10 +122,11 @@ struct ScopePtr<'scope>(*const Scope<'scope>);
 // count to reach zero before returning.
 unsafe impl Send for ScopePtr<'_> {}
 
-// SAFETY: every field is an atomic, an Arc, or a Sync latch, except `owner`, which is only
+// SAFETY: every field is an atomic or a Sync latch, except `registry`, a pointer to a `Sync`
+// registry that the owner worker keeps alive while the scope exists, `owner`, which is only
 // compared by address, never dereferenced, and `arena`, whose `Cell`s only the owner's thread
 // touches (`spawn` places a job in it only when `count_spawn` found it on the owner's thread, and
-// `scope_on_worker` frees it there) while other threads only reach its mutex-protected free list.
+// `scope_on_worker` frees it there) while other threads only push onto its returned list (an atomic stack).
 unsafe impl Sync for Scope<'_> {}
 // SAFETY: as above.
 unsafe impl Send for Scope<'_> {}
@@ -155,7 +157,8 @@ impl<'scope> Scope<'scope> {
         } else {
             HeapJob::into_job_ref(Some(TaskKind::Spawn), task)
         };
-        self.registry.push(job);
+        // SAFETY: the owner worker holds the registry for as long as the scope exists (above).
+        unsafe { &*self.registry }.push(job);
     }
 
     /// Counts a spawn; true when it is the owner's, during the body (counted without atomics).

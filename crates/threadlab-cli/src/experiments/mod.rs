@@ -15,3 +15,4 @@ pub mod park_wake;
 pub mod recorder_cost;
 pub mod rendezvous;
 pub mod verdict;
+pub mod workloads;

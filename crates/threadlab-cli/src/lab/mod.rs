@@ -124,6 +124,7 @@ pub fn registry() -> Vec<&'static dyn Experiment> {
         &crate::experiments::alloc::Alloc,
         &crate::experiments::falseshare::FalseShare,
         &crate::experiments::observed::Observed,
+        &crate::experiments::workloads::Workloads,
     ]
 }
 

@@ -15,6 +15,7 @@
 use std::cell::Cell;
 use std::time::{Duration, Instant};
 
+use crate::arena::ChunkCache;
 use crate::deque::{Steal, Worker};
 use crate::heartbeat::Heartbeat;
 use crate::job::JobRef;
@@ -57,6 +58,8 @@ pub(crate) struct WorkerThread {
     searching: Cell<bool>,
     awake_since: Cell<Instant>,
     heartbeat: Heartbeat,
+    /// Free chunks for the job arenas of the scopes this worker runs (`crate::arena`).
+    chunks: ChunkCache,
 }
 
 /// The body of a worker thread.
@@ -83,6 +86,7 @@ pub(crate) fn main(registry: Arc<Registry>, index: usize, deque: Worker<JobRef>,
         searching: Cell::new(false),
         awake_since: Cell::new(Instant::now()),
         heartbeat,
+        chunks: ChunkCache::new(),
     };
     CURRENT.with(|c| c.set(&worker));
     // Every value from the user is dropped where a panic is caught (`crate::unwind`), so no
@@ -131,6 +135,12 @@ impl WorkerThread {
 
     fn counters(&self) -> &WorkerCounters {
         &self.registry.counters[self.index]
+    }
+
+    /// This worker's free arena chunks, for the scopes whose body runs here (`crate::arena`).
+    #[inline]
+    pub(crate) fn chunk_cache(&self) -> &ChunkCache {
+        &self.chunks
     }
 
     /// This worker's heartbeat state (`crate::heartbeat`).

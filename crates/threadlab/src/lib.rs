@@ -15,6 +15,8 @@
 //!   Acar et al., PLDI 2018); when nobody is idle a `join` costs about a function call.
 //! - `task`: futures on the same workers ([`Pool::spawn_future`], [`Pool::block_on`],
 //!   [`spawn_future`], [`block_on()`], [`JoinHandle`]), with the [`WakePolicy`] knob.
+//! - [`iter`] and [`prelude`]: Rayon-style parallel iterators (`par_iter().map(f).sum()`,
+//!   `collect`, `par_sort`) on the same heartbeat-split engine as [`for_each`].
 //! - `partition`: loops whose chunks go to chosen workers, for memory locality:
 //!   [`for_each_static`] (OpenMP's `schedule(static)`) and [`for_each_affinity`] with an
 //!   [`AffinityPartitioner`] (TBB's). [`CachePadded`] keeps per-thread data off shared lines.
@@ -35,12 +37,14 @@ pub(crate) mod util;
 mod error;
 mod global;
 mod heartbeat;
+pub mod iter;
 mod job;
 mod join;
 mod latch;
 mod parallel;
 mod partition;
 mod pool;
+pub mod prelude;
 mod scope;
 pub mod serial;
 mod task;

@@ -6,6 +6,7 @@ pub mod contention;
 pub mod division;
 pub mod falseshare;
 pub mod image;
+pub mod iter;
 pub mod jobs;
 pub mod numa;
 pub mod overhead;

@@ -7,7 +7,8 @@
 //!   an ancestor is partitioned into "equal" and "greater" and the equal part is done (Peters'
 //!   fix for many duplicates); after `log2(n)` badly unbalanced partitions the piece falls back
 //!   to the standard library's sort (Musser's introsort bound, which pdqsort keeps). The two
-//!   sides of each partition are sorted by `join`. (Both sorts need `T: Sync`: a pivot and the
+//!   sides of each partition are sorted by `join`. Pieces of at most `n / (8 × workers)`
+//!   elements (see [`base_len`]) go to the standard library's sort. (Both sorts need `T: Sync`: a pivot and the
 //!   merge's inputs are read from several workers.) Pieces of at most [`SEQUENTIAL`] elements use
 //!   std's `sort_unstable_by` (itself a pdqsort descendant).
 //! - **Stable** ([`merge_sort`]): sort both halves by `join`, copy the slice to a buffer, and
@@ -25,6 +26,17 @@ use std::ptr;
 /// below it a `join` costs more than the sort saves).
 const SEQUENTIAL: usize = 2048;
 
+/// Pieces per worker: the sorts cut a slice of `n` down to pieces of `n / (PIECES × workers)`
+/// (at least [`SEQUENTIAL`]) and sort those with the standard library, whose sorts beat this
+/// file's partition and merge per element; 8 pieces per worker leave the heartbeat enough to
+/// even out the load, and a 1-worker pool does only three levels of its own passes.
+const PIECES: usize = 8;
+
+/// The base-case length for sorting `len` elements on the current pool.
+fn base_len(len: usize) -> usize {
+    (len / (PIECES * crate::current_num_threads())).max(SEQUENTIAL)
+}
+
 /// Merges this short are done sequentially.
 const SEQUENTIAL_MERGE: usize = 4096;
 
@@ -35,17 +47,17 @@ where
     F: Fn(&T, &T) -> bool + Sync,
 {
     let limit = usize::BITS - v.len().leading_zeros();
-    quick(v, is_less, None, limit);
+    quick(v, is_less, None, limit, base_len(v.len()));
 }
 
-fn quick<T, F>(mut v: &mut [T], is_less: &F, ancestor: Option<&T>, mut limit: u32)
+fn quick<T, F>(mut v: &mut [T], is_less: &F, ancestor: Option<&T>, mut limit: u32, base: usize)
 where
     T: Send + Sync,
     F: Fn(&T, &T) -> bool + Sync,
 {
     loop {
         let len = v.len();
-        if len <= SEQUENTIAL {
+        if len <= base {
             v.sort_unstable_by(|a, b| order(is_less, a, b));
             return;
         }
@@ -74,8 +86,8 @@ where
         }
         let pivot: &T = pivot;
         join(
-            || quick(left, is_less, ancestor, limit),
-            || quick(right, is_less, Some(pivot), limit),
+            || quick(left, is_less, ancestor, limit, base),
+            || quick(right, is_less, Some(pivot), limit, base),
         );
         return;
     }
@@ -153,17 +165,18 @@ where
         return;
     }
     let mut buf: Vec<T> = Vec::with_capacity(v.len());
-    sort_rec(v, buf.spare_capacity_mut(), is_less);
+    let base = base_len(v.len());
+    sort_rec(v, buf.spare_capacity_mut(), is_less, base);
 }
 
 /// Sorts `v` stably using `buf` (as long as `v`, contents ignored) as scratch.
-fn sort_rec<T, F>(v: &mut [T], buf: &mut [MaybeUninit<T>], is_less: &F)
+fn sort_rec<T, F>(v: &mut [T], buf: &mut [MaybeUninit<T>], is_less: &F, base: usize)
 where
     T: Send + Sync,
     F: Fn(&T, &T) -> bool + Sync,
 {
     let len = v.len();
-    if len <= SEQUENTIAL {
+    if len <= base {
         v.sort_by(|a, b| order(is_less, a, b));
         return;
     }
@@ -171,7 +184,10 @@ where
     {
         let (vl, vr) = v.split_at_mut(mid);
         let (bl, br) = buf.split_at_mut(mid);
-        join(|| sort_rec(vl, bl, is_less), || sort_rec(vr, br, is_less));
+        join(
+            || sort_rec(vl, bl, is_less, base),
+            || sort_rec(vr, br, is_less, base),
+        );
     }
     // SAFETY: `buf` has room for `len` elements and does not overlap `v`; from here on the
     // elements live bitwise in both places until the merge overwrote `v`, and nothing drops

@@ -96,7 +96,7 @@ fn help_is_helpful() {
     assert!(String::from_utf8_lossy(&out.stdout).contains("logical"));
 }
 
-const EXPERIMENTS: [&str; 9] = [
+const EXPERIMENTS: [&str; 10] = [
     "image",
     "jobs",
     "contention",
@@ -106,6 +106,7 @@ const EXPERIMENTS: [&str; 9] = [
     "numa",
     "alloc",
     "falseshare",
+    "iter",
 ];
 /// The experiments that save traces of their telling runs.
 const TRACED: [&str; 3] = ["image", "jobs", "contention"];

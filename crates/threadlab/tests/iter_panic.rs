@@ -62,6 +62,19 @@ fn scenarios(n: u64, at: u64) {
             })
             .collect();
     });
+    // collect of a filtering pipeline: the pieces' own Vecs, linked in order.
+    expect_boom_and_no_leak(|| {
+        let _: Vec<Counted> = v
+            .par_iter()
+            .filter_map(|&x| {
+                slow(x);
+                if x == at {
+                    panic!("boom");
+                }
+                (x % 3 != 0).then(|| Counted::new(x))
+            })
+            .collect();
+    });
     // A panic in a consumer's closure after items were produced.
     expect_boom_and_no_leak(|| {
         (0..n).into_par_iter().map(Counted::new).for_each(|c| {

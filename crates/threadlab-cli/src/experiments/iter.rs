@@ -18,7 +18,7 @@ use std::time::Instant;
 
 pub struct Iter;
 
-const VARIANTS: [&str; 3] = ["sequential", "rayon", "threadlab"];
+const VARIANTS: [&str; 3] = ["serial", "rayon", "threadlab"];
 
 /// What a kernel returns, for the cross-check of variants.
 type Check = u64;

@@ -27,7 +27,7 @@ impl<T, F: Fn(T) + Sync> Consumer<T> for ForEach<'_, F> {
     fn consume_iter<I: Iterator<Item = T>>(&mut self, iter: I) {
         iter.for_each(self.f);
     }
-    fn split_off(&self) -> Self {
+    fn split_off(&mut self, _left: usize) -> Self {
         ForEach { f: self.f }
     }
     fn finish(self) {}
@@ -59,7 +59,7 @@ where
         let acc = self.acc.take().unwrap_or_else(self.identity);
         self.acc = Some(iter.fold(acc, self.fold_op));
     }
-    fn split_off(&self) -> Self {
+    fn split_off(&mut self, _left: usize) -> Self {
         FoldReduce { acc: None, ..*self }
     }
     fn finish(self) -> A {
@@ -106,7 +106,7 @@ where
             None => part,
         });
     }
-    fn split_off(&self) -> Self {
+    fn split_off(&mut self, _left: usize) -> Self {
         Arith { acc: None }
     }
     fn finish(self) -> S {
@@ -132,7 +132,7 @@ where
             None => part,
         });
     }
-    fn split_off(&self) -> Self {
+    fn split_off(&mut self, _left: usize) -> Self {
         Arith { acc: None }
     }
     fn finish(self) -> S {
@@ -154,7 +154,7 @@ impl<T> Consumer<T> for Count<T> {
     fn consume_iter<I: Iterator<Item = T>>(&mut self, iter: I) {
         self.0 += iter.count();
     }
-    fn split_off(&self) -> Self {
+    fn split_off(&mut self, _left: usize) -> Self {
         Count(0, PhantomData)
     }
     fn finish(self) -> usize {
@@ -199,7 +199,7 @@ impl<'f, T: Send, F: Fn(&T, &T) -> CmpOrdering + Sync, const MAX: bool> Consumer
             Some(a) => Some(pick::<T, F, MAX>(cmp, a, x)),
         });
     }
-    fn split_off(&self) -> Self {
+    fn split_off(&mut self, _left: usize) -> Self {
         Extreme {
             acc: None,
             cmp: self.cmp,
@@ -250,7 +250,7 @@ impl<T: Send, P: Fn(&T) -> bool + Sync> Consumer<T> for FindAny<'_, T, P> {
         // Relaxed: see the store above; a late read only costs one more block.
         self.item.is_some() || self.found.load(Ordering::Relaxed)
     }
-    fn split_off(&self) -> Self {
+    fn split_off(&mut self, _left: usize) -> Self {
         FindAny {
             found: self.found,
             pred: self.pred,

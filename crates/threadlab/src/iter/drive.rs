@@ -47,7 +47,8 @@ pub trait Producer: Send + Sized {
     /// Takes the first `n` positions (`n <= len`) as a sequential iterator; the producer keeps
     /// the rest. Positions the returned iterator does not reach are dropped with it.
     fn take(&mut self, n: usize) -> Self::Iter<'_>;
-    /// True when every position yields exactly one item (no filtering).
+    /// True when every position yields exactly one item (no filtering): `collect` then writes
+    /// in place.
     fn exact(&self) -> bool {
         true
     }
@@ -56,16 +57,15 @@ pub trait Producer: Send + Sized {
 /// Folds items and can be split; results of neighbouring pieces reduce left to right.
 pub(crate) trait Consumer<T>: Send + Sized {
     type Result: Send;
-    /// Called once before the first item with the positions this piece will see at most.
-    fn begin(&mut self, _positions: usize, _exact: bool) {}
     /// Folds a block of items in order.
     fn consume_iter<I: Iterator<Item = T>>(&mut self, iter: I);
     /// True when no more items can change the result (short-circuiting consumers).
     fn full(&self) -> bool {
         false
     }
-    /// A fresh consumer for the pieces after this one's.
-    fn split_off(&self) -> Self;
+    /// A fresh consumer for the positions after the next `left` ones, which this consumer
+    /// keeps.
+    fn split_off(&mut self, left: usize) -> Self;
     fn finish(self) -> Self::Result;
     /// Combines this piece's result with the next piece's.
     fn reducer(&self) -> Self::Reducer;
@@ -101,7 +101,6 @@ where
     P: Producer,
     C: Consumer<P::Item>,
 {
-    c.begin(p.len(), p.exact());
     {
         let _span = TaskSpan::enter(TaskKind::LoopChunk, None);
         let hb = w.heartbeat();
@@ -131,7 +130,7 @@ where
     // A beat, and at least two positions left: publish the second half.
     let mid = p.len() / 2;
     let (left, right) = p.split_at(mid);
-    let rc = c.split_off();
+    let rc = c.split_off(mid);
     let reducer = c.reducer();
     let (a, b) = join_promoted(
         w,

@@ -3,7 +3,7 @@
 //!
 //! ```
 //! use threadlab::prelude::*;
-//! let mut v: Vec<u32> = (0..100).into_par_iter().map(|x| (x * 37) % 100).collect();
+//! let mut v: Vec<u32> = (0u32..100).into_par_iter().map(|x| (x * 37) % 100).collect();
 //! v.par_sort_unstable();
 //! assert_eq!(v, (0..100).collect::<Vec<u32>>());
 //! ```

@@ -165,7 +165,7 @@ pub trait ParallelIterator: Sized + Send {
     /// use threadlab::prelude::*;
     /// use std::sync::atomic::{AtomicU64, Ordering};
     /// let total = AtomicU64::new(0);
-    /// (1u64..=100).into_par_iter().for_each(|x| { total.fetch_add(x, Ordering::Relaxed); });
+    /// (1u64..101).into_par_iter().for_each(|x| { total.fetch_add(x, Ordering::Relaxed); });
     /// assert_eq!(total.into_inner(), 5050);
     /// ```
     fn for_each<F: Fn(Self::Item) + Sync + Send>(self, f: F) {
@@ -177,7 +177,7 @@ pub trait ParallelIterator: Sized + Send {
     ///
     /// ```
     /// use threadlab::prelude::*;
-    /// assert_eq!((1u64..=5).into_par_iter().reduce(|| 1, |a, b| a * b), 120);
+    /// assert_eq!((1u64..6).into_par_iter().reduce(|| 1, |a, b| a * b), 120);
     /// ```
     fn reduce<ID, OP>(self, identity: ID, op: OP) -> Self::Item
     where

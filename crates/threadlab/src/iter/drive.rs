@@ -21,11 +21,13 @@ use crate::trace::TaskKind;
 use std::time::{Duration, Instant};
 
 /// The most positions taken between two reads of the heartbeat flag: enough that a block of a
-/// cheap body (a multiply-add) runs as a vectorised loop.
-pub(crate) const BLOCK: usize = 64;
+/// cheap body (a multiply-add, a filter test) runs as a vectorised loop whose per-block cost
+/// (a flag load, a split of the producer) vanishes. A heavy body never gets this far: blocks
+/// stop growing once one takes [`BLOCK_TIME`].
+pub(crate) const BLOCK: usize = 1024;
 
 /// A run's blocks start at one position and double while a block takes less than this, up to
-/// [`BLOCK`] (a clock read per block while growing, about six per run): so a heavy body (an
+/// [`BLOCK`] (a clock read per block while growing, at most eleven per run): so a heavy body (an
 /// n-body row, an image row) is still checked between items and answers a request within a
 /// check interval, while a cheap one reaches full blocks after a few dozen items.
 const BLOCK_TIME: Duration = Duration::from_micros(5);

@@ -96,7 +96,7 @@ fn help_is_helpful() {
     assert!(String::from_utf8_lossy(&out.stdout).contains("logical"));
 }
 
-const EXPERIMENTS: [&str; 11] = [
+const EXPERIMENTS: [&str; 12] = [
     "image",
     "jobs",
     "contention",
@@ -108,6 +108,7 @@ const EXPERIMENTS: [&str; 11] = [
     "falseshare",
     "observed",
     "workloads",
+    "iter",
 ];
 /// The experiments that save traces of their telling runs.
 const TRACED: [&str; 4] = ["image", "jobs", "contention", "alloc"];

@@ -18,6 +18,8 @@
 //! - [`channel`]: bounded, rendezvous and unbounded MPMC channels with async, blocking and
 //!   `try_` ends; a hand-off to a waiting task writes the value into its slot and wakes it
 //!   into the current worker's run-next slot (Go's `chan` design).
+//! - [`iter`] and [`prelude`]: Rayon-style parallel iterators (`par_iter().map(f).sum()`,
+//!   `collect`, `par_sort`) on the same heartbeat-split engine as [`for_each`].
 //! - `partition`: loops whose chunks go to chosen workers, for memory locality:
 //!   [`for_each_static`] (OpenMP's `schedule(static)`) and [`for_each_affinity`] with an
 //!   [`AffinityPartitioner`] (TBB's). [`CachePadded`] keeps per-thread data off shared lines.
@@ -39,12 +41,14 @@ pub(crate) mod util;
 mod error;
 mod global;
 mod heartbeat;
+pub mod iter;
 mod job;
 mod join;
 mod latch;
 mod parallel;
 mod partition;
 mod pool;
+pub mod prelude;
 mod scope;
 pub mod serial;
 mod task;

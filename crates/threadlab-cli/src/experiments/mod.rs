@@ -7,6 +7,7 @@ pub mod division;
 pub mod falseshare;
 pub mod go_peer;
 pub mod image;
+pub mod iter;
 pub mod jobs;
 pub mod numa;
 pub mod observed;

@@ -125,6 +125,7 @@ pub fn registry() -> Vec<&'static dyn Experiment> {
         &crate::experiments::falseshare::FalseShare,
         &crate::experiments::observed::Observed,
         &crate::experiments::workloads::Workloads,
+        &crate::experiments::iter::Iter,
     ]
 }
 

@@ -1,0 +1,146 @@
+//! The engine under every parallel iterator: a [`Producer`] (a splittable source of items) run
+//! by one worker item block by item block into a [`Consumer`], split in half only at a heartbeat.
+//!
+//! This is the loop of heartbeat scheduling generalised to values: a worker takes the next
+//! block of positions of its producer (growing to [`BLOCK`], see [`BLOCK_TIME`]) and folds them into its consumer with a plain sequential
+//! iterator (so the compiler can unroll and vectorise the block). Between blocks it reads its
+//! heartbeat flag; clear — nobody idle — it goes on. Set, it polls the heartbeat (at most every
+//! `LOOP_SPACING`), and at a beat splits the *remaining* positions in half: it keeps the first
+//! half with its consumer and publishes the second with a fresh consumer split off from its own
+//! (heartbeat scheduling, Acar et al., PLDI 2018; the loop form of Rainey et al., PLDI 2021).
+//! The two results are reduced left-to-right, so an ordered consumer (`collect`) keeps order.
+//! The producer/consumer split itself follows Rayon's `plumbing` design (Matsakis and Stone):
+//! producers know how to split and iterate, consumers how to fold and reduce.
+
+use crate::heartbeat::LOOP_SPACING;
+use crate::join::join_promoted;
+use crate::pool::registry::Registry;
+use crate::pool::worker::WorkerThread;
+use crate::trace::hooks::TaskSpan;
+use crate::trace::TaskKind;
+use std::time::{Duration, Instant};
+
+/// The most positions taken between two reads of the heartbeat flag: enough that a block of a
+/// cheap body (a multiply-add, a filter test) runs as a vectorised loop whose per-block cost
+/// (a flag load, a split of the producer) vanishes. A heavy body never gets this far: blocks
+/// stop growing once one takes [`BLOCK_TIME`].
+pub(crate) const BLOCK: usize = 1024;
+
+/// A run's blocks start at one position and double while a block takes less than this, up to
+/// [`BLOCK`] (a clock read per block while growing, at most eleven per run): so a heavy body (an
+/// n-body row, an image row) is still checked between items and answers a request within a
+/// check interval, while a cheap one reaches full blocks after a few dozen items.
+const BLOCK_TIME: Duration = Duration::from_micros(5);
+
+/// A splittable source of items: a range, a slice, or an adapter over other producers.
+///
+/// `len` counts *positions* (base items); a filtering adapter yields at most that many items.
+pub trait Producer: Send + Sized {
+    /// What the producer yields.
+    type Item;
+    /// The sequential iterator over a block of positions.
+    type Iter<'s>: Iterator<Item = Self::Item>
+    where
+        Self: 's;
+    /// Positions left.
+    fn len(&self) -> usize;
+    /// The first `mid` positions and the rest.
+    fn split_at(self, mid: usize) -> (Self, Self);
+    /// Takes the first `n` positions (`n <= len`) as a sequential iterator; the producer keeps
+    /// the rest. Positions the returned iterator does not reach are dropped with it.
+    fn take(&mut self, n: usize) -> Self::Iter<'_>;
+    /// True when every position yields exactly one item (no filtering): `collect` then writes
+    /// in place.
+    fn exact(&self) -> bool {
+        true
+    }
+}
+
+/// Folds items and can be split; results of neighbouring pieces reduce left to right.
+pub(crate) trait Consumer<T>: Send + Sized {
+    type Result: Send;
+    /// Folds a block of items in order.
+    fn consume_iter<I: Iterator<Item = T>>(&mut self, iter: I);
+    /// True when no more items can change the result (short-circuiting consumers).
+    fn full(&self) -> bool {
+        false
+    }
+    /// A fresh consumer for the positions after the next `left` ones, which this consumer
+    /// keeps.
+    fn split_off(&mut self, left: usize) -> Self;
+    fn finish(self) -> Self::Result;
+    /// Combines this piece's result with the next piece's.
+    fn reducer(&self) -> Self::Reducer;
+    /// How results combine.
+    type Reducer: Reducer<Self::Result>;
+}
+
+/// Combines the results of two neighbouring pieces, `left` first.
+pub(crate) trait Reducer<R> {
+    fn reduce(self, left: R, right: R) -> R;
+}
+
+/// Runs `op` on a worker: this one, else one of the global pool's.
+pub(crate) fn on_worker<R: Send>(op: impl FnOnce(&WorkerThread) -> R + Send) -> R {
+    match WorkerThread::current() {
+        Some(w) => op(w),
+        None => Registry::in_worker(crate::global::registry(), |w, _| op(w)),
+    }
+}
+
+/// Runs producer `p` into consumer `c` on the current pool (else the global one).
+pub(crate) fn drive<P, C>(p: P, c: C) -> C::Result
+where
+    P: Producer,
+    C: Consumer<P::Item>,
+{
+    on_worker(|w| run(w, p, c))
+}
+
+/// Runs `p` into `c` block by block on `w`, splitting at beats (see the module doc).
+fn run<P, C>(w: &WorkerThread, mut p: P, mut c: C) -> C::Result
+where
+    P: Producer,
+    C: Consumer<P::Item>,
+{
+    {
+        let _span = TaskSpan::enter(TaskKind::LoopChunk, None);
+        let hb = w.heartbeat();
+        let mut block = 1;
+        let mut grown_at = Some(Instant::now());
+        loop {
+            let len = p.len();
+            if len == 0 || c.full() {
+                return c.finish();
+            }
+            if len >= 2 && hb.wanted() && hb.poll(LOOP_SPACING, || w.registry().sleep.idle_exists())
+            {
+                break;
+            }
+            c.consume_iter(p.take(len.min(block)));
+            if let Some(t) = grown_at {
+                let now = Instant::now();
+                if now.duration_since(t) > BLOCK_TIME || block >= BLOCK {
+                    grown_at = None;
+                } else {
+                    block *= 2;
+                    grown_at = Some(now);
+                }
+            }
+        }
+    }
+    // A beat, and at least two positions left: publish the second half.
+    let mid = p.len() / 2;
+    let (left, right) = p.split_at(mid);
+    let rc = c.split_off(mid);
+    let reducer = c.reducer();
+    let (a, b) = join_promoted(
+        w,
+        || run(w, left, c),
+        move || {
+            let thief = WorkerThread::current().expect("iter::run: runs on a worker");
+            run(thief, right, rc)
+        },
+    );
+    reducer.reduce(a, b)
+}

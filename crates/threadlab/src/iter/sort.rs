@@ -1,0 +1,299 @@
+//! The parallel sorts behind `par_sort*`, each splitting by [`join`] (so the heartbeat decides
+//! which halves another worker takes).
+//!
+//! - **Unstable** ([`quick_sort`]): a pattern-defeating quicksort after Orson Peters ("Pattern-
+//!   defeating Quicksort", arXiv:2106.05123, 2021): the pivot is the median of three (a ninther,
+//!   Tukey's median of medians of three, on long slices); a slice whose pivot equals the pivot of
+//!   an ancestor is partitioned into "equal" and "greater" and the equal part is done (Peters'
+//!   fix for many duplicates); after `log2(n)` badly unbalanced partitions the piece falls back
+//!   to the standard library's sort (Musser's introsort bound, which pdqsort keeps). The two
+//!   sides of each partition are sorted by `join`. Pieces of at most `n / (8 × workers)`
+//!   elements (see [`base_len`]) go to the standard library's sort. (Both sorts need `T: Sync`: a pivot and the
+//!   merge's inputs are read from several workers.) Pieces of at most [`SEQUENTIAL`] elements use
+//!   std's `sort_unstable_by` (itself a pdqsort descendant).
+//! - **Stable** ([`merge_sort`]): sort both halves by `join`, copy the slice to a buffer, and
+//!   merge the buffer's halves back with the divide-and-conquer parallel merge (the median of the
+//!   longer run splits the shorter by binary search; both sub-merges go to `join`), as in
+//!   Cormen, Leiserson, Rivest and Stein, *Introduction to Algorithms* (3rd ed.), section 27.3.
+//!   Only bitwise moves happen while merging, so if the comparison panics the buffer, a complete
+//!   copy, is written back: every element is in the slice exactly once.
+
+use crate::join::join;
+use std::mem::MaybeUninit;
+use std::ptr;
+
+/// Pieces this short are sorted sequentially by the standard library (a base case, not a grain:
+/// below it a `join` costs more than the sort saves).
+const SEQUENTIAL: usize = 2048;
+
+/// Pieces per worker: the sorts cut a slice of `n` down to pieces of `n / (PIECES × workers)`
+/// (at least [`SEQUENTIAL`]) and sort those with the standard library, whose sorts beat this
+/// file's partition and merge per element; 8 pieces per worker leave the heartbeat enough to
+/// even out the load, and a 1-worker pool does only three levels of its own passes.
+const PIECES: usize = 8;
+
+/// The base-case length for sorting `len` elements on the current pool.
+fn base_len(len: usize) -> usize {
+    (len / (PIECES * crate::current_num_threads())).max(SEQUENTIAL)
+}
+
+/// Merges this short are done sequentially.
+const SEQUENTIAL_MERGE: usize = 4096;
+
+/// Sorts `v` unstably by `is_less` (see the module doc).
+pub(crate) fn quick_sort<T, F>(v: &mut [T], is_less: &F)
+where
+    T: Send + Sync,
+    F: Fn(&T, &T) -> bool + Sync,
+{
+    let limit = usize::BITS - v.len().leading_zeros();
+    quick(v, is_less, None, limit, base_len(v.len()));
+}
+
+fn quick<T, F>(mut v: &mut [T], is_less: &F, ancestor: Option<&T>, mut limit: u32, base: usize)
+where
+    T: Send + Sync,
+    F: Fn(&T, &T) -> bool + Sync,
+{
+    loop {
+        let len = v.len();
+        if len <= base {
+            v.sort_unstable_by(|a, b| order(is_less, a, b));
+            return;
+        }
+        if limit == 0 {
+            // Too many bad partitions: a worst-case input. Fall back (pdqsort uses heapsort).
+            v.sort_unstable_by(|a, b| order(is_less, a, b));
+            return;
+        }
+        let p = choose_pivot(v, is_less);
+        v.swap(0, p);
+        let (pivot, rest) = v.split_first_mut().expect("quick: len > SEQUENTIAL");
+        // The pivot equals an ancestor pivot (which is <= it): put the equal run aside, done.
+        if let Some(a) = ancestor {
+            if !is_less(a, pivot) {
+                let eq = partition(rest, |x| !is_less(pivot, x));
+                v = &mut std::mem::take(&mut v)[eq + 1..];
+                continue;
+            }
+        }
+        let mid = partition(rest, |x| is_less(x, pivot));
+        v.swap(0, mid);
+        let (left, right) = v.split_at_mut(mid);
+        let (pivot, right) = right.split_first_mut().expect("quick: pivot at mid");
+        if left.len().min(right.len()) < len / 8 {
+            limit -= 1;
+        }
+        let pivot: &T = pivot;
+        join(
+            || quick(left, is_less, ancestor, limit, base),
+            || quick(right, is_less, Some(pivot), limit, base),
+        );
+        return;
+    }
+}
+
+/// `Ordering` from a strict less-than (for std's sorts).
+fn order<T, F: Fn(&T, &T) -> bool>(is_less: &F, a: &T, b: &T) -> std::cmp::Ordering {
+    if is_less(a, b) {
+        std::cmp::Ordering::Less
+    } else if is_less(b, a) {
+        std::cmp::Ordering::Greater
+    } else {
+        std::cmp::Ordering::Equal
+    }
+}
+
+/// Index of the median of three (a ninther on long slices).
+fn choose_pivot<T, F: Fn(&T, &T) -> bool>(v: &[T], is_less: &F) -> usize {
+    let len = v.len();
+    let med3 = |a: usize, b: usize, c: usize| {
+        let (a, b) = if is_less(&v[b], &v[a]) {
+            (b, a)
+        } else {
+            (a, b)
+        };
+        if is_less(&v[c], &v[a]) {
+            a
+        } else if is_less(&v[c], &v[b]) {
+            c
+        } else {
+            b
+        }
+    };
+    let (a, b, c) = (len / 4, len / 2, len / 4 * 3);
+    if len >= 128 {
+        let s = len / 8;
+        med3(
+            med3(a - s, a, a + s),
+            med3(b - s, b, b + s),
+            med3(c - s, c, c + s),
+        )
+    } else {
+        med3(a, b, c)
+    }
+}
+
+/// Moves the elements satisfying `pred` to the front (Hoare's scheme, swaps only); returns how
+/// many there are.
+fn partition<T>(v: &mut [T], pred: impl Fn(&T) -> bool) -> usize {
+    let (mut l, mut r) = (0, v.len());
+    loop {
+        while l < r && pred(&v[l]) {
+            l += 1;
+        }
+        while l < r && !pred(&v[r - 1]) {
+            r -= 1;
+        }
+        if l >= r {
+            return l;
+        }
+        r -= 1;
+        v.swap(l, r);
+        l += 1;
+    }
+}
+
+/// Sorts `v` stably by `is_less` (see the module doc).
+pub(crate) fn merge_sort<T, F>(v: &mut [T], is_less: &F)
+where
+    T: Send + Sync,
+    F: Fn(&T, &T) -> bool + Sync,
+{
+    if v.len() <= SEQUENTIAL || std::mem::size_of::<T>() == 0 {
+        v.sort_by(|a, b| order(is_less, a, b));
+        return;
+    }
+    let mut buf: Vec<T> = Vec::with_capacity(v.len());
+    let base = base_len(v.len());
+    sort_rec(v, buf.spare_capacity_mut(), is_less, base);
+}
+
+/// Sorts `v` stably using `buf` (as long as `v`, contents ignored) as scratch.
+fn sort_rec<T, F>(v: &mut [T], buf: &mut [MaybeUninit<T>], is_less: &F, base: usize)
+where
+    T: Send + Sync,
+    F: Fn(&T, &T) -> bool + Sync,
+{
+    let len = v.len();
+    if len <= base {
+        v.sort_by(|a, b| order(is_less, a, b));
+        return;
+    }
+    let mid = len / 2;
+    {
+        let (vl, vr) = v.split_at_mut(mid);
+        let (bl, br) = buf.split_at_mut(mid);
+        join(
+            || sort_rec(vl, bl, is_less, base),
+            || sort_rec(vr, br, is_less, base),
+        );
+    }
+    // SAFETY: `buf` has room for `len` elements and does not overlap `v`; from here on the
+    // elements live bitwise in both places until the merge overwrote `v`, and nothing drops
+    // either copy (`buf` holds `MaybeUninit`).
+    unsafe { ptr::copy_nonoverlapping(v.as_ptr(), buf.as_mut_ptr().cast::<T>(), len) };
+    let restore = Restore {
+        src: buf.as_ptr().cast::<T>(),
+        dst: v.as_mut_ptr(),
+        len,
+    };
+    let (a, b) = buf.split_at(mid);
+    let dst = Dst(v.as_mut_ptr());
+    // SAFETY: `a` and `b` are initialised (just copied), sorted, and together exactly as long
+    // as the destination `v`, which nothing else touches during the merge.
+    unsafe { par_merge(slice_init(a), slice_init(b), dst, is_less) };
+    std::mem::forget(restore);
+}
+
+/// Writes the buffer back over the slice if the merge unwinds (see the module doc).
+struct Restore<T> {
+    src: *const T,
+    dst: *mut T,
+    len: usize,
+}
+
+impl<T> Drop for Restore<T> {
+    fn drop(&mut self) {
+        // SAFETY: `src` holds a full bitwise copy of the slice's elements taken before the
+        // merge, whose partial writes to `dst` are only bitwise copies: putting the copy back
+        // leaves each element in the slice exactly once.
+        unsafe { ptr::copy_nonoverlapping(self.src, self.dst, self.len) };
+    }
+}
+
+/// A destination pointer that may cross to another worker inside `par_merge`.
+#[derive(Clone, Copy)]
+struct Dst<T>(*mut T);
+// SAFETY: each sub-merge writes a disjoint range of the destination; the pointer is only an
+// address for those writes, made while the owner of the slice waits in `join`.
+unsafe impl<T: Send + Sync> Send for Dst<T> {}
+// SAFETY: as for `Send`: shared only to derive disjoint ranges.
+unsafe impl<T: Send + Sync> Sync for Dst<T> {}
+
+/// # Safety
+/// `s` must be initialised.
+unsafe fn slice_init<T>(s: &[MaybeUninit<T>]) -> &[T] {
+    // SAFETY: the caller promises the elements are initialised; layouts are the same.
+    unsafe { &*(s as *const [MaybeUninit<T>] as *const [T]) }
+}
+
+/// Merges sorted `a` and `b` into `dst` (room for `a.len() + b.len()`), stably (ties from `a`
+/// first), splitting by `join` above [`SEQUENTIAL_MERGE`] elements.
+///
+/// # Safety
+/// `dst` must be valid for writes of `a.len() + b.len()` elements and overlap neither input.
+unsafe fn par_merge<T, F>(a: &[T], b: &[T], dst: Dst<T>, is_less: &F)
+where
+    T: Send + Sync,
+    F: Fn(&T, &T) -> bool + Sync,
+{
+    if a.len() + b.len() <= SEQUENTIAL_MERGE || a.is_empty() || b.is_empty() {
+        // SAFETY: the caller's contract, passed on.
+        unsafe { seq_merge(a, b, dst.0, is_less) };
+        return;
+    }
+    // Split the longer run at its middle and the other where that element would go, keeping
+    // stability: equal elements of `a` stay before those of `b`.
+    let (ia, ib) = if a.len() >= b.len() {
+        let ia = a.len() / 2;
+        (ia, b.partition_point(|x| is_less(x, &a[ia])))
+    } else {
+        let ib = b.len() / 2;
+        (a.partition_point(|x| !is_less(&b[ib], x)), ib)
+    };
+    let (a1, a2) = a.split_at(ia);
+    let (b1, b2) = b.split_at(ib);
+    // SAFETY: `dst + ia + ib` is within the destination (ia <= a.len(), ib <= b.len()).
+    let dst2 = Dst(unsafe { dst.0.add(ia + ib) });
+    join(
+        // SAFETY: the two halves write disjoint ranges of the destination, each as long as its
+        // inputs.
+        || unsafe { par_merge(a1, b1, dst, is_less) },
+        // SAFETY: as above.
+        || unsafe { par_merge(a2, b2, dst2, is_less) },
+    );
+}
+
+/// # Safety
+/// As [`par_merge`].
+unsafe fn seq_merge<T, F: Fn(&T, &T) -> bool>(a: &[T], b: &[T], dst: *mut T, is_less: &F) {
+    let (mut i, mut j, mut k) = (0, 0, 0);
+    while i < a.len() && j < b.len() {
+        let src = if is_less(&b[j], &a[i]) {
+            j += 1;
+            &b[j - 1]
+        } else {
+            i += 1;
+            &a[i - 1]
+        };
+        // SAFETY: `k < a.len() + b.len()`, within the destination (caller's contract).
+        unsafe { ptr::copy_nonoverlapping(src, dst.add(k), 1) };
+        k += 1;
+    }
+    // SAFETY: the rests fill exactly the remaining destination.
+    unsafe {
+        ptr::copy_nonoverlapping(a.as_ptr().add(i), dst.add(k), a.len() - i);
+        ptr::copy_nonoverlapping(b.as_ptr().add(j), dst.add(k + a.len() - i), b.len() - j);
+    }
+}

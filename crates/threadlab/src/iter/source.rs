@@ -1,0 +1,427 @@
+//! The sources: integer ranges, shared and mutable slices, and their fixed-size chunks. Each is
+//! its own [`Producer`]: splitting is `split_at` on the range or slice, a block is the std
+//! iterator over the first positions.
+
+use super::drive::Producer;
+use super::{IndexedParallelIterator, ParallelIterator};
+use std::ops::Range;
+
+/// A parallel iterator over an integer range, from `(a..b).into_par_iter()`.
+///
+/// ```
+/// use threadlab::prelude::*;
+/// assert_eq!((1u64..11).into_par_iter().sum::<u64>(), 55);
+/// ```
+#[derive(Debug, Clone)]
+pub struct RangeIter<T> {
+    range: Range<T>,
+}
+
+macro_rules! range_impls {
+    ($($t:ty),*) => {$(
+        impl Producer for RangeIter<$t> {
+            type Item = $t;
+            type Iter<'s> = Range<$t>;
+            #[inline]
+            fn len(&self) -> usize {
+                if self.range.start < self.range.end {
+                    (self.range.end as i128 - self.range.start as i128) as usize
+                } else {
+                    0
+                }
+            }
+            fn split_at(self, mid: usize) -> (Self, Self) {
+                let m = (self.range.start as i128 + mid as i128) as $t;
+                (
+                    RangeIter { range: self.range.start..m },
+                    RangeIter { range: m..self.range.end },
+                )
+            }
+            #[inline]
+            fn take(&mut self, n: usize) -> Range<$t> {
+                let start = self.range.start;
+                let m = (start as i128 + n as i128) as $t;
+                self.range.start = m;
+                start..m
+            }
+        }
+        impl ParallelIterator for RangeIter<$t> {
+            type Item = $t;
+            type Producer = Self;
+            fn into_producer(self) -> Self {
+                self
+            }
+        }
+        impl IndexedParallelIterator for RangeIter<$t> {}
+        impl super::IntoParallelIterator for Range<$t> {
+            type Item = $t;
+            type Iter = RangeIter<$t>;
+            fn into_par_iter(self) -> RangeIter<$t> {
+                RangeIter { range: self }
+            }
+        }
+    )*};
+}
+range_impls!(u8, u16, u32, u64, usize, i8, i16, i32, i64, isize);
+
+/// A parallel iterator over `&T` of a slice, from `par_iter()`.
+///
+/// ```
+/// use threadlab::prelude::*;
+/// let v = vec![1, 2, 3];
+/// assert_eq!(v.par_iter().max(), Some(&3));
+/// ```
+#[derive(Debug)]
+pub struct Iter<'a, T> {
+    slice: &'a [T],
+}
+
+impl<'a, T: Sync> Producer for Iter<'a, T> {
+    type Item = &'a T;
+    type Iter<'s>
+        = std::slice::Iter<'a, T>
+    where
+        Self: 's;
+    #[inline]
+    fn len(&self) -> usize {
+        self.slice.len()
+    }
+    fn split_at(self, mid: usize) -> (Self, Self) {
+        let (l, r) = self.slice.split_at(mid);
+        (Iter { slice: l }, Iter { slice: r })
+    }
+    #[inline]
+    fn take(&mut self, n: usize) -> std::slice::Iter<'a, T> {
+        let (head, rest) = self.slice.split_at(n);
+        self.slice = rest;
+        head.iter()
+    }
+}
+
+impl<'a, T: Sync> ParallelIterator for Iter<'a, T> {
+    type Item = &'a T;
+    type Producer = Self;
+    fn into_producer(self) -> Self {
+        self
+    }
+}
+impl<T: Sync> IndexedParallelIterator for Iter<'_, T> {}
+
+/// A parallel iterator over `&mut T` of a slice, from `par_iter_mut()`.
+///
+/// ```
+/// use threadlab::prelude::*;
+/// let mut v = vec![1, 2, 3];
+/// v.par_iter_mut().for_each(|x| *x *= 10);
+/// assert_eq!(v, [10, 20, 30]);
+/// ```
+#[derive(Debug)]
+pub struct IterMut<'a, T> {
+    slice: &'a mut [T],
+}
+
+impl<'a, T: Send> Producer for IterMut<'a, T> {
+    type Item = &'a mut T;
+    type Iter<'s>
+        = std::slice::IterMut<'a, T>
+    where
+        Self: 's;
+    #[inline]
+    fn len(&self) -> usize {
+        self.slice.len()
+    }
+    fn split_at(self, mid: usize) -> (Self, Self) {
+        let (l, r) = self.slice.split_at_mut(mid);
+        (IterMut { slice: l }, IterMut { slice: r })
+    }
+    #[inline]
+    fn take(&mut self, n: usize) -> std::slice::IterMut<'a, T> {
+        let (head, rest) = std::mem::take(&mut self.slice).split_at_mut(n);
+        self.slice = rest;
+        head.iter_mut()
+    }
+}
+
+impl<'a, T: Send> ParallelIterator for IterMut<'a, T> {
+    type Item = &'a mut T;
+    type Producer = Self;
+    fn into_producer(self) -> Self {
+        self
+    }
+}
+impl<T: Send> IndexedParallelIterator for IterMut<'_, T> {}
+
+/// A parallel iterator over consecutive `&[T]` chunks, from `par_chunks(n)`.
+///
+/// ```
+/// use threadlab::prelude::*;
+/// let v = [1, 2, 3, 4, 5];
+/// let sums: Vec<i32> = v.par_chunks(2).map(|c| c.iter().sum()).collect();
+/// assert_eq!(sums, [3, 7, 5]);
+/// ```
+#[derive(Debug)]
+pub struct Chunks<'a, T> {
+    slice: &'a [T],
+    size: usize,
+}
+
+impl<'a, T: Sync> Producer for Chunks<'a, T> {
+    type Item = &'a [T];
+    type Iter<'s>
+        = std::slice::Chunks<'a, T>
+    where
+        Self: 's;
+    #[inline]
+    fn len(&self) -> usize {
+        self.slice.len().div_ceil(self.size)
+    }
+    fn split_at(self, mid: usize) -> (Self, Self) {
+        let (l, r) = self.slice.split_at((mid * self.size).min(self.slice.len()));
+        let size = self.size;
+        (Chunks { slice: l, size }, Chunks { slice: r, size })
+    }
+    #[inline]
+    fn take(&mut self, n: usize) -> std::slice::Chunks<'a, T> {
+        let (head, rest) = self.slice.split_at((n * self.size).min(self.slice.len()));
+        self.slice = rest;
+        head.chunks(self.size)
+    }
+}
+
+impl<'a, T: Sync> ParallelIterator for Chunks<'a, T> {
+    type Item = &'a [T];
+    type Producer = Self;
+    fn into_producer(self) -> Self {
+        self
+    }
+}
+impl<T: Sync> IndexedParallelIterator for Chunks<'_, T> {}
+
+/// A parallel iterator over consecutive `&mut [T]` chunks, from `par_chunks_mut(n)`.
+///
+/// ```
+/// use threadlab::prelude::*;
+/// let mut v = [0u8; 5];
+/// v.par_chunks_mut(2).enumerate().for_each(|(i, c)| c.fill(i as u8));
+/// assert_eq!(v, [0, 0, 1, 1, 2]);
+/// ```
+#[derive(Debug)]
+pub struct ChunksMut<'a, T> {
+    slice: &'a mut [T],
+    size: usize,
+}
+
+impl<'a, T: Send> Producer for ChunksMut<'a, T> {
+    type Item = &'a mut [T];
+    type Iter<'s>
+        = std::slice::ChunksMut<'a, T>
+    where
+        Self: 's;
+    #[inline]
+    fn len(&self) -> usize {
+        self.slice.len().div_ceil(self.size)
+    }
+    fn split_at(self, mid: usize) -> (Self, Self) {
+        let at = (mid * self.size).min(self.slice.len());
+        let (l, r) = self.slice.split_at_mut(at);
+        let size = self.size;
+        (ChunksMut { slice: l, size }, ChunksMut { slice: r, size })
+    }
+    #[inline]
+    fn take(&mut self, n: usize) -> std::slice::ChunksMut<'a, T> {
+        let at = (n * self.size).min(self.slice.len());
+        let (head, rest) = std::mem::take(&mut self.slice).split_at_mut(at);
+        self.slice = rest;
+        head.chunks_mut(self.size)
+    }
+}
+
+impl<'a, T: Send> ParallelIterator for ChunksMut<'a, T> {
+    type Item = &'a mut [T];
+    type Producer = Self;
+    fn into_producer(self) -> Self {
+        self
+    }
+}
+impl<T: Send> IndexedParallelIterator for ChunksMut<'_, T> {}
+
+impl<'a, T: Sync + 'a> super::IntoParallelIterator for &'a [T] {
+    type Item = &'a T;
+    type Iter = Iter<'a, T>;
+    fn into_par_iter(self) -> Iter<'a, T> {
+        Iter { slice: self }
+    }
+}
+
+impl<'a, T: Sync + 'a> super::IntoParallelIterator for &'a Vec<T> {
+    type Item = &'a T;
+    type Iter = Iter<'a, T>;
+    fn into_par_iter(self) -> Iter<'a, T> {
+        Iter { slice: self }
+    }
+}
+
+impl<'a, T: Send + 'a> super::IntoParallelIterator for &'a mut [T] {
+    type Item = &'a mut T;
+    type Iter = IterMut<'a, T>;
+    fn into_par_iter(self) -> IterMut<'a, T> {
+        IterMut { slice: self }
+    }
+}
+
+impl<'a, T: Send + 'a> super::IntoParallelIterator for &'a mut Vec<T> {
+    type Item = &'a mut T;
+    type Iter = IterMut<'a, T>;
+    fn into_par_iter(self) -> IterMut<'a, T> {
+        IterMut { slice: self }
+    }
+}
+
+/// Chunked parallel iteration over a shared slice (and so a `Vec`, an array).
+///
+/// ```
+/// use threadlab::prelude::*;
+/// assert_eq!([1, 2, 3].par_chunks(2).count(), 2);
+/// ```
+pub trait ParallelSlice<T: Sync> {
+    /// Consecutive chunks of `size` elements, the last maybe shorter.
+    ///
+    /// # Panics
+    /// If `size` is 0.
+    ///
+    /// ```
+    /// use threadlab::prelude::*;
+    /// assert_eq!([1, 2, 3].par_chunks(2).map(|c| c.len()).collect::<Vec<_>>(), [2, 1]);
+    /// ```
+    fn par_chunks(&self, size: usize) -> Chunks<'_, T>;
+}
+
+impl<T: Sync> ParallelSlice<T> for [T] {
+    fn par_chunks(&self, size: usize) -> Chunks<'_, T> {
+        assert!(size > 0, "par_chunks: size must be at least 1");
+        Chunks { slice: self, size }
+    }
+}
+
+/// Chunked parallel iteration over a mutable slice, and the parallel sorts (see
+/// `crate::iter::sort`).
+///
+/// ```
+/// use threadlab::prelude::*;
+/// let mut v = vec![3, 1, 2];
+/// v.par_sort();
+/// assert_eq!(v, [1, 2, 3]);
+/// ```
+pub trait ParallelSliceMut<T: Send> {
+    /// The slice itself.
+    #[doc(hidden)]
+    fn as_par_slice_mut(&mut self) -> &mut [T];
+
+    /// Consecutive mutable chunks of `size` elements, the last maybe shorter.
+    ///
+    /// # Panics
+    /// If `size` is 0.
+    ///
+    /// ```
+    /// use threadlab::prelude::*;
+    /// let mut v = [1, 2, 3];
+    /// v.par_chunks_mut(2).for_each(|c| c.reverse());
+    /// assert_eq!(v, [2, 1, 3]);
+    /// ```
+    fn par_chunks_mut(&mut self, size: usize) -> ChunksMut<'_, T> {
+        assert!(size > 0, "par_chunks_mut: size must be at least 1");
+        ChunksMut {
+            slice: self.as_par_slice_mut(),
+            size,
+        }
+    }
+
+    /// Sorts stably (a parallel merge sort; see `crate::iter::sort`).
+    ///
+    /// ```
+    /// use threadlab::prelude::*;
+    /// let mut v = vec![(1, 'b'), (0, 'x'), (1, 'a')];
+    /// v.par_sort_by_key(|p| p.0);
+    /// assert_eq!(v, [(0, 'x'), (1, 'b'), (1, 'a')]);
+    /// ```
+    fn par_sort(&mut self)
+    where
+        T: Ord + Sync,
+    {
+        super::sort::merge_sort(self.as_par_slice_mut(), &T::lt);
+    }
+
+    /// Sorts stably by `compare`.
+    ///
+    /// ```
+    /// use threadlab::prelude::*;
+    /// let mut v = vec![1, 3, 2];
+    /// v.par_sort_by(|a, b| b.cmp(a));
+    /// assert_eq!(v, [3, 2, 1]);
+    /// ```
+    fn par_sort_by<F>(&mut self, compare: F)
+    where
+        T: Sync,
+        F: Fn(&T, &T) -> std::cmp::Ordering + Sync,
+    {
+        super::sort::merge_sort(self.as_par_slice_mut(), &|a: &T, b: &T| {
+            compare(a, b) == std::cmp::Ordering::Less
+        });
+    }
+
+    /// Sorts stably by the key `f` gives (computed at every comparison).
+    ///
+    /// ```
+    /// use threadlab::prelude::*;
+    /// let mut v = vec![-3i32, 1, -2];
+    /// v.par_sort_by_key(|x| x.abs());
+    /// assert_eq!(v, [1, -2, -3]);
+    /// ```
+    fn par_sort_by_key<K: Ord, F>(&mut self, f: F)
+    where
+        T: Sync,
+        F: Fn(&T) -> K + Sync,
+    {
+        super::sort::merge_sort(self.as_par_slice_mut(), &|a: &T, b: &T| f(a) < f(b));
+    }
+
+    /// Sorts without keeping the order of equal elements (a parallel pattern-defeating
+    /// quicksort; see `crate::iter::sort`).
+    ///
+    /// ```
+    /// use threadlab::prelude::*;
+    /// let mut v: Vec<u64> = (0..1000).rev().collect();
+    /// v.par_sort_unstable();
+    /// assert!(v.windows(2).all(|w| w[0] <= w[1]));
+    /// ```
+    fn par_sort_unstable(&mut self)
+    where
+        T: Ord + Sync,
+    {
+        super::sort::quick_sort(self.as_par_slice_mut(), &T::lt);
+    }
+
+    /// Sorts unstably by `compare`.
+    ///
+    /// ```
+    /// use threadlab::prelude::*;
+    /// let mut v = vec![1, 3, 2];
+    /// v.par_sort_unstable_by(|a, b| b.cmp(a));
+    /// assert_eq!(v, [3, 2, 1]);
+    /// ```
+    fn par_sort_unstable_by<F>(&mut self, compare: F)
+    where
+        T: Sync,
+        F: Fn(&T, &T) -> std::cmp::Ordering + Sync,
+    {
+        super::sort::quick_sort(self.as_par_slice_mut(), &|a: &T, b: &T| {
+            compare(a, b) == std::cmp::Ordering::Less
+        });
+    }
+}
+
+impl<T: Send> ParallelSliceMut<T> for [T] {
+    fn as_par_slice_mut(&mut self) -> &mut [T] {
+        self
+    }
+}

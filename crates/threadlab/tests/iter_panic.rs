@@ -1,0 +1,153 @@
+//! A panic in a parallel iterator's closure is re-raised at the terminal method, and every item
+//! produced before it is dropped exactly once: counted with an element type that counts its
+//! creations and drops, at random panic positions, on a 2-worker pool and the global pool.
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use threadlab::prelude::*;
+use threadlab::Pool;
+
+static MADE: AtomicUsize = AtomicUsize::new(0);
+static DROPPED: AtomicUsize = AtomicUsize::new(0);
+
+/// Counts its creations and drops (the tests in this file run one at a time under a lock).
+struct Counted(#[allow(dead_code)] u64);
+
+impl Counted {
+    fn new(x: u64) -> Counted {
+        MADE.fetch_add(1, Ordering::Relaxed);
+        Counted(x)
+    }
+}
+
+impl Drop for Counted {
+    fn drop(&mut self) {
+        DROPPED.fetch_add(1, Ordering::Relaxed);
+    }
+}
+
+static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+fn slow(x: u64) {
+    if x % 97 == 0 {
+        std::hint::black_box((0..300u64).fold(x, |a, b| a.wrapping_mul(b | 1)));
+    }
+}
+
+/// Runs `op`, which must panic with "boom", and checks every `Counted` made was dropped once.
+fn expect_boom_and_no_leak(op: impl FnOnce()) {
+    let _guard = SERIAL.lock().unwrap_or_else(|p| p.into_inner());
+    MADE.store(0, Ordering::Relaxed);
+    DROPPED.store(0, Ordering::Relaxed);
+    let err = catch_unwind(AssertUnwindSafe(op)).expect_err("the closure's panic was re-raised");
+    assert_eq!(err.downcast_ref::<&str>(), Some(&"boom"));
+    let (made, dropped) = (
+        MADE.load(Ordering::Relaxed),
+        DROPPED.load(Ordering::Relaxed),
+    );
+    assert_eq!(made, dropped, "made {made} items, dropped {dropped}");
+}
+
+fn scenarios(n: u64, at: u64) {
+    let v: Vec<u64> = (0..n).collect();
+    // collect: items made before the panic sit in the pieces' Vecs.
+    expect_boom_and_no_leak(|| {
+        let _: Vec<Counted> = v
+            .par_iter()
+            .map(|&x| {
+                slow(x);
+                if x == at {
+                    panic!("boom");
+                }
+                Counted::new(x)
+            })
+            .collect();
+    });
+    // collect of a filtering pipeline: the pieces' own Vecs, linked in order.
+    expect_boom_and_no_leak(|| {
+        let _: Vec<Counted> = v
+            .par_iter()
+            .filter_map(|&x| {
+                slow(x);
+                if x == at {
+                    panic!("boom");
+                }
+                (x % 3 != 0).then(|| Counted::new(x))
+            })
+            .collect();
+    });
+    // A panic in a consumer's closure after items were produced.
+    expect_boom_and_no_leak(|| {
+        (0..n).into_par_iter().map(Counted::new).for_each(|c| {
+            slow(c.0);
+            if c.0 == at {
+                panic!("boom");
+            }
+        });
+    });
+    // Reduce over owned items.
+    expect_boom_and_no_leak(|| {
+        let _ = (0..n).into_par_iter().map(Counted::new).reduce(
+            || Counted::new(0),
+            |a, b| {
+                slow(b.0);
+                if b.0 == at {
+                    panic!("boom");
+                }
+                Counted::new(a.0 + b.0)
+            },
+        );
+    });
+    // partition / unzip hold two lists per piece.
+    expect_boom_and_no_leak(|| {
+        let _ = (0..n)
+            .into_par_iter()
+            .map(|x| {
+                slow(x);
+                if x == at {
+                    panic!("boom");
+                }
+                (Counted::new(x), Counted::new(x))
+            })
+            .unzip();
+    });
+    // A panicking comparison in both sorts leaves every element in the slice once.
+    for stable in [false, true] {
+        expect_boom_and_no_leak(|| {
+            let mut items: Vec<Counted> = (0..n).map(|x| Counted::new((x * 7919) % n)).collect();
+            let calls = AtomicUsize::new(0);
+            let cmp = |a: &Counted, b: &Counted| {
+                if calls.fetch_add(1, Ordering::Relaxed) as u64 == at * 3 {
+                    panic!("boom");
+                }
+                a.0.cmp(&b.0)
+            };
+            let r = catch_unwind(AssertUnwindSafe(|| {
+                if stable {
+                    items.par_sort_by(cmp)
+                } else {
+                    items.par_sort_unstable_by(cmp)
+                }
+            }));
+            assert_eq!(items.len() as u64, n);
+            drop(items);
+            if let Err(p) = r {
+                std::panic::resume_unwind(p);
+            }
+            panic!("boom"); // the comparison count never reached `at * 3`
+        });
+    }
+}
+
+#[test]
+fn panics_are_re_raised_and_every_item_is_dropped_once() {
+    let pool = Pool::builder().threads(2).build().unwrap();
+    let mut seed = 0x1234_5678_9ABC_DEF1u64;
+    for n in [1u64, 2, 65, 5000, 60_000] {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        let at = seed % n;
+        pool.install(|| scenarios(n, at));
+        scenarios(n, at);
+    }
+}

@@ -46,7 +46,7 @@ fn bad_arguments_exit_2_with_one_line() {
     let out = out.to_str().unwrap();
     assert_usage_error(
         &["lab", "nosuch", "--out", out],
-        "image, jobs, contention, overhead, rendezvous, division, numa, alloc, falseshare",
+        "image, jobs, contention, overhead, rendezvous, division, numa, alloc, falseshare, pipeline",
     );
     assert_usage_error(
         &["lab", "--threads", "0", "--out", out],
@@ -86,7 +86,7 @@ fn help_is_helpful() {
         "--repeat",
         "--out",
         "--json",
-        "image, jobs, contention, overhead, rendezvous, division, numa, alloc, falseshare",
+        "image, jobs, contention, overhead, rendezvous, division, numa, alloc, falseshare, pipeline",
     ] {
         assert!(text.contains(flag), "lab --help mentions {flag}: {text}");
     }
@@ -96,7 +96,7 @@ fn help_is_helpful() {
     assert!(String::from_utf8_lossy(&out.stdout).contains("logical"));
 }
 
-const EXPERIMENTS: [&str; 9] = [
+const EXPERIMENTS: [&str; 10] = [
     "image",
     "jobs",
     "contention",
@@ -106,10 +106,11 @@ const EXPERIMENTS: [&str; 9] = [
     "numa",
     "alloc",
     "falseshare",
+    "pipeline",
 ];
 /// The experiments that save traces of their telling runs.
 const TRACED: [&str; 3] = ["image", "jobs", "contention"];
-const VARIANTS: [&str; 28] = [
+const VARIANTS: [&str; 30] = [
     "serial",
     "threadlab",
     "rayon",
@@ -138,6 +139,8 @@ const VARIANTS: [&str; 28] = [
     "packed",
     "padded",
     "shared",
+    "combined",
+    "pipelined",
 ];
 
 #[test]

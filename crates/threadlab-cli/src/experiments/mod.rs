@@ -10,6 +10,7 @@ pub mod jobs;
 pub mod numa;
 pub mod overhead;
 pub mod park_wake;
+pub mod pipeline;
 pub mod recorder_cost;
 pub mod rendezvous;
 pub mod verdict;

@@ -123,6 +123,7 @@ pub fn registry() -> Vec<&'static dyn Experiment> {
         &crate::experiments::numa::Numa,
         &crate::experiments::alloc::Alloc,
         &crate::experiments::falseshare::FalseShare,
+        &crate::experiments::pipeline::Pipeline,
     ]
 }
 

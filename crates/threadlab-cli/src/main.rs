@@ -4,6 +4,7 @@
 //! bad arguments (clap's convention, which our own validation follows) and for trace files that
 //! are missing, truncated or not threadlab's.
 
+mod alloc_count;
 mod baselines;
 mod cli;
 mod cpu_speed;
@@ -21,7 +22,14 @@ use cli::{Cli, Command, LabArgs};
 use std::path::Path;
 use std::process::ExitCode;
 
+/// Counts every allocation, for the experiments' allocations and bytes per message or job.
+#[global_allocator]
+static ALLOCATOR: alloc_count::Counting = alloc_count::Counting;
+
 fn main() -> ExitCode {
+    if std::env::var_os("THREADLAB_COUNT_ALLOCS").is_some_and(|v| v == "0") {
+        alloc_count::set_enabled(false);
+    }
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
         Err(e) if !e.use_stderr() => e.exit(), // --help, --version

@@ -82,6 +82,23 @@ impl Run {
         median(&mut l)
     }
 
+    /// How many calls of stage `stage` ran at once on average: their summed time over the span
+    /// from the first one's start to the last one's end.
+    fn concurrency(&self, stage: usize) -> f64 {
+        let spans = self.spans.iter().filter(|s| s.stage == stage);
+        let (mut sum, mut lo, mut hi) = (0.0, f64::INFINITY, f64::NEG_INFINITY);
+        for s in spans {
+            sum += s.end - s.start;
+            lo = lo.min(s.start);
+            hi = hi.max(s.end);
+        }
+        if hi > lo {
+            sum / (hi - lo)
+        } else {
+            f64::NAN
+        }
+    }
+
     /// Mean seconds of stage `stage`.
     fn stage_mean(&self, stage: usize) -> f64 {
         let d: Vec<f64> = self
@@ -446,7 +463,7 @@ impl Experiment for Pipeline {
             wc.throughput / wash_bounds[0],
         );
         let finding = format!(
-            "Pipelined, the washer and dryer finished a load every {} ({:.0}% of 1 / max(stage) = 1 / 75 ms{}) against every {} combined ({:.0}% of 1 / sum(stages) = 1 / 120 ms{}), while a load's latency stayed {} against {}; the CPU-bound tiles took {} pipelined against {} combined on {WORKERS} workers ({:.2}× faster).",
+            "Pipelined, the washer and dryer finished a load every {} ({:.0}% of 1 / max(stage) = 1 / 75 ms{}) against every {} combined ({:.0}% of 1 / sum(stages) = 1 / 120 ms{}), while a load's latency stayed {} against {}; the CPU-bound tiles took {} pipelined against {} combined on {WORKERS} workers (combined ÷ pipelined = {:.2}×), with on average {:.2} transforms running at once (their summed time over the span from the first one's start to the last one's end; below {WORKERS} when the machine's other work took a CPU).",
             fmt_secs(1.0 / wp.throughput),
             rp * 100.0,
             if within(rp) { ", within 10%" } else { ", NOT within 10%" },
@@ -458,6 +475,7 @@ impl Experiment for Pipeline {
             fmt_secs(tp.total),
             fmt_secs(tc.total),
             tc.total / tp.total,
+            tp.last.concurrency(1),
         );
         Ok(Outcome {
             finding,
@@ -508,5 +526,6 @@ mod tests {
         assert_eq!(ra.spans.len(), 12);
         assert_eq!(rb.spans.len(), 12);
         assert_eq!(rb.items(3).len(), 4);
+        assert!(rb.concurrency(1) > 0.0);
     }
 }

@@ -12,6 +12,7 @@
 //! the progress bars'; the lab's files are written under a temporary name and renamed when
 //! complete (`write_atomic`), so a run killed this way, or by Ctrl-C, leaves no truncated file.
 
+mod alloc_count;
 mod baselines;
 mod cli;
 mod cpu_speed;
@@ -32,8 +33,15 @@ use cli::{Cli, Command, LabArgs};
 use std::path::Path;
 use std::process::ExitCode;
 
+/// Counts every allocation, for the experiments' allocations and bytes per message or job.
+#[global_allocator]
+static ALLOCATOR: alloc_count::Counting = alloc_count::Counting;
+
 fn main() -> ExitCode {
     restore_sigpipe();
+    if std::env::var_os("THREADLAB_COUNT_ALLOCS").is_some_and(|v| v == "0") {
+        alloc_count::set_enabled(false);
+    }
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
         Err(e) if !e.use_stderr() => e.exit(), // --help, --version

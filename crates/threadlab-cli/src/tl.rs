@@ -14,6 +14,24 @@ pub fn pool(threads: usize) -> Result<Pool, String> {
         .map_err(|e| format!("threadlab pool: {e}"))
 }
 
+/// `kernel` on `buf` split into `bands` bands of whole rows (at most one per row), one
+/// `scope` task per band: the same split as the work-sharing pool's `for_each_band_in`.
+pub fn for_each_band_in(
+    pool: &Pool,
+    buf: &mut [u8],
+    pitch: usize,
+    bands: usize,
+    kernel: &(dyn Fn(&mut [u8]) + Sync),
+) {
+    let rows = buf.len() / pitch.max(1);
+    let rows_per_band = rows.div_ceil(bands.max(1)).max(1);
+    pool.scope(|s| {
+        for band in buf.chunks_mut(rows_per_band * pitch) {
+            s.spawn(move |_| kernel(band));
+        }
+    });
+}
+
 /// A pool behind an `Arc`, for job queues that outlive a borrow.
 pub fn shared_pool(threads: usize) -> Result<Arc<Pool>, String> {
     pool(threads).map(Arc::new)

@@ -23,6 +23,8 @@
 //! - `partition`: loops whose chunks go to chosen workers, for memory locality:
 //!   [`for_each_static`] (OpenMP's `schedule(static)`) and [`for_each_affinity`] with an
 //!   [`AffinityPartitioner`] (TBB's). [`CachePadded`] keeps per-thread data off shared lines.
+//! - `pipeline`: [`Pipeline`], a source and stages (parallel, serial in order, serial out of
+//!   order) with a bound on the items in flight, in the spirit of oneTBB's `parallel_pipeline`.
 #![deny(unsafe_op_in_unsafe_fn, clippy::undocumented_unsafe_blocks)]
 #![warn(missing_docs)]
 
@@ -47,6 +49,7 @@ mod join;
 mod latch;
 mod parallel;
 mod partition;
+mod pipeline;
 mod pool;
 pub mod prelude;
 mod scope;
@@ -62,6 +65,7 @@ pub use partition::{
     for_each_affinity, for_each_static, for_each_static_block, for_each_static_mut,
     AffinityPartitioner,
 };
+pub use pipeline::{Pipeline, PipelineReport};
 pub use pool::{Builder, Metrics, Pool, ShutdownReport, WakePolicy, WorkerMetrics};
 pub use scope::{scope, Scope};
 pub use serial::SerialQueue;

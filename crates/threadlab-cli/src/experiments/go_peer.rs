@@ -11,6 +11,7 @@
 //! once: a warm-up of a tenth of the messages, then `rounds` timed runs, each printing its wall
 //! nanoseconds and the process's CPU nanoseconds (getrusage, user + system, all threads).
 
+use crate::alloc_count::Counts;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -21,6 +22,7 @@ const PROGRAM: &str = r#"package main
 import (
 	"fmt"
 	"os"
+	"runtime"
 	"strconv"
 	"syscall"
 	"time"
@@ -36,7 +38,10 @@ func cpuNs() int64 {
 
 // run passes n numbers from a producer goroutine to a consumer goroutine through an
 // unbuffered channel and checks the consumer's sum.
-func run(n uint64) (int64, int64) {
+func run(n uint64) (int64, int64, uint64, uint64) {
+	// Go's own allocation counters, read outside the timed part (ReadMemStats stops the world).
+	var m0, m1 runtime.MemStats
+	runtime.ReadMemStats(&m0)
 	ch := make(chan uint64)
 	done := make(chan uint64)
 	cpu0 := cpuNs()
@@ -56,11 +61,12 @@ func run(n uint64) (int64, int64) {
 	sum := <-done
 	wall := time.Since(t0).Nanoseconds()
 	cpu := cpuNs() - cpu0
+	runtime.ReadMemStats(&m1)
 	if want := (n - 1) * n / 2; n > 0 && sum != want {
 		fmt.Fprintf(os.Stderr, "the consumer summed %d, expected %d\n", sum, want)
 		os.Exit(1)
 	}
-	return wall, cpu
+	return wall, cpu, m1.Mallocs - m0.Mallocs, m1.TotalAlloc - m0.TotalAlloc
 }
 
 func main() {
@@ -72,14 +78,14 @@ func main() {
 	}
 	run(n/10 + 1)
 	for r := 0; r < rounds; r++ {
-		wall, cpu := run(n)
-		fmt.Printf("%d %d\n", wall, cpu)
+		wall, cpu, mallocs, bytes := run(n)
+		fmt.Printf("%d %d %d %d\n", wall, cpu, mallocs, bytes)
 	}
 }
 "#;
 
 /// One timed run of the Go peer: wall and CPU seconds.
-pub type GoRun = (f64, f64);
+pub type GoRun = (f64, f64, Counts);
 
 /// A temporary directory removed on drop.
 struct TempDir(PathBuf);
@@ -151,14 +157,19 @@ pub fn run(n: u64, rounds: usize) -> Result<Option<Vec<GoRun>>, String> {
     parse(&String::from_utf8_lossy(&out.stdout), rounds).map(Some)
 }
 
-/// Parses the peer's `wall_ns cpu_ns` lines into seconds.
+/// Parses the peer's `wall_ns cpu_ns mallocs bytes` lines into seconds and Go's own allocation
+/// counts (`runtime.MemStats`: `Mallocs`, `TotalAlloc`).
 fn parse(text: &str, rounds: usize) -> Result<Vec<GoRun>, String> {
     let runs: Vec<GoRun> = text
         .lines()
         .map(|line| {
             let mut it = line.split_whitespace().map(str::parse::<u64>);
-            match (it.next(), it.next()) {
-                (Some(Ok(wall)), Some(Ok(cpu))) => Ok((wall as f64 / 1e9, cpu as f64 / 1e9)),
+            match (it.next(), it.next(), it.next(), it.next()) {
+                (Some(Ok(wall)), Some(Ok(cpu)), Some(Ok(allocs)), Some(Ok(bytes))) => Ok((
+                    wall as f64 / 1e9,
+                    cpu as f64 / 1e9,
+                    Counts { allocs, bytes },
+                )),
                 _ => Err(format!("go peer: unexpected output line {line:?}")),
             }
         })
@@ -179,10 +190,21 @@ mod tests {
     #[test]
     fn the_output_is_parsed_and_checked() {
         assert_eq!(
-            parse("1000 2000\n3000 4000\n", 2).unwrap(),
-            vec![(1e-6, 2e-6), (3e-6, 4e-6)]
+            parse("1000 2000 3 48\n3000 4000 0 0\n", 2).unwrap(),
+            vec![
+                (
+                    1e-6,
+                    2e-6,
+                    Counts {
+                        allocs: 3,
+                        bytes: 48
+                    }
+                ),
+                (3e-6, 4e-6, Counts::default())
+            ]
         );
-        assert!(parse("1000 2000\n", 2).is_err());
+        assert!(parse("1000 2000 1 1\n", 2).is_err());
+        assert!(parse("1000 2000\n", 1).is_err());
         assert!(parse("x y\n", 1).is_err());
     }
 
@@ -193,7 +215,7 @@ mod tests {
             None => assert!(!go_available()),
             Some(runs) => {
                 assert_eq!(runs.len(), 2);
-                assert!(runs.iter().all(|&(w, c)| w > 0.0 && c >= 0.0));
+                assert!(runs.iter().all(|&(w, c, _)| w > 0.0 && c >= 0.0));
             }
         }
     }

@@ -1,6 +1,9 @@
 //! `image` (first seed): `pixels[i] = 2*pixels[i] + 1` over a 4032×3024×4-byte buffer, per pass,
 //! serial; a thread per row; fork-join over a sweep of thread counts; the work-sharing pool with
-//! one locked queue; threadlab's parallel loop; Rayon's `par_chunks_mut`. A scale kernel over
+//! one locked queue; threadlab's parallel loop; Rayon's `par_chunks_mut`. The same sweep of
+//! counts is also run as that many tasks (bands of rows) on the work-sharing pool and on a
+//! threadlab pool (`scope` + `spawn` per band), both of the largest `--threads` size, so the
+//! chart puts the pools' lines next to fork-join with that many threads (the first seed's chart). A scale kernel over
 //! the same bytes on pre-started threads (best pass, best thread count) measures the machine's
 //! memory bandwidth in the same run, so the report can say how close each variant gets to it.
 
@@ -46,6 +49,8 @@ struct Measured {
     variant: &'static str,
     config: String,
     threads: usize,
+    /// For the task-count sweep on a pool: how many tasks (bands) a pass was split into.
+    tasks: Option<usize>,
     secs: f64,
 }
 
@@ -97,7 +102,8 @@ impl Experiment for Image {
             .collect::<Result<_, _>>()?;
 
         type Pass<'a> = Box<dyn FnMut(&mut [u8]) -> Result<(), String> + 'a>;
-        let mut variants: Vec<(&'static str, String, usize, Pass<'_>)> = Vec::new();
+        type Variant<'a> = (&'static str, String, usize, Pass<'a>, Option<usize>);
+        let mut variants: Vec<Variant<'_>> = Vec::new();
         variants.push((
             "serial",
             "1 thread".into(),
@@ -106,6 +112,7 @@ impl Experiment for Image {
                 kernel(b);
                 Ok(())
             }),
+            None,
         ));
         variants.push((
             "thread-per-task",
@@ -115,6 +122,7 @@ impl Experiment for Image {
                 thread_per_task::for_each_row(b, pitch, &kernel);
                 Ok(())
             }),
+            None,
         ));
         for &t in &sweep {
             let label = format!("{t} thread{}", if t == 1 { "" } else { "s" });
@@ -126,6 +134,7 @@ impl Experiment for Image {
                     fork_join::for_each_band(b, pitch, t, &kernel);
                     Ok(())
                 }),
+                None,
             ));
         }
         for (pool, &t) in sharing.iter().zip(&ctx.threads) {
@@ -134,6 +143,7 @@ impl Experiment for Image {
                 format!("pool of {t}"),
                 t,
                 Box::new(move |b: &mut [u8]| pool.for_each_band(b, pitch, &kernel)),
+                None,
             ));
         }
         for (pool, &t) in tl_pools.iter().zip(&ctx.threads) {
@@ -145,6 +155,7 @@ impl Experiment for Image {
                     crate::tl::for_each_row(pool, b, pitch, &kernel);
                     Ok(())
                 }),
+                None,
             ));
         }
         for (pool, &t) in rayon_pools.iter().zip(&ctx.threads) {
@@ -156,12 +167,42 @@ impl Experiment for Image {
                     pool.install(|| b.par_chunks_mut(pitch).for_each(kernel));
                     Ok(())
                 }),
+                None,
+            ));
+        }
+        // The sweep's counts as tasks on the largest pools: the seed's green work-sharing line
+        // next to fork-join with that many threads.
+        let (big_sharing, big_tl) = (&sharing[sharing.len() - 1], &tl_pools[tl_pools.len() - 1]);
+        let big = ctx.threads[ctx.threads.len() - 1];
+        for &asked in &sweep {
+            // Bands of whole rows: 1,024 asked of 3,024 rows are 1,008 bands of 3 rows.
+            let t = height.div_ceil(height.div_ceil(asked));
+            let tasks = format!(
+                "{t} task{} on a pool of {big}",
+                if t == 1 { "" } else { "s" }
+            );
+            variants.push((
+                "work-sharing",
+                tasks.clone(),
+                big,
+                Box::new(move |b: &mut [u8]| big_sharing.for_each_band_in(b, pitch, t, &kernel)),
+                Some(t),
+            ));
+            variants.push((
+                "threadlab",
+                format!("{tasks}, scope + spawn per band"),
+                big,
+                Box::new(move |b: &mut [u8]| {
+                    crate::tl::for_each_band_in(big_tl, b, pitch, t, &kernel);
+                    Ok(())
+                }),
+                Some(t),
             ));
         }
 
         // Each variant once on a fresh buffer, checked; then `repeat` rounds that time every
         // variant in turn, so slow phases of a noisy machine hit all variants alike.
-        for (name, config, _, pass) in variants.iter_mut() {
+        for (name, config, _, pass, _) in variants.iter_mut() {
             ctx.step(format!("image: check {name} {config}"));
             fill(&mut buf);
             pass(&mut buf)?;
@@ -169,7 +210,7 @@ impl Experiment for Image {
         }
         let mut samples = vec![Vec::with_capacity(ctx.repeat); variants.len()];
         for round in 0..ctx.repeat {
-            for (k, (name, config, _, pass)) in variants.iter_mut().enumerate() {
+            for (k, (name, config, _, pass, _)) in variants.iter_mut().enumerate() {
                 ctx.step(format!(
                     "image: round {}/{}, {name} {config}",
                     round + 1,
@@ -185,10 +226,11 @@ impl Experiment for Image {
         let results: Vec<Measured> = variants
             .into_iter()
             .zip(samples.iter_mut())
-            .map(|((variant, config, threads, _), s)| Measured {
+            .map(|((variant, config, threads, _, tasks), s)| Measured {
                 variant,
                 config,
                 threads,
+                tasks,
                 secs: median(s),
             })
             .collect();
@@ -339,8 +381,8 @@ fn summarize(
 
     let mut chart = Chart::lines(
         "image-speedup",
-        "image: speedup over serial vs threads",
-        "threads (log scale)",
+        "image: speedup over serial vs threads (fork-join) or tasks (pools)",
+        "threads of fork-join, or tasks on a pool (log scale)",
         "speedup over serial",
     );
     chart.log_x = true;
@@ -355,13 +397,28 @@ fn summarize(
     for v in ["thread-per-task", "work-sharing", "threadlab", "rayon"] {
         let pts: Vec<(f64, f64)> = results
             .iter()
-            .filter(|m| m.variant == v)
+            .filter(|m| m.variant == v && m.tasks.is_none())
             .map(|m| (m.threads as f64, serial / m.secs))
             .collect();
         if !pts.is_empty() {
             chart.series.push(Series {
                 name: v.into(),
                 points: pts,
+            });
+        }
+    }
+    for v in ["work-sharing", "threadlab"] {
+        let swept: Vec<&Measured> = results
+            .iter()
+            .filter(|m| m.variant == v && m.tasks.is_some())
+            .collect();
+        if let Some(first) = swept.first() {
+            chart.series.push(Series {
+                name: format!("{v}, tasks on a pool of {}", first.threads),
+                points: swept
+                    .iter()
+                    .map(|m| (m.tasks.unwrap_or(1) as f64, serial / m.secs))
+                    .collect(),
             });
         }
     }

@@ -1,9 +1,12 @@
 //! `jobs` (second seed): 1/4/8/16 queues, each holding one job that requeues itself, 100,000
 //! jobs in all (10 M with `--full`). One thread; a dedicated thread per queue; a thread per job
 //! (plain and verified, on fewer jobs); serial queues on the threadlab pool; the pool's global
-//! queue; Rayon; Tokio.
+//! queue; Rayon; Tokio. Besides the time, the allocations and bytes per job of every variant
+//! (the binary's counting allocator, `alloc_count.rs`, over the whole process during the timed
+//! runs).
 
 use super::chain::{self, Rayon, ThreadPerJob, Tokio};
+use crate::alloc_count;
 use crate::baselines::dedicated_thread::DedicatedThread;
 use crate::lab::{Ctx, ExpResult, Experiment, Outcome, Row};
 use crate::measure::{fmt_ns, fmt_ratio, group_thousands, median_of, median_secs};
@@ -49,59 +52,68 @@ impl Experiment for Jobs {
             let pool = crate::tl::shared_pool(threads)?;
             let rayon = chain::rayon_pool(threads)?;
             let rt = chain::tokio_runtime(threads)?;
-            // ns per job, per (queues, variant).
+            let dedicated_threads: Vec<DedicatedThread> = (0..16)
+                .map(|i| DedicatedThread::new(&format!("queue #{i}")))
+                .collect::<Result<_, _>>()
+                .map_err(|e| format!("dedicated thread: {e}"))?;
+            let dedicated: Vec<_> = dedicated_threads.iter().map(|t| t.handle()).collect();
+            // ns per job, per (queues, variant); and (allocations, bytes) per job.
             let mut grid: Vec<(usize, Vec<f64>)> = Vec::new();
+            let mut alloc_grid: Vec<Vec<(f64, f64)>> = Vec::new();
             for queues in [1usize, 4, 8, 16] {
                 let per_queue = total / queues as u64;
                 let jobs = per_queue * queues as u64;
                 let thread_per_queue = (total / thread_scale) / queues as u64;
                 let mut ns = Vec::new();
+                let mut per_job_allocs = Vec::new();
                 for variant in VARIANTS {
                     ctx.step(format!(
                         "jobs: {queues} queues, {variant}, {threads} threads"
                     ));
-                    let (secs, n) = match variant {
-                        "serial" => (
-                            median_secs(ctx.repeat, || {
-                                chain::run_one_thread(queues, per_queue);
-                            }),
-                            jobs,
-                        ),
-                        "dedicated-thread" => {
-                            let threads: Vec<DedicatedThread> = (0..queues)
-                                .map(|i| DedicatedThread::new(&format!("queue #{i}")))
-                                .collect::<Result<_, _>>()
-                                .map_err(|e| format!("dedicated thread: {e}"))?;
-                            let handles: Vec<_> = threads.iter().map(|t| t.handle()).collect();
-                            (timed(ctx, &handles, per_queue, timeout)?, jobs)
-                        }
-                        "thread-per-task" | "thread-per-task-verified" => {
-                            let q = vec![
-                                ThreadPerJob {
-                                    verify: variant.ends_with("verified")
-                                };
-                                queues
-                            ];
-                            let n = thread_per_queue * queues as u64;
-                            (timed(ctx, &q, thread_per_queue, timeout)?, n)
-                        }
-                        "serial-queue" => {
-                            let q = crate::tl::serial_queues(&pool, queues);
-                            (timed(ctx, &q, per_queue, timeout)?, jobs)
-                        }
-                        "global-queue" => {
-                            let q = vec![crate::tl::global_queue(&pool); queues];
-                            (timed(ctx, &q, per_queue, timeout)?, jobs)
-                        }
-                        "rayon" => {
-                            let q = vec![Rayon(rayon.clone()); queues];
-                            (timed(ctx, &q, per_queue, timeout)?, jobs)
-                        }
-                        _ => {
-                            let q = vec![Tokio(rt.handle().clone()); queues];
-                            (timed(ctx, &q, per_queue, timeout)?, jobs)
-                        }
-                    };
+                    let (res, allocs) = alloc_count::measure(|| -> Result<_, String> {
+                        Ok(match variant {
+                            "serial" => (
+                                median_secs(ctx.repeat, || {
+                                    chain::run_one_thread(queues, per_queue);
+                                }),
+                                jobs,
+                            ),
+                            "dedicated-thread" => {
+                                // Started outside the count: the jobs, not the threads' setup.
+                                (timed(ctx, &dedicated[..queues], per_queue, timeout)?, jobs)
+                            }
+                            "thread-per-task" | "thread-per-task-verified" => {
+                                let q = vec![
+                                    ThreadPerJob {
+                                        verify: variant.ends_with("verified")
+                                    };
+                                    queues
+                                ];
+                                let n = thread_per_queue * queues as u64;
+                                (timed(ctx, &q, thread_per_queue, timeout)?, n)
+                            }
+                            "serial-queue" => {
+                                let q = crate::tl::serial_queues(&pool, queues);
+                                (timed(ctx, &q, per_queue, timeout)?, jobs)
+                            }
+                            "global-queue" => {
+                                let q = vec![crate::tl::global_queue(&pool); queues];
+                                (timed(ctx, &q, per_queue, timeout)?, jobs)
+                            }
+                            "rayon" => {
+                                let q = vec![Rayon(rayon.clone()); queues];
+                                (timed(ctx, &q, per_queue, timeout)?, jobs)
+                            }
+                            _ => {
+                                let q = vec![Tokio(rt.handle().clone()); queues];
+                                (timed(ctx, &q, per_queue, timeout)?, jobs)
+                            }
+                        })
+                    });
+                    let (secs, n) = res?;
+                    // Every timed run of the variant ran `n` jobs.
+                    let (allocs_per_job, bytes_per_job) = allocs.per(n * ctx.repeat.max(1) as u64);
+                    per_job_allocs.push((allocs_per_job, bytes_per_job));
                     let per_job = secs * 1e9 / n as f64;
                     ns.push(per_job);
                     let config = format!(
@@ -114,8 +126,14 @@ impl Experiment for Jobs {
                         "thread-per-task" | "thread-per-task-verified" => n as usize,
                         _ => threads,
                     };
-                    for (metric, value, unit) in
-                        [("seconds", secs, "s"), ("ns_per_job", per_job, "ns")]
+                    for (metric, value, unit) in [
+                        ("seconds", secs, "s"),
+                        ("ns_per_job", per_job, "ns"),
+                        ("allocs_per_job", allocs_per_job, "allocations"),
+                        ("bytes_per_job", bytes_per_job, "bytes"),
+                    ]
+                    .into_iter()
+                    .filter(|r| r.1.is_finite())
                     {
                         rows.push(Row {
                             experiment: "jobs".into(),
@@ -129,6 +147,7 @@ impl Experiment for Jobs {
                     }
                 }
                 grid.push((queues, ns));
+                alloc_grid.push(per_job_allocs);
             }
             if threads == ctx.threads[0] {
                 record_traces(ctx, &pool, threads, timeout)?;
@@ -175,6 +194,31 @@ impl Experiment for Jobs {
             }
             tables.push(t_secs);
             tables.push(t_ns);
+            let mut t_alloc = Table::new(
+                format!(
+                    "allocations / bytes per job (the whole process during the timed runs); pools of {threads}"
+                ),
+                &[
+                    "config",
+                    "single",
+                    "dedicated",
+                    "thread/job",
+                    "thread/job+ver",
+                    "serial-queue",
+                    "global-queue",
+                    "rayon",
+                    "tokio",
+                ],
+            );
+            for ((queues, _), allocs) in grid.iter().zip(&alloc_grid) {
+                let mut row = vec![format!(
+                    "{queues} queue{}",
+                    if *queues == 1 { "" } else { "s" }
+                )];
+                row.extend(allocs.iter().map(|(a, b)| fmt_alloc(*a, *b)));
+                t_alloc.row(row);
+            }
+            tables.push(t_alloc);
             let mut chart = Chart::bars(
                 &format!("jobs-ns-per-job-{threads}t"),
                 &format!("jobs: ns per job (pools of {threads} threads)"),
@@ -191,6 +235,28 @@ impl Experiment for Jobs {
                         .iter()
                         .enumerate()
                         .map(|(k, (_, ns))| (k as f64, ns[i]))
+                        .collect(),
+                });
+            }
+            charts.push(chart);
+            let mut chart = Chart::bars(
+                &format!("jobs-bytes-per-job-{threads}t"),
+                &format!(
+                    "jobs: bytes allocated per job (pools of {threads} threads; lower is better)"
+                ),
+                grid.iter()
+                    .map(|(q, _)| format!("{q} queue{}", if *q == 1 { "" } else { "s" }))
+                    .collect(),
+                "bytes per job",
+            );
+            chart.log_y = true;
+            for (i, v) in VARIANTS.iter().enumerate() {
+                chart.series.push(Series {
+                    name: (*v).into(),
+                    points: alloc_grid
+                        .iter()
+                        .enumerate()
+                        .map(|(k, a)| (k as f64, a[i].1))
                         .collect(),
                 });
             }
@@ -217,9 +283,12 @@ impl Experiment for Jobs {
         }
         Ok(Outcome {
             finding: findings.join(" "),
-            notes: vec![format!(
-                "The thread-per-task variants ran 1/{thread_scale} of the jobs (a thread costs tens of microseconds); their ns per job is comparable, their seconds are for the smaller count. \"verified\" waits until each new thread signals it started (the seed's 10 s check)."
-            )],
+            notes: vec![
+                format!(
+                    "The thread-per-task variants ran 1/{thread_scale} of the jobs (a thread costs tens of microseconds); their ns per job is comparable, their seconds are for the smaller count. \"verified\" waits until each new thread signals it started (the seed's 10 s check)."
+                ),
+                "Allocations and bytes per job count every allocation of the process during a variant's timed runs (the binary's counting allocator; a reallocation counts as one allocation of its new size), divided by the jobs run; the dedicated threads are started before the count. Each job is one boxed closure (the seed's job object), so one allocation per job is the floor.".into(),
+            ],
             rows,
             tables,
             charts,
@@ -290,4 +359,13 @@ fn record_traces(
     )?;
     r?;
     Ok(())
+}
+
+/// `allocations / bytes` per job, or `-` when not counted.
+fn fmt_alloc(allocs: f64, bytes: f64) -> String {
+    if allocs.is_finite() {
+        format!("{allocs:.2} / {bytes:.0}")
+    } else {
+        "-".into()
+    }
 }

@@ -13,6 +13,7 @@ pub mod numa;
 pub mod observed;
 pub mod overhead;
 pub mod park_wake;
+pub mod pipeline;
 pub mod recorder_cost;
 pub mod rendezvous;
 pub mod verdict;

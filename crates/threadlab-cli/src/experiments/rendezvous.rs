@@ -14,11 +14,13 @@
 //! back (see the comment in `run` for why the variants do not take turns run by run).
 //!
 //! Figures: wall time per message, process CPU per message (getrusage, all threads), parks and
-//! wake-ups per message (threadlab's `Pool::metrics`), and, from a shorter recorded run
+//! wake-ups per message (threadlab's `Pool::metrics`), allocations and bytes per message (the
+//! binary's counting allocator, `alloc_count.rs`, over the whole process), and, from a shorter recorded run
 //! (`threadlab::trace`), the share of the workers' awake time spent on the way to a park or back
 //! from one (see [`Breakdown`], in `park_wake.rs`).
 
 use super::park_wake::Breakdown;
+use crate::alloc_count::{self, Counts};
 use crate::lab::{Ctx, ExpResult, Experiment, Outcome, Row, Size};
 use crate::measure::{fmt_ns, fmt_ratio, group_thousands, median, process_cpu_time};
 use crate::report::{svg::Chart, svg::Series, table::Table};
@@ -77,16 +79,19 @@ struct Run {
     /// Pool parks and wake-ups during the run (threadlab only; NaN elsewhere).
     parks: f64,
     wakeups: f64,
+    /// Allocations and bytes allocated in the process during the run.
+    allocs: Counts,
 }
 
 impl Run {
     /// A run of a variant without park and wake-up counters (not threadlab).
-    fn uncounted(secs: f64, cpu_secs: f64) -> Run {
+    fn uncounted((secs, cpu_secs, allocs): (f64, f64, Counts)) -> Run {
         Run {
             secs,
             cpu_secs,
             parks: f64::NAN,
             wakeups: f64::NAN,
+            allocs,
         }
     }
 }
@@ -156,11 +161,13 @@ fn expected_sum(n: u64) -> u64 {
     }
 }
 
-/// Times one run of `body`, which returns the consumer's sum.
-fn timed(n: u64, body: impl FnOnce() -> Result<u64, String>) -> Result<(f64, f64), String> {
+/// Times one run of `body`, which returns the consumer's sum: wall and CPU seconds, and what the
+/// process allocated meanwhile.
+fn timed(n: u64, body: impl FnOnce() -> Result<u64, String>) -> Result<(f64, f64, Counts), String> {
     let cpu0 = process_cpu_time();
     let t0 = Instant::now();
-    let sum = body()?;
+    let (sum, allocs) = alloc_count::measure(body);
+    let sum = sum?;
     let secs = t0.elapsed().as_secs_f64();
     let cpu = (process_cpu_time() - cpu0).as_secs_f64();
     if sum != expected_sum(n) {
@@ -169,12 +176,12 @@ fn timed(n: u64, body: impl FnOnce() -> Result<u64, String>) -> Result<(f64, f64
             expected_sum(n)
         ));
     }
-    Ok((secs, cpu))
+    Ok((secs, cpu, allocs))
 }
 
 fn run_threadlab(pool: &Pool, n: u64, via: Via) -> Result<Run, String> {
     let before = pool.metrics();
-    let (secs, cpu_secs) = timed(n, || {
+    let (secs, cpu_secs, allocs) = timed(n, || {
         let sum = match via {
             Via::Flume => {
                 let (producer, consumer) = endpoints(n);
@@ -204,11 +211,12 @@ fn run_threadlab(pool: &Pool, n: u64, via: Via) -> Result<Run, String> {
         cpu_secs,
         parks: total(&after, |w| w.parks) - total(&before, |w| w.parks),
         wakeups: total(&after, |w| w.wakeups) - total(&before, |w| w.wakeups),
+        allocs,
     })
 }
 
 fn run_tokio(rt: &tokio::runtime::Runtime, n: u64) -> Result<Run, String> {
-    let (secs, cpu_secs) = timed(n, || {
+    let measured = timed(n, || {
         let (producer, consumer) = endpoints(n);
         let p = rt.spawn(producer);
         let c = rt.spawn(consumer);
@@ -218,7 +226,7 @@ fn run_tokio(rt: &tokio::runtime::Runtime, n: u64) -> Result<Run, String> {
             Ok(sum)
         })
     })?;
-    Ok(Run::uncounted(secs, cpu_secs))
+    Ok(Run::uncounted(measured))
 }
 
 /// A waker that does nothing: the `channel-only` variant polls both futures in turn anyway.
@@ -237,7 +245,7 @@ fn noop_waker() -> std::task::Waker {
 fn run_channel_only(n: u64) -> Result<Run, String> {
     use std::future::Future;
     use std::task::{Context, Poll};
-    let (secs, cpu_secs) = timed(n, || {
+    let measured = timed(n, || {
         let (producer, consumer) = endpoints(n);
         let mut producer = Box::pin(producer);
         let mut consumer = Box::pin(consumer);
@@ -253,11 +261,11 @@ fn run_channel_only(n: u64) -> Result<Run, String> {
             }
         }
     })?;
-    Ok(Run::uncounted(secs, cpu_secs))
+    Ok(Run::uncounted(measured))
 }
 
 fn run_os_threads(n: u64) -> Result<Run, String> {
-    let (secs, cpu_secs) = timed(n, || {
+    let measured = timed(n, || {
         let (tx, rx) = flume::bounded::<u64>(0);
         let producer = std::thread::Builder::new()
             .name("rendezvous-producer".into())
@@ -281,7 +289,7 @@ fn run_os_threads(n: u64) -> Result<Run, String> {
             .map_err(|_| "the producer thread panicked".to_string())?;
         Ok(sum)
     })?;
-    Ok(Run::uncounted(secs, cpu_secs))
+    Ok(Run::uncounted(measured))
 }
 
 impl Experiment for Rendezvous {
@@ -365,10 +373,7 @@ impl Experiment for Rendezvous {
                     }
                     (None, GO) => match super::go_peer::run(n, rounds)? {
                         Some(go_runs) => {
-                            runs[i] = go_runs
-                                .into_iter()
-                                .map(|(secs, cpu)| Run::uncounted(secs, cpu))
-                                .collect()
+                            runs[i] = go_runs.into_iter().map(Run::uncounted).collect()
                         }
                         None => go_missing = true,
                     },
@@ -381,7 +386,7 @@ impl Experiment for Rendezvous {
                 }
             }
             // Per variant: median ns/message, CPU ns/message, parks and wake-ups per message.
-            let figures: Vec<[f64; 4]> = VARIANTS
+            let figures: Vec<[f64; 6]> = VARIANTS
                 .iter()
                 .enumerate()
                 .map(|(i, variant)| {
@@ -396,6 +401,8 @@ impl Experiment for Rendezvous {
                         per_msg(|r| r.cpu_secs, 1e9),
                         per_msg(|r| r.parks, 1.0),
                         per_msg(|r| r.wakeups, 1.0),
+                        per_msg(|r| r.allocs.per(1).0, 1.0),
+                        per_msg(|r| r.allocs.per(1).1, 1.0),
                     ]
                 })
                 .collect();
@@ -412,13 +419,15 @@ impl Experiment for Rendezvous {
                     "CPU ns/msg",
                     "parks/msg",
                     "wake-ups/msg",
+                    "allocs/msg",
+                    "bytes/msg",
                     "park/wake % of worker CPU",
                     "time vs tokio",
                     "CPU vs tokio",
                 ],
             );
             for (i, variant) in VARIANTS.iter().enumerate() {
-                let [ns, cpu, parks, wakeups] = figures[i];
+                let [ns, cpu, parks, wakeups, allocs, bytes] = figures[i];
                 let share = breakdowns[i].map(|b| b.park_wake_share() * 100.0);
                 table.row(vec![
                     (*variant).into(),
@@ -426,6 +435,8 @@ impl Experiment for Rendezvous {
                     fmt_ns(cpu),
                     fmt_small(parks),
                     fmt_small(wakeups),
+                    fmt_small(allocs),
+                    fmt_small(bytes),
                     share.map_or("-".into(), |s| format!("{s:.1}")),
                     fmt_ratio(ns / tokio[0]),
                     fmt_ratio(cpu / tokio[1]),
@@ -453,6 +464,8 @@ impl Experiment for Rendezvous {
                 push("cpu_ns_per_message", cpu, "ns");
                 push("parks_per_message", parks, "parks");
                 push("wakeups_per_message", wakeups, "wake-ups");
+                push("allocs_per_message", allocs, "allocations");
+                push("bytes_per_message", bytes, "bytes");
                 if let Some(s) = share {
                     push("park_wake_share", s, "%");
                 }
@@ -524,6 +537,25 @@ impl Experiment for Rendezvous {
                 });
             }
             charts.push(chart);
+            let mut chart = Chart::bars(
+                &format!("rendezvous-alloc-per-message-{threads}t"),
+                &format!(
+                    "rendezvous: allocation per message, pools of {threads} threads (lower is better)"
+                ),
+                VARIANTS.iter().map(|v| v.to_string()).collect(),
+                "per message",
+            );
+            for (k, name) in [(4, "allocations"), (5, "bytes")] {
+                chart.series.push(Series {
+                    name: name.into(),
+                    points: figures
+                        .iter()
+                        .enumerate()
+                        .map(|(i, f)| (i as f64, f[k]))
+                        .collect(),
+                });
+            }
+            charts.push(chart);
 
             if go_missing {
                 notes.push("No `go` on the PATH: the go row is empty (install Go to compare with its unbuffered channel).".into());
@@ -558,7 +590,7 @@ impl Experiment for Rendezvous {
             ));
         }
         notes.push(
-            "CPU per message is the whole process's (getrusage: every worker, the runtime's other threads and the waiting main thread). Parks and wake-ups per message come from Pool::metrics (a lazy-policy park that ends by its 1 ms timeout counts as a park, not a wake-up); Tokio and OS threads expose no such counters."
+            "CPU per message is the whole process's (getrusage: every worker, the runtime's other threads and the waiting main thread). Parks and wake-ups per message come from Pool::metrics (a lazy-policy park that ends by its 1 ms timeout counts as a park, not a wake-up); Tokio and OS threads expose no such counters. Allocations and bytes per message: every allocation of the whole process during the timed runs (the binary's counting global allocator, `alloc_count.rs`; a reallocation counts as one allocation of its new size), divided by the messages."
                 .into(),
         );
         notes.push(

@@ -126,6 +126,7 @@ pub fn registry() -> Vec<&'static dyn Experiment> {
         &crate::experiments::observed::Observed,
         &crate::experiments::workloads::Workloads,
         &crate::experiments::iter::Iter,
+        &crate::experiments::pipeline::Pipeline,
     ]
 }
 

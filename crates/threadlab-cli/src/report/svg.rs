@@ -10,6 +10,9 @@ pub enum Kind {
     Lines,
     /// Grouped bars; x of each point is an index into `categories`.
     Bars,
+    /// Horizontal spans (a Gantt chart): each series' points come in pairs, `(start, row)` then
+    /// `(end, row)`, drawn as a bar on row `row` from `start` to `end` in the series' colour.
+    Spans,
 }
 
 /// One named series of (x, y) points.
@@ -162,6 +165,14 @@ impl Chart {
         }
     }
 
+    /// A Gantt-like chart of spans (see [`Kind::Spans`]): rows up the y axis, time along x.
+    pub fn spans(file: &str, title: &str, x_label: &str, y_label: &str) -> Chart {
+        Chart {
+            kind: Kind::Spans,
+            ..Chart::lines(file, title, x_label, y_label)
+        }
+    }
+
     /// A grouped bar chart over `categories`.
     pub fn bars(file: &str, title: &str, categories: Vec<String>, y_label: &str) -> Chart {
         Chart {
@@ -182,7 +193,7 @@ impl Chart {
             .chain(self.hlines.iter().map(|h| h.1));
         let yaxis = Axis::new(ys, self.log_y, true);
         let xaxis = match self.kind {
-            Kind::Lines => Axis::new(
+            Kind::Lines | Kind::Spans => Axis::new(
                 self.series
                     .iter()
                     .flat_map(|s| s.points.iter().map(|p| p.0)),
@@ -219,7 +230,7 @@ impl Chart {
         }
         // X ticks.
         match self.kind {
-            Kind::Lines => {
+            Kind::Lines | Kind::Spans => {
                 let mut xs: Vec<f64> = self
                     .series
                     .iter()
@@ -293,6 +304,27 @@ impl Chart {
                     for p in &pts {
                         let (x, y) = p.split_once(',').unwrap_or(("0", "0"));
                         s += &format!("<circle cx=\"{x}\" cy=\"{y}\" r=\"3\" fill=\"{color}\"/>\n");
+                    }
+                }
+                Kind::Spans => {
+                    // Rows are one unit apart; a bar is 70% of a row's height.
+                    let h = 0.7 * ph / (yaxis.hi - yaxis.lo).max(1.0);
+                    for pair in ser.points.chunks_exact(2) {
+                        let ((x0, row), x1) = (pair[0], pair[1].0);
+                        if !(x0.is_finite() && x1.is_finite() && row.is_finite()) {
+                            continue;
+                        }
+                        s += &format!(
+                            "<rect x=\"{:.1}\" y=\"{:.1}\" width=\"{:.1}\" height=\"{h:.1}\" \
+                             fill=\"{color}\"><title>{} {}: {}–{}</title></rect>\n",
+                            px(x0),
+                            py(row) - h / 2.0,
+                            (px(x1) - px(x0)).max(0.5),
+                            escape(&ser.name),
+                            fmt_tick(row),
+                            fmt_tick(x0),
+                            fmt_tick(x1)
+                        );
                     }
                 }
                 Kind::Bars => {

@@ -156,3 +156,56 @@ fn watch_of_a_running_child_sees_its_threads() {
         .count();
     assert_eq!(idle, 6, "{report}");
 }
+
+/// `watch` says plainly that the syscall column is not visible when ptrace access to the
+/// process is refused, and still samples its threads. As root (CI), the watcher drops to
+/// `nobody` with `setpriv` and watches a root-owned child; as another user it watches PID 1,
+/// which belongs to root.
+#[test]
+fn watch_without_ptrace_access_says_what_it_cannot_see() {
+    let exe = env!("CARGO_BIN_EXE_threadlab");
+    // SAFETY: geteuid has no preconditions.
+    let root = unsafe { libc::geteuid() } == 0;
+    let (out, child) = if root {
+        let child = Command::new(exe)
+            .args(["demo", "idle", "--threads", "3", "--seconds", "3"])
+            .spawn()
+            .expect("start the demo");
+        let out = Command::new("setpriv")
+            .args(["--reuid=65534", "--regid=65534", "--clear-groups", "--"])
+            .args([exe, "watch", &child.id().to_string(), "--seconds", "1"])
+            .output()
+            .expect("setpriv (util-linux) runs the watcher as nobody");
+        (out, Some(child))
+    } else {
+        let out = Command::new(exe)
+            .args(["watch", "1", "--seconds", "0.5"])
+            .output()
+            .expect("start threadlab watch");
+        (out, None)
+    };
+    if let Some(mut c) = child {
+        c.wait().expect("demo ends");
+    }
+    let report = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{report}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        report.contains("syscall column: NOT VISIBLE"),
+        "the report says what it cannot see: {report}"
+    );
+    if root {
+        let idle = report
+            .lines()
+            .filter(|l| {
+                l.split_whitespace()
+                    .nth(1)
+                    .is_some_and(|n| n.starts_with("idle-"))
+            })
+            .count();
+        assert_eq!(idle, 3, "the threads are still sampled: {report}");
+    }
+}

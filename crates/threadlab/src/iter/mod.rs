@@ -4,7 +4,7 @@
 //! # How a pipeline runs
 //!
 //! A pipeline (`(0..n).into_par_iter().map(f).filter(p)`) is a chain of adapter values. The
-//! terminal method (`sum`, `collect`, …) turns it into a [`Producer`](drive) — a splittable
+//! terminal method (`sum`, `collect`, …) turns it into a `Producer` — a splittable
 //! source of items — and a consumer, and hands both to one worker (`drive.rs`). That worker runs
 //! the whole range in order, in blocks of a few dozen positions folded by the matching `std`
 //! iterator, and reads its heartbeat flag between blocks. Only when another worker is idle, at

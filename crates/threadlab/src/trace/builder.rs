@@ -19,7 +19,9 @@
 
 use super::event::{Event, NameId, ThreadTrack, Trace};
 
-/// Builds a [`Trace`] thread by thread; see the [module](self) doc.
+/// Builds a [`Trace`] thread by thread from events observed elsewhere (a sampler of another
+/// process, another format, a test); the doctor, `compare` and the exports read the result like
+/// any recording.
 #[derive(Debug, Default)]
 pub struct TraceBuilder {
     trace: Trace,

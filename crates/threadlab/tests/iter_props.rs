@@ -24,6 +24,11 @@ impl Rng {
 
 /// Lengths to try: the edges, the block size's neighbours, and random ones up to 200 000.
 fn lengths(rng: &mut Rng) -> Vec<usize> {
+    if cfg!(miri) {
+        // Miri is some thousand times slower: a few short lengths and one random length past
+        // the sorts' sequential cut-off of 2048 (so their parallel paths run).
+        return vec![0, 1, 2, 65, 2049 + rng.below(400) as usize];
+    }
     let mut v = vec![0, 1, 2, 3, 7, 63, 64, 65, 129, 1001];
     for _ in 0..4 {
         v.push(rng.below(200_000) as usize);
@@ -200,7 +205,7 @@ fn check_all(v: &[u32], other: &[u32]) {
 fn every_adapter_and_consumer_matches_std_on_a_two_worker_pool() {
     let pool = Pool::builder().threads(2).build().unwrap();
     let mut rng = Rng(0x9E37_79B9_7F4A_7C15);
-    for round in 0..3 {
+    for round in 0..if cfg!(miri) { 1 } else { 3 } {
         for len in lengths(&mut rng) {
             let v = input(&mut rng, len);
             let other_len = if round == 1 {
@@ -215,6 +220,10 @@ fn every_adapter_and_consumer_matches_std_on_a_two_worker_pool() {
 }
 
 #[test]
+#[cfg_attr(
+    miri,
+    ignore = "the global pool's threads outlive the test, which Miri reports"
+)]
 fn every_adapter_and_consumer_matches_std_on_the_global_pool() {
     let mut rng = Rng(42);
     for len in lengths(&mut rng) {
@@ -246,22 +255,32 @@ fn ranges_of_every_integer_type_match_std() {
             .collect();
         let want: Vec<i16> = (-300i16..300).filter(|x| x % 7 == 0).collect();
         assert_eq!(got, want);
+        let n = if cfg!(miri) { 20_000 } else { 1_000_000 };
         assert_eq!(
-            (0usize..1_000_000)
-                .into_par_iter()
-                .map(|x| x as u64)
-                .sum::<u64>(),
-            (0u64..1_000_000).sum()
+            (0usize..n).into_par_iter().map(|x| x as u64).sum::<u64>(),
+            (0..n as u64).sum()
         );
     });
 }
 
 #[test]
 fn zero_sized_items_and_empty_inputs_work() {
-    let units = vec![(); 100_003];
-    assert_eq!(units.par_iter().count(), 100_003);
+    if cfg!(miri) {
+        // On a pool of its own: the global pool's threads would outlive the test, which Miri
+        // reports.
+        let pool = Pool::builder().threads(2).build().unwrap();
+        pool.install(zero_sized_and_empty);
+    } else {
+        zero_sized_and_empty();
+    }
+}
+
+fn zero_sized_and_empty() {
+    let n = if cfg!(miri) { 5_003 } else { 100_003 };
+    let units = vec![(); n];
+    assert_eq!(units.par_iter().count(), n);
     let got: Vec<()> = units.par_iter().copied().collect();
-    assert_eq!(got.len(), 100_003);
+    assert_eq!(got.len(), n);
     let mut zs = [(); 5000];
     zs.par_sort();
     zs.par_sort_unstable();

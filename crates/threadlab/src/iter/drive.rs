@@ -8,6 +8,9 @@
 //! `LOOP_SPACING`), and at a beat splits the *remaining* positions in half: it keeps the first
 //! half with its consumer and publishes the second with a fresh consumer split off from its own
 //! (heartbeat scheduling, Acar et al., PLDI 2018; the loop form of Rainey et al., PLDI 2021).
+//! One exception to "only at a beat": a pipeline's whole run is split at once when a worker is
+//! already idle as it starts (the idle worker would ask within a beat anyway; this saves it the
+//! wait, which is a large share of a millisecond-long kernel).
 //! The two results are reduced left-to-right, so an ordered consumer (`collect`) keeps order.
 //! The producer/consumer split itself follows Rayon's `plumbing` design (Matsakis and Stone):
 //! producers know how to split and iterate, consumers how to fold and reduce.
@@ -94,16 +97,18 @@ where
     P: Producer,
     C: Consumer<P::Item>,
 {
-    on_worker(|w| run(w, p, c))
+    on_worker(|w| run(w, p, c, true))
 }
 
-/// Runs `p` into `c` block by block on `w`, splitting at beats (see the module doc).
-fn run<P, C>(w: &WorkerThread, mut p: P, mut c: C) -> C::Result
+/// Runs `p` into `c` block by block on `w`, splitting at beats (see the module doc). `top`: the
+/// whole run of a pipeline, which is split at once if a worker is idle already (so it gets half
+/// the work without waiting for a beat); pieces split off later wait for beats.
+fn run<P, C>(w: &WorkerThread, mut p: P, mut c: C, top: bool) -> C::Result
 where
     P: Producer,
     C: Consumer<P::Item>,
 {
-    {
+    if !(top && p.len() >= 2 * BLOCK && w.registry().sleep.idle_exists()) {
         let _span = TaskSpan::enter(TaskKind::LoopChunk, None);
         let hb = w.heartbeat();
         let mut block = 1;
@@ -129,17 +134,18 @@ where
             }
         }
     }
-    // A beat, and at least two positions left: publish the second half.
+    // A beat (or an idle worker at the start), and at least two positions left: publish the
+    // second half.
     let mid = p.len() / 2;
     let (left, right) = p.split_at(mid);
     let rc = c.split_off(mid);
     let reducer = c.reducer();
     let (a, b) = join_promoted(
         w,
-        || run(w, left, c),
+        || run(w, left, c, false),
         move || {
             let thief = WorkerThread::current().expect("iter::run: runs on a worker");
-            run(thief, right, rc)
+            run(thief, right, rc, false)
         },
     );
     reducer.reduce(a, b)

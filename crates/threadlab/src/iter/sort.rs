@@ -1,24 +1,31 @@
-//! The parallel sorts behind `par_sort*`, each splitting by [`join`] (so the heartbeat decides
-//! which halves another worker takes).
+//! The parallel sorts behind `par_sort*`. Both split in the heartbeat spirit: a piece is cut
+//! (and one part published at once for a thief, `join_promoted`) only while another worker of
+//! the pool is idle; as soon as nobody is idle, the piece goes whole to the standard library's
+//! sort, which beats this file's partition and merge per element. So a 1-worker pool (never an
+//! idle worker) costs exactly std's sort, and on more workers the cutting stops once all of
+//! them are busy.
 //!
 //! - **Unstable** ([`quick_sort`]): a pattern-defeating quicksort after Orson Peters ("Pattern-
 //!   defeating Quicksort", arXiv:2106.05123, 2021): the pivot is the median of three (a ninther,
 //!   Tukey's median of medians of three, on long slices); a slice whose pivot equals the pivot of
 //!   an ancestor is partitioned into "equal" and "greater" and the equal part is done (Peters'
 //!   fix for many duplicates); after `log2(n)` badly unbalanced partitions the piece falls back
-//!   to the standard library's sort (Musser's introsort bound, which pdqsort keeps). The two
-//!   sides of each partition are sorted by `join`. Pieces of at most `n / (8 × workers)`
-//!   elements (see [`base_len`]) go to the standard library's sort. (Both sorts need `T: Sync`: a pivot and the
-//!   merge's inputs are read from several workers.) Pieces of at most [`SEQUENTIAL`] elements use
-//!   std's `sort_unstable_by` (itself a pdqsort descendant).
-//! - **Stable** ([`merge_sort`]): sort both halves by `join`, copy the slice to a buffer, and
-//!   merge the buffer's halves back with the divide-and-conquer parallel merge (the median of the
-//!   longer run splits the shorter by binary search; both sub-merges go to `join`), as in
+//!   to the standard library's sort (Musser's introsort bound, which pdqsort keeps). The right
+//!   side of each partition is published for an idle worker; the left one is sorted here.
+//!   (Both sorts need `T: Sync`: a pivot and the merge's inputs are read from several workers.)
+//! - **Stable** ([`merge_sort`]): while a worker is idle, sort both halves (the second
+//!   published), copy the slice to a buffer, and merge the buffer's halves back with the
+//!   divide-and-conquer parallel merge (the median of the longer run splits the shorter by
+//!   binary search; the second sub-merge is published while a worker is idle), as in
 //!   Cormen, Leiserson, Rivest and Stein, *Introduction to Algorithms* (3rd ed.), section 27.3.
 //!   Only bitwise moves happen while merging, so if the comparison panics the buffer, a complete
 //!   copy, is written back: every element is in the slice exactly once.
+//!
+//! Pieces of at most [`SEQUENTIAL`] elements are always sorted (merges of at most
+//! [`SEQUENTIAL_MERGE`] done) sequentially: below that a published half costs more than it saves.
 
-use crate::join::join;
+use crate::join::join_promoted;
+use crate::pool::worker::WorkerThread;
 use std::mem::MaybeUninit;
 use std::ptr;
 
@@ -26,15 +33,14 @@ use std::ptr;
 /// below it a `join` costs more than the sort saves).
 const SEQUENTIAL: usize = 2048;
 
-/// Pieces per worker: the sorts cut a slice of `n` down to pieces of `n / (PIECES × workers)`
-/// (at least [`SEQUENTIAL`]) and sort those with the standard library, whose sorts beat this
-/// file's partition and merge per element; 8 pieces per worker leave the heartbeat enough to
-/// even out the load, and a 1-worker pool does only three levels of its own passes.
-const PIECES: usize = 8;
-
-/// The base-case length for sorting `len` elements on the current pool.
-fn base_len(len: usize) -> usize {
-    (len / (PIECES * crate::current_num_threads())).max(SEQUENTIAL)
+/// The worker to publish a piece on, when cutting pays: the piece is longer than `min` and
+/// another worker of the pool is idle (see the module doc). `None`: sort or merge it here.
+fn cut_for(len: usize, min: usize) -> Option<&'static WorkerThread> {
+    if len <= min {
+        return None;
+    }
+    let w = WorkerThread::current()?;
+    w.registry().sleep.idle_exists().then_some(w)
 }
 
 /// Merges this short are done sequentially.
@@ -46,21 +52,26 @@ where
     T: Send + Sync,
     F: Fn(&T, &T) -> bool + Sync,
 {
+    if v.len() <= SEQUENTIAL {
+        v.sort_unstable_by(|a, b| order(is_less, a, b));
+        return;
+    }
     let limit = usize::BITS - v.len().leading_zeros();
-    quick(v, is_less, None, limit, base_len(v.len()));
+    super::drive::on_worker(|_| quick(v, is_less, None, limit));
 }
 
-fn quick<T, F>(mut v: &mut [T], is_less: &F, ancestor: Option<&T>, mut limit: u32, base: usize)
+fn quick<T, F>(mut v: &mut [T], is_less: &F, ancestor: Option<&T>, mut limit: u32)
 where
     T: Send + Sync,
     F: Fn(&T, &T) -> bool + Sync,
 {
     loop {
         let len = v.len();
-        if len <= base {
+        let Some(w) = cut_for(len, SEQUENTIAL) else {
+            // Nobody idle (or a short piece): std's sort, whole.
             v.sort_unstable_by(|a, b| order(is_less, a, b));
             return;
-        }
+        };
         if limit == 0 {
             // Too many bad partitions: a worst-case input. Fall back (pdqsort uses heapsort).
             v.sort_unstable_by(|a, b| order(is_less, a, b));
@@ -85,9 +96,10 @@ where
             limit -= 1;
         }
         let pivot: &T = pivot;
-        join(
-            || quick(left, is_less, ancestor, limit, base),
-            || quick(right, is_less, Some(pivot), limit, base),
+        join_promoted(
+            w,
+            || quick(left, is_less, ancestor, limit),
+            || quick(right, is_less, Some(pivot), limit),
         );
         return;
     }
@@ -164,29 +176,37 @@ where
         v.sort_by(|a, b| order(is_less, a, b));
         return;
     }
-    let mut buf: Vec<T> = Vec::with_capacity(v.len());
-    let base = base_len(v.len());
-    sort_rec(v, buf.spare_capacity_mut(), is_less, base);
+    super::drive::on_worker(|_| {
+        if cut_for(v.len(), SEQUENTIAL).is_none() {
+            // Nobody idle: std's sort, without the buffer.
+            v.sort_by(|a, b| order(is_less, a, b));
+            return;
+        }
+        let mut buf: Vec<T> = Vec::with_capacity(v.len());
+        sort_rec(v, buf.spare_capacity_mut(), is_less);
+    });
 }
 
 /// Sorts `v` stably using `buf` (as long as `v`, contents ignored) as scratch.
-fn sort_rec<T, F>(v: &mut [T], buf: &mut [MaybeUninit<T>], is_less: &F, base: usize)
+fn sort_rec<T, F>(v: &mut [T], buf: &mut [MaybeUninit<T>], is_less: &F)
 where
     T: Send + Sync,
     F: Fn(&T, &T) -> bool + Sync,
 {
     let len = v.len();
-    if len <= base {
+    let Some(w) = cut_for(len, SEQUENTIAL) else {
+        // Nobody idle (or a short piece): std's sort, whole.
         v.sort_by(|a, b| order(is_less, a, b));
         return;
-    }
+    };
     let mid = len / 2;
     {
         let (vl, vr) = v.split_at_mut(mid);
         let (bl, br) = buf.split_at_mut(mid);
-        join(
-            || sort_rec(vl, bl, is_less, base),
-            || sort_rec(vr, br, is_less, base),
+        join_promoted(
+            w,
+            || sort_rec(vl, bl, is_less),
+            || sort_rec(vr, br, is_less),
         );
     }
     // SAFETY: `buf` has room for `len` elements and does not overlap `v`; from here on the
@@ -239,7 +259,7 @@ unsafe fn slice_init<T>(s: &[MaybeUninit<T>]) -> &[T] {
 }
 
 /// Merges sorted `a` and `b` into `dst` (room for `a.len() + b.len()`), stably (ties from `a`
-/// first), splitting by `join` above [`SEQUENTIAL_MERGE`] elements.
+/// first), splitting above [`SEQUENTIAL_MERGE`] elements while another worker is idle.
 ///
 /// # Safety
 /// `dst` must be valid for writes of `a.len() + b.len()` elements and overlap neither input.
@@ -248,11 +268,14 @@ where
     T: Send + Sync,
     F: Fn(&T, &T) -> bool + Sync,
 {
-    if a.len() + b.len() <= SEQUENTIAL_MERGE || a.is_empty() || b.is_empty() {
-        // SAFETY: the caller's contract, passed on.
-        unsafe { seq_merge(a, b, dst.0, is_less) };
-        return;
-    }
+    let w = match cut_for(a.len() + b.len(), SEQUENTIAL_MERGE) {
+        Some(w) if !a.is_empty() && !b.is_empty() => w,
+        _ => {
+            // SAFETY: the caller's contract, passed on.
+            unsafe { seq_merge(a, b, dst.0, is_less) };
+            return;
+        }
+    };
     // Split the longer run at its middle and the other where that element would go, keeping
     // stability: equal elements of `a` stay before those of `b`.
     let (ia, ib) = if a.len() >= b.len() {
@@ -266,7 +289,8 @@ where
     let (b1, b2) = b.split_at(ib);
     // SAFETY: `dst + ia + ib` is within the destination (ia <= a.len(), ib <= b.len()).
     let dst2 = Dst(unsafe { dst.0.add(ia + ib) });
-    join(
+    join_promoted(
+        w,
         // SAFETY: the two halves write disjoint ranges of the destination, each as long as its
         // inputs.
         || unsafe { par_merge(a1, b1, dst, is_less) },

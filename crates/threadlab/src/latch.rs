@@ -148,6 +148,13 @@ impl Latch for SpinLatch<'_> {
 }
 
 /// A latch that blocks an OS thread outside the pool (`install` from a plain thread).
+///
+/// It blocks at once, without a spin first. A bounded spin (`spin_loop` for 5–50 µs, then the
+/// condvar; with an atomic handshake so a setter that finds the waiter still spinning takes no
+/// lock) was measured on the 2-core VM, loaded by other builds, and lost: an empty `install` on
+/// a 1-worker pool went from about 10–20 µs to 40–65 µs, the 1,023-node tree of `lab workloads`
+/// from about 24–50 µs to 125 µs, because the spinning caller takes a core from the workers it
+/// waits for. Re-measure on a quiet machine with more cores before adding one.
 #[derive(Debug)]
 pub(crate) struct LockLatch {
     done: Mutex<bool>,
@@ -270,6 +277,39 @@ impl CountLatch {
             if CoreLatch::set_core(&(*this).core) {
                 (*registry).wake_specific(target);
             }
+        }
+    }
+}
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use super::*;
+    use std::time::Duration;
+
+    /// One latch, re-armed 200 times, set by another thread either at once or after a pause
+    /// (so the waiter is surely blocked): every wait sees exactly its own round's value, so no
+    /// round returns early on the previous round's `done`.
+    #[test]
+    fn lock_latch_reused_across_rounds() {
+        let latch = Arc::new(LockLatch::new());
+        let value = Arc::new(AtomicUsize::new(0));
+        for round in 1..=200usize {
+            let (l, v) = (Arc::clone(&latch), Arc::clone(&value));
+            let t = std::thread::spawn(move || {
+                if round % 4 == 0 {
+                    std::thread::sleep(Duration::from_millis(1));
+                }
+                // Relaxed: published to the waiter by the latch's mutex.
+                v.store(round, Ordering::Relaxed);
+                // SAFETY: `l` keeps the latch alive for the whole call.
+                unsafe { Latch::set(&*l) };
+            });
+            latch.wait_and_reset();
+            // Relaxed: ordered after the store by the latch's mutex.
+            assert_eq!(value.load(Ordering::Relaxed), round);
+            let done = *latch.done.lock().unwrap();
+            assert!(!done, "round {round}: the latch was not re-armed");
+            t.join().unwrap();
         }
     }
 }

@@ -394,6 +394,10 @@ fn nested_pipeline_inside_install_uses_the_current_pool() {
 }
 
 #[test]
+#[cfg_attr(
+    miri,
+    ignore = "the recorder reads the CPU counter (rdtsc), which Miri cannot run"
+)]
 fn stages_are_zones_in_a_recording() {
     let pool = pool(2);
     let rec = threadlab::trace::start();

@@ -191,7 +191,21 @@ impl Chart {
             .iter()
             .flat_map(|s| s.points.iter().map(|p| p.1))
             .chain(self.hlines.iter().map(|h| h.1));
-        let yaxis = Axis::new(ys, self.log_y, true);
+        let mut yaxis = Axis::new(ys, self.log_y, true);
+        if self.kind == Kind::Spans {
+            // Rows are centred on their value: half a row of room below the first and above
+            // the last, so no bar crosses an axis.
+            yaxis.lo -= 0.5;
+            yaxis.hi += 0.5;
+        }
+        // Wide enough for the longest legend entry (about 7 px per character at 12 px).
+        let longest = self
+            .series
+            .iter()
+            .map(|s| s.name.chars().count())
+            .max()
+            .unwrap_or(0);
+        let w = W.max(LEFT + pw + 30.0 + 7.0 * longest as f64 + 10.0);
         let xaxis = match self.kind {
             Kind::Lines | Kind::Spans => Axis::new(
                 self.series
@@ -209,9 +223,9 @@ impl Chart {
         let px = |x: f64| LEFT + xaxis.frac(x) * pw;
         let py = |y: f64| TOP + (1.0 - yaxis.frac(y)) * ph;
         let mut s = format!(
-            "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{W}\" height=\"{H}\" \
-             viewBox=\"0 0 {W} {H}\" font-family=\"sans-serif\" font-size=\"12\">\n\
-             <rect width=\"{W}\" height=\"{H}\" fill=\"white\"/>\n\
+            "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{w}\" height=\"{H}\" \
+             viewBox=\"0 0 {w} {H}\" font-family=\"sans-serif\" font-size=\"12\">\n\
+             <rect width=\"{w}\" height=\"{H}\" fill=\"white\"/>\n\
              <text x=\"{}\" y=\"22\" text-anchor=\"middle\" font-size=\"15\">{}</text>\n",
             LEFT + pw / 2.0,
             escape(&self.title)

@@ -105,6 +105,10 @@ fn serial_out_of_order_stage_sees_every_item_once_one_at_a_time() {
 }
 
 #[test]
+#[cfg_attr(
+    miri,
+    ignore = "waits up to 20 s of the clock for a second worker to join in, longer than Miri gets there"
+)]
 fn parallel_stage_runs_items_at_the_same_time() {
     // Item 0 stays in the parallel stage until item 1 is in it too: only possible if the stage
     // really admits two items at once (and the source kept going while item 0 was held).
@@ -142,6 +146,10 @@ fn type_changing_chain_of_every_kind() {
 }
 
 #[test]
+#[cfg_attr(
+    miri,
+    ignore = "waits up to 20 s of the clock for a second worker to join in, longer than Miri gets there"
+)]
 fn items_in_flight_never_exceed_the_limit_and_reach_it_when_a_stage_holds_back() {
     const LIMIT: usize = 3;
     let pool = pool(2);

@@ -166,6 +166,14 @@ pub fn rayon_pool(threads: usize) -> Result<Arc<rayon::ThreadPool>, String> {
         .map_err(|e| format!("rayon pool: {e}"))
 }
 
+/// A chili pool with `threads` threads (chili counts the calling thread among them).
+pub fn chili_pool(threads: usize) -> chili::ThreadPool {
+    chili::ThreadPool::with_config(chili::Config {
+        thread_count: std::num::NonZero::new(threads),
+        ..Default::default()
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

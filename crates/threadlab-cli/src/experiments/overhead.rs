@@ -189,10 +189,7 @@ impl Experiment for Overhead {
         for &threads in &ctx.threads {
             let tl = crate::tl::shared_pool(threads)?;
             let ry = chain::rayon_pool(threads)?;
-            let ch = chili::ThreadPool::with_config(chili::Config {
-                thread_count: std::num::NonZero::new(threads),
-                ..Default::default()
-            });
+            let ch = chain::chili_pool(threads);
             let rt = chain::tokio_runtime(threads)?;
             let benches = [
                 format!(

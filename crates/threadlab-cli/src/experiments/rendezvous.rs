@@ -179,28 +179,26 @@ fn timed(n: u64, body: impl FnOnce() -> Result<u64, String>) -> Result<(f64, f64
     Ok((secs, cpu, allocs))
 }
 
+/// Spawns the producer and the consumer on `pool` and returns the consumer's sum.
+fn run_pair<P, C>(pool: &Pool, (producer, consumer): (P, C)) -> u64
+where
+    P: std::future::Future<Output = ()> + Send + 'static,
+    C: std::future::Future<Output = u64> + Send + 'static,
+{
+    let p = pool.spawn_future(producer);
+    let c = pool.spawn_future(consumer);
+    let sum = c.join();
+    p.join();
+    sum
+}
+
 fn run_threadlab(pool: &Pool, n: u64, via: Via) -> Result<Run, String> {
     let before = pool.metrics();
     let (secs, cpu_secs, allocs) = timed(n, || {
-        let sum = match via {
-            Via::Flume => {
-                let (producer, consumer) = endpoints(n);
-                let p = pool.spawn_future(producer);
-                let c = pool.spawn_future(consumer);
-                let sum = c.join();
-                p.join();
-                sum
-            }
-            Via::Threadlab => {
-                let (producer, consumer) = tl_endpoints(n);
-                let p = pool.spawn_future(producer);
-                let c = pool.spawn_future(consumer);
-                let sum = c.join();
-                p.join();
-                sum
-            }
-        };
-        Ok(sum)
+        Ok(match via {
+            Via::Flume => run_pair(pool, endpoints(n)),
+            Via::Threadlab => run_pair(pool, tl_endpoints(n)),
+        })
     })?;
     let after = pool.metrics();
     let total = |m: &threadlab::Metrics, f: fn(&threadlab::WorkerMetrics) -> u64| -> f64 {

@@ -147,10 +147,7 @@ impl Experiment for Workloads {
         for &threads in &ctx.threads {
             let tl = crate::tl::shared_pool(threads)?;
             let ry = chain::rayon_pool(threads)?;
-            let ch = chili::ThreadPool::with_config(chili::Config {
-                thread_count: std::num::NonZero::new(threads),
-                ..Default::default()
-            });
+            let ch = chain::chili_pool(threads);
             let rt = chain::tokio_runtime(threads)?;
             let (tl, ry, ch, rt) = (&*tl, &*ry, &ch, &rt);
             let (big, small, unsorted, ma, mb) = (&big, &small, &unsorted, &ma, &mb);

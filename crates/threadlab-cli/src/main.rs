@@ -18,10 +18,12 @@ mod cli;
 mod cpu_speed;
 mod doctor;
 mod experiments;
+mod fmt;
 mod lab;
 mod machine;
 mod measure;
 mod observe;
+mod peers;
 mod report;
 mod stress;
 mod tl;
@@ -171,7 +173,7 @@ fn check_writable_dir(dir: &Path) -> Result<(), String> {
 }
 
 fn lab_command(args: LabArgs) -> ExitCode {
-    let all = lab::registry();
+    let all = experiments::registry();
     let mut selected = Vec::new();
     for name in &args.experiments {
         match all.iter().find(|e| e.name() == name) {

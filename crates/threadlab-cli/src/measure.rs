@@ -1,4 +1,5 @@
-//! Timing helpers: medians of repeated runs, process CPU time, percentiles.
+//! Timing helpers: medians of repeated runs, process CPU time, percentiles (their formatting is
+//! in `fmt.rs`).
 //!
 //! The machines the lab runs on are small, shared and noisy, so every figure the lab reports is a
 //! median of `repeat` runs, and variants are compared as ratios of medians taken in the same run.
@@ -78,58 +79,6 @@ pub fn thread_cpu_time() -> Duration {
     Duration::new(ts.tv_sec as u64, ts.tv_nsec as u32)
 }
 
-/// Formats seconds with a unit that keeps three significant digits readable.
-pub fn fmt_secs(s: f64) -> String {
-    if !s.is_finite() {
-        "-".into()
-    } else if s >= 1.0 {
-        format!("{s:.3} s")
-    } else if s >= 1e-3 {
-        format!("{:.2} ms", s * 1e3)
-    } else if s >= 1e-6 {
-        format!("{:.2} µs", s * 1e6)
-    } else {
-        format!("{:.1} ns", s * 1e9)
-    }
-}
-
-/// Formats nanoseconds compactly (`12.3`, `1,234`, `45,678`).
-pub fn fmt_ns(ns: f64) -> String {
-    if !ns.is_finite() {
-        "-".into()
-    } else if ns < 100.0 {
-        format!("{ns:.1}")
-    } else {
-        group_thousands(ns.round() as u64)
-    }
-}
-
-/// `1234567` → `1,234,567`.
-pub fn group_thousands(n: u64) -> String {
-    let s = n.to_string();
-    let mut out = String::with_capacity(s.len() + s.len() / 3);
-    for (i, c) in s.chars().enumerate() {
-        if i > 0 && (s.len() - i) % 3 == 0 {
-            out.push(',');
-        }
-        out.push(c);
-    }
-    out
-}
-
-/// Formats a ratio as `3.1×` (or `0.42×`).
-pub fn fmt_ratio(r: f64) -> String {
-    if !r.is_finite() {
-        "-".into()
-    } else if r >= 10.0 {
-        format!("{r:.0}×")
-    } else if r >= 1.0 {
-        format!("{r:.1}×")
-    } else {
-        format!("{r:.2}×")
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -142,8 +91,6 @@ mod tests {
         assert_eq!(percentile(&mut xs, 50.0), 50.0);
         assert_eq!(percentile(&mut xs, 99.0), 99.0);
         assert_eq!(percentile(&mut xs, 100.0), 100.0);
-        assert_eq!(group_thousands(1234567), "1,234,567");
-        assert_eq!(group_thousands(999), "999");
     }
 
     #[test]

@@ -12,9 +12,10 @@
 //! workers; both captures are saved as `alloc-locked-2w.tltrace` and `alloc-locked-5w.tltrace`
 //! in the report's directory, ready for `threadlab compare`.
 
-use super::verdict;
-use crate::lab::{Ctx, ExpResult, Experiment, Outcome, Row};
-use crate::measure::{fmt_secs, group_thousands, median_of};
+use crate::fmt;
+use crate::fmt::{fmt_secs, group_thousands};
+use crate::lab::{Ctx, ExpResult, Experiment, Outcome};
+use crate::measure::median_of;
 use crate::report::{svg::Chart, svg::Series, table::Table};
 use std::alloc::Layout;
 use std::time::Instant;
@@ -363,22 +364,21 @@ impl Experiment for Alloc {
                     ("seconds", s, "s"),
                     ("ns_per_op", s * 1e9 / ops as f64, "ns"),
                 ] {
-                    rows.push(Row {
-                        experiment: "alloc".into(),
-                        variant: (*name).into(),
-                        config: format!("{} allocations + frees", group_thousands(ops as u64)),
-                        threads: w,
-                        metric: metric.into(),
+                    rows.push(ctx.row(
+                        name,
+                        format!("{} allocations + frees", group_thousands(ops as u64)),
+                        w,
+                        metric,
                         value,
-                        unit: unit.into(),
-                    });
+                        unit,
+                    ));
                 }
             }
         }
         let at = |w: usize| workers.iter().position(|&x| x == w).unwrap_or(0);
         let (i1, i2, i5) = (at(1), at(2), at(5));
         let mut headers: Vec<String> = vec!["allocator".into()];
-        headers.extend(workers.iter().map(|&w| plural(w, "worker")));
+        headers.extend(workers.iter().map(|&w| fmt::plural(w, "worker")));
         headers.push("5 ÷ 2 workers".into());
         let header_refs: Vec<&str> = headers.iter().map(String::as_str).collect();
         let mut table = Table::new(
@@ -394,13 +394,13 @@ impl Experiment for Alloc {
             for &s in &secs[v] {
                 row.push(format!("{} ({:.0})", fmt_secs(s), s * 1e9 / ops as f64));
             }
-            row.push(verdict::ratio(secs[v][i5] / secs[v][i2]));
+            row.push(fmt::fmt_ratio(secs[v][i5] / secs[v][i2]));
             table.row(row);
         }
         let mut chart = Chart::bars(
             "alloc",
             "alloc: time for the same allocations",
-            workers.iter().map(|&w| plural(w, "worker")).collect(),
+            workers.iter().map(|&w| fmt::plural(w, "worker")).collect(),
             "milliseconds",
         );
         for (v, name) in VARIANTS.iter().enumerate() {
@@ -495,11 +495,6 @@ fn compare_captures(two: &str, five: &str) -> Result<Table, String> {
     Ok(t)
 }
 
-/// `1 worker`, `5 workers`.
-fn plural(n: usize, what: &str) -> String {
-    format!("{n} {what}{}", if n == 1 { "" } else { "s" })
-}
-
 /// The sentence: the locked allocator's 5-worker time against its 2-worker time (the seed's
 /// comparison) and its 2-worker time against 1 worker's, then the locked allocator against the thread caches at 1, 2 and 5 workers (what
 /// the lock costs with and without contention), then the other two allocators' 5 vs 2.
@@ -508,16 +503,16 @@ fn finding(secs: &[Vec<f64>], i1: usize, i2: usize, i5: usize) -> String {
     let locked_vs_cache = |i: usize| secs[0][i] / secs[1][i];
     format!(
         "With one locked allocator, 5 workers took {} for the same allocations ({} vs {}: {}), and 2 workers took {}. The lock made the work take {} with 2 workers and {} with 5, against {} with a single worker, where nobody contends. 5 vs 2 workers: thread caches {}, system allocator {} (the seed: 0.06 ms with 2 workers vs 2.41 ms with 5).",
-        verdict::longer(five_vs_two(0), "2 workers"),
+        fmt::longer(five_vs_two(0), "2 workers"),
         fmt_secs(secs[0][i5]),
         fmt_secs(secs[0][i2]),
-        verdict::difference(five_vs_two(0)),
-        verdict::longer(secs[0][i2] / secs[0][i1], "1 worker"),
-        verdict::longer(locked_vs_cache(i2), "through thread caches"),
-        verdict::ratio(locked_vs_cache(i5)),
-        verdict::ratio(locked_vs_cache(i1)),
-        verdict::ratio(five_vs_two(1)),
-        verdict::ratio(five_vs_two(2)),
+        fmt::difference(five_vs_two(0)),
+        fmt::longer(secs[0][i2] / secs[0][i1], "1 worker"),
+        fmt::longer(locked_vs_cache(i2), "through thread caches"),
+        fmt::fmt_ratio(locked_vs_cache(i5)),
+        fmt::fmt_ratio(locked_vs_cache(i1)),
+        fmt::fmt_ratio(five_vs_two(1)),
+        fmt::fmt_ratio(five_vs_two(2)),
     )
 }
 

@@ -5,11 +5,11 @@
 //! lock's hold and wait time — the seed read 94.86 ms hold against 214.89 ms wait from Tracy over
 //! 100 passes of 8 bands — and the doctor's verdict on the trace.
 
-use super::image::{check_one_pass, fill, kernel};
 use crate::baselines::work_sharing::{WorkSharingPool, QUEUE_LOCK};
-use crate::lab::{Ctx, ExpResult, Experiment, Outcome, Row};
-use crate::measure::{fmt_ratio, fmt_secs, median};
+use crate::fmt::{fmt_ratio, fmt_secs};
+use crate::lab::{Ctx, ExpResult, Experiment, Outcome, Row, Variant};
 use crate::report::{svg::Chart, svg::Series, table::Table};
+use crate::workloads::image::{check_one_pass, fill, kernel};
 use threadlab::analysis::{fmt_ns, Diagnosis};
 
 /// The experiment.
@@ -86,33 +86,32 @@ impl Experiment for Contention {
             let ws = WorkSharingPool::new(threads).map_err(|e| format!("work-sharing: {e}"))?;
             let tl = crate::tl::pool(threads)?;
             let splits = splits(threads, height);
-            // Checked once each, then timed in interleaved rounds with the recorder off.
+            // Each variant's warm-up is one checked pass; then interleaved rounds with the
+            // recorder off.
+            let buf_cell = std::cell::RefCell::new(std::mem::take(&mut buf));
+            let mut variants = Vec::new();
             for (label, tasks) in &splits {
                 for v in VARIANTS {
-                    ctx.step(format!("contention: check {v}, {label}"));
-                    fill(&mut buf);
-                    pass(v, &ws, &tl, &mut buf, pitch, *tasks)?;
-                    check_one_pass(&buf, v)?;
-                }
-            }
-            let mut samples = vec![Vec::with_capacity(ctx.repeat); splits.len() * 2];
-            for round in 0..ctx.repeat {
-                for (k, (label, tasks)) in splits.iter().enumerate() {
-                    for (j, v) in VARIANTS.iter().enumerate() {
-                        ctx.step(format!(
-                            "contention: round {}/{}, {v}, {label}, {threads} threads",
-                            round + 1,
-                            ctx.repeat
-                        ));
+                    let (ws, tl, buf, mut checked) = (&ws, &tl, &buf_cell, false);
+                    variants.push(Variant::measured(format!("{v}, {label}"), move || {
+                        let buf = &mut *buf.borrow_mut();
+                        if !std::mem::replace(&mut checked, true) {
+                            fill(buf);
+                            pass(v, ws, tl, buf, pitch, *tasks)?;
+                            return check_one_pass(buf, v).map(|()| f64::NAN);
+                        }
                         let t = std::time::Instant::now();
                         for _ in 0..passes {
-                            pass(v, &ws, &tl, &mut buf, pitch, *tasks)?;
+                            pass(v, ws, tl, buf, pitch, *tasks)?;
                         }
-                        samples[2 * k + j].push(t.elapsed().as_secs_f64() / passes as f64);
-                    }
+                        Ok(t.elapsed().as_secs_f64() / passes as f64)
+                    }));
                 }
             }
-            let secs: Vec<f64> = samples.iter_mut().map(|s| median(s)).collect();
+            let samples = ctx.rounds(&format!("{threads} threads"), &mut variants)?;
+            drop(variants);
+            buf = buf_cell.into_inner();
+            let secs: Vec<f64> = samples.iter().map(|s| s.median).collect();
             // Short recorded runs: a few passes of the coarse splits, one pass of a task per row
             // (thousands of tasks, so the trace stays a few MB).
             let mut recorded: Vec<Option<Recorded>> = Vec::new();
@@ -136,7 +135,7 @@ impl Experiment for Contention {
                     recorded.push(Some(Recorded { passes: n, d }));
                 }
             }
-            let out = summarize(threads, &splits, &secs, &recorded, passes, ctx.repeat);
+            let out = summarize(ctx, threads, &splits, &secs, &recorded, passes);
             rows.extend(out.rows);
             tables.extend(out.tables);
             charts.extend(out.charts);
@@ -166,22 +165,17 @@ struct Summary {
 }
 
 fn summarize(
+    ctx: &Ctx,
     threads: usize,
     splits: &[(String, usize)],
     secs: &[f64],
     recorded: &[Option<Recorded>],
     passes: usize,
-    repeat: usize,
 ) -> Summary {
+    let repeat = ctx.repeat;
     let mut rows = Vec::new();
-    let row = |variant: &str, config: &str, metric: &str, value: f64, unit: &str| Row {
-        experiment: "contention".into(),
-        variant: variant.into(),
-        config: config.into(),
-        threads,
-        metric: metric.into(),
-        value,
-        unit: unit.into(),
+    let row = |variant: &str, config: &str, metric: &str, value: f64, unit: &str| {
+        ctx.row(variant, config, threads, metric, value, unit)
     };
     let mut timing = Table::new(
         format!(

@@ -7,10 +7,10 @@
 //! a worker takes to process one packet, over all packets of a run, and its spread over runs.
 //! The seed's Xeon (8 lookup threads): 1.16× at 16 kB to 1.47× at 64 MB in favour of division.
 
-use super::verdict;
-use crate::lab::{Ctx, ExpResult, Experiment, Outcome, Row};
-use crate::machine::fmt_bytes;
-use crate::measure::fmt_ns;
+use crate::fmt;
+use crate::fmt::fmt_bytes;
+use crate::fmt::fmt_ns;
+use crate::lab::{Ctx, ExpResult, Experiment, Outcome};
 use crate::report::{svg::Chart, svg::Series, table::Table};
 use std::sync::{mpsc, Arc};
 use std::time::{Duration, Instant};
@@ -210,15 +210,7 @@ impl Experiment for Division {
                 for (v, (mean, sd)) in stats.iter().enumerate() {
                     let config = format!("{} sorted array", fmt_bytes(bytes as u64));
                     for (metric, value) in [("ns_per_packet", *mean), ("ns_per_packet_sd", *sd)] {
-                        rows.push(Row {
-                            experiment: "division".into(),
-                            variant: VARIANTS[v].into(),
-                            config: config.clone(),
-                            threads,
-                            metric: metric.into(),
-                            value,
-                            unit: "ns".into(),
-                        });
+                        rows.push(ctx.row(VARIANTS[v], &config, threads, metric, value, "ns"));
                     }
                 }
                 grid.push((bytes, stats));
@@ -235,7 +227,7 @@ impl Experiment for Division {
                     fmt_bytes(*bytes as u64),
                     format!("{} ({})", fmt_ns(s[0].0), fmt_ns(s[0].1)),
                     format!("{} ({})", fmt_ns(s[1].0), fmt_ns(s[1].1)),
-                    verdict::ratio(s[0].0 / s[1].0),
+                    fmt::fmt_ratio(s[0].0 / s[1].0),
                 ]);
             }
             tables.push(table);
@@ -291,23 +283,23 @@ fn finding(threads: usize, grid: &[(usize, [(f64, f64); 2])]) -> String {
     if threads == 1 {
         return format!(
             "With one worker there is nothing to divide: both variants search the whole array (ratios {} to {} over {range}).",
-            verdict::ratio(worst.1),
-            verdict::ratio(best.1)
+            fmt::fmt_ratio(worst.1),
+            fmt::fmt_ratio(best.1)
         );
     }
-    if ratios.iter().all(|(_, r)| verdict::same(*r)) {
+    if ratios.iter().all(|(_, r)| fmt::same(*r)) {
         return format!(
             "Dividing the sorted array between {threads} workers made no difference on this machine: from {range}, a packet took between {} and {} as long without division as with it (all within {:.0}%).",
-            verdict::ratio(worst.1),
-            verdict::ratio(best.1),
-            verdict::NOISE * 100.0
+            fmt::fmt_ratio(worst.1),
+            fmt::fmt_ratio(best.1),
+            fmt::NOISE * 100.0
         );
     }
     format!(
         "With {threads} workers, a {PACKET}-lookup packet searched in the whole array took {} at {} and {} at {} (the seed: 1.16× at 16 kB to 1.47× at 64 MB).",
-        verdict::longer(best.1, "one searched in the worker's own part"),
+        fmt::longer(best.1, "one searched in the worker's own part"),
         fmt_bytes(best.0 as u64),
-        verdict::longer(worst.1, "with division"),
+        fmt::longer(worst.1, "with division"),
         fmt_bytes(worst.0 as u64),
     )
 }

@@ -11,9 +11,10 @@
 //! gives worker `k` the index `k`, and the table says how much of the run they really spent
 //! counting at the same time (a busy machine serialises them, and hides the effect).
 
-use super::verdict;
-use crate::lab::{Ctx, ExpResult, Experiment, Outcome, Row};
-use crate::measure::{fmt_ns, group_thousands, median, median_secs};
+use crate::fmt;
+use crate::fmt::{fmt_ns, group_thousands};
+use crate::lab::{Ctx, ExpResult, Experiment, Outcome};
+use crate::measure::{median, median_secs};
 use crate::report::{svg::Chart, svg::Series, table::Table};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Instant;
@@ -199,18 +200,17 @@ impl Experiment for FalseShare {
                         ("seconds", secs, "s"),
                         ("ns_per_increment", cell.ns[v], "ns"),
                     ] {
-                        rows.push(Row {
-                            experiment: "falseshare".into(),
-                            variant: (*name).into(),
-                            config: format!(
+                        rows.push(ctx.row(
+                            name,
+                            format!(
                                 "{bump_name}, {} increments per worker",
                                 group_thousands(iters)
                             ),
                             threads,
-                            metric: metric.into(),
+                            metric,
                             value,
-                            unit: unit.into(),
-                        });
+                            unit,
+                        ));
                     }
                 }
                 cells.push(cell);
@@ -240,7 +240,7 @@ impl Experiment for FalseShare {
                 c.bump.into(),
                 fmt_ns(c.ns[0]),
                 fmt_ns(c.ns[1]),
-                verdict::ratio(c.ns[0] / c.ns[1]),
+                fmt::fmt_ratio(c.ns[0] / c.ns[1]),
                 fmt_ns(c.ns[2]),
                 format!(
                     "{:.0}% / {:.0}%",
@@ -301,14 +301,14 @@ fn finding(c: &Cell) -> String {
             fmt_ns(c.ns[0]),
             fmt_ns(c.ns[1]),
             c.bump,
-            verdict::difference(r)
+            fmt::difference(r)
         );
     }
     let reference = if c.ns[2].is_finite() {
         format!(
             " (all workers on one shared counter: {} ns{})",
             fmt_ns(c.ns[2]),
-            if verdict::same(c.ns[2] / c.ns[1]) {
+            if fmt::same(c.ns[2] / c.ns[1]) {
                 ", no dearer than padded either: the cores share the line cheaply here"
             } else {
                 ""
@@ -322,9 +322,9 @@ fn finding(c: &Cell) -> String {
         c.threads,
         c.bump,
         fmt_ns(c.ns[0]),
-        verdict::longer(r, "counters padded to their own lines"),
+        fmt::longer(r, "counters padded to their own lines"),
         fmt_ns(c.ns[1]),
-        if verdict::same(r) {
+        if fmt::same(r) {
             "no difference on this machine"
         } else if r > 1.0 {
             "false sharing, with no lock in sight"

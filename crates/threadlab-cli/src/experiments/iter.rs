@@ -10,9 +10,10 @@
 //! result checked against the sequential one. Runs are interleaved (the order rotates every
 //! repeat) and each figure is the median of `--repeat` runs.
 
-use super::verdict;
+use crate::fmt;
+use crate::fmt::fmt_secs;
 use crate::lab::{Ctx, ExpResult, Experiment, Outcome, Row};
-use crate::measure::{fmt_secs, median};
+use crate::measure::median;
 use crate::report::{svg::Chart, svg::Series, table::Table};
 use std::time::Instant;
 
@@ -277,8 +278,8 @@ impl Experiment for Iter {
                     fmt_secs(m[0]),
                     fmt_secs(m[1]),
                     fmt_secs(m[2]),
-                    verdict::ratio(vs_rayon[k]),
-                    verdict::ratio(vs_seq[k]),
+                    fmt::fmt_ratio(vs_rayon[k]),
+                    fmt::fmt_ratio(vs_seq[k]),
                 ]);
             }
             let (g_rayon, g_seq) = (geomean(&vs_rayon), geomean(&vs_seq));
@@ -287,8 +288,8 @@ impl Experiment for Iter {
                 String::new(),
                 String::new(),
                 String::new(),
-                verdict::ratio(g_rayon),
-                verdict::ratio(g_seq),
+                fmt::fmt_ratio(g_rayon),
+                fmt::fmt_ratio(g_seq),
             ]);
             for (metric, value) in [
                 ("geomean_vs_rayon", g_rayon),
@@ -325,9 +326,9 @@ impl Experiment for Iter {
             let worst = vs_rayon.iter().cloned().fold(0.0, f64::max);
             findings.push(format!(
                 "On {threads} worker(s) threadlab's parallel iterators took {} of Rayon's time (geometric mean; worst kernel {}) and {} of the sequential iterators'.",
-                verdict::ratio(g_rayon),
-                verdict::ratio(worst),
-                verdict::ratio(g_seq),
+                fmt::fmt_ratio(g_rayon),
+                fmt::fmt_ratio(worst),
+                fmt::fmt_ratio(g_seq),
             ));
         }
         notes.push("The sorts' times exclude copying the input (each run sorts a fresh copy). Every variant's result is checked against the sequential one. On a machine shared with other work, take differences under about 10% as noise.".into());

@@ -5,12 +5,14 @@
 //! (the binary's counting allocator, `alloc_count.rs`, over the whole process during the timed
 //! runs).
 
-use super::chain::{self, Rayon, ThreadPerJob, Tokio};
 use crate::alloc_count;
 use crate::baselines::dedicated_thread::DedicatedThread;
+use crate::fmt::{fmt_ns, fmt_ratio, group_thousands};
 use crate::lab::{Ctx, ExpResult, Experiment, Outcome, Row};
-use crate::measure::{fmt_ns, fmt_ratio, group_thousands, median_of, median_secs};
+use crate::measure::{median_of, median_secs};
+use crate::peers::{self, Rayon, Tokio};
 use crate::report::{svg::Chart, svg::Series, table::Table};
+use crate::workloads::chain::{self, ThreadPerJob};
 use std::time::Duration;
 
 /// The experiment.
@@ -50,8 +52,8 @@ impl Experiment for Jobs {
         let mut findings = Vec::new();
         for &threads in &ctx.threads {
             let pool = crate::tl::shared_pool(threads)?;
-            let rayon = chain::rayon_pool(threads)?;
-            let rt = chain::tokio_runtime(threads)?;
+            let rayon = peers::rayon_pool(threads)?;
+            let rt = peers::tokio_runtime(threads)?;
             let dedicated_threads: Vec<DedicatedThread> = (0..16)
                 .map(|i| DedicatedThread::new(&format!("queue #{i}")))
                 .collect::<Result<_, _>>()
@@ -135,15 +137,7 @@ impl Experiment for Jobs {
                     .into_iter()
                     .filter(|r| r.1.is_finite())
                     {
-                        rows.push(Row {
-                            experiment: "jobs".into(),
-                            variant: variant.into(),
-                            config: config.clone(),
-                            threads: variant_threads,
-                            metric: metric.into(),
-                            value,
-                            unit: unit.into(),
-                        });
+                        rows.push(ctx.row(variant, &config, variant_threads, metric, value, unit));
                     }
                 }
                 grid.push((queues, ns));

@@ -9,10 +9,12 @@
 //! workers are pinned (`sched_setaffinity`, from each worker via `Pool::install_on`) in two
 //! placements, as in the seed: spread over the nodes, and all on the first node.
 
-use super::verdict;
-use crate::lab::{Ctx, ExpResult, Experiment, Outcome, Row};
-use crate::machine::{fmt_bytes, parse_cpu_list};
-use crate::measure::{fmt_secs, median};
+use crate::fmt;
+use crate::fmt::fmt_bytes;
+use crate::fmt::fmt_secs;
+use crate::lab::{Ctx, ExpResult, Experiment, Outcome};
+use crate::machine::parse_cpu_list;
+use crate::measure::median;
 use crate::report::{svg::Chart, svg::Series, table::Table};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Instant;
@@ -221,24 +223,23 @@ impl Experiment for Numa {
                         (*name).into(),
                         fmt_secs(init_s[v]),
                         fmt_secs(sum_s[v]),
-                        verdict::ratio(sum_s[v] / sum_s[2]),
+                        fmt::fmt_ratio(sum_s[v] / sum_s[2]),
                         format!("{:.1} GB/s", bytes as f64 / sum_s[v] / 1e9),
                     ]);
                     for (metric, value) in [("init_seconds", init_s[v]), ("sum_seconds", sum_s[v])]
                     {
-                        rows.push(Row {
-                            experiment: "numa".into(),
-                            variant: (*name).into(),
-                            config: config.clone(),
-                            threads: if *name == "single" && metric == "init_seconds" {
+                        rows.push(ctx.row(
+                            name,
+                            &config,
+                            if *name == "single" && metric == "init_seconds" {
                                 1
                             } else {
                                 threads
                             },
-                            metric: metric.into(),
+                            metric,
                             value,
-                            unit: "s".into(),
-                        });
+                            "s",
+                        ));
                     }
                 }
                 tables.push(table);
@@ -303,15 +304,15 @@ fn finding(nodes: usize, threads: usize, placement: &str, sums: &[f64], inits: &
         fmt_secs(inits[2])
     );
     if nodes < 2 {
-        let verdict = if verdict::same(spread) {
+        let verdict = if fmt::same(spread) {
             format!(
                 "slowest ÷ fastest {}: no difference on this machine, as expected",
-                verdict::ratio(spread)
+                fmt::fmt_ratio(spread)
             )
         } else {
             format!(
                 "slowest ÷ fastest {}, a difference that page placement cannot cause on one node: other programs sharing the memory bus, or cache effects",
-                verdict::ratio(spread)
+                fmt::fmt_ratio(spread)
             )
         };
         return format!(
@@ -320,9 +321,9 @@ fn finding(nodes: usize, threads: usize, placement: &str, sums: &[f64], inits: &
     }
     format!(
         "With {threads} workers {placement}, the sum after single-thread initialisation took {}, and after unordered initialisation {} ({sums_text}; {}); {init_text}.",
-        verdict::longer(single, "after static initialisation"),
-        verdict::longer(sums[1] / sums[2], "after static initialisation"),
-        if verdict::same(unordered) && verdict::same(single) {
+        fmt::longer(single, "after static initialisation"),
+        fmt::longer(sums[1] / sums[2], "after static initialisation"),
+        if fmt::same(unordered) && fmt::same(single) {
             "no difference on this machine"
         } else {
             "the first-touch placement mattered"

@@ -16,8 +16,9 @@
 //! item's first stage starting to its last stage ending. Every stage records its spans, which
 //! the Gantt charts show (which stage held which item when).
 
+use crate::fmt::fmt_secs;
 use crate::lab::{Ctx, ExpResult, Experiment, Outcome, Row};
-use crate::measure::{fmt_secs, median};
+use crate::measure::median;
 use crate::report::{svg::Chart, svg::Series, table::Table};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};

@@ -6,9 +6,10 @@
 //! multiply. (Tokio's skynet only with `--full`: it takes seconds per run.) Every round runs every variant once, in the same process, after one warm-up round;
 //! the figures are the medians over the rounds (at least 5).
 
-use super::chain;
+use crate::fmt::fmt_secs;
 use crate::lab::{Ctx, ExpResult, Experiment, Outcome, Row, Size};
-use crate::measure::{fmt_secs, median};
+use crate::measure::median;
+use crate::peers;
 use crate::report::{svg::Chart, svg::Series, table::Table};
 use crate::workloads::join_kernels::{fib, matmul, tree_sum, triangular, Matrix, Tree};
 use crate::workloads::scope_kernels::{nqueens, skynet};
@@ -146,9 +147,9 @@ impl Experiment for Workloads {
         let mut findings = Vec::new();
         for &threads in &ctx.threads {
             let tl = crate::tl::shared_pool(threads)?;
-            let ry = chain::rayon_pool(threads)?;
-            let ch = chain::chili_pool(threads);
-            let rt = chain::tokio_runtime(threads)?;
+            let ry = peers::rayon_pool(threads)?;
+            let ch = peers::chili_pool(threads);
+            let rt = peers::tokio_runtime(threads)?;
             let (tl, ry, ch, rt) = (&*tl, &*ry, &ch, &rt);
             let (big, small, unsorted, ma, mb) = (&big, &small, &unsorted, &ma, &mb);
 

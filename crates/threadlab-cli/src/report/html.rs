@@ -1,8 +1,9 @@
 //! The self-contained HTML report: inline CSS, charts as SVG files beside it referenced
 //! relatively (and embedded, so the page also works when copied alone), no network.
 
+use crate::fmt::fmt_bytes;
 use crate::lab::{Report, TraceRun};
-use crate::machine::{fmt_bytes, Machine};
+use crate::machine::Machine;
 use crate::report::table::Table;
 
 /// Escapes text for HTML/XML content and attribute values.

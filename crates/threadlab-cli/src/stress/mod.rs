@@ -292,7 +292,7 @@ fn recorder_toggle(ledger: &Ledger, stop: &AtomicBool) {
 }
 
 fn report(opts: &Options, ledger: &Ledger, elapsed: Duration) -> bool {
-    let g = |a: &AtomicU64| crate::measure::group_thousands(a.load(Ordering::Relaxed));
+    let g = |a: &AtomicU64| crate::fmt::group_thousands(a.load(Ordering::Relaxed));
     println!(
         "stress: {:.1} s, seed {}, pool of {}: {} scenarios; {} tasks each ran exactly once; {} planned panics each delivered exactly once; {} panicking drops each dropped and reported once; {} tasks woken after their pool's drop each cancelled once; {} pools built and dropped; {} recordings",
         elapsed.as_secs_f64(),

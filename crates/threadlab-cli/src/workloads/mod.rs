@@ -8,9 +8,14 @@
 //! second call into a loop, which no parallel version can do, and the comparison would measure
 //! that rewrite instead of the runtime.
 
+pub mod chain;
+pub mod image;
+pub mod implicit_tree;
 pub mod join_kernels;
+pub mod rendezvous;
 pub mod scope_kernels;
 pub mod sorts;
+pub mod trickle;
 
 use std::hint::black_box;
 

@@ -2,6 +2,7 @@
 
 use clap::{Args, Parser, Subcommand};
 use std::path::PathBuf;
+use std::process::ExitCode;
 
 /// Most threads the lab will start for one pool: enough for the seeds' oversubscription
 /// sweeps (3,024 threads per row), far below what would exhaust the machine.
@@ -41,7 +42,22 @@ pub enum Command {
     Demo(DemoArgs),
     /// Write an offline timeline of a trace (`.pftrace` or `.tltrace`) as one HTML page: a lane
     /// per thread, states, locks, arrows, the doctor's findings.
-    View(crate::view::ViewArgs),
+    View(ViewArgs),
+}
+
+/// Arguments of `threadlab view`.
+#[derive(Debug, Args)]
+#[command(
+    after_help = "Example: threadlab view lab-out/traces/contention-work-sharing.pftrace \
+-o contention.html (then open contention.html in a browser; it needs no network)"
+)]
+pub struct ViewArgs {
+    /// A trace: `.pftrace` or `.tltrace`, as `Trace::save` or the lab writes them.
+    #[arg(value_name = "FILE")]
+    pub file: PathBuf,
+    /// Where to write the page (default: FILE with the extension `.html`).
+    #[arg(short = 'o', long = "out", value_name = "OUT.html")]
+    pub out: Option<PathBuf>,
 }
 
 /// Arguments of `threadlab run`.
@@ -207,4 +223,10 @@ pub fn parse_thread_list(s: &str) -> Result<ThreadList, String> {
         }
     }
     Ok(ThreadList(out))
+}
+
+/// A usage error found after parsing: one line on stderr, exit code 2 like clap's own.
+pub fn usage_error(msg: &str) -> ExitCode {
+    eprintln!("error: {msg}");
+    ExitCode::from(2)
 }

@@ -31,7 +31,7 @@ mod view;
 mod workloads;
 
 use clap::Parser;
-use cli::{Cli, Command, LabArgs};
+use cli::{usage_error, Cli, Command, LabArgs};
 use std::path::Path;
 use std::process::ExitCode;
 
@@ -154,12 +154,6 @@ fn check_writable_file(path: &Path, flag: &str) -> Result<(), String> {
         .map_err(|e| format!("cannot write {flag} `{}`: {e}", path.display()))?;
     let _ = std::fs::remove_file(probe);
     Ok(())
-}
-
-/// A usage error found after parsing: one line on stderr, exit code 2 like clap's own.
-pub(crate) fn usage_error(msg: &str) -> ExitCode {
-    eprintln!("error: {msg}");
-    ExitCode::from(2)
 }
 
 fn check_writable_dir(dir: &Path) -> Result<(), String> {

@@ -25,6 +25,8 @@ struct Measured {
     /// For the task-count sweep on a pool: how many tasks (bands) a pass was split into.
     tasks: Option<usize>,
     secs: f64,
+    /// The rounds' spread: (slowest − fastest) / median.
+    spread: f64,
 }
 
 type Pass<'a> = Box<dyn Fn(&mut [u8]) -> Result<(), String> + 'a>;
@@ -86,6 +88,7 @@ impl Experiment for Image {
                 threads,
                 tasks,
                 secs: f64::NAN,
+                spread: f64::NAN,
             };
             passes_of.push((m, pass));
         };
@@ -180,7 +183,7 @@ impl Experiment for Image {
         let samples = ctx.rounds("passes", &mut variants)?;
         drop(variants);
         for (m, s) in results.iter_mut().zip(samples) {
-            m.secs = s.median;
+            (m.secs, m.spread) = (s.median, s.spread);
         }
         let mut buf = buf.into_inner();
 
@@ -242,6 +245,7 @@ fn summarize(
             "variant",
             "config",
             "per pass",
+            "spread",
             "speedup",
             "GB/s moved",
             "of bound",
@@ -254,6 +258,7 @@ fn summarize(
             m.variant.into(),
             m.config.clone(),
             fmt_secs(m.secs),
+            format!("{:.0}%", 100.0 * m.spread),
             fmt_ratio(serial / m.secs),
             format!("{:.1}", gbs(m.secs)),
             format!("{:.0}%", 100.0 * bound / m.secs),
@@ -270,6 +275,7 @@ fn summarize(
         "bound".into(),
         format!("scale kernel, {}", plural(bound_threads, "thread")),
         fmt_secs(bound),
+        "-".into(),
         fmt_ratio(serial / bound),
         format!("{:.1}", gbs(bound)),
         "100%".into(),
@@ -368,7 +374,8 @@ fn summarize(
     }
     finding += ".";
     let mut notes = vec![format!(
-        "Speedup is serial time over variant time; \"of bound\" is the bound's time over the \
+        "Speedup is serial time over variant time; spread is the rounds' range over their median \
+         (slowest − fastest); \"of bound\" is the bound's time over the \
          variant's time. The bound reads and writes the same bytes once per pass as u64 words, on \
          threads started beforehand and released by a barrier: its best pass at the best thread count. \
          Noise can put a variant slightly above 100%."

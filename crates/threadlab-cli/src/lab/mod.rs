@@ -12,7 +12,7 @@ pub mod rounds;
 mod traces;
 
 pub use ctx::{Ctx, Row, Size};
-pub use rounds::{Samples, Variant};
+pub use rounds::Variant;
 pub use traces::{render_text as render_trace_text, TraceRun};
 
 use crate::report::{svg::Chart, table::Table};

@@ -35,11 +35,11 @@ use crate::cli::{RunArgs, WatchArgs};
 /// `threadlab run`: starts the command, samples it until it exits, prints the report.
 pub fn run(args: RunArgs) -> ExitCode {
     let Some((program, rest)) = args.command.split_first() else {
-        return crate::usage_error("`run` needs a command: threadlab run -- CMD ARGS…");
+        return crate::cli::usage_error("`run` needs a command: threadlab run -- CMD ARGS…");
     };
     let mut child = match Command::new(program).args(rest).spawn() {
         Ok(c) => c,
-        Err(e) => return crate::usage_error(&format!("cannot start `{program}`: {e}")),
+        Err(e) => return crate::cli::usage_error(&format!("cannot start `{program}`: {e}")),
     };
     let pid = child.id();
     let mut status = None;
@@ -70,7 +70,7 @@ pub fn run(args: RunArgs) -> ExitCode {
 pub fn watch(args: WatchArgs) -> ExitCode {
     let pid = args.pid;
     if !std::path::Path::new(&format!("/proc/{pid}/task")).is_dir() {
-        return crate::usage_error(&format!("no process {pid} (or /proc is not mounted)"));
+        return crate::cli::usage_error(&format!("no process {pid} (or /proc is not mounted)"));
     }
     let until = Instant::now() + Duration::from_secs_f64(args.seconds);
     let observed = sampler::sample(pid, args.hz, false, || Instant::now() >= until);

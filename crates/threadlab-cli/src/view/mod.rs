@@ -13,32 +13,17 @@
 mod data;
 mod lod;
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::ExitCode;
 
-use clap::Args;
+use crate::cli::{usage_error, ViewArgs};
 use threadlab::trace::Trace;
-
-/// Arguments of `threadlab view`.
-#[derive(Debug, Args)]
-#[command(
-    after_help = "Example: threadlab view lab-out/traces/contention-work-sharing.pftrace \
--o contention.html (then open contention.html in a browser; it needs no network)"
-)]
-pub struct ViewArgs {
-    /// A trace: `.pftrace` or `.tltrace`, as `Trace::save` or the lab writes them.
-    #[arg(value_name = "FILE")]
-    pub file: PathBuf,
-    /// Where to write the page (default: FILE with the extension `.html`).
-    #[arg(short = 'o', long = "out", value_name = "OUT.html")]
-    pub out: Option<PathBuf>,
-}
 
 /// Runs `threadlab view`.
 pub fn view(args: ViewArgs) -> ExitCode {
     let trace = match Trace::load(&args.file) {
         Ok(t) => t,
-        Err(e) => return crate::usage_error(&e.to_string()),
+        Err(e) => return usage_error(&e.to_string()),
     };
     let out = args.out.unwrap_or_else(|| args.file.with_extension("html"));
     let title = args
@@ -55,7 +40,7 @@ pub fn view(args: ViewArgs) -> ExitCode {
             );
             ExitCode::SUCCESS
         }
-        Err(e) => crate::usage_error(&format!("cannot write {}: {e}", out.display())),
+        Err(e) => usage_error(&format!("cannot write {}: {e}", out.display())),
     }
 }
 

@@ -18,13 +18,6 @@ pub fn median_secs(repeat: usize, mut f: impl FnMut()) -> f64 {
     median(&mut samples)
 }
 
-/// Like [`median_secs`], but `f` measures itself and returns its own figure (e.g. when setup must
-/// stay outside the timed region).
-pub fn median_of(repeat: usize, mut f: impl FnMut() -> f64) -> f64 {
-    let mut samples: Vec<f64> = (0..repeat.max(1)).map(|_| f()).collect();
-    median(&mut samples)
-}
-
 /// The median of `xs` (mean of the middle two for even lengths); NaN for an empty slice.
 pub fn median(xs: &mut [f64]) -> f64 {
     if xs.is_empty() {

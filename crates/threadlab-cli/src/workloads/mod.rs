@@ -8,6 +8,7 @@
 //! second call into a loop, which no parallel version can do, and the comparison would measure
 //! that rewrite instead of the runtime.
 
+pub mod alloc;
 pub mod chain;
 pub mod image;
 pub mod implicit_tree;

@@ -1,22 +1,10 @@
-//! Timing helpers: medians of repeated runs, process CPU time, percentiles (their formatting is
-//! in `fmt.rs`).
+//! Timing helpers: medians, percentiles, process and thread CPU time (the rounds that take the
+//! samples are `lab/rounds.rs`; their formatting is `fmt.rs`).
 //!
 //! The machines the lab runs on are small, shared and noisy, so every figure the lab reports is a
 //! median of `repeat` runs, and variants are compared as ratios of medians taken in the same run.
 
-use std::time::{Duration, Instant};
-
-/// Runs `f` `repeat` times (at least once) and returns the median wall time in seconds.
-pub fn median_secs(repeat: usize, mut f: impl FnMut()) -> f64 {
-    let mut samples: Vec<f64> = (0..repeat.max(1))
-        .map(|_| {
-            let t = Instant::now();
-            f();
-            t.elapsed().as_secs_f64()
-        })
-        .collect();
-    median(&mut samples)
-}
+use std::time::Duration;
 
 /// The median of `xs` (mean of the middle two for even lengths); NaN for an empty slice.
 pub fn median(xs: &mut [f64]) -> f64 {

@@ -15,8 +15,6 @@ use std::time::Instant;
 /// One variant's samples, one per round.
 #[derive(Debug, Clone)]
 pub struct Samples {
-    /// The samples in round order.
-    pub xs: Vec<f64>,
     /// Their median (NaN when there are none).
     pub median: f64,
     /// Their spread: (largest − smallest) / median (0 for one sample).
@@ -25,14 +23,13 @@ pub struct Samples {
 
 impl Samples {
     /// The median and spread of `xs`.
-    pub fn of(xs: Vec<f64>) -> Samples {
-        let mut sorted = xs.clone();
+    pub fn of(mut sorted: Vec<f64>) -> Samples {
         let median = median(&mut sorted);
         let spread = match (sorted.first(), sorted.last()) {
             (Some(lo), Some(hi)) if median != 0.0 => (hi - lo) / median,
             _ => 0.0,
         };
-        Samples { xs, median, spread }
+        Samples { median, spread }
     }
 }
 
@@ -130,7 +127,6 @@ mod tests {
         assert_eq!(order, "abc".to_owned() + "abc" + "cba" + "abc");
         assert_eq!(samples.len(), 3);
         // Sample 1 was the warm-up; the rounds gave 2, 3, 4.
-        assert_eq!(samples[0].xs, vec![2.0, 3.0, 4.0]);
         assert_eq!(samples[0].median, 3.0);
         assert!((samples[0].spread - 2.0 / 3.0).abs() < 1e-12);
     }

@@ -10,6 +10,7 @@
 
 pub mod alloc;
 pub mod chain;
+pub mod division;
 pub mod falseshare;
 pub mod image;
 pub mod implicit_tree;

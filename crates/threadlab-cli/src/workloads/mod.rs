@@ -15,6 +15,7 @@ pub mod falseshare;
 pub mod image;
 pub mod implicit_tree;
 pub mod join_kernels;
+pub mod numa;
 pub mod rendezvous;
 pub mod scope_kernels;
 pub mod sorts;

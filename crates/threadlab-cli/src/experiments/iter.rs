@@ -12,7 +12,7 @@
 
 use crate::fmt;
 use crate::fmt::fmt_secs;
-use crate::lab::{Ctx, ExpResult, Experiment, Outcome, Row};
+use crate::lab::{Ctx, ExpResult, Experiment, Outcome};
 use crate::measure::median;
 use crate::report::{svg::Chart, svg::Series, table::Table};
 use std::time::Instant;
@@ -40,19 +40,9 @@ struct Body {
     mass: f64,
 }
 
-fn xorshift(seed: u64) -> impl FnMut() -> u64 {
-    let mut x = seed | 1;
-    move || {
-        x ^= x << 13;
-        x ^= x >> 7;
-        x ^= x << 17;
-        x
-    }
-}
-
 impl Data {
     fn new(squares_n: u64, n: usize, sort_n: usize, bodies: usize) -> Data {
-        let mut r = xorshift(0x9E37_79B9_7F4A_7C15);
+        let mut r = crate::workloads::xorshift(0x9E37_79B9_7F4A_7C15);
         let a = (0..n).map(|_| r() >> 44).collect();
         let b = (0..n).map(|_| r() >> 44).collect();
         let unsorted = (0..sort_n).map(|_| r()).collect();
@@ -248,15 +238,7 @@ impl Experiment for Iter {
                 }
                 for v in 0..3 {
                     med[v] = median(&mut times[v]);
-                    rows.push(Row {
-                        experiment: "iter".into(),
-                        variant: VARIANTS[v].into(),
-                        config: names[k].clone(),
-                        threads,
-                        metric: "seconds".into(),
-                        value: med[v],
-                        unit: "s".into(),
-                    });
+                    rows.push(ctx.row(VARIANTS[v], &names[k], threads, "seconds", med[v], "s"));
                 }
             }
             let vs_rayon: Vec<f64> = medians.iter().map(|m| m[2] / m[1]).collect();
@@ -295,15 +277,7 @@ impl Experiment for Iter {
                 ("geomean_vs_rayon", g_rayon),
                 ("geomean_vs_sequential", g_seq),
             ] {
-                rows.push(Row {
-                    experiment: "iter".into(),
-                    variant: "threadlab".into(),
-                    config: "all kernels".into(),
-                    threads,
-                    metric: metric.into(),
-                    value,
-                    unit: "ratio".into(),
-                });
+                rows.push(ctx.row("threadlab", "all kernels", threads, metric, value, "ratio"));
             }
             tables.push(table);
             let mut chart = Chart::bars(

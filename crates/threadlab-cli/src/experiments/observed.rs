@@ -9,7 +9,7 @@
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use crate::lab::{Ctx, ExpResult, Experiment, Outcome, Row};
+use crate::lab::{Ctx, ExpResult, Experiment, Outcome};
 use crate::observe::{convert, demo, sampler};
 use crate::report::svg::{Chart, Kind, Series};
 use crate::report::table::Table;
@@ -103,14 +103,15 @@ impl Experiment for Observed {
         );
         put("findings", findings(&inside), findings(&outside));
         // `threads`: the threads the side saw (the schema wants at least 1).
-        let row = |variant: &str, d: &Diagnosis, metric: &str, value: f64, unit: &str| Row {
-            experiment: "observed".into(),
-            variant: variant.into(),
-            config: "thread per row".into(),
-            threads: d.threads.len().max(1),
-            metric: metric.into(),
-            value,
-            unit: unit.into(),
+        let row = |variant: &str, d: &Diagnosis, metric: &str, value: f64, unit: &str| {
+            ctx.row(
+                variant,
+                "thread per row",
+                d.threads.len().max(1),
+                metric,
+                value,
+                unit,
+            )
         };
         let mut rows = Vec::new();
         for (v, d, g) in [("recorded", &inside, &gi), ("observed", &outside, &go)] {

@@ -17,7 +17,7 @@
 //! the Gantt charts show (which stage held which item when).
 
 use crate::fmt::fmt_secs;
-use crate::lab::{Ctx, ExpResult, Experiment, Outcome, Row};
+use crate::lab::{Ctx, ExpResult, Experiment, Outcome};
 use crate::measure::median;
 use crate::report::{svg::Chart, svg::Series, table::Table};
 use std::sync::Mutex;
@@ -366,7 +366,7 @@ impl Experiment for Pipeline {
                     "ratio",
                 ),
             ] {
-                rows.push(row(VARIANTS[v], &wash_config, metric, value, unit));
+                rows.push(ctx.row(VARIANTS[v], &wash_config, WORKERS, metric, value, unit));
             }
         }
         for (v, f) in [&tc, &tp].into_iter().enumerate() {
@@ -375,7 +375,7 @@ impl Experiment for Pipeline {
                 ("items_per_second", f.throughput, "1/s"),
                 ("latency_ms", f.latency * 1e3, "ms"),
             ] {
-                rows.push(row(VARIANTS[v], &tile_config, metric, value, unit));
+                rows.push(ctx.row(VARIANTS[v], &tile_config, WORKERS, metric, value, unit));
             }
         }
 
@@ -493,18 +493,6 @@ impl Experiment for Pipeline {
 
 /// Variant names (results.json), in table order.
 const VARIANTS: [&str; 2] = ["combined", "pipelined"];
-
-fn row(variant: &str, config: &str, metric: &str, value: f64, unit: &str) -> Row {
-    Row {
-        experiment: "pipeline".into(),
-        variant: variant.into(),
-        config: config.into(),
-        threads: WORKERS,
-        metric: metric.into(),
-        value,
-        unit: unit.into(),
-    }
-}
 
 #[cfg(test)]
 mod tests {

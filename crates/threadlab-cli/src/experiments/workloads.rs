@@ -7,7 +7,7 @@
 //! the figures are the medians over the rounds (at least 5).
 
 use crate::fmt::fmt_secs;
-use crate::lab::{Ctx, ExpResult, Experiment, Outcome, Row, Size};
+use crate::lab::{Ctx, ExpResult, Experiment, Outcome, Size};
 use crate::measure::median;
 use crate::peers;
 use crate::report::{svg::Chart, svg::Series, table::Table};
@@ -417,15 +417,14 @@ impl Experiment for Workloads {
                     .enumerate()
                     .filter(|(v, _)| s[*v].is_finite())
                 {
-                    rows.push(Row {
-                        experiment: "workloads".into(),
-                        variant: (*name).into(),
-                        config: wl.name.clone(),
-                        threads: if v == SERIAL { 1 } else { threads },
-                        metric: "seconds".into(),
-                        value: s[v],
-                        unit: "s".into(),
-                    });
+                    rows.push(ctx.row(
+                        name,
+                        &wl.name,
+                        if v == SERIAL { 1 } else { threads },
+                        "seconds",
+                        s[v],
+                        "s",
+                    ));
                 }
             }
             let gm = |num: usize, den: usize| geomean(secs.iter().map(|s| s[num] / s[den]));
@@ -446,15 +445,14 @@ impl Experiment for Workloads {
                 if !value.is_finite() {
                     continue;
                 }
-                rows.push(Row {
-                    experiment: "workloads".into(),
-                    variant: (*name).into(),
-                    config: "geometric mean of time / rayon's".into(),
+                rows.push(ctx.row(
+                    name,
+                    "geometric mean of time / rayon's",
                     threads,
-                    metric: "ratio".into(),
+                    "ratio",
                     value,
-                    unit: "×".into(),
-                });
+                    "×",
+                ));
             }
 
             let mut chart = Chart::bars(

@@ -1,6 +1,9 @@
 //! The sleep protocol: how idle workers search, spin, park, and get woken, without losing a
 //! wake-up and without burning CPU while the pool is idle.
 //!
+//! (Over 600 lines, one file on purpose: the pusher's check and the sleeper's registration are the
+//! two halves of one fence pair, and they are read, and changed, together.)
+//!
 //! # States
 //!
 //! A worker is *running* (it has a task), *searching* (it has none and is looking through the

@@ -131,7 +131,7 @@ mod tests {
         assert_eq!(group_thousands(1234567), "1,234,567");
         assert_eq!(group_thousands(999), "999");
         assert_eq!(fmt_ratio(23.4), "23×");
-        assert_eq!(fmt_ratio(3.14159), "3.14×");
+        assert_eq!(fmt_ratio(3.456), "3.46×");
         assert_eq!(fmt_ratio(0.421), "0.42×");
         assert_eq!(fmt_bytes(48 << 10), "48 KiB");
         assert_eq!(fmt_small(0.0012), "0.0012");

@@ -11,7 +11,7 @@ use threadlab::trace::Trace;
 
 /// Loads a trace, or prints the loader's one-line error and returns exit code 2.
 fn load(path: &Path) -> Result<Trace, ExitCode> {
-    Trace::load(path).map_err(|e| crate::usage_error(&e.to_string()))
+    Trace::load(path).map_err(|e| crate::cli::usage_error(&e.to_string()))
 }
 
 fn print_json(v: &Value) {

@@ -184,7 +184,7 @@ impl Experiment for Alloc {
 /// their total first (the allocation zone and the allocator's lock, when the lock contends).
 fn compare_captures(two: &str, five: &str) -> Result<Table, String> {
     let load = |p: &str| threadlab::trace::Trace::load(p).map_err(|e| e.to_string());
-    let cmp = threadlab::analysis::compare(&load(two)?, &load(five)?);
+    let cmp = threadlab_doctor::compare(&load(two)?, &load(five)?);
     let mut t = Table::new(
         "compare: the locked allocator's captures, 2 workers (A) against 5 (B); rows sorted by the absolute difference of their total; \"~\" = within run-to-run noise"
             .to_string(),

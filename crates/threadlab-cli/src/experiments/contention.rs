@@ -10,7 +10,7 @@ use crate::fmt::{fmt_ratio, fmt_secs};
 use crate::lab::{Ctx, ExpResult, Experiment, Outcome, Row, Variant};
 use crate::report::{svg::Chart, svg::Series, table::Table};
 use crate::workloads::image::{check_one_pass, fill, kernel};
-use threadlab::analysis::{fmt_ns, Diagnosis};
+use threadlab_doctor::{fmt_ns, Diagnosis};
 
 /// The experiment.
 pub struct Contention;
@@ -238,7 +238,7 @@ fn summarize(
                         fmt_ns(per(l.hold.total_ns)),
                         (l.wait.count / r.passes as u64).to_string(),
                         fmt_ns(per(l.wait.total_ns)),
-                        format!("{:.2}", l.wait_over_hold()),
+                        format!("{:.2}", l.wait_over_hold),
                         fmt_ns(l.wait.p99_ns),
                         verdict,
                     ]);
@@ -253,7 +253,7 @@ fn summarize(
                         v,
                         &config,
                         "lock_wait_over_hold",
-                        l.wait_over_hold(),
+                        l.wait_over_hold,
                         "x",
                     ));
                 }

@@ -8,12 +8,13 @@
 
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
+use threadlab_doctor::Diagnose;
 
 use crate::lab::{Ctx, ExpResult, Experiment, Outcome};
 use crate::observe::{convert, demo, sampler};
 use crate::report::svg::{Chart, Kind, Series};
 use crate::report::table::Table;
-use threadlab::analysis::{fmt_ns, Diagnosis, GroupStats};
+use threadlab_doctor::{fmt_ns, Diagnosis, GroupStats};
 
 /// The experiment.
 pub struct Observed;
@@ -133,7 +134,7 @@ impl Experiment for Observed {
             findings(&inside),
             sampler::DEFAULT_HZ,
             findings(&outside),
-            if both(threadlab::analysis::Pitfall::ThreadCreation) {
+            if both(threadlab_doctor::Pitfall::ThreadCreation) {
                 "found"
             } else {
                 "not found"

@@ -6,7 +6,7 @@ use super::traces::Traces;
 use indicatif::ProgressBar;
 use serde::Serialize;
 use std::path::PathBuf;
-use threadlab::analysis::Diagnosis;
+use threadlab_doctor::Diagnosis;
 
 /// How big the experiments' workloads are.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]

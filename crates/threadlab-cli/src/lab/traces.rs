@@ -7,8 +7,9 @@
 use indicatif::ProgressBar;
 use std::path::PathBuf;
 use std::sync::Mutex;
-use threadlab::analysis::Diagnosis;
 use threadlab::trace::{self, Mode};
+use threadlab_doctor::Diagnose;
+use threadlab_doctor::Diagnosis;
 
 /// Where traces go, below the output directory.
 pub const TRACE_DIR: &str = "traces";

@@ -29,6 +29,7 @@ mod syscall;
 
 use std::process::{Command, ExitCode};
 use std::time::{Duration, Instant};
+use threadlab_doctor::Diagnose;
 
 use crate::cli::{RunArgs, WatchArgs};
 

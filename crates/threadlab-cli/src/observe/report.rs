@@ -4,7 +4,7 @@
 
 use std::fmt::Write;
 
-use threadlab::analysis::fmt_ns;
+use threadlab_doctor::fmt_ns;
 
 use super::convert::FutexRow;
 use super::sampler::{Observed, ThreadLog};

@@ -15,6 +15,7 @@ mod ledger;
 mod scenarios;
 
 use ledger::{Ledger, Rng};
+use threadlab_doctor::Diagnose;
 
 use std::io::IsTerminal;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};

@@ -12,10 +12,11 @@
 
 use std::collections::HashMap;
 use std::fmt::Write;
+use threadlab_doctor::Diagnose;
 
 use serde_json::{json, Value};
-use threadlab::analysis::Diagnosis;
 use threadlab::trace::{EventKind, Trace};
+use threadlab_doctor::Diagnosis;
 
 use super::lod::{merge, widths, Iv};
 
@@ -384,7 +385,7 @@ pub fn page_data(trace: &Trace, title: &str) -> String {
         let summary = json!({
             "running": s.running_ns, "searching": s.searching_ns, "spinning": s.spinning_ns,
             "parked": s.parked_ns, "lock wait": s.lock_wait_ns, "other": s.other_ns,
-            "preempted": s.preempted_ns, "lifetime": s.lifetime_ns(),
+            "preempted": s.preempted_ns, "lifetime": s.lifetime_ns,
             "tasks": s.tasks, "zones": s.zones, "steals": s.steals, "parks": s.parks,
         });
         if i > 0 {

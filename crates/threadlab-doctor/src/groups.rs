@@ -10,15 +10,30 @@
 
 use std::collections::BTreeMap;
 
-use super::findings::{
-    LONG_TASK_IDLE_SHARE, LONG_TASK_MIN_NS, LONG_TASK_MIN_TASKS, LONG_TASK_OVER_MEDIAN,
-};
 use super::states::{SpanKey, ThreadStats, Walk};
 use super::stats::{median, ratio, Summary};
-use crate::trace::Trace;
+use threadlab::trace::Trace;
+
+// The long-task thresholds live beside the code that finds long tasks (the doctor's other
+// thresholds are in `findings.rs`).
+
+/// Long task: a task's self time at least this many times its kind's median...
+pub const LONG_TASK_OVER_MEDIAN: f64 = 10.0;
+
+/// ...and at least this long (1 ms: shorter tasks finish before imbalance is visible)...
+pub const LONG_TASK_MIN_NS: u64 = 1_000_000;
+
+/// ...among at least this many tasks of its kind (fewer give no meaningful median)...
+pub const LONG_TASK_MIN_TASKS: u64 = 8;
+
+/// ...while the other workers were idle at least half of the time it ran. An adaptive loop's
+/// chunks differ in size by design, and a long task is harmless while everyone else is busy; it
+/// blocks the pool when the others have nothing left to do.
+pub const LONG_TASK_IDLE_SHARE: f64 = 0.5;
 
 /// A group of threads whose names differ only in their digits.
 #[derive(Clone, Debug, Default, PartialEq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize))]
 pub struct GroupStats {
     /// The group's name (`threadlab-worker-N`).
     pub name: String,
@@ -53,13 +68,8 @@ pub struct GroupStats {
     pub blocks: u64,
     /// The group's on-CPU time (threads with OS samples).
     pub on_cpu_ns: u64,
-}
-
-impl GroupStats {
     /// Running time over lifetime.
-    pub fn utilization(&self) -> f64 {
-        ratio(self.running_ns as f64, self.lifetime_ns as f64)
-    }
+    pub utilization: f64,
 }
 
 /// Groups the threads; `on_cpu` counts work at each thread's on-CPU share (see the module doc).
@@ -106,15 +116,15 @@ pub(crate) fn groups(walks: &[Walk], on_cpu: bool) -> Vec<GroupStats> {
                     }
                 })
                 .collect();
+            let lifetime_ns = ts.iter().fold(0u64, |a, t| a.saturating_add(t.lifetime_ns));
             GroupStats {
                 name: name.to_owned(),
+                utilization: ratio(running_ns as f64, lifetime_ns as f64),
                 threads: n,
                 exited: ts.iter().filter(|t| t.exited).count(),
                 window_ns: last.saturating_sub(first),
                 running_ns,
-                lifetime_ns: ts
-                    .iter()
-                    .fold(0u64, |a, t| a.saturating_add(t.lifetime_ns())),
+                lifetime_ns,
                 max_running_ns,
                 max_work_ns: max_work as u64,
                 mean_work_ns: mean_work,
@@ -138,6 +148,7 @@ pub(crate) fn groups(walks: &[Walk], on_cpu: bool) -> Vec<GroupStats> {
 
 /// The self times of one zone name or task kind.
 #[derive(Clone, Debug, Default, PartialEq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize))]
 pub struct SpanStats {
     /// `zone <name>` or `task <kind>`.
     pub name: String,
@@ -179,6 +190,7 @@ pub(crate) fn spans(trace: &Trace, walks: &[Walk]) -> Vec<SpanStats> {
 /// A task far longer than the others of its kind while other workers sat idle: the longest of
 /// its kind that crossed the `LONG_TASK_*` thresholds.
 #[derive(Clone, Debug, Default, PartialEq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize))]
 pub struct LongTask {
     /// `task <kind>`.
     pub name: String,
@@ -235,4 +247,13 @@ pub(crate) fn long_tasks(trace: &Trace, walks: &[Walk]) -> Vec<LongTask> {
         out.extend(best);
     }
     out
+}
+
+/// Says how work was counted when it was not plain running time.
+pub(crate) fn on_cpu_note(g: &GroupStats) -> &'static str {
+    if g.work_on_cpu {
+        " (running time at each thread's on-CPU share)"
+    } else {
+        ""
+    }
 }

@@ -14,10 +14,11 @@
 //! file can hold anything): an end without its begin is ignored, a span open at the end is
 //! closed there, timestamps that go backwards count as zero time.
 
-use crate::trace::{EventKind, NameId, TaskKind, ThreadTrack};
+use threadlab::trace::{EventKind, NameId, TaskKind, ThreadTrack};
 
 /// Where one thread's time went, and what it did.
 #[derive(Clone, Debug, Default, PartialEq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize))]
 pub struct ThreadStats {
     /// The thread's name.
     pub name: String,
@@ -74,19 +75,13 @@ pub struct ThreadStats {
     pub fruitless_spins: u64,
     /// Work made runnable (spawns).
     pub spawns: u64,
+    /// Last event minus first event.
+    pub lifetime_ns: u64,
+    /// Share of the lifetime spent running tasks or zones (0 when the lifetime is 0).
+    pub utilization: f64,
 }
 
 impl ThreadStats {
-    /// Last event minus first event.
-    pub fn lifetime_ns(&self) -> u64 {
-        self.last_ns.saturating_sub(self.first_ns)
-    }
-
-    /// Share of the lifetime spent running tasks or zones (0 when the lifetime is 0).
-    pub fn utilization(&self) -> f64 {
-        super::stats::ratio(self.running_ns as f64, self.lifetime_ns() as f64)
-    }
-
     /// Times the thread blocked: its parks, or its voluntary switches if the OS counted more.
     pub fn blocks(&self) -> u64 {
         self.parks.max(self.voluntary_switches)
@@ -308,6 +303,9 @@ pub(crate) fn walk(track: &ThreadTrack, end_ns: u64) -> Walk {
         w.stats.voluntary_switches = b.0.saturating_sub(a.0);
         w.stats.involuntary_switches = b.1.saturating_sub(a.1);
     }
+    let s = &mut w.stats;
+    s.lifetime_ns = s.last_ns.saturating_sub(s.first_ns);
+    s.utilization = super::stats::ratio(s.running_ns as f64, s.lifetime_ns as f64);
     w
 }
 

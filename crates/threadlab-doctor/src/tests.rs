@@ -2,54 +2,37 @@
 //! below its threshold, the state accounting, and malformed event sequences.
 
 use super::*;
-use crate::trace::{Event, EventKind as K, NameId, TaskKind, ThreadTrack};
+use threadlab::trace::{Event, EventKind as K, NameId, TaskKind, Trace, TraceBuilder};
 
 const MS: u64 = 1_000_000;
 const US: u64 = 1_000;
 
-#[derive(Default)]
-struct B {
-    threads: Vec<ThreadTrack>,
-    names: Vec<String>,
-    duration: u64,
-    cpus: u32,
-}
+/// A trace made by hand: threads with their events, names, a length and CPUs.
+struct B(TraceBuilder, u64);
 
 impl B {
     fn new(duration: u64, cpus: u32) -> B {
-        B {
-            duration,
-            cpus,
-            ..B::default()
-        }
+        let mut b = TraceBuilder::new();
+        b.duration_ns(duration);
+        b.cpus(cpus);
+        B(b, 100)
     }
     fn name(&mut self, n: &str) -> NameId {
-        if let Some(i) = self.names.iter().position(|m| m == n) {
-            return NameId(i as u32);
-        }
-        self.names.push(n.into());
-        NameId(self.names.len() as u32 - 1)
+        self.0.name(n)
     }
     fn thread(&mut self, name: &str, worker: Option<u32>, mut events: Vec<(u64, K)>) {
         events.sort_by_key(|e| e.0);
-        self.threads.push(ThreadTrack {
-            tid: self.threads.len() as u64 + 100,
-            name: name.into(),
-            worker,
-            events: events
-                .into_iter()
-                .map(|(ts_ns, kind)| Event { ts_ns, kind })
-                .collect(),
-        });
+        let t = self.0.thread(self.1, name);
+        self.1 += 1;
+        if let Some(w) = worker {
+            self.0.worker(t, w);
+        }
+        for (ts_ns, kind) in events {
+            self.0.push(t, Event { ts_ns, kind });
+        }
     }
     fn build(self) -> Trace {
-        Trace {
-            threads: self.threads,
-            names: self.names,
-            duration_ns: self.duration,
-            dropped: 0,
-            cpus: self.cpus,
-        }
+        self.0.build()
     }
 }
 

@@ -1,0 +1,61 @@
+//! The doctor's entry point: one walk per thread, then the groups, locks, spans, long tasks, the
+//! runtime's and the OS's figures, the findings and the four answers.
+
+use super::answers;
+use super::findings::{self, Diagnosis, OS_MIN_WINDOW_NS};
+use super::{groups, locks, runtime, states};
+use threadlab::trace::Trace;
+
+/// The doctor as a method of [`Trace`]: `trace.diagnose()`.
+pub trait Diagnose {
+    /// Diagnoses the trace: see [`diagnose`].
+    fn diagnose(&self) -> Diagnosis;
+}
+
+impl Diagnose for Trace {
+    fn diagnose(&self) -> Diagnosis {
+        diagnose(self)
+    }
+}
+
+/// Diagnoses `trace`: where each thread's time went, the locks, the scheduler's and the OS's
+/// figures, the four answers and the pitfalls found (see the crate's doc). Never panics, whatever
+/// the events (a loaded file may hold anything).
+///
+/// ```
+/// use threadlab_doctor::{Diagnose, Pitfall};
+/// let queue = threadlab::sync::Mutex::named("queue", 0);
+/// let rec = threadlab::trace::start();
+/// *queue.lock() += 1;
+/// let d = rec.stop().diagnose();
+/// assert_eq!(d.lock("queue").unwrap().hold.count, 1);
+/// assert!(!d.has(Pitfall::LockContention), "one uncontended acquisition");
+/// ```
+pub fn diagnose(trace: &Trace) -> Diagnosis {
+    let end = trace.duration_ns();
+    let walks: Vec<states::Walk> = trace
+        .threads()
+        .iter()
+        .map(|t| states::walk(t, end))
+        .collect();
+    let os = runtime::os(trace, &walks);
+    let on_cpu = os.active_ns >= OS_MIN_WINDOW_NS;
+    let mut d = Diagnosis {
+        duration_ns: trace.duration_ns(),
+        events: trace.event_count(),
+        dropped: trace.dropped_events(),
+        groups: groups::groups(&walks, on_cpu),
+        locks: locks::locks(trace, &walks),
+        spans: groups::spans(trace, &walks),
+        long_tasks: groups::long_tasks(trace, &walks),
+        runtime: runtime::runtime(trace, &walks),
+        os,
+        threads: Vec::new(),
+        answers: Vec::new(),
+        findings: Vec::new(),
+    };
+    d.threads = walks.into_iter().map(|w| w.stats).collect();
+    d.findings = findings::findings(&d);
+    d.answers = answers::answers(&d, &d.findings);
+    d
+}

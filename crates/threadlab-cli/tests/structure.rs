@@ -1,17 +1,16 @@
-//! The CLI's structure: no import circle among its files (`scripts/import-cycles`, which finds
+//! The CLI's and the doctor's structure: no import circle among the files of either (`scripts/import-cycles`, which finds
 //! files that reach, through their `use crate::…`/`super::…` imports and paths, a file that
 //! reaches them back). Skipped with a message where `python3` is missing.
 
 use std::path::Path;
 use std::process::Command;
 
-#[test]
-fn no_import_circle_among_the_cli_files() {
+fn no_circle_in(crate_src: &str) {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
     let script = root.join("scripts/import-cycles");
     let out = match Command::new("python3")
         .arg(&script)
-        .arg(root.join("crates/threadlab-cli/src"))
+        .arg(root.join(crate_src))
         .output()
     {
         Ok(out) => out,
@@ -27,4 +26,14 @@ fn no_import_circle_among_the_cli_files() {
         String::from_utf8_lossy(&out.stderr)
     );
     assert!(text.contains(" 0 circle(s)"), "{text}");
+}
+
+#[test]
+fn no_import_circle_among_the_cli_files() {
+    no_circle_in("crates/threadlab-cli/src");
+}
+
+#[test]
+fn no_import_circle_among_the_doctor_files() {
+    no_circle_in("crates/threadlab-doctor/src");
 }

@@ -87,7 +87,12 @@ impl Experiment for Jobs {
                 };
                 let verify = |verify| vec![ThreadPerJob { verify }; queues];
                 let mut variants = vec![
-                    counting(0, Box::new(|| Ok(chain::run_one_thread(queues, per_queue)))),
+                    counting(0, {
+                        let mut warm = true;
+                        Box::new(move || {
+                            Ok(chain::run_one_thread(queues, warm_or(&mut warm, per_queue)))
+                        })
+                    }),
                     counting(1, chains(&dedicated[..queues], per_queue)),
                     counting(2, chains(&verify(false), thread_per_queue)),
                     counting(3, chains(&verify(true), thread_per_queue)),
@@ -289,9 +294,19 @@ fn counting<'a>(
 }
 
 /// Timed runs of a chain of `per_queue` jobs on each of `queues`.
+/// The first run, the warm-up, is a tenth as long.
 fn chains<'a, S: chain::Spawn>(queues: &[S], per_queue: u64) -> Run<'a> {
-    let queues = queues.to_vec();
-    Box::new(move || chain::run(&queues, per_queue, TIMEOUT))
+    let (queues, mut warm) = (queues.to_vec(), true);
+    Box::new(move || chain::run(&queues, warm_or(&mut warm, per_queue), TIMEOUT))
+}
+
+/// A tenth of `n` (at least 1) the first time, `n` after.
+fn warm_or(warm: &mut bool, n: u64) -> u64 {
+    if std::mem::take(warm) {
+        (n / 10).max(1)
+    } else {
+        n
+    }
 }
 
 /// `n` dedicated threads, one per queue.

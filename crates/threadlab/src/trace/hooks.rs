@@ -34,7 +34,7 @@
 use super::buffer::Record;
 use super::event::TaskKind;
 use super::intern::raw_name;
-use super::recorder::{generation, record};
+use super::recorder::{generation, record, record_span};
 use super::{os, raw};
 
 /// Whether a recording is on (one relaxed load).
@@ -53,13 +53,13 @@ pub fn worker_start(index: usize) {
 /// A task of kind `kind` starts running on this thread.
 #[inline]
 pub fn task_begin(kind: TaskKind) {
-    record(raw::TASK_BEGIN, 0, 0, kind.code());
+    record_span(raw::TASK_BEGIN, 0, 0, kind.code(), true);
 }
 
 /// A task spawned with `spawn(flow)` starts running on this thread.
 #[inline]
 pub fn task_begin_from(kind: TaskKind, flow: u64) {
-    record(raw::TASK_BEGIN, flow, 1, kind.code());
+    record_span(raw::TASK_BEGIN, flow, 1, kind.code(), true);
 }
 
 /// A task span on this thread that ends when dropped, also while unwinding; records nothing
@@ -95,7 +95,7 @@ impl Drop for TaskSpan {
 /// The innermost running task on this thread ends.
 #[inline]
 pub fn task_end() {
-    record(raw::TASK_END, 0, 0, 0);
+    record_span(raw::TASK_END, 0, 0, 0, false);
 }
 
 /// A job identified by `flow` became runnable (see the module doc for the id).
@@ -181,13 +181,13 @@ pub fn queue_depth(counter: &'static str, value: i64) {
 #[inline(always)]
 pub(crate) fn zone_begin(name: &'static str) {
     let (ptr, len) = raw_name(name);
-    record(raw::ZONE_BEGIN, ptr, 0, len);
+    record_span(raw::ZONE_BEGIN, ptr, 0, len, true);
 }
 
 /// Records a user zone's end.
 #[inline(always)]
 pub(crate) fn zone_end() {
-    record(raw::ZONE_END, 0, 0, 0);
+    record_span(raw::ZONE_END, 0, 0, 0, false);
 }
 
 /// `sync::Mutex`: this thread starts waiting for lock `id`.

@@ -39,12 +39,14 @@ mod compact;
 mod decode;
 mod error;
 mod event;
+mod frames;
 #[cfg(test)]
 mod fuzz;
 pub mod hooks;
 mod intern;
 mod json;
 mod load;
+mod marks;
 mod os;
 mod perfetto;
 mod pftrace_read;
@@ -58,7 +60,11 @@ use std::path::Path;
 pub use builder::TraceBuilder;
 pub use compact::{EventIter, Events};
 pub use error::TraceError;
-pub use event::{Event, EventKind, FlowId, NameId, TaskKind, ThreadTrack, Trace};
+pub use event::{Event, EventKind, FlowId, NameId, PlotValue, TaskKind, ThreadTrack, Trace};
+pub use marks::{
+    frame_end, frame_mark, frame_mark_named, frame_start, message, message_color, message_static,
+    plot, MAIN_FRAME, MAX_TEXT_BYTES,
+};
 pub use zone::Zone;
 
 use buffer::lock;

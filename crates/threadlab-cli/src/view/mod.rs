@@ -11,6 +11,7 @@
 //! detail, so a frame draws about two blocks per pixel column whatever the trace holds.
 
 mod data;
+pub use data::DEFAULT_FRAME_TARGET;
 mod lod;
 
 use std::path::{Path, PathBuf};

@@ -12,7 +12,7 @@ fn doctor_reports_late_frames_and_what_ran_in_them() {
     let (frame, draw, upload) = (b.name("frame"), b.name("draw"), b.name("upload"));
     let ms = 1_000_000;
     let mut now = 0;
-    let mut push = |b: &mut TraceBuilder, ts, kind| b.push(t, Event { ts_ns: ts, kind });
+    let push = |b: &mut TraceBuilder, ts, kind| b.push(t, Event { ts_ns: ts, kind });
     push(&mut b, 0, EventKind::FrameMark { name: frame });
     for i in 0..20 {
         push(&mut b, now, EventKind::ZoneBegin { name: draw });

@@ -91,9 +91,6 @@ fn a_full_recording_can_be_snapshotted_too() {
         let _z = threadlab::zone!("z");
     }
     let snap = rec.snapshot();
-    assert_eq!(
-        zones(&snap, &snap.threads()[0].name().to_owned(), "z"),
-        (1, true)
-    );
+    assert_eq!(zones(&snap, snap.threads()[0].name(), "z"), (1, true));
     let _ = rec.stop();
 }

@@ -17,6 +17,13 @@
 //! # Ok::<(), threadlab::trace::TraceError>(())
 //! ```
 //!
+//! Without editing code: `THREADLAB_TRACE=run.pftrace ./program` records the global pool from
+//! its start and saves the trace from an `atexit` handler when the program exits normally
+//! (returning from `main` or `std::process::exit`); [`save_env`] saves it earlier. A flight
+//! recorder is read without stopping it by [`Recording::snapshot`]. Beside zones, Tracy's
+//! vocabulary: [`frame_mark`] and friends, [`plot`], [`message`], [`Zone::begin_dynamic`],
+//! [`Zone::color`]; and `alloc::Counting` attributes allocations to zones and tasks.
+//!
 //! How it works, one file per mechanism:
 //! - `recorder.rs`: the on/off flag (the recording's generation), the registry of buffers, each
 //!   thread's cursor; `buffer.rs`: per-thread chunks of fixed 32-byte records, single writer, no

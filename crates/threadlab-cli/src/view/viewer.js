@@ -36,7 +36,7 @@ function lazy(levels) {
 const FRAME_H = 16, PLOT_H = 36;
 const marks = [];
 let y = TOP;
-for (const f of D.frames || []) { marks.push({ kind: "frames", name: f.name, f, y, h: FRAME_H + 6, late: new Set(f.late) }); y += FRAME_H + 6; }
+for (const f of D.frames || []) { marks.push({ kind: "frames", name: f.name, f, y, h: FRAME_H + 12, late: new Set(f.late) }); y += FRAME_H + 12; }
 for (const p of D.plots || []) {
   let lo = Infinity, hi = -Infinity;
   for (const v of p.v) { if (v < lo) lo = v; if (v > hi) hi = v; }
@@ -137,7 +137,7 @@ function drawMarks() {
     ctx.fillText(`${M.kind === "frames" ? "frames" : "plot"}: ${M.name}`.slice(0, 26), 6, y0 + 11);
     if (M.kind === "frames") {
       ctx.fillStyle = "#8b93a3"; ctx.font = "10px system-ui, sans-serif";
-      ctx.fillText(`${M.late.size} late of ${M.f.frames.length} (> ${fmt(M.f.target)})`.slice(0, 30), 6, y0 + FRAME_H + 4);
+      ctx.fillText(`${M.late.size} late of ${M.f.frames.length} (> ${fmt(M.f.target)})`.slice(0, 30), 6, y0 + FRAME_H + 6);
     }
   }
 }

@@ -9,6 +9,9 @@
 //! The recording starts when the global pool does (its first use: `threadlab::join`, `spawn`,
 //! `scope`, a parallel loop, …): events before that are not in it.
 //!
+//! There is one recording at a time: while this one is on, `trace::start()` in the program
+//! panics and `try_start` says a recording is on.
+//!
 //! The `atexit` handler runs when `main` returns or `std::process::exit` is called, not when
 //! the process dies of a signal or `abort`: a program that may end that way calls [`save_env`]
 //! itself. The pool's workers are still alive (parked) while it runs; the trace is complete up

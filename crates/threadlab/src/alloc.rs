@@ -14,9 +14,10 @@
 //! # let _ = &A;
 //! ```
 //!
-//! How it works (the scheme of Tracy's memory profiling, which hooks the allocator and charges
-//! each event to the thread that made it — Bartosz Taudul, "Tracy Profiler" manual, 2018–,
-//! "Memory allocations" — reduced to counts): every `alloc`, `alloc_zeroed` and `realloc` (a
+//! How it works (Tracy's memory profiling reduced to counts: Tracy marks each allocation and
+//! free with `TracyAlloc`/`TracyFree` placed in the allocator's overloads and keeps "memory
+//! statistics of each zone" — Bartosz Taudul, "Tracy Profiler" manual, 2018–, "Memory
+//! profiling"): every `alloc`, `alloc_zeroed` and `realloc` (a
 //! reallocation counts as one allocation of its new size) adds one and its size to two counters
 //! of the calling thread, plain `Cell<u64>`s in a `const` thread-local. Such a thread-local has
 //! no destructor and needs no lazy initialisation, so the allocator never allocates, never

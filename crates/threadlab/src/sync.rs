@@ -306,7 +306,8 @@ impl Condvar {
 }
 
 /// A reader-writer lock that records wait and hold times under its name, as [`Mutex`] does:
-/// many readers or one writer (Tracy's `SharedLockable` beside its `Lockable`). A read hold and
+/// many readers or one writer (Tracy's `TracySharedLockable` beside `TracyLockable`, for locks
+/// that meet C++'s SharedMutex requirement: "Tracy Profiler" manual, "Marking locks"). A read hold and
 /// a write hold are both recorded as holds of the lock on the holding thread's track, so readers
 /// holding it at once show as overlapping holds on their threads; a thread that could not take
 /// it at once records a wait. A release while some thread waits draws a hand-off arrow to the

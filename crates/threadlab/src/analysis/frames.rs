@@ -7,8 +7,9 @@
 //! overlap with each frame is added to the frame's figure for that name (a zone's name,
 //! `task: KIND`, `wait: LOCK`). A late frame lists its names by time in it; the report lists
 //! the names whose mean time per late frame most exceeds their mean per on-time frame — what
-//! the late frames did more of. This is the question Tracy's frame view and its "zones in
-//! frame" statistics answer (Bartosz Taudul, "Tracy Profiler" manual, "Frame time graph").
+//! the late frames did more of. A duration target is Tracy's "target FPS" of its frame time
+//! graph, which shows "where the problematic frames are" (Bartosz Taudul, "Tracy Profiler"
+//! manual, "Frame time graph" and "Options").
 
 use std::collections::HashMap;
 use std::fmt;

@@ -1,9 +1,9 @@
 //! Recording without editing code: `THREADLAB_TRACE=path[.pftrace|.tltrace|.json]` makes the
 //! global pool start a recording ([`super::Mode::Full`]) before its first worker starts, and the
-//! trace is saved to `path` when the process exits (an `atexit` handler, as Tracy's client
-//! sends its data from a static destructor at exit: Bartosz Taudul, "Tracy Profiler" manual,
-//! "Setup: Running the profiler", on `TRACY_NO_EXIT`), or earlier when the program calls
-//! [`save_env`]. `%p` in the path is replaced by the process id. A path without one of the three
+//! trace is saved to `path` when the process exits (an `atexit` handler), or earlier when the
+//! program calls [`save_env`]. Tracy has the same concern for short-lived programs, the other way
+//! round: its client streams to a server, and `TRACY_NO_EXIT=1` holds the program's exit until
+//! the data is sent (Bartosz Taudul, "Tracy Profiler" manual, "Short-lived applications"). `%p` in the path is replaced by the process id. A path without one of the three
 //! extensions gets `.pftrace`.
 //!
 //! The recording starts when the global pool does (its first use: `threadlab::join`, `spawn`,

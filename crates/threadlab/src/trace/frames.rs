@@ -1,6 +1,7 @@
 //! Frames from frame marks: which frame sets a trace has and each frame's begin and end.
 //!
-//! A continuous frame set (only `FrameMark`s, Tracy's `FrameMark`/`FrameMarkNamed`) has a frame
+//! Tracy's rules ("Tracy Profiler" manual, "Marking frames"): a continuous frame set (only
+//! `FrameMark`s, Tracy's `FrameMark`/`FrameMarkNamed`) has a frame
 //! between each two successive marks of its name, whichever threads made them; the time before
 //! the first mark is no frame. A discontinuous set (any `FrameStart` of its name, Tracy's
 //! `FrameMarkStart`/`FrameMarkEnd`) has a frame from each start to the next mark; a mark with no

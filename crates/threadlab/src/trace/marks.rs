@@ -1,8 +1,12 @@
 //! Tracy's vocabulary beside zones: frame marks, plots, messages, dynamic zone names and zone
 //! colours. The names and meanings follow Tracy's manual (Bartosz Taudul, "Tracy Profiler" user
-//! manual, 2018–, sections "Marking frames", "Plotting data", "Message log", "Marking zones":
-//! `FrameMark`, `FrameMarkNamed`, `FrameMarkStart`/`FrameMarkEnd`, `TracyPlot`,
-//! `TracyMessage`/`TracyMessageL`/`TracyMessageC`, `ZoneTransientN`/`ZoneName`, `ZoneColor`).
+//! manual, 2018–): "Marking frames" (`FrameMark`: each frame starts right after the previous one
+//! ended; "Secondary frame sets": `FrameMarkNamed(name)`; "Discontinuous frames":
+//! `FrameMarkStart`/`FrameMarkEnd`, and a set is either continuous or discontinuous, never
+//! mixed), "Plotting data" (`TracyPlot(name, value)`), "Message log" (`TracyMessage`,
+//! `TracyMessageL` for literals, `TracyMessageC` with a colour), "Marking zones" (`ZoneColor`,
+//! `ZoneName` for a per-call name; "Transient zones", whose data is copied). Colours are
+//! `0xRRGGBB` as there; 0 means the default colour.
 //!
 //! Each costs one relaxed load and a branch when no recording is on. When one is, a frame mark,
 //! a plot value and a message of a `&'static str` are one 32-byte record (the name is kept as

@@ -1,6 +1,6 @@
 //! What Tracy's vocabulary costs with no recording on (frame marks, plots, messages, dynamic
-//! zone names, against `zone!` and an empty loop), and what `alloc::Counting` adds to an
-//! allocation. Timings are medians of interleaved runs in one process; for instruction counts
+//! zone names, against `zone!` and an empty loop) and with a flight recorder on (`-on`), and
+//! what `alloc::Counting` adds to an allocation. Timings are medians of interleaved runs in one process; for instruction counts
 //! run one variant per process under `perf stat -e instructions:u`:
 //!
 //! `cargo bench -p threadlab-cli --bench tracy_marks` (all variants, ns per call), or
@@ -17,7 +17,7 @@ use threadlab::alloc::Counting;
 
 const N: u64 = 10_000_000;
 const ROUNDS: usize = 7;
-const VARIANTS: [&str; 8] = [
+const VARIANTS: [&str; 12] = [
     "empty",
     "zone",
     "frame",
@@ -26,6 +26,10 @@ const VARIANTS: [&str; 8] = [
     "dynzone",
     "alloc-system",
     "alloc-counting",
+    "zone-on",
+    "frame-on",
+    "plot-on",
+    "message-on",
 ];
 
 static COUNTING: Counting<System> = Counting::new(System);
@@ -69,6 +73,12 @@ fn run(variant: &str, n: u64) {
                 COUNTING.dealloc(black_box(p), layout);
             }
         }),
+        // The same calls while a flight recorder (1 MiB per thread, chunks reused) records.
+        on if on.ends_with("-on") => {
+            let rec = threadlab::trace::flight_recorder(1 << 20);
+            run(on.trim_end_matches("-on"), n);
+            drop(rec);
+        }
         other => panic!("unknown variant {other}; one of {VARIANTS:?}"),
     }
 }
@@ -89,7 +99,7 @@ fn main() {
             ns[k].push(t.elapsed().as_nanos() as f64 / N as f64);
         }
     }
-    println!("recording off, ns per call (median of {ROUNDS} interleaved rounds of {N}):");
+    println!("ns per call (median of {ROUNDS} interleaved rounds of {N}; `-on`: recording):");
     for (k, v) in VARIANTS.iter().enumerate() {
         ns[k].sort_by(|a, b| a.partial_cmp(b).unwrap());
         println!("  {v:15} {:.2}", ns[k][ROUNDS / 2]);

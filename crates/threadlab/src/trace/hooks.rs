@@ -30,6 +30,10 @@
 //!   `park_end`).
 //! - `injector_push()` when a job is pushed onto the global injector from outside the pool.
 //! - `queue_depth(counter, value)`: a counter track, e.g. `queue_depth("injector", len)`.
+//!
+//! When the program's global allocator is `alloc::Counting`, task and zone begins and ends also
+//! write the thread's allocation counts (one more record each, in the same chunk), which the
+//! decoder turns into an `EventKind::Allocs` before each span's end.
 
 use super::buffer::Record;
 use super::event::TaskKind;

@@ -115,6 +115,10 @@ pub struct DoctorArgs {
     /// Print the diagnosis as JSON.
     #[arg(long)]
     pub json: bool,
+    /// For traces with frame marks: a frame is late when longer than this duration (`16.7ms`)
+    /// or than this percentile of the frames (`p95`). Default: `p90`.
+    #[arg(long = "frame-target", value_name = "DURATION|pNN", value_parser = crate::view::parse_frame_target)]
+    pub frame_target: Option<threadlab::analysis::FrameTarget>,
 }
 
 /// Arguments of `threadlab compare`.

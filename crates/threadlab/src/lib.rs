@@ -5,6 +5,8 @@
 //! - [`injector`]: the queue for work submitted from outside the pool.
 //! - [`trace`]: the recorder (per-thread buffers, zones, OS thread stats, Perfetto/JSON export).
 //! - [`sync`]: a `Mutex` (and `Condvar`) that record hold and wait time per named lock.
+//! - [`alloc`]: [`alloc::Counting`], a wrapper allocator that counts each thread's allocations
+//!   so recordings attribute them to zones and tasks.
 //! - [`analysis`]: the doctor ([`trace::Trace::diagnose`]) and the comparison of two captures.
 //! - [`serial`]: [`SerialQueue`], FIFO one-at-a-time queues on the pool's workers.
 //! - `pool` ([`Pool`], [`Builder`]): the workers, their loop, the sleep protocol, metrics; with
@@ -30,6 +32,7 @@
 
 pub(crate) mod loom;
 
+pub mod alloc;
 pub mod analysis;
 mod arena;
 pub mod channel;

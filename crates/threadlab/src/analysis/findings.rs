@@ -126,6 +126,8 @@ pub enum Pitfall {
     Preemption,
     /// Other processes take the CPUs (not the program's doing).
     BusyMachine,
+    /// One zone or task makes most of the allocations (counted by `alloc::Counting`).
+    AllocationHeavy,
 }
 
 impl Pitfall {
@@ -141,6 +143,7 @@ impl Pitfall {
             Pitfall::LongTask => "long-task",
             Pitfall::Preemption => "preemption",
             Pitfall::BusyMachine => "busy-machine",
+            Pitfall::AllocationHeavy => "allocation-heavy",
         }
     }
 }

@@ -30,11 +30,15 @@
 //!   OS view (runnable threads per CPU, preemption).
 //! - `findings.rs`: the thresholds (named constants, each with its reason) and the findings;
 //!   `answers.rs`: the four answers.
+//! - `allocs.rs`: allocations per zone and task (`alloc::Counting`), the allocation-heavy
+//!   finding; `frames.rs`: frame figures (late frames against a target, what ran in them).
 //! - `compare.rs`: two captures side by side; `render.rs`: the text form of both.
 
+mod allocs;
 mod answers;
 mod compare;
 mod findings;
+mod frames;
 mod groups;
 mod locks;
 mod render;
@@ -42,8 +46,10 @@ mod runtime;
 mod states;
 mod stats;
 
+pub use allocs::{AllocStats, ALLOC_HEAVY_MIN, ALLOC_HEAVY_SHARE};
 pub use compare::{compare, CompareRow, Comparison, RuntimeRow, NOISE_RELATIVE};
 pub use findings::*;
+pub use frames::{FrameReport, FrameTarget, LateFrame, TOP_NAMES};
 pub use groups::{GroupStats, LongTask, SpanStats};
 pub use locks::LockStats;
 pub use render::fmt_ns;
@@ -91,6 +97,9 @@ pub struct Diagnosis {
     pub answers: Vec<Answer>,
     /// The pitfalls found.
     pub findings: Vec<Finding>,
+    /// Allocations per zone name and task kind, most first (empty unless the program counted
+    /// them with `threadlab::alloc::Counting`).
+    pub allocs: Vec<AllocStats>,
 }
 
 impl Diagnosis {
@@ -161,9 +170,11 @@ impl Trace {
             threads: Vec::new(),
             answers: Vec::new(),
             findings: Vec::new(),
+            allocs: allocs::allocs(self),
         };
         d.threads = walks.into_iter().map(|w| w.stats).collect();
         d.findings = findings::findings(&d);
+        d.findings.extend(allocs::finding(&d.allocs));
         d.answers = answers::answers(&d, &d.findings);
         d
     }

@@ -59,6 +59,10 @@ pub struct RunArgs {
     /// Save the observed trace (`.tltrace`, `.pftrace` or `.json`).
     #[arg(short = 'o', long = "output", value_name = "FILE")]
     pub output: Option<PathBuf>,
+    /// Do not trace thread creation with ptrace: births and deaths are then estimated from the
+    /// samples (threads living between two samples are not seen), and the program never stops.
+    #[arg(long)]
+    pub sample_only: bool,
     /// The program and its arguments.
     #[arg(value_name = "CMD", required = true, last = true)]
     pub command: Vec<String>,

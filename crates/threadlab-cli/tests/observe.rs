@@ -6,26 +6,46 @@
 
 #![cfg(target_os = "linux")]
 
-use std::process::Command;
+use std::process::{Command, Output, Stdio};
+use std::sync::mpsc;
+use std::time::Duration;
 
-/// Runs `threadlab run -- threadlab demo KIND --seconds S` and returns its stdout.
-fn observe(kind: &str, seconds: &str, extra: &[&str]) -> String {
+/// How long one observed run may take before the test fails instead of hanging.
+const WATCHDOG: Duration = Duration::from_secs(120);
+
+/// Runs `cmd` to completion with the watchdog: kills it (and with it the observed child, which
+/// `run` traces with PTRACE_O_EXITKILL) and fails if it takes longer than [`WATCHDOG`].
+fn output_within(mut cmd: Command) -> Output {
+    let child = cmd
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("start threadlab");
+    let pid = child.id();
+    let (tx, rx) = mpsc::channel();
+    std::thread::spawn(move || {
+        let _ = tx.send(child.wait_with_output());
+    });
+    match rx.recv_timeout(WATCHDOG) {
+        Ok(out) => out.expect("wait for threadlab"),
+        Err(_) => {
+            // SAFETY: kill has no memory preconditions; `pid` is our unreaped child.
+            unsafe { libc::kill(pid as i32, libc::SIGKILL) };
+            panic!("watchdog: `{cmd:?}` ran longer than {WATCHDOG:?}");
+        }
+    }
+}
+
+/// Runs `threadlab run RUN_FLAGS -- threadlab demo KIND --seconds S EXTRA` and returns its
+/// stdout.
+fn observe_with(run_flags: &[&str], kind: &str, seconds: &str, extra: &[&str]) -> String {
     let exe = env!("CARGO_BIN_EXE_threadlab");
-    let out = Command::new(exe)
-        .args([
-            "run",
-            "--hz",
-            "100",
-            "--",
-            exe,
-            "demo",
-            kind,
-            "--seconds",
-            seconds,
-        ])
-        .args(extra)
-        .output()
-        .expect("start threadlab run");
+    let mut cmd = Command::new(exe);
+    cmd.args(["run", "--hz", "100"])
+        .args(run_flags)
+        .args(["--", exe, "demo", kind, "--seconds", seconds])
+        .args(extra);
+    let out = output_within(cmd);
     let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
     assert!(
         out.status.success(),
@@ -33,6 +53,11 @@ fn observe(kind: &str, seconds: &str, extra: &[&str]) -> String {
         String::from_utf8_lossy(&out.stderr)
     );
     stdout
+}
+
+/// Runs `threadlab run -- threadlab demo KIND --seconds S EXTRA` and returns its stdout.
+fn observe(kind: &str, seconds: &str, extra: &[&str]) -> String {
+    observe_with(&[], kind, seconds, extra)
 }
 
 /// The report's findings lines (` ! pitfall (subject): …`).
@@ -90,9 +115,10 @@ fn four_spinning_threads_on_two_cpus_are_preemption() {
     assert!(!f.iter().any(|l| l.contains("lock-contention")), "{report}");
 }
 
+/// With `--sample-only` (no ptrace) births come from the samples: a lower bound.
 #[test]
 fn threads_created_by_the_thousand_are_thread_creation() {
-    let report = observe("threads", "2", &[]);
+    let report = observe_with(&["--sample-only"], "threads", "2", &[]);
     let created: u64 = report
         .lines()
         .find_map(|l| l.strip_prefix("demo threads: created "))
@@ -115,6 +141,39 @@ fn threads_created_by_the_thousand_are_thread_creation() {
     assert!(
         (16..=created + 1).contains(&seen),
         "{seen} threads seen of {created}"
+    );
+}
+
+/// Traced (the default), every thread is counted: a child that creates and joins exactly N
+/// threads is reported with exactly N threads created (its first thread is not counted), all
+/// of which exited, and the doctor's thread-creation finding counts the same N.
+#[test]
+fn every_thread_created_is_counted_exactly() {
+    const N: u64 = 2_000;
+    let report = observe("join", "0", &["--threads", &N.to_string()]);
+    assert!(
+        report.contains(&format!("demo join: created {N} threads")),
+        "{report}"
+    );
+    let line = report
+        .lines()
+        .find(|l| l.starts_with("threads created: "))
+        .unwrap_or_else(|| panic!("no count of threads created:\n{report}"));
+    assert!(
+        line.starts_with(&format!(
+            "threads created: {N} exactly, {N} of which exited"
+        )),
+        "{line}"
+    );
+    assert!(
+        findings(&report).iter().any(|l| l.contains(&format!(
+            "thread-creation (threads task N): {N} threads of `task N`"
+        ))),
+        "{report}"
+    );
+    assert!(
+        report.contains("Thread creation in bursts (") && report.contains("exact: every birth"),
+        "{report}"
     );
 }
 

@@ -15,10 +15,14 @@
 //! - `syscall.rs`: a blocked thread's state from its system call;
 //! - `symbols.rs`: addresses → ELF symbols through `/proc/PID/maps`;
 //! - `sampler.rs`: the sampling loop and its own cost;
+//! - `births.rs`: for `run`, every thread's birth and death, exactly, through ptrace;
+//! - `bursts.rs`: thread creation per burst of births;
 //! - `convert.rs`: samples → `Trace` and the futex table;
 //! - `report.rs`: the text printed;
 //! - `demo.rs`: the child programs with known behaviour that the tests observe.
 
+mod births;
+mod bursts;
 pub mod convert;
 pub mod demo;
 mod procfs;
@@ -32,28 +36,49 @@ use std::time::{Duration, Instant};
 
 use crate::cli::{RunArgs, WatchArgs};
 
-/// `threadlab run`: starts the command, samples it until it exits, prints the report.
+/// `threadlab run`: starts the command (traced, unless `--sample-only`), samples it until it
+/// exits, prints the report.
 pub fn run(args: RunArgs) -> ExitCode {
-    let Some((program, rest)) = args.command.split_first() else {
+    if args.command.is_empty() {
         return crate::usage_error("`run` needs a command: threadlab run -- CMD ARGS…");
+    }
+    let program = &args.command[0];
+    let (pid, observed, code) = if args.sample_only {
+        let mut child = match Command::new(program).args(&args.command[1..]).spawn() {
+            Ok(c) => c,
+            Err(e) => return crate::usage_error(&format!("cannot start `{program}`: {e}")),
+        };
+        let pid = child.id();
+        let mut status = None;
+        let observed = sampler::sample(pid, args.hz, true, || {
+            status = child.try_wait().ok().flatten();
+            status.is_some()
+        });
+        // The process may have gone between two ticks: reap it.
+        let status = status.or_else(|| child.wait().ok());
+        (pid, observed, status.and_then(|s| s.code()))
+    } else {
+        let start = Instant::now();
+        let traced = match births::spawn(&args.command, start) {
+            Ok(t) => t,
+            Err(e) => return crate::usage_error(&format!("cannot start `{program}`: {e}")),
+        };
+        let pid = traced.pid;
+        let done = std::sync::Arc::clone(&traced.done);
+        // Acquire pairs with the tracer's Release store once the command has exited.
+        let mut observed = sampler::sample_from(pid, args.hz, true, start, || {
+            done.load(std::sync::atomic::Ordering::Acquire)
+        });
+        let lives = traced.finish();
+        let period = sampler::period(args.hz).as_nanos() as u64;
+        births::merge(&mut observed, &lives, period);
+        (pid, observed, lives.exit_code)
     };
-    let mut child = match Command::new(program).args(rest).spawn() {
-        Ok(c) => c,
-        Err(e) => return crate::usage_error(&format!("cannot start `{program}`: {e}")),
-    };
-    let pid = child.id();
-    let mut status = None;
-    let observed = sampler::sample(pid, args.hz, true, || {
-        status = child.try_wait().ok().flatten();
-        status.is_some()
-    });
-    // The process may have gone between two ticks: reap it.
-    let status = status.or_else(|| child.wait().ok());
     let what = format!("`{}` (pid {pid})", args.command.join(" "));
     if !finish(&what, &observed, args.hz, args.output.as_deref()) {
         return ExitCode::from(1);
     }
-    match status.and_then(|s| s.code()) {
+    match code {
         Some(0) => ExitCode::SUCCESS,
         Some(code) => {
             eprintln!("threadlab run: the command exited with status {code}");

@@ -1,0 +1,391 @@
+//! Every thread's birth and death, exactly, for `threadlab run`: the observer starts the command
+//! as a traced child (`PTRACE_TRACEME` before `execve`) and asks the kernel to trace each thread
+//! it clones (`PTRACE_O_TRACECLONE`). Each `clone` of a thread then stops the creating thread
+//! with `PTRACE_EVENT_CLONE` (the new thread's id in `PTRACE_GETEVENTMSG`) and starts the new
+//! one stopped; the tracer notes the time and lets both go on. A traced thread's exit is reported
+//! to the tracer (`waitid` sees it as a zombie until the tracer reaps it), so deaths cost the
+//! program no stop: with `WNOWAIT` the tracer first reads the dead thread's `comm` and
+//! `schedstat` (its whole time on a CPU and runnable-but-waiting), then reaps it.
+//! Semantics: ptrace(2) ("PTRACE_O_TRACECLONE", "Death under ptrace", "Group-stop").
+//!
+//! Why ptrace: it needs no privilege for one's own child, which is what `run` promises. The
+//! alternatives need more: the `sched:sched_process_fork`/`task:task_newtask` tracepoints
+//! through `perf_event_open` need `perf_event_paranoid` ≤ −1 or `CAP_PERFMON` (raw tracepoint
+//! access; Debian and Ubuntu ship 2 or more), and the netlink proc connector needs
+//! `CAP_NET_ADMIN`. Their advantage would be that the program never stops; ptrace stops the
+//! creating thread and the new one once per creation (the README gives the measured cost).
+//!
+//! The sampler still reads each live thread's state from `/proc`; `merge` puts the two together:
+//! a sampled thread gets its exact birth and death and its final time on a CPU; a thread that
+//! lived between two samples, which the sampler never saw, is added with those alone.
+//!
+//! Thread ids are reused (`pid_max` is often 32,768), so lives are kept in order of birth and a
+//! sampled thread is matched to the latest life of its id born before it was first sampled.
+//! A traced thread's initial stop and its creator's clone event may reach the tracer in either
+//! order; whichever comes first is the birth. Signals other than the initial stop are passed on;
+//! a group-stop (e.g. SIGTSTP) is resumed at once (the old-style tracing `PTRACE_TRACEME` gives
+//! has no `PTRACE_LISTEN`), so job control does not stop a traced program.
+
+use std::collections::HashMap;
+use std::io;
+use std::os::unix::process::CommandExt;
+use std::process::Command;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{mpsc, Arc};
+use std::thread::JoinHandle;
+use std::time::Instant;
+
+use super::sampler::{Observed, ThreadLog};
+
+/// One thread's life as the tracer saw it.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Life {
+    /// Its id.
+    pub tid: u64,
+    /// Its name when it died (or `""` if it could not be read).
+    pub name: String,
+    /// When the tracer learned of its creation, ns since the observation began (0 for the
+    /// command's first thread).
+    pub born_ns: u64,
+    /// When the tracer learned of its death; `None` for the process's last thread, which ends
+    /// with the observation.
+    pub died_ns: Option<u64>,
+    /// Its whole time on a CPU and runnable-but-waiting, ns, read as it died.
+    pub on_cpu_ns: u64,
+    /// See `on_cpu_ns`.
+    pub runqueue_ns: u64,
+}
+
+/// What the tracer saw of the whole run.
+#[derive(Clone, Debug, Default)]
+pub struct Lives {
+    /// Every thread, in order of birth.
+    pub lives: Vec<Life>,
+    /// The tracer's own CPU time, ns.
+    pub tracer_cpu_ns: u64,
+    /// The command's exit code, or `None` if a signal killed it.
+    pub exit_code: Option<i32>,
+    /// When the tracer learned the command's process had exited, ns.
+    pub end_ns: u64,
+    /// Why tracing stopped early, if it did (the counts are then incomplete).
+    pub error: Option<String>,
+}
+
+/// The traced command: its pid and the tracer thread, whose result is the lives.
+pub struct Traced {
+    /// The command's process id.
+    pub pid: u32,
+    /// Set once the command's process has exited (the sampler stops then).
+    pub done: Arc<AtomicBool>,
+    tracer: JoinHandle<Lives>,
+}
+
+impl Traced {
+    /// Waits for the tracer (it ends when the command has exited).
+    pub fn finish(self) -> Lives {
+        self.tracer.join().unwrap_or_else(|_| Lives {
+            error: Some("the tracer thread panicked".into()),
+            ..Lives::default()
+        })
+    }
+}
+
+/// Starts `command` traced. The tracer thread spawns it (ptrace ties a tracee to the thread that
+/// traces it) and records births and deaths against `start`.
+pub fn spawn(command: &[String], start: Instant) -> io::Result<Traced> {
+    let (program, rest) = command
+        .split_first()
+        .ok_or_else(|| io::Error::new(io::ErrorKind::InvalidInput, "no command"))?;
+    let mut cmd = Command::new(program);
+    cmd.args(rest);
+    // SAFETY: the closure runs in the forked child before `execve`; `ptrace(PTRACE_TRACEME)` is
+    // a single system call, async-signal-safe, touching no memory of ours.
+    unsafe {
+        cmd.pre_exec(|| {
+            if libc::ptrace(libc::PTRACE_TRACEME, 0, 0, 0) != 0 {
+                return Err(io::Error::last_os_error());
+            }
+            Ok(())
+        });
+    }
+    let done = Arc::new(AtomicBool::new(false));
+    let done2 = Arc::clone(&done);
+    let (tx, rx) = mpsc::channel();
+    let tracer = std::thread::Builder::new()
+        .name("threadlab-tracer".into())
+        .spawn(move || {
+            let child = match cmd.spawn() {
+                Ok(c) => c,
+                Err(e) => {
+                    let _ = tx.send(Err(e));
+                    return Lives::default();
+                }
+            };
+            let pid = child.id();
+            // Every wait from here on is the tracer's own `waitid`/`waitpid`; `child` is never
+            // waited on through std (dropping a `Child` neither waits nor kills).
+            drop(child);
+            let _ = tx.send(Ok(pid));
+            let cpu0 = super::sampler::thread_cpu_ns();
+            let mut lives = trace_loop(pid, start);
+            lives.tracer_cpu_ns = super::sampler::thread_cpu_ns().saturating_sub(cpu0);
+            // Pairs with the sampler's Acquire load: the lives are handed over by `join`, this
+            // flag only says "stop sampling".
+            done2.store(true, Ordering::Release);
+            lives
+        })?;
+    match rx.recv() {
+        Ok(Ok(pid)) => Ok(Traced { pid, done, tracer }),
+        Ok(Err(e)) => {
+            let _ = tracer.join();
+            Err(e)
+        }
+        Err(_) => {
+            let _ = tracer.join();
+            Err(io::Error::other(
+                "the tracer thread ended before the command started",
+            ))
+        }
+    }
+}
+
+fn ns_since(start: Instant) -> u64 {
+    start.elapsed().as_nanos() as u64
+}
+
+/// The tracer's loop: runs until the command's process has exited.
+fn trace_loop(pid: u32, start: Instant) -> Lives {
+    let mut out = Lives::default();
+    // Live threads: tid → index in `out.lives`, and whether it has been let go after its
+    // initial stop.
+    let mut live: HashMap<u64, (usize, bool)> = HashMap::new();
+    out.lives.push(Life {
+        tid: u64::from(pid),
+        ..Life::default()
+    });
+    live.insert(u64::from(pid), (0, true));
+    let mut options_set = false;
+    loop {
+        // SAFETY: `info` is a plain struct for the kernel to fill.
+        let mut info: libc::siginfo_t = unsafe { std::mem::zeroed() };
+        // SAFETY: valid pointer to `info`; WNOWAIT leaves the child waitable.
+        let rc = unsafe {
+            libc::waitid(
+                libc::P_ALL,
+                0,
+                &mut info,
+                libc::WEXITED | libc::WSTOPPED | libc::__WALL | libc::WNOWAIT,
+            )
+        };
+        if rc != 0 {
+            let e = io::Error::last_os_error();
+            match e.raw_os_error() {
+                Some(libc::EINTR) => continue,
+                Some(libc::ECHILD) => break,
+                _ => {
+                    out.error = Some(format!("waitid: {e}"));
+                    break;
+                }
+            }
+        }
+        // SAFETY: waitid filled `info` for a child state change, so si_pid is set.
+        let tid = unsafe { info.si_pid() } as u64;
+        let now = ns_since(start);
+        let code = info.si_code;
+        if matches!(code, libc::CLD_EXITED | libc::CLD_KILLED | libc::CLD_DUMPED) {
+            // Dead (a zombie until reaped): read what it did, then reap it.
+            let entry = live.remove(&tid);
+            let (on_cpu_ns, runqueue_ns, name) = read_dead(pid, tid);
+            let mut status = 0;
+            // SAFETY: reaps the zombie `tid`; `status` is a valid int.
+            unsafe { libc::waitpid(tid as i32, &mut status, libc::__WALL) };
+            if let Some((i, _)) = entry {
+                let l = &mut out.lives[i];
+                (l.on_cpu_ns, l.runqueue_ns) = (on_cpu_ns, runqueue_ns);
+                if !name.is_empty() {
+                    l.name = name;
+                }
+                if tid != u64::from(pid) {
+                    l.died_ns = Some(now);
+                }
+            }
+            if tid == u64::from(pid) {
+                // The thread-group leader is reported last, once every other thread is gone.
+                out.exit_code = libc::WIFEXITED(status).then(|| libc::WEXITSTATUS(status));
+                out.end_ns = now;
+                break;
+            }
+            continue;
+        }
+        let mut status = 0;
+        // SAFETY: consumes the stop `waitid` reported for `tid`; `status` is a valid int.
+        if unsafe { libc::waitpid(tid as i32, &mut status, libc::__WALL) } != tid as i32 {
+            continue;
+        }
+        if !libc::WIFSTOPPED(status) {
+            // It died between the two waits (already reaped: no final figures).
+            if let Some((i, _)) = live.remove(&tid) {
+                if tid != u64::from(pid) {
+                    out.lives[i].died_ns = Some(now);
+                }
+            }
+            if tid == u64::from(pid) {
+                out.exit_code = libc::WIFEXITED(status).then(|| libc::WEXITSTATUS(status));
+                out.end_ns = now;
+                break;
+            }
+            continue;
+        }
+        let sig = libc::WSTOPSIG(status);
+        let event = status >> 16;
+        let mut inject = 0;
+        if event == libc::PTRACE_EVENT_CLONE {
+            let mut msg: libc::c_ulong = 0;
+            // SAFETY: `tid` is in a ptrace stop; the kernel writes the new thread's id to `msg`.
+            let ok = unsafe { libc::ptrace(libc::PTRACE_GETEVENTMSG, tid, 0, &mut msg) } == 0;
+            if ok {
+                born(&mut out, &mut live, msg, now);
+            }
+        } else if event != 0 {
+            // PTRACE_EVENT_EXEC and the like: nothing to note.
+        } else if sig == libc::SIGTRAP && !options_set && tid == u64::from(pid) {
+            // The stop after `execve` that PTRACE_TRACEME asks for: trace clones from here on;
+            // PTRACE_O_EXITKILL kills the command if the observer dies.
+            options_set = true;
+            let opts =
+                libc::PTRACE_O_TRACECLONE | libc::PTRACE_O_TRACEEXEC | libc::PTRACE_O_EXITKILL;
+            // SAFETY: `tid` is in a ptrace stop; the options are a plain bit set.
+            if unsafe { libc::ptrace(libc::PTRACE_SETOPTIONS, tid, 0, opts) } != 0 {
+                out.error = Some(format!("PTRACE_SETOPTIONS: {}", io::Error::last_os_error()));
+            }
+        } else if sig == libc::SIGSTOP && live.get(&tid).is_none_or(|l| !l.1) {
+            // A new thread's initial stop, possibly before its creator's clone event.
+            born(&mut out, &mut live, tid as libc::c_ulong, now);
+            if let Some(l) = live.get_mut(&tid) {
+                l.1 = true;
+            }
+        } else {
+            // SAFETY: `si` is a plain struct for the kernel to fill; `tid` is stopped.
+            let mut si: libc::siginfo_t = unsafe { std::mem::zeroed() };
+            let delivery = unsafe { libc::ptrace(libc::PTRACE_GETSIGINFO, tid, 0, &mut si) } == 0;
+            // A signal on its way to the program is passed on; a group-stop (GETSIGINFO fails)
+            // is resumed.
+            if delivery {
+                inject = sig;
+            }
+        }
+        // SAFETY: `tid` is in a ptrace stop; resuming it with signal `inject` (0 for none).
+        unsafe { libc::ptrace(libc::PTRACE_CONT, tid, 0, inject as libc::c_ulong) };
+    }
+    out
+}
+
+/// Notes the birth of `tid` unless it is already known (its initial stop and its creator's clone
+/// event both announce it).
+fn born(out: &mut Lives, live: &mut HashMap<u64, (usize, bool)>, tid: libc::c_ulong, now: u64) {
+    let tid = tid as u64;
+    live.entry(tid).or_insert_with(|| {
+        out.lives.push(Life {
+            tid,
+            born_ns: now,
+            ..Life::default()
+        });
+        (out.lives.len() - 1, false)
+    });
+}
+
+/// A dead (zombie) thread's time on a CPU, time runnable-but-waiting, and name.
+fn read_dead(pid: u32, tid: u64) -> (u64, u64, String) {
+    let dir = format!("/proc/{pid}/task/{tid}");
+    let sched = std::fs::read_to_string(format!("{dir}/schedstat")).unwrap_or_default();
+    let mut it = sched
+        .split_ascii_whitespace()
+        .map(|x| x.parse::<u64>().unwrap_or(0));
+    let (on, rq) = (it.next().unwrap_or(0), it.next().unwrap_or(0));
+    let name = std::fs::read_to_string(format!("{dir}/comm")).unwrap_or_default();
+    (on, rq, name.trim_end().to_owned())
+}
+
+/// Puts the tracer's lives into the samples: see the module doc. `period_ns` is the sampling
+/// period (a thread first sampled at tick *t* was born before *t* plus one period).
+pub fn merge(o: &mut Observed, lives: &Lives, period_ns: u64) {
+    let mut by_tid: HashMap<u64, Vec<usize>> = HashMap::new();
+    for (i, l) in lives.lives.iter().enumerate() {
+        by_tid.entry(l.tid).or_default().push(i);
+    }
+    let mut matched = vec![false; lives.lives.len()];
+    for t in &mut o.threads {
+        let first = t.samples.first().map_or(0, |s| s.ts_ns);
+        let Some(i) = by_tid.get(&t.tid).and_then(|v| {
+            v.iter()
+                .rev()
+                .copied()
+                .find(|&i| !matched[i] && lives.lives[i].born_ns <= first + period_ns)
+        }) else {
+            continue;
+        };
+        matched[i] = true;
+        let l = &lives.lives[i];
+        // The tracer may learn of a birth just after a tick read the new thread, and a dead
+        // thread stays readable (a zombie) until the tracer reaps it: the samples bound the
+        // life.
+        t.born_ns = Some(l.born_ns.min(first));
+        if let Some(d) = l.died_ns {
+            t.samples.retain(|s| s.ts_ns <= d);
+            t.exited_ns = l.died_ns;
+            t.end = Some((l.on_cpu_ns, l.runqueue_ns));
+        }
+        // The name at death: a thread sampled right after its birth may not have set its own.
+        if !l.name.is_empty() {
+            t.name.clone_from(&l.name);
+        }
+    }
+    for (i, l) in lives.lives.iter().enumerate() {
+        if !matched[i] {
+            o.threads.push(ThreadLog {
+                tid: l.tid,
+                name: l.name.clone(),
+                born_ns: Some(l.born_ns),
+                exited_ns: l.died_ns,
+                samples: Vec::new(),
+                end: l.died_ns.map(|_| (l.on_cpu_ns, l.runqueue_ns)),
+            });
+        }
+    }
+    o.threads.sort_by_key(|t| (t.born_ns.unwrap_or(0), t.tid));
+    o.duration_ns = o.duration_ns.max(lives.end_ns);
+    // The most threads alive at once, from the exact births and deaths.
+    let mut edges: Vec<(u64, i64)> = Vec::new();
+    for l in &lives.lives {
+        edges.push((l.born_ns, 1));
+        if let Some(d) = l.died_ns {
+            edges.push((d, -1));
+        }
+    }
+    edges.sort_unstable();
+    let (mut alive, mut most) = (0i64, 0i64);
+    for (_, d) in edges {
+        alive += d;
+        most = most.max(alive);
+    }
+    o.max_threads = most as usize;
+    o.exact = Some(ExactCounts {
+        created: lives.lives.len().saturating_sub(1) as u64,
+        exited: lives.lives.iter().filter(|l| l.died_ns.is_some()).count() as u64,
+        tracer_cpu_ns: lives.tracer_cpu_ns,
+        error: lives.error.clone(),
+    });
+}
+
+/// The tracer's counts, kept in `Observed`.
+#[derive(Clone, Debug, Default)]
+pub struct ExactCounts {
+    /// Threads the command created (its first thread not counted).
+    pub created: u64,
+    /// Of which exited before the command's process did.
+    pub exited: u64,
+    /// The tracer's own CPU time, ns.
+    pub tracer_cpu_ns: u64,
+    /// Why tracing stopped early, if it did.
+    pub error: Option<String>,
+}

@@ -29,6 +29,7 @@
 use std::collections::HashMap;
 use std::io;
 use std::os::unix::process::CommandExt;
+use std::os::unix::thread::JoinHandleExt;
 use std::process::Command;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{mpsc, Arc};
@@ -54,6 +55,8 @@ pub struct Life {
     pub on_cpu_ns: u64,
     /// See `on_cpu_ns`.
     pub runqueue_ns: u64,
+    /// It existed before the observation began (`watch`): its birth is unknown.
+    pub pre_existing: bool,
 }
 
 /// What the tracer saw of the whole run.
@@ -153,18 +156,34 @@ fn ns_since(start: Instant) -> u64 {
     start.elapsed().as_nanos() as u64
 }
 
-/// The tracer's loop: runs until the command's process has exited.
+/// Live threads: tid → index in `Lives::lives`, and whether it has been let go after its
+/// initial stop.
+type Live = HashMap<u64, (usize, bool)>;
+
+/// The tracer's loop for `run`: the command's first thread is traced from its `execve`.
 fn trace_loop(pid: u32, start: Instant) -> Lives {
     let mut out = Lives::default();
-    // Live threads: tid → index in `out.lives`, and whether it has been let go after its
-    // initial stop.
-    let mut live: HashMap<u64, (usize, bool)> = HashMap::new();
+    let mut live = Live::new();
     out.lives.push(Life {
         tid: u64::from(pid),
         ..Life::default()
     });
     live.insert(u64::from(pid), (0, true));
-    let mut options_set = false;
+    event_loop(pid, start, out, live, false, None)
+}
+
+/// Runs until the process has exited or, for `watch`, `stop` is set (the caller then interrupts
+/// the wait with a signal). `seized`: the threads were attached with PTRACE_SEIZE, so new ones
+/// start in PTRACE_EVENT_STOP rather than with SIGSTOP.
+fn event_loop(
+    pid: u32,
+    start: Instant,
+    mut out: Lives,
+    mut live: Live,
+    seized: bool,
+    stop: Option<&AtomicBool>,
+) -> Lives {
+    let mut options_set = seized;
     loop {
         // SAFETY: `info` is a plain struct for the kernel to fill.
         let mut info: libc::siginfo_t = unsafe { std::mem::zeroed() };
@@ -180,6 +199,8 @@ fn trace_loop(pid: u32, start: Instant) -> Lives {
         if rc != 0 {
             let e = io::Error::last_os_error();
             match e.raw_os_error() {
+                // Relaxed: the flag only ends the loop; the lives go back through `join`.
+                Some(libc::EINTR) if stop.is_some_and(|f| f.load(Ordering::Relaxed)) => break,
                 Some(libc::EINTR) => continue,
                 Some(libc::ECHILD) => break,
                 _ => {
@@ -246,6 +267,18 @@ fn trace_loop(pid: u32, start: Instant) -> Lives {
             if ok {
                 born(&mut out, &mut live, msg, now);
             }
+        } else if seized && event == PTRACE_EVENT_STOP && live.get(&tid).is_none_or(|l| !l.1) {
+            // A new thread's initial stop under PTRACE_SEIZE.
+            born(&mut out, &mut live, tid as libc::c_ulong, now);
+            if let Some(l) = live.get_mut(&tid) {
+                l.1 = true;
+            }
+        } else if seized && event == PTRACE_EVENT_STOP {
+            // A group-stop (SIGSTOP, SIGTSTP…): stay stopped but keep reporting, as job control
+            // expects (PTRACE_LISTEN exists only for seized tracees).
+            // SAFETY: `tid` is in a group-stop of a seized tracee.
+            unsafe { libc::ptrace(libc::PTRACE_LISTEN, tid, 0, 0) };
+            continue;
         } else if event != 0 {
             // PTRACE_EVENT_EXEC and the like: nothing to note.
         } else if sig == libc::SIGTRAP && !options_set && tid == u64::from(pid) {
@@ -278,6 +311,115 @@ fn trace_loop(pid: u32, start: Instant) -> Lives {
         unsafe { libc::ptrace(libc::PTRACE_CONT, tid, 0, inject as libc::c_ulong) };
     }
     out
+}
+
+/// `PTRACE_EVENT_STOP` (linux/ptrace.h), not in every libc version.
+const PTRACE_EVENT_STOP: i32 = 128;
+
+/// A running process traced from outside (`watch`): see [`attach`].
+pub struct Attached {
+    /// Set once the process has exited.
+    pub done: Arc<AtomicBool>,
+    stop: Arc<AtomicBool>,
+    tracer: JoinHandle<Lives>,
+}
+
+impl Attached {
+    /// Ends the tracing: the tracer thread leaves its loop and exits, which detaches every
+    /// thread it traced (the kernel restarts the stopped ones; ptrace(2), "If the tracer dies").
+    pub fn finish(self) -> Lives {
+        // Relaxed: see `event_loop`.
+        self.stop.store(true, Ordering::Relaxed);
+        let tid = self.tracer.as_pthread_t();
+        // The tracer may be between its flag check and `waitid`: signal until it has gone.
+        while !self.tracer.is_finished() {
+            // SAFETY: `tid` is the tracer thread, alive until `is_finished`, and the wake-up
+            // signal's handler (installed by `attach`) does nothing.
+            unsafe { libc::pthread_kill(tid, WAKE) };
+            std::thread::sleep(std::time::Duration::from_millis(5));
+        }
+        self.tracer.join().unwrap_or_default()
+    }
+}
+
+/// The signal that interrupts the tracer's `waitid` when `watch` ends.
+const WAKE: libc::c_int = libc::SIGUSR2;
+
+extern "C" fn wake_handler(_: libc::c_int) {}
+
+/// Attaches to every thread of running process `pid` (PTRACE_SEIZE with PTRACE_O_TRACECLONE,
+/// over and over until a pass finds no new thread: a thread not yet attached may create one
+/// meanwhile). `Err` when ptrace access is refused; the caller then samples only. Threads
+/// found at attach time are `pre_existing`.
+pub fn attach(pid: u32, start: Instant) -> io::Result<Attached> {
+    // SAFETY: installs a handler that does nothing, without SA_RESTART, so the signal makes the
+    // tracer's `waitid` return EINTR; `sa` is fully initialised.
+    unsafe {
+        let mut sa: libc::sigaction = std::mem::zeroed();
+        sa.sa_sigaction = wake_handler as *const () as usize;
+        libc::sigemptyset(&mut sa.sa_mask);
+        libc::sigaction(WAKE, &sa, std::ptr::null_mut());
+    }
+    let done = Arc::new(AtomicBool::new(false));
+    let stop = Arc::new(AtomicBool::new(false));
+    let (done2, stop2) = (Arc::clone(&done), Arc::clone(&stop));
+    let (tx, rx) = mpsc::channel();
+    let tracer = std::thread::Builder::new()
+        .name("threadlab-tracer".into())
+        .spawn(move || {
+            let (mut out, mut live) = (Lives::default(), Live::new());
+            loop {
+                let tids = match super::procfs::tasks(pid) {
+                    Ok(t) => t,
+                    Err(e) => {
+                        let _ = tx.send(Err(e));
+                        return out;
+                    }
+                };
+                let mut new = 0;
+                let fresh: Vec<u64> = tids.into_iter().filter(|t| !live.contains_key(t)).collect();
+                for tid in fresh {
+                    let opts = libc::PTRACE_O_TRACECLONE;
+                    // SAFETY: attaches to thread `tid` without stopping it; plain arguments.
+                    if unsafe { libc::ptrace(libc::PTRACE_SEIZE, tid, 0, opts) } != 0 {
+                        let e = io::Error::last_os_error();
+                        if e.raw_os_error() == Some(libc::ESRCH) {
+                            continue; // exited meanwhile
+                        }
+                        let _ = tx.send(Err(e));
+                        return out; // exiting detaches the threads seized so far
+                    }
+                    out.lives.push(Life {
+                        tid,
+                        pre_existing: true,
+                        ..Life::default()
+                    });
+                    live.insert(tid, (out.lives.len() - 1, true));
+                    new += 1;
+                }
+                if new == 0 {
+                    break;
+                }
+            }
+            let _ = tx.send(Ok(()));
+            let cpu0 = super::sampler::thread_cpu_ns();
+            let mut lives = event_loop(pid, start, out, live, true, Some(&stop2));
+            lives.tracer_cpu_ns = super::sampler::thread_cpu_ns().saturating_sub(cpu0);
+            // Pairs with the sampler's Acquire load (see `spawn`).
+            done2.store(true, Ordering::Release);
+            lives
+        })?;
+    match rx.recv() {
+        Ok(Ok(())) => Ok(Attached { done, stop, tracer }),
+        Ok(Err(e)) => {
+            let _ = tracer.join();
+            Err(e)
+        }
+        Err(_) => {
+            let _ = tracer.join();
+            Err(io::Error::other("the tracer thread ended before attaching"))
+        }
+    }
 }
 
 /// Notes the birth of `tid` unless it is already known (its initial stop and its creator's clone
@@ -329,7 +471,7 @@ pub fn merge(o: &mut Observed, lives: &Lives, period_ns: u64) {
         // The tracer may learn of a birth just after a tick read the new thread, and a dead
         // thread stays readable (a zombie) until the tracer reaps it: the samples bound the
         // life.
-        t.born_ns = Some(l.born_ns.min(first));
+        t.born_ns = (!l.pre_existing).then(|| l.born_ns.min(first));
         if let Some(d) = l.died_ns {
             t.samples.retain(|s| s.ts_ns <= d);
             t.exited_ns = l.died_ns;
@@ -345,7 +487,7 @@ pub fn merge(o: &mut Observed, lives: &Lives, period_ns: u64) {
             o.threads.push(ThreadLog {
                 tid: l.tid,
                 name: l.name.clone(),
-                born_ns: Some(l.born_ns),
+                born_ns: (!l.pre_existing).then_some(l.born_ns),
                 exited_ns: l.died_ns,
                 samples: Vec::new(),
                 end: l.died_ns.map(|_| (l.on_cpu_ns, l.runqueue_ns)),
@@ -369,11 +511,15 @@ pub fn merge(o: &mut Observed, lives: &Lives, period_ns: u64) {
         most = most.max(alive);
     }
     o.max_threads = most as usize;
+    let pre = lives.lives.iter().filter(|l| l.pre_existing).count();
+    // `run`: the first life is the command's first thread, not one it created.
+    let first = usize::from(pre == 0 && !lives.lives.is_empty());
     o.exact = Some(ExactCounts {
-        created: lives.lives.len().saturating_sub(1) as u64,
+        created: (lives.lives.len() - pre - first) as u64,
         exited: lives.lives.iter().filter(|l| l.died_ns.is_some()).count() as u64,
         tracer_cpu_ns: lives.tracer_cpu_ns,
         error: lives.error.clone(),
+        attached: pre > 0,
     });
 }
 
@@ -388,4 +534,6 @@ pub struct ExactCounts {
     pub tracer_cpu_ns: u64,
     /// Why tracing stopped early, if it did.
     pub error: Option<String>,
+    /// The process was running before (`watch`): only threads created since attaching count.
+    pub attached: bool,
 }

@@ -97,8 +97,23 @@ pub fn watch(args: WatchArgs) -> ExitCode {
     if !std::path::Path::new(&format!("/proc/{pid}/task")).is_dir() {
         return crate::usage_error(&format!("no process {pid} (or /proc is not mounted)"));
     }
-    let until = Instant::now() + Duration::from_secs_f64(args.seconds);
-    let observed = sampler::sample(pid, args.hz, false, || Instant::now() >= until);
+    let start = Instant::now();
+    let until = start + Duration::from_secs_f64(args.seconds);
+    // Births and deaths traced when ptrace access is allowed, else sampled (the report says).
+    let observed = match births::attach(pid, start) {
+        Ok(attached) => {
+            let done = std::sync::Arc::clone(&attached.done);
+            let mut observed = sampler::sample_from(pid, args.hz, false, start, || {
+                // Acquire pairs with the tracer's Release store once the process has exited.
+                done.load(std::sync::atomic::Ordering::Acquire) || Instant::now() >= until
+            });
+            let lives = attached.finish();
+            let period = sampler::period(args.hz).as_nanos() as u64;
+            births::merge(&mut observed, &lives, period);
+            observed
+        }
+        Err(_) => sampler::sample_from(pid, args.hz, false, start, || Instant::now() >= until),
+    };
     let comm = std::fs::read_to_string(format!("/proc/{pid}/comm")).unwrap_or_default();
     let what = format!("`{}` (pid {pid})", comm.trim());
     if finish(&what, &observed, args.hz, args.output.as_deref()) {

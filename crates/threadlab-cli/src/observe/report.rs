@@ -97,10 +97,15 @@ pub fn render(what: &str, o: &Observed, hz: u32, futexes: &[FutexRow]) -> String
             let _ = writeln!(
                 s,
                 "threads created: {} exactly, {} of which exited before the process (every clone \
-                 traced through ptrace); tracer cost: {:.2} ms CPU per second ({:.1} µs per \
+                 traced through ptrace; {}); tracer cost: {:.2} ms CPU per second ({:.1} µs per \
                  thread created)",
                 x.created,
                 x.exited,
+                if x.attached {
+                    "threads created since attaching"
+                } else {
+                    "the first thread not counted"
+                },
                 x.tracer_cpu_ns as f64 / 1e6 / secs.max(1e-9),
                 x.tracer_cpu_ns as f64 / 1e3 / x.created.max(1) as f64
             );
@@ -113,8 +118,7 @@ pub fn render(what: &str, o: &Observed, hz: u32, futexes: &[FutexRow]) -> String
                 s,
                 "threads created: at least {created} (seen), at most {} (threads and processes \
                  the whole machine created meanwhile); a thread living between two ticks is not \
-                 seen (births sampled only: `run` traces them exactly unless --sample-only; \
-                 `watch` cannot)",
+                 seen (births sampled only: ptrace was not used or was refused)",
                 o.forks.max(created as u64)
             );
         }

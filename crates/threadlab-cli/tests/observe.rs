@@ -216,6 +216,61 @@ fn watch_of_a_running_child_sees_its_threads() {
     assert_eq!(idle, 6, "{report}");
 }
 
+/// `watch` of a process it may trace attaches to it: births since attaching are counted
+/// exactly (at least the 16 a burst needs, at most what the demo says it created), and the
+/// process goes on after the watcher detaches (it finishes and prints its count).
+#[test]
+fn watch_attaches_counts_births_and_detaches() {
+    let exe = env!("CARGO_BIN_EXE_threadlab");
+    let mut demo = Command::new(exe);
+    demo.args(["demo", "threads", "--seconds", "3"]);
+    let child = demo.stdout(Stdio::piped()).spawn().expect("start the demo");
+    let pid = child.id();
+    let (tx, rx) = mpsc::channel();
+    std::thread::spawn(move || {
+        let _ = tx.send(child.wait_with_output());
+    });
+    std::thread::sleep(Duration::from_millis(300));
+    let mut watch = Command::new(exe);
+    watch.args(["watch", &pid.to_string(), "--seconds", "1"]);
+    let out = output_within(watch);
+    let report = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{report}");
+    let Ok(demo_out) = rx.recv_timeout(WATCHDOG) else {
+        // SAFETY: kill has no memory preconditions; `pid` is our unreaped child.
+        unsafe { libc::kill(pid as i32, libc::SIGKILL) };
+        panic!("watchdog: the watched demo did not finish after the watcher detached");
+    };
+    let demo_out = demo_out.expect("wait for the demo");
+    assert!(
+        demo_out.status.success(),
+        "the demo goes on after the watch"
+    );
+    let created: u64 = String::from_utf8_lossy(&demo_out.stdout)
+        .lines()
+        .find_map(|l| l.strip_prefix("demo threads: created "))
+        .and_then(|l| l.split_whitespace().next())
+        .and_then(|n| n.parse().ok())
+        .expect("the demo says how many threads it created");
+    let line = report
+        .lines()
+        .find(|l| l.starts_with("threads created: "))
+        .unwrap_or_else(|| panic!("no count of threads created:\n{report}"));
+    assert!(
+        line.contains("exactly") && line.contains("since attaching"),
+        "{line}"
+    );
+    let seen: u64 = line
+        .split_whitespace()
+        .nth(2)
+        .and_then(|n| n.parse().ok())
+        .expect("a count");
+    assert!(
+        (16..=created).contains(&seen),
+        "{seen} of {created}: {line}"
+    );
+}
+
 /// `watch` says plainly that the syscall column is not visible when ptrace access to the
 /// process is refused, and still samples its threads. As root (CI), the watcher drops to
 /// `nobody` with `setpriv` and watches a root-owned child; as another user it watches PID 1,

@@ -93,14 +93,9 @@ impl Traced {
     }
 }
 
-/// Starts `command` traced. The tracer thread spawns it (ptrace ties a tracee to the thread that
+/// Starts `cmd` traced. The tracer thread spawns it (ptrace ties a tracee to the thread that
 /// traces it) and records births and deaths against `start`.
-pub fn spawn(command: &[String], start: Instant) -> io::Result<Traced> {
-    let (program, rest) = command
-        .split_first()
-        .ok_or_else(|| io::Error::new(io::ErrorKind::InvalidInput, "no command"))?;
-    let mut cmd = Command::new(program);
-    cmd.args(rest);
+pub fn spawn(mut cmd: Command, start: Instant) -> io::Result<Traced> {
     // SAFETY: the closure runs in the forked child before `execve`; `ptrace(PTRACE_TRACEME)` is
     // a single system call, async-signal-safe, touching no memory of ours.
     unsafe {
@@ -265,11 +260,13 @@ fn event_loop(
             // SAFETY: `tid` is in a ptrace stop; the kernel writes the new thread's id to `msg`.
             let ok = unsafe { libc::ptrace(libc::PTRACE_GETEVENTMSG, tid, 0, &mut msg) } == 0;
             if ok {
-                born(&mut out, &mut live, msg, now);
+                // `c_ulong` is 32 bits wide on 32-bit targets.
+                #[allow(clippy::useless_conversion)]
+                born(&mut out, &mut live, u64::from(msg), now);
             }
-        } else if seized && event == PTRACE_EVENT_STOP && live.get(&tid).is_none_or(|l| !l.1) {
+        } else if seized && event == PTRACE_EVENT_STOP && !live.get(&tid).is_some_and(|l| l.1) {
             // A new thread's initial stop under PTRACE_SEIZE.
-            born(&mut out, &mut live, tid as libc::c_ulong, now);
+            born(&mut out, &mut live, tid, now);
             if let Some(l) = live.get_mut(&tid) {
                 l.1 = true;
             }
@@ -291,15 +288,16 @@ fn event_loop(
             if unsafe { libc::ptrace(libc::PTRACE_SETOPTIONS, tid, 0, opts) } != 0 {
                 out.error = Some(format!("PTRACE_SETOPTIONS: {}", io::Error::last_os_error()));
             }
-        } else if sig == libc::SIGSTOP && live.get(&tid).is_none_or(|l| !l.1) {
+        } else if sig == libc::SIGSTOP && !live.get(&tid).is_some_and(|l| l.1) {
             // A new thread's initial stop, possibly before its creator's clone event.
-            born(&mut out, &mut live, tid as libc::c_ulong, now);
+            born(&mut out, &mut live, tid, now);
             if let Some(l) = live.get_mut(&tid) {
                 l.1 = true;
             }
         } else {
-            // SAFETY: `si` is a plain struct for the kernel to fill; `tid` is stopped.
+            // SAFETY: `si` is a plain struct for the kernel to fill.
             let mut si: libc::siginfo_t = unsafe { std::mem::zeroed() };
+            // SAFETY: `tid` is in a ptrace stop; the kernel writes its signal's info to `si`.
             let delivery = unsafe { libc::ptrace(libc::PTRACE_GETSIGINFO, tid, 0, &mut si) } == 0;
             // A signal on its way to the program is passed on; a group-stop (GETSIGINFO fails)
             // is resumed.
@@ -377,14 +375,19 @@ pub fn attach(pid: u32, start: Instant) -> io::Result<Attached> {
                     }
                 };
                 let mut new = 0;
-                let fresh: Vec<u64> = tids.into_iter().filter(|t| !live.contains_key(t)).collect();
+                let mut fresh: Vec<u64> =
+                    tids.into_iter().filter(|t| !live.contains_key(t)).collect();
+                // The leader first: access is granted per process, so once it is traced an
+                // error on another thread means that thread is exiting (ptrace refuses a
+                // zombie with EPERM), not that access is refused.
+                fresh.sort_by_key(|&t| t != u64::from(pid));
                 for tid in fresh {
                     let opts = libc::PTRACE_O_TRACECLONE;
                     // SAFETY: attaches to thread `tid` without stopping it; plain arguments.
                     if unsafe { libc::ptrace(libc::PTRACE_SEIZE, tid, 0, opts) } != 0 {
                         let e = io::Error::last_os_error();
-                        if e.raw_os_error() == Some(libc::ESRCH) {
-                            continue; // exited meanwhile
+                        if e.raw_os_error() == Some(libc::ESRCH) || !live.is_empty() {
+                            continue; // exited or exiting meanwhile
                         }
                         let _ = tx.send(Err(e));
                         return out; // exiting detaches the threads seized so far
@@ -424,8 +427,7 @@ pub fn attach(pid: u32, start: Instant) -> io::Result<Attached> {
 
 /// Notes the birth of `tid` unless it is already known (its initial stop and its creator's clone
 /// event both announce it).
-fn born(out: &mut Lives, live: &mut HashMap<u64, (usize, bool)>, tid: libc::c_ulong, now: u64) {
-    let tid = tid as u64;
+fn born(out: &mut Lives, live: &mut Live, tid: u64, now: u64) {
     live.entry(tid).or_insert_with(|| {
         out.lives.push(Life {
             tid,

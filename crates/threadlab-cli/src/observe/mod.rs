@@ -58,21 +58,12 @@ pub fn run(args: RunArgs) -> ExitCode {
         let status = status.or_else(|| child.wait().ok());
         (pid, observed, status.and_then(|s| s.code()))
     } else {
-        let start = Instant::now();
-        let traced = match births::spawn(&args.command, start) {
-            Ok(t) => t,
+        let mut cmd = Command::new(program);
+        cmd.args(&args.command[1..]);
+        match observe_traced(cmd, args.hz) {
+            Ok(x) => x,
             Err(e) => return crate::usage_error(&format!("cannot start `{program}`: {e}")),
-        };
-        let pid = traced.pid;
-        let done = std::sync::Arc::clone(&traced.done);
-        // Acquire pairs with the tracer's Release store once the command has exited.
-        let mut observed = sampler::sample_from(pid, args.hz, true, start, || {
-            done.load(std::sync::atomic::Ordering::Acquire)
-        });
-        let lives = traced.finish();
-        let period = sampler::period(args.hz).as_nanos() as u64;
-        births::merge(&mut observed, &lives, period);
-        (pid, observed, lives.exit_code)
+        }
     };
     let what = format!("`{}` (pid {pid})", args.command.join(" "));
     if !finish(&what, &observed, args.hz, args.output.as_deref()) {
@@ -89,6 +80,25 @@ pub fn run(args: RunArgs) -> ExitCode {
             ExitCode::from(1)
         }
     }
+}
+
+/// Starts `cmd` traced (`births.rs`) and samples it at `hz` until it exits: its pid, what was
+/// seen (every birth and death exact) and its exit code (`None` if a signal killed it).
+pub fn observe_traced(
+    cmd: Command,
+    hz: u32,
+) -> std::io::Result<(u32, sampler::Observed, Option<i32>)> {
+    let start = Instant::now();
+    let traced = births::spawn(cmd, start)?;
+    let pid = traced.pid;
+    let done = std::sync::Arc::clone(&traced.done);
+    // Acquire pairs with the tracer's Release store once the command has exited.
+    let mut observed = sampler::sample_from(pid, hz, true, start, || {
+        done.load(std::sync::atomic::Ordering::Acquire)
+    });
+    let lives = traced.finish();
+    births::merge(&mut observed, &lives, sampler::period(hz).as_nanos() as u64);
+    Ok((pid, observed, lives.exit_code))
 }
 
 /// `threadlab watch`: samples a running process for `--seconds` or until it exits.

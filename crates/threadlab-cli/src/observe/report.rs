@@ -236,8 +236,8 @@ pub fn render(what: &str, o: &Observed, hz: u32, futexes: &[FutexRow]) -> String
     s
 }
 
-/// Bursts printed (the largest, in time order).
-const MAX_BURSTS: usize = 8;
+/// Bursts printed (in time order; the largest when there are more).
+const MAX_BURSTS: usize = 40;
 
 /// The thread-creation bursts (`bursts.rs`).
 fn render_bursts(s: &mut String, o: &Observed) {
@@ -290,7 +290,9 @@ fn render_bursts(s: &mut String, o: &Observed) {
     }
     let _ = writeln!(
         s,
-        "   (one every, work each: medians; runnable: threads on a CPU or waiting for one, on \
-         average over the burst; alive: the most at once)"
+        "   (one every, work each: medians, work being a thread's whole time on a CPU, its start \
+         and exit included; runnable: the process's threads on a CPU or waiting for one, on \
+         average over the burst, per CPU; alive: the most at once, deaths counted when the \
+         tracer saw them)"
     );
 }

@@ -3,9 +3,10 @@
 //! says little. A burst is a run of births less than [`GAP_NS`] apart, of [`MIN_BIRTHS`] or more;
 //! for each, the figures the doctor gives a recording of the same work: how many threads, the
 //! median interval between two births, each thread's median work (its time on a CPU), and the
-//! runnable threads per CPU over the burst (every thread's time on a CPU and runnable-but-waiting
-//! within the burst, over the burst's length and the CPUs allowed), with the most threads alive
-//! at once.
+//! runnable threads per CPU over the burst (from its first birth to its last plus the median
+//! interval: every thread's time on a CPU and runnable-but-waiting within that window,
+//! interpolated between its readings, over the window's length and the CPUs allowed), with the
+//! most threads alive at once.
 //!
 //! Exact when the tracer saw every birth and death (`births.rs`); from the samples alone, births
 //! are estimated and threads living between two samples are missing (the report says which).
@@ -22,7 +23,9 @@ pub const MIN_BIRTHS: usize = 16;
 pub struct Burst {
     /// Its first birth, ns since the observation began.
     pub begin_ns: u64,
-    /// Its last birth or the last death of a thread it created, whichever is later.
+    /// Its last birth plus the median interval: the window while births were frequent (a
+    /// thread that outlives the burst, e.g. a helper started among the others, counts only
+    /// within it).
     pub end_ns: u64,
     /// Threads born in it.
     pub threads: usize,
@@ -115,12 +118,8 @@ pub fn bursts(o: &Observed) -> Vec<Burst> {
             let births: Vec<u64> = g.iter().filter_map(|t| t.born_ns).collect();
             let begin_ns = births[0];
             let last_birth = births[births.len() - 1];
-            let end_ns = g
-                .iter()
-                .filter_map(|t| t.exited_ns)
-                .max()
-                .unwrap_or(0)
-                .max(last_birth);
+            let median_interval_ns = median(births.windows(2).map(|w| w[1] - w[0]).collect());
+            let end_ns = last_birth + median_interval_ns;
             let len = end_ns.saturating_sub(begin_ns).max(1);
             let runnable: f64 = o
                 .threads
@@ -131,7 +130,7 @@ pub fn bursts(o: &Observed) -> Vec<Burst> {
                 begin_ns,
                 end_ns,
                 threads: g.len(),
-                median_interval_ns: median(births.windows(2).map(|w| w[1] - w[0]).collect()),
+                median_interval_ns,
                 median_work_ns: median(g.iter().map(|t| work(t)).collect()),
                 runnable_per_cpu: runnable / len as f64 / f64::from(o.cpus.max(1)),
                 most_alive: most_alive(o, begin_ns, end_ns),
@@ -206,9 +205,9 @@ mod tests {
             (20, 40_000, 8_000)
         );
         assert_eq!(b[0].most_alive, 1);
-        assert_eq!((b[0].begin_ns, b[0].end_ns), (1_000_000, 1_770_000));
-        // 20 × 8 µs over 770 µs on 2 CPUs.
-        let want = 20.0 * 8_000.0 / 770_000.0 / 2.0;
+        assert_eq!((b[0].begin_ns, b[0].end_ns), (1_000_000, 1_800_000));
+        // 20 × 8 µs over 800 µs on 2 CPUs.
+        let want = 20.0 * 8_000.0 / 800_000.0 / 2.0;
         assert!((b[0].runnable_per_cpu - want).abs() < 1e-9, "{b:?}");
         assert_eq!(
             (b[1].threads, b[1].median_interval_ns, b[1].most_alive),

@@ -8,7 +8,9 @@
 //! same lock or condition variable. The samples become a [`threadlab::trace::Trace`] that the
 //! doctor reads like a recording, printed after the observer's own tables. The approach is the
 //! one of sampling profilers' off-CPU views (e.g. `perf sched`, Brendan Gregg's off-CPU
-//! analysis), here from `/proc` alone instead of kernel tracepoints.
+//! analysis), here from `/proc` alone instead of kernel tracepoints. Thread births and deaths,
+//! which a sampler misses when threads live between two samples, are traced exactly with
+//! ptrace when the observer may (`births.rs`; always for `run` unless `--sample-only`).
 //!
 //! One mechanism per file:
 //! - `procfs.rs`: the files of one thread, kept open and re-read;
@@ -43,26 +45,39 @@ pub fn run(args: RunArgs) -> ExitCode {
         return crate::usage_error("`run` needs a command: threadlab run -- CMD ARGS…");
     }
     let program = &args.command[0];
-    let (pid, observed, code) = if args.sample_only {
-        let mut child = match Command::new(program).args(&args.command[1..]).spawn() {
-            Ok(c) => c,
-            Err(e) => return crate::usage_error(&format!("cannot start `{program}`: {e}")),
-        };
-        let pid = child.id();
-        let mut status = None;
-        let observed = sampler::sample(pid, args.hz, true, || {
-            status = child.try_wait().ok().flatten();
-            status.is_some()
-        });
-        // The process may have gone between two ticks: reap it.
-        let status = status.or_else(|| child.wait().ok());
-        (pid, observed, status.and_then(|s| s.code()))
+    let traced = if args.sample_only {
+        None
     } else {
         let mut cmd = Command::new(program);
         cmd.args(&args.command[1..]);
         match observe_traced(cmd, args.hz) {
-            Ok(x) => x,
+            Ok(x) => Some(x),
+            // PTRACE_TRACEME refused (a seccomp filter, a security module): sample only.
+            Err(e) if e.raw_os_error() == Some(libc::EPERM) => {
+                eprintln!(
+                    "threadlab run: ptrace was refused ({e}); thread births are sampled instead"
+                );
+                None
+            }
             Err(e) => return crate::usage_error(&format!("cannot start `{program}`: {e}")),
+        }
+    };
+    let (pid, observed, code) = match traced {
+        Some(x) => x,
+        None => {
+            let mut child = match Command::new(program).args(&args.command[1..]).spawn() {
+                Ok(c) => c,
+                Err(e) => return crate::usage_error(&format!("cannot start `{program}`: {e}")),
+            };
+            let pid = child.id();
+            let mut status = None;
+            let observed = sampler::sample(pid, args.hz, true, || {
+                status = child.try_wait().ok().flatten();
+                status.is_some()
+            });
+            // The process may have gone between two ticks: reap it.
+            let status = status.or_else(|| child.wait().ok());
+            (pid, observed, status.and_then(|s| s.code()))
         }
     };
     let what = format!("`{}` (pid {pid})", args.command.join(" "));

@@ -97,8 +97,7 @@ pub fn render(what: &str, o: &Observed, hz: u32, futexes: &[FutexRow]) -> String
             let _ = writeln!(
                 s,
                 "threads created: {} exactly, {} of which exited before the process (every clone \
-                 traced through ptrace; {}); tracer cost: {:.2} ms CPU per second ({:.1} µs per \
-                 thread created)",
+                 traced through ptrace; {}); tracer cost: {:.2} ms CPU per second{}",
                 x.created,
                 x.exited,
                 if x.attached {
@@ -107,7 +106,14 @@ pub fn render(what: &str, o: &Observed, hz: u32, futexes: &[FutexRow]) -> String
                     "the first thread not counted"
                 },
                 x.tracer_cpu_ns as f64 / 1e6 / secs.max(1e-9),
-                x.tracer_cpu_ns as f64 / 1e3 / x.created.max(1) as f64
+                if x.created > 0 {
+                    format!(
+                        " ({:.1} µs per thread created)",
+                        x.tracer_cpu_ns as f64 / 1e3 / x.created as f64
+                    )
+                } else {
+                    String::new()
+                }
             );
             if let Some(e) = &x.error {
                 let _ = writeln!(s, "tracing stopped early ({e}): the counts are incomplete");

@@ -539,3 +539,96 @@ pub struct ExactCounts {
     /// The process was running before (`watch`): only threads created since attaching count.
     pub attached: bool,
 }
+
+#[cfg(test)]
+mod tests {
+    use super::super::sampler::Sample;
+    use super::super::syscall::State;
+    use super::*;
+
+    fn sample(ts_ns: u64) -> Sample {
+        Sample {
+            ts_ns,
+            state: State::Runnable,
+            cpu: 0,
+            on_cpu_ns: 0,
+            runqueue_ns: 0,
+            slices: 0,
+            switches: None,
+        }
+    }
+
+    fn life(tid: u64, born_ns: u64, died_ns: Option<u64>, on_cpu_ns: u64) -> Life {
+        Life {
+            tid,
+            name: format!("t{tid}"),
+            born_ns,
+            died_ns,
+            on_cpu_ns,
+            ..Life::default()
+        }
+    }
+
+    /// Thread id 7 lives twice (reused); the sampler saw only its second life, and one sample
+    /// after it died (a zombie not yet reaped). Thread 8 was never sampled.
+    #[test]
+    fn lives_fill_in_the_samples_with_reused_ids() {
+        let mut o = Observed {
+            threads: vec![
+                ThreadLog {
+                    tid: 1,
+                    name: "main".into(),
+                    born_ns: Some(0),
+                    exited_ns: None,
+                    samples: vec![sample(0), sample(100)],
+                    end: None,
+                },
+                ThreadLog {
+                    tid: 7,
+                    name: String::new(),
+                    born_ns: Some(45),
+                    exited_ns: Some(100),
+                    samples: vec![sample(50), sample(75)],
+                    end: None,
+                },
+            ],
+            duration_ns: 100,
+            ..Observed::default()
+        };
+        let lives = Lives {
+            lives: vec![
+                life(1, 0, None, 90),
+                life(7, 10, Some(20), 5),
+                life(8, 30, Some(35), 3),
+                life(7, 40, Some(70), 25),
+            ],
+            end_ns: 120,
+            ..Lives::default()
+        };
+        merge(&mut o, &lives, 25);
+        let x = o.exact.as_ref().expect("exact counts");
+        assert_eq!((x.created, x.exited, x.attached), (3, 3, false));
+        assert_eq!(o.threads.len(), 4, "{:?}", o.threads);
+        let sevens: Vec<&ThreadLog> = o.threads.iter().filter(|t| t.tid == 7).collect();
+        assert_eq!(sevens.len(), 2);
+        let (first, second) = (sevens[0], sevens[1]);
+        assert_eq!(
+            (first.born_ns, first.exited_ns, first.samples.len()),
+            (Some(10), Some(20), 0)
+        );
+        assert_eq!(first.end, Some((5, 0)));
+        assert_eq!((second.born_ns, second.exited_ns), (Some(40), Some(70)));
+        assert_eq!(
+            second.samples.len(),
+            1,
+            "the sample after its death is dropped"
+        );
+        assert_eq!((second.name.as_str(), second.end), ("t7", Some((25, 0))));
+        assert!(o.threads.iter().any(|t| t.tid == 8 && t.samples.is_empty()));
+        assert_eq!(
+            o.duration_ns, 120,
+            "the observation ends when the process has"
+        );
+        assert_eq!(o.max_threads, 2, "main and one other at a time");
+    }
+}

@@ -252,6 +252,12 @@ fn watch_attaches_counts_births_and_detaches() {
         .and_then(|l| l.split_whitespace().next())
         .and_then(|n| n.parse().ok())
         .expect("the demo says how many threads it created");
+    if report.contains("syscall column: NOT VISIBLE") {
+        // Yama's ptrace_scope 1 refuses a sibling (the demo is the test's child, not the
+        // watcher's): nothing to attach to here; the sampled path has its own test.
+        eprintln!("skipped: ptrace access to the demo was refused");
+        return;
+    }
     let line = report
         .lines()
         .find(|l| l.starts_with("threads created: "))

@@ -301,7 +301,10 @@ pub(crate) fn walk(track: &ThreadTrack, end_ns: u64) -> Walk {
             | EventKind::Allocs { .. } => {}
         }
     }
-    let end = end_ns.max(now);
+    // A thread that exited during the recording has no time after its last event: closing it
+    // at the recording's end gave a thread-per-task trace "other" time summed over thousands of
+    // dead threads (millions of seconds for a 40 s run).
+    let end = if w.stats.exited { now } else { end_ns.max(now) };
     account(&mut w, stack.last().map(|f| f.open), now, end);
     while !stack.is_empty() {
         pop(&mut w, &mut stack, |_| true, end);
@@ -381,5 +384,68 @@ fn pop(w: &mut Walk, stack: &mut Vec<Frame>, is: impl Fn(Open) -> bool, ts: u64)
                 parent.children_ns = parent.children_ns.saturating_add(duration_ns);
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::trace::{Event, EventKind, TraceBuilder};
+
+    /// A thread that exits early is charged for its own life only, not up to the recording's end.
+    #[test]
+    fn an_exited_thread_has_no_time_after_its_last_event() {
+        let mut b = TraceBuilder::new();
+        let long = b.thread(1, "main");
+        let short = b.thread(2, "task 7");
+        let zone = b.name("work");
+        b.push(
+            long,
+            Event {
+                ts_ns: 0,
+                kind: EventKind::ZoneBegin { name: zone },
+            },
+        );
+        b.push(
+            long,
+            Event {
+                ts_ns: 1_000_000,
+                kind: EventKind::ZoneEnd,
+            },
+        );
+        b.push(
+            short,
+            Event {
+                ts_ns: 100,
+                kind: EventKind::ZoneBegin { name: zone },
+            },
+        );
+        b.push(
+            short,
+            Event {
+                ts_ns: 300,
+                kind: EventKind::ZoneEnd,
+            },
+        );
+        b.push(
+            short,
+            Event {
+                ts_ns: 400,
+                kind: EventKind::ZoneBegin { name: zone },
+            },
+        );
+        b.push(
+            short,
+            Event {
+                ts_ns: 500,
+                kind: EventKind::ZoneEnd,
+            },
+        );
+        b.duration_ns(1_000_000);
+        let d = b.build().diagnose();
+        let t = d.threads.iter().find(|t| t.tid == 2).expect("thread 2");
+        assert!(t.exited);
+        assert_eq!((t.running_ns, t.other_ns), (300, 100));
+        let m = d.threads.iter().find(|t| t.tid == 1).expect("thread 1");
+        assert_eq!((m.running_ns, m.other_ns), (1_000_000, 0));
     }
 }

@@ -3,6 +3,7 @@
 use clap::{Args, Parser, Subcommand};
 use std::path::PathBuf;
 use std::process::ExitCode;
+use threadlab_doctor::FrameTarget;
 
 /// Most threads the lab will start for one pool: enough for the seeds' oversubscription
 /// sweeps (3,024 threads per row), far below what would exhaust the machine.
@@ -58,14 +59,49 @@ pub struct ViewArgs {
     /// Where to write the page (default: FILE with the extension `.html`).
     #[arg(short = 'o', long = "out", value_name = "OUT.html")]
     pub out: Option<PathBuf>,
+    /// When a frame (`trace::frame_mark`) is late: longer than a duration (`16.7ms`, `500us`,
+    /// `2s`) or than a percentile of the frames (`p95`). Default: `p90`.
+    #[arg(long = "frame-target", value_name = "DURATION|pNN", value_parser = parse_frame_target)]
+    pub frame_target: Option<FrameTarget>,
+}
+
+/// Parses `--frame-target`: `pNN` (a percentile) or a number with `ns`, `us`, `ms` or `s`.
+pub fn parse_frame_target(s: &str) -> Result<FrameTarget, String> {
+    let bad =
+        || format!("`{s}`: give a duration such as 16.7ms, 500us, 2s, or a percentile such as p95");
+    if let Some(p) = s.strip_prefix('p') {
+        let p: f64 = p.parse().map_err(|_| bad())?;
+        return (0.0..=100.0)
+            .contains(&p)
+            .then_some(FrameTarget::Percentile(p))
+            .ok_or_else(bad);
+    }
+    let units = [
+        ("ns", 1.0),
+        ("us", 1e3),
+        ("µs", 1e3),
+        ("ms", 1e6),
+        ("s", 1e9),
+    ];
+    let (num, scale) = units
+        .iter()
+        .find_map(|(u, k)| s.strip_suffix(u).map(|n| (n, *k)))
+        .ok_or_else(bad)?;
+    let v: f64 = num.trim().parse().map_err(|_| bad())?;
+    if !(v.is_finite() && v >= 0.0) {
+        return Err(bad());
+    }
+    Ok(FrameTarget::Ns((v * scale).round() as u64))
 }
 
 /// Arguments of `threadlab run`.
 #[derive(Debug, Args)]
 #[command(
     after_help = "Linux only; needs no privilege (a parent may read its child's /proc \
-files). Only the command's own process is observed, not the processes it starts. Exit code \
-1 when the command fails or is killed.\nExample: threadlab run -o app.tltrace -- ./app --input data"
+files and trace it). Thread births and deaths are traced with ptrace, which stops each new \
+thread and its creator once (--sample-only to avoid it). Only the command's own process is \
+observed, not the processes it starts. Exit code 1 when the command fails or is killed.\n\
+Example: threadlab run -o app.tltrace -- ./app --input data"
 )]
 pub struct RunArgs {
     /// Samples per second.
@@ -75,6 +111,10 @@ pub struct RunArgs {
     /// Save the observed trace (`.tltrace`, `.pftrace` or `.json`).
     #[arg(short = 'o', long = "output", value_name = "FILE")]
     pub output: Option<PathBuf>,
+    /// Do not trace thread creation with ptrace: births and deaths are then estimated from the
+    /// samples (threads living between two samples are not seen), and the program never stops.
+    #[arg(long)]
+    pub sample_only: bool,
     /// The program and its arguments.
     #[arg(value_name = "CMD", required = true, last = true)]
     pub command: Vec<String>,
@@ -83,8 +123,10 @@ pub struct RunArgs {
 /// Arguments of `threadlab watch`.
 #[derive(Debug, Args)]
 #[command(
-    after_help = "Linux only. Without ptrace access to the process (another user's, or \
-Yama's ptrace_scope) the system call each thread is blocked in is not visible.\n\
+    after_help = "Linux only. With ptrace access the process is attached to for the \
+observation (births and deaths of threads exact) and detached after. Without it (another \
+user's process, or Yama's ptrace_scope) the system call each thread is blocked in is not \
+visible and births are sampled.\n\
 Example: threadlab watch 4242 --seconds 5"
 )]
 pub struct WatchArgs {
@@ -131,6 +173,10 @@ pub struct DoctorArgs {
     /// Print the diagnosis as JSON.
     #[arg(long)]
     pub json: bool,
+    /// For traces with frame marks: a frame is late when longer than this duration (`16.7ms`)
+    /// or than this percentile of the frames (`p95`). Default: `p90`.
+    #[arg(long = "frame-target", value_name = "DURATION|pNN", value_parser = parse_frame_target)]
+    pub frame_target: Option<FrameTarget>,
 }
 
 /// Arguments of `threadlab compare`.

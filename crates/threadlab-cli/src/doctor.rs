@@ -8,7 +8,7 @@ use serde::Serialize;
 use std::path::Path;
 use std::process::ExitCode;
 use threadlab::trace::Trace;
-use threadlab_doctor::{Comparison, Diagnose, Diagnosis};
+use threadlab_doctor::{Comparison, Diagnose, Diagnosis, FrameReport};
 
 /// Loads a trace, or prints the loader's one-line error and returns exit code 2.
 fn load(path: &Path) -> Result<Trace, ExitCode> {
@@ -31,15 +31,27 @@ pub fn doctor(args: DoctorArgs) -> ExitCode {
         Err(code) => return code,
     };
     let d = trace.diagnose();
+    let target = args
+        .frame_target
+        .unwrap_or(crate::view::DEFAULT_FRAME_TARGET);
+    let frames: Vec<_> = trace
+        .frame_sets()
+        .into_iter()
+        .map(|set| trace.frame_report(trace.name(set), target))
+        .collect();
     if args.json {
         let cpus = d.os.cpus;
         print_json(&DoctorJson {
             diagnosis: &d,
             cpus,
+            frames,
         });
     } else {
         println!("{}", args.file.display());
         print!("{d}");
+        for f in &frames {
+            print!("\n{f}");
+        }
     }
     ExitCode::SUCCESS
 }
@@ -65,12 +77,15 @@ pub fn compare(args: CompareArgs) -> ExitCode {
 }
 
 /// `doctor --json`: the diagnosis as the doctor's crate serializes it, with the CPU count also at
-/// the top (where scripts read it).
+/// the top (where scripts read it) and the frame reports of a trace with frame marks.
 #[derive(Serialize)]
 struct DoctorJson<'a> {
     #[serde(flatten)]
     diagnosis: &'a Diagnosis,
     cpus: u32,
+    /// Per frame set, when the trace has frame marks.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    frames: Vec<FrameReport>,
 }
 
 /// `compare --json`: the two files, then the comparison.

@@ -1,20 +1,27 @@
 //! The doctor's entry point: one walk per thread, then the groups, locks, spans, long tasks, the
 //! runtime's and the OS's figures, the findings and the four answers.
 
+use super::allocs;
 use super::answers;
 use super::findings::{self, Diagnosis, OS_MIN_WINDOW_NS};
+use super::frames::{self, FrameReport, FrameTarget};
 use super::{groups, locks, runtime, states};
 use threadlab::trace::Trace;
 
-/// The doctor as a method of [`Trace`]: `trace.diagnose()`.
+/// The doctor as methods of [`Trace`]: `trace.diagnose()`, `trace.frame_report(set, target)`.
 pub trait Diagnose {
     /// Diagnoses the trace: see [`diagnose`].
     fn diagnose(&self) -> Diagnosis;
+    /// The frames of frame set `set` against `target`: see [`frames::frame_report`].
+    fn frame_report(&self, set: &str, target: FrameTarget) -> FrameReport;
 }
 
 impl Diagnose for Trace {
     fn diagnose(&self) -> Diagnosis {
         diagnose(self)
+    }
+    fn frame_report(&self, set: &str, target: FrameTarget) -> FrameReport {
+        frames::frame_report(self, set, target)
     }
 }
 
@@ -53,9 +60,11 @@ pub fn diagnose(trace: &Trace) -> Diagnosis {
         threads: Vec::new(),
         answers: Vec::new(),
         findings: Vec::new(),
+        allocs: allocs::allocs(trace),
     };
     d.threads = walks.into_iter().map(|w| w.stats).collect();
     d.findings = findings::findings(&d);
+    d.findings.extend(findings::allocation_heavy(&d.allocs));
     d.answers = answers::answers(&d, &d.findings);
     d
 }

@@ -5,7 +5,12 @@
 //! the pitfalls the seeds describe cross them by a wide margin and a well-behaved run on a noisy
 //! 2-core VM stays well below them: judgements use the process's own figures (its runnable
 //! threads, its lock waits, its threads' running time), never the machine's load.
+//!
+//! The [`Diagnosis`] lives here too: it holds the findings and the rules read it, so apart the two
+//! files would import each other. (Over 600 lines for that reason: the rules, their thresholds
+//! and the type they judge, read together.)
 
+use super::allocs::AllocStats;
 use super::groups::on_cpu_note;
 use super::groups::{GroupStats, LongTask, SpanStats, LONG_TASK_OVER_MEDIAN};
 use super::locks::LockStats;
@@ -94,6 +99,16 @@ pub const SPIN_MIN_SPINS: u64 = 20;
 /// then pure CPU cost (a spin that often finds work is a cheap wake-up instead).
 pub const SPIN_FRUITLESS_SHARE: f64 = 0.8;
 
+/// Allocation-heavy: one zone or task name made at least this share of the allocations counted
+/// in the recording's spans. Half of everything counted in one place is where a change (reuse a
+/// buffer, allocate once outside the loop, an arena) pays most; the fourth seed's workers spent
+/// their time in the allocator's lock for exactly such a hot spot.
+pub const ALLOC_HEAVY_SHARE: f64 = 0.5;
+
+/// Allocation-heavy needs at least this many allocations in that name's spans: a few hundred
+/// allocations cost well under a millisecond even on a locked allocator.
+pub const ALLOC_HEAVY_MIN: u64 = 1000;
+
 /// What the doctor says of a trace without instrumentation: the findings it cannot make.
 ///
 /// ```
@@ -134,6 +149,9 @@ pub struct Diagnosis {
     pub answers: Vec<Answer>,
     /// The pitfalls found.
     pub findings: Vec<Finding>,
+    /// Allocations per zone name and task kind, most first (empty unless the program counted
+    /// them with `threadlab::alloc::Counting`).
+    pub allocs: Vec<AllocStats>,
 }
 
 impl Diagnosis {
@@ -192,6 +210,8 @@ pub enum Pitfall {
     Preemption,
     /// Other processes take the CPUs (not the program's doing).
     BusyMachine,
+    /// One zone or task makes most of the allocations (counted by `alloc::Counting`).
+    AllocationHeavy,
 }
 
 impl Pitfall {
@@ -207,6 +227,7 @@ impl Pitfall {
             Pitfall::LongTask => "long-task",
             Pitfall::Preemption => "preemption",
             Pitfall::BusyMachine => "busy-machine",
+            Pitfall::AllocationHeavy => "allocation-heavy",
         }
     }
 }
@@ -541,4 +562,54 @@ pub(crate) fn findings(d: &Diagnosis) -> Vec<Finding> {
         });
     }
     out
+}
+
+/// The allocation-heavy finding, if one name made most of the allocations.
+pub(crate) fn allocation_heavy(stats: &[AllocStats]) -> Option<Finding> {
+    let total: u64 = stats.iter().map(|s| s.count).sum();
+    let top = stats.first()?;
+    let share = top.count as f64 / total.max(1) as f64;
+    if top.count < ALLOC_HEAVY_MIN || share < ALLOC_HEAVY_SHARE {
+        return None;
+    }
+    Some(Finding {
+        pitfall: Pitfall::AllocationHeavy,
+        subject: format!("span {}", top.name),
+        evidence: format!(
+            "`{}` made {} of the {} allocations counted in spans ({:.0}%), {:.1} per span over \
+             {} span(s), {} in all",
+            top.name,
+            top.count,
+            total,
+            100.0 * share,
+            top.count as f64 / top.spans.max(1) as f64,
+            top.spans,
+            fmt_bytes(top.bytes)
+        ),
+        figure: figure(
+            "share of counted allocations",
+            share,
+            "ratio",
+            Some(ALLOC_HEAVY_SHARE),
+        ),
+        suggestion: "allocate less in it: reuse buffers across calls, allocate once outside the \
+                     loop, or give it an arena; with many workers, a thread-caching allocator"
+            .into(),
+    })
+}
+
+/// Bytes as B, KiB, MiB or GiB with three significant digits.
+fn fmt_bytes(b: u64) -> String {
+    let units = ["B", "KiB", "MiB", "GiB"];
+    let mut v = b as f64;
+    let mut u = 0;
+    while v >= 1024.0 && u + 1 < units.len() {
+        v /= 1024.0;
+        u += 1;
+    }
+    if u == 0 {
+        format!("{b} B")
+    } else {
+        format!("{v:.3} {}", units[u])
+    }
 }

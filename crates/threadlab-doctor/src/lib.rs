@@ -39,13 +39,18 @@
 //!   OS view (runnable threads per CPU, preemption).
 //! - `findings.rs`: the [`Diagnosis`], the thresholds (named constants, each with its reason)
 //!   and the findings; `answers.rs`: the four answers.
+//! - `allocs.rs`: allocations per zone and task (`alloc::Counting`; the allocation-heavy
+//!   finding is in `findings.rs`); `frames.rs`: frame figures (late frames against a target,
+//!   what ran in them).
 //! - `compare.rs`: two captures side by side; `render.rs`: the text form of both; `stats.rs`:
 //!   summaries of durations and their formatting.
 
+mod allocs;
 mod answers;
 mod compare;
 mod diagnose;
 mod findings;
+mod frames;
 mod groups;
 mod locks;
 mod render;
@@ -53,9 +58,11 @@ mod runtime;
 mod states;
 mod stats;
 
+pub use allocs::AllocStats;
 pub use compare::{compare, CompareRow, Comparison, RuntimeRow, NOISE_RELATIVE};
 pub use diagnose::{diagnose, Diagnose};
 pub use findings::*;
+pub use frames::{frame_report, FrameReport, FrameTarget, LateFrame, TOP_NAMES};
 pub use groups::{
     GroupStats, LongTask, SpanStats, LONG_TASK_IDLE_SHARE, LONG_TASK_MIN_NS, LONG_TASK_MIN_TASKS,
     LONG_TASK_OVER_MEDIAN,

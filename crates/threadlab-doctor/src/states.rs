@@ -286,10 +286,20 @@ pub(crate) fn walk(track: &ThreadTrack, end_ns: u64) -> Walk {
                 sw_first.get_or_insert((voluntary, involuntary));
                 sw_last = Some((voluntary, involuntary));
             }
-            EventKind::InjectorPush | EventKind::Counter { .. } => {}
+            EventKind::InjectorPush
+            | EventKind::Counter { .. }
+            | EventKind::FrameMark { .. }
+            | EventKind::FrameStart { .. }
+            | EventKind::Plot { .. }
+            | EventKind::Message { .. }
+            | EventKind::ZoneColor { .. }
+            | EventKind::Allocs { .. } => {}
         }
     }
-    let end = end_ns.max(now);
+    // A thread that exited during the recording has no time after its last event: closing it
+    // at the recording's end gave a thread-per-task trace "other" time summed over thousands of
+    // dead threads (millions of seconds for a 40 s run).
+    let end = if w.stats.exited { now } else { end_ns.max(now) };
     account(&mut w, stack.last().map(|f| f.open), now, end);
     while !stack.is_empty() {
         pop(&mut w, &mut stack, |_| true, end);

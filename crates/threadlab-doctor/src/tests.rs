@@ -369,3 +369,61 @@ fn compare_sorts_by_absolute_difference_and_flags_noise() {
     assert!(cmp.rows[1].noise, "1% more is noise");
     assert!(cmp.to_string().contains("zone alloc"));
 }
+
+/// A thread that exits early is charged for its own life only, not up to the recording's end.
+#[test]
+fn an_exited_thread_has_no_time_after_its_last_event() {
+    let mut b = TraceBuilder::new();
+    let long = b.thread(1, "main");
+    let short = b.thread(2, "task 7");
+    let zone = b.name("work");
+    b.push(
+        long,
+        Event {
+            ts_ns: 0,
+            kind: K::ZoneBegin { name: zone },
+        },
+    );
+    b.push(
+        long,
+        Event {
+            ts_ns: 1_000_000,
+            kind: K::ZoneEnd,
+        },
+    );
+    b.push(
+        short,
+        Event {
+            ts_ns: 100,
+            kind: K::ZoneBegin { name: zone },
+        },
+    );
+    b.push(
+        short,
+        Event {
+            ts_ns: 300,
+            kind: K::ZoneEnd,
+        },
+    );
+    b.push(
+        short,
+        Event {
+            ts_ns: 400,
+            kind: K::ZoneBegin { name: zone },
+        },
+    );
+    b.push(
+        short,
+        Event {
+            ts_ns: 500,
+            kind: K::ZoneEnd,
+        },
+    );
+    b.duration_ns(1_000_000);
+    let d = b.build().diagnose();
+    let t = d.threads.iter().find(|t| t.tid == 2).expect("thread 2");
+    assert!(t.exited);
+    assert_eq!((t.running_ns, t.other_ns), (300, 100));
+    let m = d.threads.iter().find(|t| t.tid == 1).expect("thread 1");
+    assert_eq!((m.running_ns, m.other_ns), (1_000_000, 0));
+}

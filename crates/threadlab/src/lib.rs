@@ -9,6 +9,8 @@
 //! - [`injector`]: the queue for work submitted from outside the pool.
 //! - [`trace`]: the recorder (per-thread buffers, zones, OS thread stats, Perfetto/JSON export).
 //! - [`sync`]: a `Mutex` (and `Condvar`) that record hold and wait time per named lock.
+//! - [`alloc`]: [`alloc::Counting`], a wrapper allocator that counts each thread's allocations
+//!   so recordings attribute them to zones and tasks.
 //! - [`serial`]: [`SerialQueue`], FIFO one-at-a-time queues on the pool's workers.
 //! - `pool` ([`Pool`], [`Builder`]): the workers, their loop, the sleep protocol, metrics; with
 //!   `job`, `latch`, `unwind` underneath and [`join()`], [`scope()`], [`spawn`], [`for_each`]
@@ -33,6 +35,7 @@
 
 pub(crate) mod loom;
 
+pub mod alloc;
 mod arena;
 pub mod channel;
 

@@ -59,6 +59,9 @@ pub struct ThreadLog {
     pub exited_ns: Option<u64>,
     /// Its samples.
     pub samples: Vec<Sample>,
+    /// Its whole time on a CPU and runnable-but-waiting, ns, read as it died (only when the
+    /// tracer saw it die: `births.rs`).
+    pub end: Option<(u64, u64)>,
 }
 
 /// What a whole observation saw.
@@ -89,14 +92,27 @@ pub struct Observed {
     pub forks: u64,
     /// Names of the futex addresses seen.
     pub futex_names: HashMap<u64, String>,
+    /// Exact counts of births and deaths, when the tracer saw them (`births.rs`); the threads'
+    /// `born_ns`/`exited_ns` are then exact too.
+    pub exact: Option<ExactCounts>,
 }
 
 /// Samples process `pid` at `hz` until `done` says stop (checked after each tick) or the
 /// process is gone. `all_new`: every thread was created during the observation (`run`).
-pub fn sample(pid: u32, hz: u32, all_new: bool, mut done: impl FnMut() -> bool) -> Observed {
+pub fn sample(pid: u32, hz: u32, all_new: bool, done: impl FnMut() -> bool) -> Observed {
+    sample_from(pid, hz, all_new, Instant::now(), done)
+}
+
+/// [`sample`] with times counted from `start` (the tracer's clock, for `run`).
+pub fn sample_from(
+    pid: u32,
+    hz: u32,
+    all_new: bool,
+    start: Instant,
+    mut done: impl FnMut() -> bool,
+) -> Observed {
     raise_fd_limit();
-    let period = Duration::from_nanos(1_000_000_000 / u64::from(hz.max(1)));
-    let start = Instant::now();
+    let period = period(hz);
     let cpu0 = thread_cpu_ns();
     let mut o = Observed {
         pid,
@@ -133,6 +149,7 @@ pub fn sample(pid: u32, hz: u32, all_new: bool, mut done: impl FnMut() -> bool) 
                         born_ns: born,
                         exited_ns: None,
                         samples: Vec::new(),
+                        end: None,
                     });
                     live.insert(tid, (o.threads.len() - 1, files, None));
                 }
@@ -195,6 +212,11 @@ pub fn sample(pid: u32, hz: u32, all_new: bool, mut done: impl FnMut() -> bool) 
     o
 }
 
+/// The sampling period at `hz`.
+pub fn period(hz: u32) -> Duration {
+    Duration::from_nanos(1_000_000_000 / u64::from(hz.max(1)))
+}
+
 /// Processes and threads created on the whole machine since boot (`processes` in `/proc/stat`).
 fn forks_since_boot() -> u64 {
     std::fs::read_to_string("/proc/stat")
@@ -235,4 +257,19 @@ fn raise_fd_limit() {
             libc::setrlimit(libc::RLIMIT_NOFILE, &lim);
         }
     }
+}
+
+/// The tracer's counts, kept in `Observed`.
+#[derive(Clone, Debug, Default)]
+pub struct ExactCounts {
+    /// Threads the command created (its first thread not counted).
+    pub created: u64,
+    /// Of which exited before the command's process did.
+    pub exited: u64,
+    /// The tracer's own CPU time, ns.
+    pub tracer_cpu_ns: u64,
+    /// Why tracing stopped early, if it did.
+    pub error: Option<String>,
+    /// The process was running before (`watch`): only threads created since attaching count.
+    pub attached: bool,
 }

@@ -11,6 +11,7 @@
 //! detail, so a frame draws about two blocks per pixel column whatever the trace holds.
 
 mod data;
+pub use data::DEFAULT_FRAME_TARGET;
 mod lod;
 
 use std::path::Path;
@@ -18,6 +19,7 @@ use std::process::ExitCode;
 
 use crate::cli::{usage_error, ViewArgs};
 use threadlab::trace::Trace;
+use threadlab_doctor::FrameTarget;
 
 /// Runs `threadlab view`.
 pub fn view(args: ViewArgs) -> ExitCode {
@@ -30,7 +32,8 @@ pub fn view(args: ViewArgs) -> ExitCode {
         .file
         .file_name()
         .map_or_else(|| "trace".to_owned(), |n| n.to_string_lossy().into_owned());
-    match write_page(&trace, &title, &out) {
+    let target = args.frame_target.unwrap_or(data::DEFAULT_FRAME_TARGET);
+    match std::fs::write(&out, page_with_target(&trace, &title, target)) {
         Ok(()) => {
             println!(
                 "wrote {} ({} threads, {} events): open it in a browser",
@@ -51,7 +54,12 @@ pub fn write_page(trace: &Trace, title: &str, out: &Path) -> std::io::Result<()>
 
 /// The self-contained page.
 pub fn page(trace: &Trace, title: &str) -> String {
-    let data = data::page_data(trace, title);
+    page_with_target(trace, title, data::DEFAULT_FRAME_TARGET)
+}
+
+/// The self-contained page, with frames late past `target`.
+pub fn page_with_target(trace: &Trace, title: &str, target: FrameTarget) -> String {
+    let data = data::page_data(trace, title, target);
     // The data sits in a <script> element: `</` must not end it early.
     let data = data.replace("</", "<\\/");
     let title = title

@@ -126,7 +126,14 @@ fn decode_thread(
     let mut holds: Vec<(u64, super::event::NameId)> = Vec::new();
     let mut worker = None;
     let mut last_ts = 0;
-    for r in rt.records {
+    // Allocation counts at the begin of open spans: (stack depth, allocations, bytes).
+    let mut alloc_open: Vec<(usize, u64, u64)> = Vec::new();
+    let mut alloc_end: Option<(usize, u64, u64)> = None;
+    let mut records = rt.records;
+    while let Some(r) = records.next() {
+        if r.kind == raw::TEXT {
+            continue; // text whose header was not kept
+        }
         let r = &r;
         let ts_ns = conv.ns_since_start(r.ts).max(last_ts);
         last_ts = ts_ns;
@@ -219,6 +226,42 @@ fn decode_thread(
                 worker = Some(r.c);
                 continue;
             }
+            raw::FRAME_MARK => EventKind::FrameMark { name: name() },
+            raw::FRAME_START => EventKind::FrameStart { name: name() },
+            raw::PLOT => EventKind::Plot {
+                name: name(),
+                value: super::event::PlotValue(r.b),
+            },
+            raw::MESSAGE_STATIC => EventKind::Message {
+                text: name(),
+                rgb: r.b as u32,
+            },
+            raw::MESSAGE | raw::ZONE_BEGIN_TEXT => {
+                let text = super::recorder::text_of(r.c, &mut records);
+                let id = names.intern(&text);
+                if r.kind == raw::MESSAGE {
+                    EventKind::Message {
+                        text: id,
+                        rgb: r.b as u32,
+                    }
+                } else {
+                    EventKind::ZoneBegin { name: id }
+                }
+            }
+            raw::ZONE_COLOR => {
+                if stack.last() != Some(&Open::Zone) {
+                    continue;
+                }
+                EventKind::ZoneColor { rgb: r.c }
+            }
+            raw::ALLOC_MARK => {
+                if r.c == 1 {
+                    alloc_open.push((stack.len(), r.a, r.b));
+                } else {
+                    alloc_end = Some((stack.len(), r.a, r.b));
+                }
+                continue;
+            }
             _ => continue,
         };
         if let Some(open) = open_of(&kind) {
@@ -227,9 +270,21 @@ fn decode_thread(
             if stack.last() != Some(&want) {
                 continue; // its begin was dropped by the flight recorder, or misnested
             }
+            let depth = stack.len();
+            if let Some((d, n, b)) = alloc_end.take().filter(|e| e.0 == depth) {
+                if let Some(&(_, n0, b0)) = alloc_open.last().filter(|o| o.0 == d) {
+                    let kind = EventKind::Allocs {
+                        count: n.saturating_sub(n0),
+                        bytes: b.saturating_sub(b0),
+                    };
+                    events.push(Event { ts_ns, kind });
+                }
+            }
+            alloc_open.retain(|o| o.0 < depth);
             stack.pop();
         }
         events.push(Event { ts_ns, kind });
+        alloc_end = None;
     }
     let end = duration_ns.max(last_ts);
     while let Some(open) = stack.pop() {

@@ -30,11 +30,15 @@
 //!   `park_end`).
 //! - `injector_push()` when a job is pushed onto the global injector from outside the pool.
 //! - `queue_depth(counter, value)`: a counter track, e.g. `queue_depth("injector", len)`.
+//!
+//! When the program's global allocator is `alloc::Counting`, task and zone begins and ends also
+//! write the thread's allocation counts (one more record each, in the same chunk), which the
+//! decoder turns into an `EventKind::Allocs` before each span's end.
 
 use super::buffer::Record;
 use super::event::TaskKind;
 use super::intern::raw_name;
-use super::recorder::{generation, record};
+use super::recorder::{generation, record, record_span};
 use super::{os, raw};
 
 /// Whether a recording is on (one relaxed load).
@@ -53,13 +57,13 @@ pub fn worker_start(index: usize) {
 /// A task of kind `kind` starts running on this thread.
 #[inline]
 pub fn task_begin(kind: TaskKind) {
-    record(raw::TASK_BEGIN, 0, 0, kind.code());
+    record_span(raw::TASK_BEGIN, 0, 0, kind.code(), true);
 }
 
 /// A task spawned with `spawn(flow)` starts running on this thread.
 #[inline]
 pub fn task_begin_from(kind: TaskKind, flow: u64) {
-    record(raw::TASK_BEGIN, flow, 1, kind.code());
+    record_span(raw::TASK_BEGIN, flow, 1, kind.code(), true);
 }
 
 /// A task span on this thread that ends when dropped, also while unwinding; records nothing
@@ -95,7 +99,7 @@ impl Drop for TaskSpan {
 /// The innermost running task on this thread ends.
 #[inline]
 pub fn task_end() {
-    record(raw::TASK_END, 0, 0, 0);
+    record_span(raw::TASK_END, 0, 0, 0, false);
 }
 
 /// A job identified by `flow` became runnable (see the module doc for the id).
@@ -181,13 +185,13 @@ pub fn queue_depth(counter: &'static str, value: i64) {
 #[inline(always)]
 pub(crate) fn zone_begin(name: &'static str) {
     let (ptr, len) = raw_name(name);
-    record(raw::ZONE_BEGIN, ptr, 0, len);
+    record_span(raw::ZONE_BEGIN, ptr, 0, len, true);
 }
 
 /// Records a user zone's end.
 #[inline(always)]
 pub(crate) fn zone_end() {
-    record(raw::ZONE_END, 0, 0, 0);
+    record_span(raw::ZONE_END, 0, 0, 0, false);
 }
 
 /// `sync::Mutex`: this thread starts waiting for lock `id`.

@@ -48,6 +48,7 @@ pub(super) const TE_TRACK: u32 = 11;
 pub(super) const TE_CATEGORY: u32 = 22;
 pub(super) const TE_NAME: u32 = 23;
 pub(super) const TE_COUNTER: u32 = 30;
+pub(super) const TE_DOUBLE_COUNTER: u32 = 44;
 pub(super) const TE_FLOW: u32 = 47;
 pub(super) const TE_TERMINATING_FLOW: u32 = 48;
 // DebugAnnotation fields.
@@ -120,6 +121,8 @@ struct Ev<'a> {
     flows: Vec<u64>,
     terminating: Vec<u64>,
     counter: Option<i64>,
+    /// A plot's value (`double_counter_value`).
+    double: Option<f64>,
     /// Debug annotations (name, unsigned value).
     args: Vec<(&'static str, u64)>,
 }
@@ -135,6 +138,7 @@ impl<'a> Ev<'a> {
             flows: vec![],
             terminating: vec![],
             counter: None,
+            double: None,
             args: vec![],
         }
     }
@@ -186,6 +190,9 @@ impl Out {
             if let Some(v) = e.counter {
                 t.uint(TE_COUNTER, v as u64);
             }
+            if let Some(v) = e.double {
+                t.fixed64(TE_DOUBLE_COUNTER, v.to_bits());
+            }
             for f in &e.flows {
                 t.fixed64(TE_FLOW, *f);
             }
@@ -227,6 +234,7 @@ pub(crate) fn encode(trace: &Trace) -> Vec<u8> {
     // Thread, lock and counter tracks.
     let mut lock_tracks: HashMap<(usize, u64), u64> = HashMap::new();
     let mut counter_tracks: HashMap<u32, u64> = HashMap::new();
+    let mut plot_tracks: HashMap<u32, u64> = HashMap::new();
     for (i, t) in trace.threads.iter().enumerate() {
         out.packet(1, false, None, |p| {
             let mut th = Msg::default();
@@ -265,6 +273,12 @@ pub(crate) fn encode(trace: &Trace) -> Vec<u8> {
                     let uuid = 0x7000_0000_0000 + name.0 as u64;
                     counter_tracks.insert(name.0, uuid);
                     out.descriptor(uuid, Some(PROCESS_UUID), trace.name(name), true);
+                }
+                EventKind::Plot { name, .. } if !plot_tracks.contains_key(&name.0) => {
+                    let uuid = PLOT_TRACKS + name.0 as u64;
+                    plot_tracks.insert(name.0, uuid);
+                    let label = format!("{PLOT_PREFIX}{}", trace.name(name));
+                    out.descriptor(uuid, Some(PROCESS_UUID), &label, true);
                 }
                 _ => {}
             }
@@ -309,6 +323,7 @@ pub(crate) fn encode(trace: &Trace) -> Vec<u8> {
         let track = thread_uuid(i);
         let mut first = true;
         let mut waiting = None;
+        let mut allocs = None;
         let mut emit = |out: &mut Out, e: Ev<'_>| {
             if first {
                 out.packet(seq, true, None, |_| {});
@@ -333,7 +348,13 @@ pub(crate) fn encode(trace: &Trace) -> Vec<u8> {
                 | EventKind::TaskEnd
                 | EventKind::SpinEnd
                 | EventKind::ParkEnd => {
-                    emit(&mut out, Ev::new(ts, track, SLICE_END, None));
+                    let mut ev = Ev::new(ts, track, SLICE_END, None);
+                    // Perfetto shows an end's annotations among its slice's arguments.
+                    if let Some((count, bytes)) = allocs.take() {
+                        ev.args.push((ALLOCS_ARG, count));
+                        ev.args.push((ALLOC_BYTES_ARG, bytes));
+                    }
+                    emit(&mut out, ev);
                 }
                 EventKind::TaskBegin { kind, flow } => {
                     let mut ev = Ev::new(
@@ -463,7 +484,46 @@ pub(crate) fn encode(trace: &Trace) -> Vec<u8> {
                         emit(&mut out, ev);
                     }
                 }
+                EventKind::FrameMark { name } | EventKind::FrameStart { name } => {
+                    let mut ev = Ev::new(ts, track, INSTANT, Some(trace.name(name)));
+                    ev.category = Some(if matches!(e.kind, EventKind::FrameMark { .. }) {
+                        FRAME_MARK_CATEGORY
+                    } else {
+                        FRAME_START_CATEGORY
+                    });
+                    emit(&mut out, ev);
+                }
+                EventKind::Plot { name, value } => {
+                    let mut ev = Ev::new(ts, plot_tracks[&name.0], COUNTER, None);
+                    ev.double = Some(value.get());
+                    emit(&mut out, ev);
+                }
+                EventKind::Message { text, rgb } => {
+                    let mut ev = Ev::new(ts, track, INSTANT, Some(trace.name(text)));
+                    ev.category = Some(MESSAGE_CATEGORY);
+                    if rgb != 0 {
+                        ev.args.push((COLOR_ARG, rgb as u64));
+                    }
+                    emit(&mut out, ev);
+                }
+                EventKind::ZoneColor { rgb } => {
+                    let mut ev = Ev::new(ts, track, INSTANT, Some(ZONE_COLOR_NAME));
+                    ev.args.push((COLOR_ARG, rgb as u64));
+                    emit(&mut out, ev);
+                }
+                EventKind::Allocs { count, bytes } => allocs = Some((count, bytes)),
             }
+        }
+    }
+    // Each frame set as a track of its frames (derived from the marks: the reader skips it).
+    for (k, set) in trace.frame_sets().into_iter().enumerate() {
+        let uuid = FRAME_TRACKS + k as u64;
+        let label = format!("{FRAMES_PREFIX}{}", trace.name(set));
+        out.descriptor(uuid, Some(PROCESS_UUID), &label, false);
+        for (n, (begin, end)) in trace.frames(trace.name(set)).into_iter().enumerate() {
+            let name = format!("frame {}", n + 1);
+            out.event(1, &Ev::new(begin, uuid, SLICE_BEGIN, Some(&name)));
+            out.event(1, &Ev::new(end, uuid, SLICE_END, None));
         }
     }
     // The last packet, so that a reader can tell a whole file from a truncated one.
@@ -481,3 +541,20 @@ pub(super) const OS_COUNTERS: [&str; 4] = [
     "voluntary switches",
     "involuntary switches",
 ];
+
+/// Plot tracks: `uuid = PLOT_TRACKS + name id`, named `plot: NAME`.
+pub(super) const PLOT_TRACKS: u64 = 0x7100_0000_0000;
+/// Frame tracks (one per frame set): `uuid = FRAME_TRACKS + k`, named `frames: NAME`.
+pub(super) const FRAME_TRACKS: u64 = 0x7200_0000_0000;
+pub(super) const PLOT_PREFIX: &str = "plot: ";
+pub(super) const FRAMES_PREFIX: &str = "frames: ";
+/// Categories of the instants of frame marks, frame starts and messages on a thread's track.
+pub(super) const FRAME_MARK_CATEGORY: &str = "frame";
+pub(super) const FRAME_START_CATEGORY: &str = "frame start";
+pub(super) const MESSAGE_CATEGORY: &str = "message";
+/// The instant that carries a zone's colour (`color` annotation).
+pub(super) const ZONE_COLOR_NAME: &str = "zone color";
+pub(super) const COLOR_ARG: &str = "color";
+/// Annotations of a zone's or task's slice end: what it allocated.
+pub(super) const ALLOCS_ARG: &str = "allocs";
+pub(super) const ALLOC_BYTES_ARG: &str = "alloc_bytes";

@@ -107,6 +107,15 @@ fn states_follow_the_innermost_span() {
         (60, K::SpinEnd),
         (60, K::ParkBegin),
         (90, K::ParkEnd),
+        // The recorder samples every live thread at stop: without it the thread would count as
+        // exited at 90 (and charged nothing after its last event).
+        (
+            100,
+            K::OsSched {
+                on_cpu_ns: 0,
+                runqueue_ns: 0,
+            },
+        ),
     ];
     ev.sort_by_key(|e| e.0);
     b.thread("w", Some(0), ev);

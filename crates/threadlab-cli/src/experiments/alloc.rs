@@ -15,7 +15,7 @@
 use crate::fmt;
 use crate::fmt::{fmt_secs, group_thousands};
 use crate::lab::{Ctx, ExpResult, Experiment, Outcome, Variant};
-use crate::report::{svg::Chart, svg::Series, table::Table};
+use crate::report::{svg::Chart, table::Table};
 use crate::workloads::alloc::{run, Heap, LIVE, WORK};
 
 /// The experiment.
@@ -123,14 +123,14 @@ impl Experiment for Alloc {
             "milliseconds",
         );
         for (v, name) in VARIANTS.iter().enumerate() {
-            chart.series.push(Series {
-                name: (*name).into(),
-                points: secs[v]
+            chart.add(
+                *name,
+                secs[v]
                     .iter()
                     .enumerate()
                     .map(|(i, s)| (i as f64, s * 1e3))
                     .collect(),
-            });
+            );
         }
         // The captures, after every timed run.
         let mut notes = Vec::new();

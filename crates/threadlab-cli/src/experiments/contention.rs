@@ -8,7 +8,7 @@
 use crate::baselines::work_sharing::{WorkSharingPool, QUEUE_LOCK};
 use crate::fmt::{fmt_ratio, fmt_secs};
 use crate::lab::{Ctx, ExpResult, Experiment, Outcome, Row, Variant};
-use crate::report::{svg::Chart, svg::Series, table::Table};
+use crate::report::{svg::Chart, table::Table};
 use crate::workloads::image::{check_one_pass, fill, kernel};
 use threadlab_doctor::{fmt_ns, Diagnosis};
 
@@ -282,12 +282,12 @@ fn summarize(
         "ms per pass",
     );
     for (j, v) in VARIANTS.iter().enumerate() {
-        time_chart.series.push(Series {
-            name: (*v).into(),
-            points: (0..splits.len())
+        time_chart.add(
+            *v,
+            (0..splits.len())
                 .map(|k| (k as f64, secs[2 * k + j] * 1e3))
                 .collect(),
-        });
+        );
     }
     let mut lock_chart = Chart::bars(
         &format!("contention-lock-{threads}t"),
@@ -296,13 +296,13 @@ fn summarize(
         "ms per pass",
     );
     for (name, pick) in [("held", 1usize), ("waited", 2)] {
-        lock_chart.series.push(Series {
-            name: name.into(),
-            points: hold_wait
+        lock_chart.add(
+            name,
+            hold_wait
                 .iter()
                 .map(|&(k, h, w)| (k as f64, if pick == 1 { h } else { w } as f64 / 1e6))
                 .collect(),
-        });
+        );
     }
     let finding = finding(threads, splits, secs, &hold_wait);
     Summary {

@@ -11,7 +11,7 @@ use crate::fmt;
 use crate::fmt::fmt_bytes;
 use crate::fmt::fmt_ns;
 use crate::lab::{Ctx, ExpResult, Experiment, Outcome, Variant};
-use crate::report::{svg::Chart, svg::Series, table::Table};
+use crate::report::{svg::Chart, table::Table};
 use crate::workloads::division::{run_once, Sorted, PACKET};
 use std::cell::RefCell;
 
@@ -128,14 +128,13 @@ impl Experiment for Division {
             );
             chart.log_y = true;
             for (v, name) in VARIANTS.iter().enumerate() {
-                chart.series.push(Series {
-                    name: (*name).into(),
-                    points: grid
-                        .iter()
+                chart.add(
+                    *name,
+                    grid.iter()
                         .enumerate()
                         .map(|(i, (_, s))| (i as f64, s[v].0))
                         .collect(),
-                });
+                );
             }
             charts.push(chart);
             findings.push(finding(threads, &grid));

@@ -10,7 +10,7 @@
 use crate::baselines::{fork_join, thread_per_task, work_sharing::WorkSharingPool};
 use crate::fmt::{fmt_ratio, fmt_secs, plural};
 use crate::lab::{Ctx, ExpResult, Experiment, Outcome, Size, Variant};
-use crate::report::{svg::Chart, svg::Series, table::Table};
+use crate::report::{svg::Chart, table::Table};
 use crate::workloads::image::{bandwidth_bound, check_one_pass, fill, kernel};
 use rayon::prelude::*;
 use std::cell::RefCell;
@@ -297,14 +297,14 @@ fn summarize(
         "speedup over serial",
     );
     chart.log_x = true;
-    chart.series.push(Series {
-        name: "fork-join".into(),
-        points: results
+    chart.add(
+        "fork-join",
+        results
             .iter()
             .filter(|m| m.variant == "fork-join")
             .map(|m| (m.threads as f64, serial / m.secs))
             .collect(),
-    });
+    );
     for v in ["thread-per-task", "work-sharing", "threadlab", "rayon"] {
         let pts: Vec<(f64, f64)> = results
             .iter()
@@ -312,10 +312,7 @@ fn summarize(
             .map(|m| (m.threads as f64, serial / m.secs))
             .collect();
         if !pts.is_empty() {
-            chart.series.push(Series {
-                name: v.into(),
-                points: pts,
-            });
+            chart.add(v, pts);
         }
     }
     for v in ["work-sharing", "threadlab"] {
@@ -324,13 +321,13 @@ fn summarize(
             .filter(|m| m.variant == v && m.tasks.is_some())
             .collect();
         if let Some(first) = swept.first() {
-            chart.series.push(Series {
-                name: format!("{v}, tasks on a pool of {}", first.threads),
-                points: swept
+            chart.add(
+                format!("{v}, tasks on a pool of {}", first.threads),
+                swept
                     .iter()
                     .map(|m| (m.tasks.unwrap_or(1) as f64, serial / m.secs))
                     .collect(),
-            });
+            );
         }
     }
     chart.hlines.push(("serial = 1×".into(), 1.0));

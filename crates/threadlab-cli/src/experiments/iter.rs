@@ -14,7 +14,7 @@ use crate::fmt;
 use crate::fmt::fmt_secs;
 use crate::lab::{Ctx, ExpResult, Experiment, Outcome};
 use crate::measure::median;
-use crate::report::{svg::Chart, svg::Series, table::Table};
+use crate::report::{svg::Chart, table::Table};
 use std::time::Instant;
 
 pub struct Iter;
@@ -287,14 +287,14 @@ impl Experiment for Iter {
                 "time ÷ sequential",
             );
             for (v, name) in VARIANTS.iter().enumerate() {
-                chart.series.push(Series {
-                    name: (*name).into(),
-                    points: medians
+                chart.add(
+                    *name,
+                    medians
                         .iter()
                         .enumerate()
                         .map(|(k, m)| (k as f64, m[v] / m[0]))
                         .collect(),
-                });
+                );
             }
             charts.push(chart);
             let worst = vs_rayon.iter().cloned().fold(0.0, f64::max);

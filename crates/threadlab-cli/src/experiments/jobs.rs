@@ -10,7 +10,7 @@ use crate::baselines::dedicated_thread::DedicatedThread;
 use crate::fmt::{fmt_ns, fmt_ratio, group_thousands, plural};
 use crate::lab::{Ctx, ExpResult, Experiment, Outcome, Variant};
 use crate::peers::{self, Rayon, Tokio};
-use crate::report::{svg::Chart, svg::Series, table::Table};
+use crate::report::{svg::Chart, table::Table};
 use crate::workloads::chain::{self, ThreadPerJob};
 use std::cell::RefCell;
 use std::time::Duration;
@@ -209,14 +209,13 @@ impl Experiment for Jobs {
             );
             chart.log_y = true;
             for (i, v) in VARIANTS.iter().enumerate() {
-                chart.series.push(Series {
-                    name: (*v).into(),
-                    points: grid
-                        .iter()
+                chart.add(
+                    *v,
+                    grid.iter()
                         .enumerate()
                         .map(|(k, (_, ns))| (k as f64, ns[i]))
                         .collect(),
-                });
+                );
             }
             out.charts.push(chart);
             let mut chart = Chart::bars(
@@ -229,14 +228,14 @@ impl Experiment for Jobs {
             );
             chart.log_y = true;
             for (i, v) in VARIANTS.iter().enumerate() {
-                chart.series.push(Series {
-                    name: (*v).into(),
-                    points: alloc_grid
+                chart.add(
+                    *v,
+                    alloc_grid
                         .iter()
                         .enumerate()
                         .map(|(k, a)| (k as f64, a[i].1))
                         .collect(),
-                });
+                );
             }
             out.charts.push(chart);
             // The finding, at 8 queues (the seed's sweet spot on its 8 hardware threads).

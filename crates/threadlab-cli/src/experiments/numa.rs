@@ -14,7 +14,7 @@ use crate::fmt::fmt_bytes;
 use crate::fmt::fmt_secs;
 use crate::lab::{Ctx, ExpResult, Experiment, Outcome, Variant};
 use crate::measure::median;
-use crate::report::{svg::Chart, svg::Series, table::Table};
+use crate::report::{svg::Chart, table::Table};
 use crate::workloads::numa::{init, numa_nodes, pin_current_thread, placements, sum, SUM_PASSES};
 use std::cell::RefCell;
 
@@ -123,10 +123,10 @@ impl Experiment for Numa {
                     "milliseconds",
                 );
                 for (v, name) in VARIANTS.iter().enumerate() {
-                    chart.series.push(Series {
-                        name: format!("{name} first touch"),
-                        points: vec![(0.0, init_s[v] * 1e3), (1.0, sum_s[v] * 1e3)],
-                    });
+                    chart.add(
+                        format!("{name} first touch"),
+                        vec![(0.0, init_s[v] * 1e3), (1.0, sum_s[v] * 1e3)],
+                    );
                 }
                 charts.push(chart);
                 findings.push(finding(nodes.len(), threads, placement, &sum_s, &init_s));

@@ -10,7 +10,7 @@ use crate::fmt::{fmt_ratio, fmt_secs, group_thousands};
 use crate::lab::{Ctx, ExpResult, Experiment, Outcome, Variant};
 use crate::measure::percentile;
 use crate::peers::{self, Rayon, Tokio};
-use crate::report::{svg::Chart, svg::Series, table::Table};
+use crate::report::{svg::Chart, table::Table};
 use crate::workloads::trickle::trickle;
 use crate::workloads::{chain, implicit_tree, join_kernels::fib, Chili, Threadlab};
 use std::hint::black_box;
@@ -271,12 +271,12 @@ impl Experiment for Overhead {
             );
             chart.log_y = true;
             for i in [0usize, 1, 3, 4] {
-                chart.series.push(Series {
-                    name: VARIANTS[i].into(),
-                    points: (0..benches.len())
+                chart.add(
+                    VARIANTS[i],
+                    (0..benches.len())
                         .map(|b| (b as f64, secs[b][i] / secs[b][2]))
                         .collect(),
-                });
+                );
             }
             chart.hlines.push(("rayon = 1".into(), 1.0));
             out.charts.push(chart);

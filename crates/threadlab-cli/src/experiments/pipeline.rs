@@ -19,7 +19,7 @@
 use crate::fmt::fmt_secs;
 use crate::lab::{Ctx, ExpResult, Experiment, Outcome};
 use crate::measure::median;
-use crate::report::{svg::Chart, svg::Series, table::Table};
+use crate::report::{svg::Chart, table::Table};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 use threadlab::{Pipeline as Pipe, Pool};
@@ -276,10 +276,9 @@ fn figures(runs: Vec<Run>, stages: usize) -> Figures {
 fn gantt(file: &str, title: &str, run: &Run, stage_names: &[&str]) -> Chart {
     let mut chart = Chart::spans(file, title, "ms since the start", "item");
     for (k, name) in stage_names.iter().enumerate() {
-        chart.series.push(Series {
-            name: (*name).into(),
-            points: run
-                .spans
+        chart.add(
+            *name,
+            run.spans
                 .iter()
                 .filter(|s| s.stage == k)
                 .flat_map(|s| {
@@ -287,7 +286,7 @@ fn gantt(file: &str, title: &str, run: &Run, stage_names: &[&str]) -> Chart {
                     [(s.start * 1e3, row), (s.end * 1e3, row)]
                 })
                 .collect(),
-        });
+        );
     }
     chart
 }

@@ -23,7 +23,7 @@ use super::park_wake::Breakdown;
 use crate::fmt::{fmt_ns, fmt_ratio, fmt_small, group_thousands};
 use crate::lab::{Ctx, ExpResult, Experiment, Outcome, Size};
 use crate::measure::median;
-use crate::report::{svg::Chart, svg::Series, table::Table};
+use crate::report::{svg::Chart, table::Table};
 use crate::workloads::rendezvous::{
     run_channel_only, run_os_threads, run_threadlab, run_tokio, Run, Via,
 };
@@ -294,14 +294,14 @@ impl Experiment for Rendezvous {
             );
             chart.log_y = true;
             for (k, name) in ["wall time", "CPU time"].iter().enumerate() {
-                chart.series.push(Series {
-                    name: (*name).into(),
-                    points: figures
+                chart.add(
+                    *name,
+                    figures
                         .iter()
                         .enumerate()
                         .map(|(i, f)| (i as f64, f[k]))
                         .collect(),
-                });
+                );
             }
             charts.push(chart);
             let mut chart = Chart::bars(
@@ -313,14 +313,14 @@ impl Experiment for Rendezvous {
                 "per message",
             );
             for (k, name) in [(4, "allocations"), (5, "bytes")] {
-                chart.series.push(Series {
-                    name: name.into(),
-                    points: figures
+                chart.add(
+                    name,
+                    figures
                         .iter()
                         .enumerate()
                         .map(|(i, f)| (i as f64, f[k]))
                         .collect(),
-                });
+                );
             }
             charts.push(chart);
 

@@ -10,7 +10,7 @@ use crate::fmt::fmt_secs;
 use crate::lab::{Ctx, ExpResult, Experiment, Outcome, Size};
 use crate::measure::median;
 use crate::peers;
-use crate::report::{svg::Chart, svg::Series, table::Table};
+use crate::report::{svg::Chart, table::Table};
 use crate::workloads::join_kernels::{fib, matmul, tree_sum, triangular, Matrix, Tree};
 use crate::workloads::scope_kernels::{nqueens, skynet};
 use crate::workloads::sorts::{merge_sort, quick_sort};
@@ -463,14 +463,13 @@ impl Experiment for Workloads {
             );
             chart.log_y = true;
             for v in [SERIAL, THREADLAB, CHILI, 4] {
-                chart.series.push(Series {
-                    name: VARIANTS[v].into(),
-                    points: secs
-                        .iter()
+                chart.add(
+                    VARIANTS[v],
+                    secs.iter()
                         .enumerate()
                         .map(|(w, s)| (w as f64, s[v] / s[RAYON]))
                         .collect(),
-                });
+                );
             }
             chart.hlines.push(("rayon = 1".into(), 1.0));
             charts.push(chart);

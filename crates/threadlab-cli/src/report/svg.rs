@@ -182,6 +182,14 @@ impl Chart {
         }
     }
 
+    /// Adds a series named `name` with `points`.
+    pub fn add(&mut self, name: impl Into<String>, points: Vec<(f64, f64)>) {
+        self.series.push(Series {
+            name: name.into(),
+            points,
+        });
+    }
+
     /// The chart as a standalone SVG document.
     pub fn render(&self) -> String {
         let pw = W - LEFT - RIGHT;

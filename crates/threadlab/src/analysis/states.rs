@@ -291,7 +291,7 @@ pub(crate) fn walk(track: &ThreadTrack, end_ns: u64) -> Walk {
                 sw_first.get_or_insert((voluntary, involuntary));
                 sw_last = Some((voluntary, involuntary));
             }
-            EventKind::InjectorPush | EventKind::Counter { .. } => {}
+            EventKind::InjectorPush | EventKind::Counter { .. } | EventKind::Arg { .. } => {}
         }
     }
     let end = end_ns.max(now);

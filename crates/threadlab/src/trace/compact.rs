@@ -142,6 +142,11 @@ pub(crate) fn write_kind(w: &mut Vec<u8>, k: &EventKind) {
             u(voluntary);
             u(involuntary);
         }
+        Arg { key, value } => {
+            u(40);
+            u(key.0 as u64);
+            u(value.0 as u64);
+        }
     }
 }
 
@@ -232,6 +237,10 @@ pub(crate) fn read_kind<S: Source>(r: &mut S, names: usize) -> Result<EventKind,
         18 => OsSwitches {
             voluntary: r.u("a switch count")?,
             involuntary: r.u("a switch count")?,
+        },
+        40 => Arg {
+            key: name(r, names)?,
+            value: name(r, names)?,
         },
         _ => return Err((at, format!("event kind {code} is unknown"))),
     })

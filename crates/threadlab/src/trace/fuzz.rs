@@ -39,6 +39,10 @@ fn every_kind() -> Trace {
             involuntary: 2,
         },
         K::ZoneBegin { name: n },
+        K::Arg {
+            key: n,
+            value: NameId(1),
+        },
         K::TaskBegin {
             kind: TaskKind::Join,
             flow: Some(FlowId(1)),

@@ -105,6 +105,12 @@ pub(crate) fn encode(trace: &Trace) -> String {
                 } => format!(
                     r#"{{"ph":"C","name":"os switches","pid":{pid},"tid":{tid},"ts":{ts},"args":{{"voluntary":{voluntary},"involuntary":{involuntary}}}}}"#
                 ),
+                EventKind::Arg { key, value } => format!(
+                    r#"{{"ph":"i","s":"t","name":"arg: {}","cat":"arg",{common},"args":{{"{}":"{}"}}}}"#,
+                    escape(trace.name(key)),
+                    escape(trace.name(key)),
+                    escape(trace.name(value))
+                ),
             };
             events.push(line);
             // The flow's end binds to the enclosing slice of the task that starts here.

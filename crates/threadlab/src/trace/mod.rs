@@ -59,6 +59,7 @@ pub use builder::TraceBuilder;
 pub use compact::{EventIter, Events};
 pub use error::TraceError;
 pub use event::{Event, EventKind, FlowId, NameId, TaskKind, ThreadTrack, Trace};
+pub use event::{ARG_SPAN_ID, ARG_SPAN_PARENT, ARG_TASK_LOCATION, ARG_TASK_NAME};
 pub use zone::Zone;
 
 use buffer::lock;

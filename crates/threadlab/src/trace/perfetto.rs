@@ -53,6 +53,7 @@ pub(super) const TE_TERMINATING_FLOW: u32 = 48;
 // DebugAnnotation fields.
 pub(super) const DA_UINT: u32 = 3;
 pub(super) const DA_NAME: u32 = 10;
+pub(super) const DA_STRING: u32 = 6;
 // TrackEvent.Type values.
 pub(super) const SLICE_BEGIN: u64 = 1;
 pub(super) const SLICE_END: u64 = 2;
@@ -66,6 +67,9 @@ pub(crate) const META_NAME: &str = "threadlab trace";
 pub(crate) const END_NAME: &str = "threadlab end";
 /// The thread-track instant (at 0) that carries a worker's index.
 pub(crate) const WORKER_NAME: &str = "threadlab worker";
+/// A thread-track instant carrying an argument that follows no span begin (its text
+/// annotation is the argument).
+pub(crate) const ARG_NAME: &str = "threadlab arg";
 
 /// A protobuf message being written.
 #[derive(Default)]
@@ -122,6 +126,8 @@ struct Ev<'a> {
     counter: Option<i64>,
     /// Debug annotations (name, unsigned value).
     args: Vec<(&'static str, u64)>,
+    /// Debug annotations (name, text): the trace's [`EventKind::Arg`]s.
+    str_args: Vec<(&'a str, &'a str)>,
 }
 
 impl<'a> Ev<'a> {
@@ -136,6 +142,7 @@ impl<'a> Ev<'a> {
             terminating: vec![],
             counter: None,
             args: vec![],
+            str_args: vec![],
         }
     }
 }
@@ -195,6 +202,11 @@ impl Out {
             for &(name, v) in &e.args {
                 let mut a = Msg::default();
                 a.str(DA_NAME, name).uint(DA_UINT, v);
+                t.msg(TE_DEBUG, &a);
+            }
+            for &(name, v) in &e.str_args {
+                let mut a = Msg::default();
+                a.str(DA_NAME, name).str(DA_STRING, v);
                 t.msg(TE_DEBUG, &a);
             }
             p.msg(P_TRACK_EVENT, &t);
@@ -321,12 +333,20 @@ pub(crate) fn encode(trace: &Trace) -> Vec<u8> {
             ev.args.push(("worker", w as u64));
             emit(&mut out, ev);
         }
-        for e in &t.events {
+        let mut events = t.events.iter().peekable();
+        // A span's arguments ride on its begin as text annotations.
+        while let Some(e) = events.next() {
             let ts = e.ts_ns;
             match e.kind {
                 EventKind::ZoneBegin { name } => {
                     let mut ev = Ev::new(ts, track, SLICE_BEGIN, Some(trace.name(name)));
                     ev.category = Some("zone");
+                    take_args(&mut ev, &mut events, trace);
+                    emit(&mut out, ev);
+                }
+                EventKind::Arg { key, value } => {
+                    let mut ev = Ev::new(ts, track, INSTANT, Some(ARG_NAME));
+                    ev.str_args.push((trace.name(key), trace.name(value)));
                     emit(&mut out, ev);
                 }
                 EventKind::ZoneEnd
@@ -344,6 +364,7 @@ pub(crate) fn encode(trace: &Trace) -> Vec<u8> {
                     );
                     ev.category = Some("task");
                     ev.terminating.extend(flow.map(|f| f.0));
+                    take_args(&mut ev, &mut events, trace);
                     emit(&mut out, ev);
                 }
                 EventKind::Spawn { flow } => {
@@ -472,6 +493,18 @@ pub(crate) fn encode(trace: &Trace) -> Vec<u8> {
         &Ev::new(trace.duration_ns, PROCESS_UUID, INSTANT, Some(END_NAME)),
     );
     out.trace.0
+}
+
+/// Moves the [`EventKind::Arg`]s that follow a span's begin onto it, as text annotations.
+fn take_args<'a>(
+    ev: &mut Ev<'a>,
+    events: &mut std::iter::Peekable<impl Iterator<Item = super::event::Event>>,
+    trace: &'a Trace,
+) {
+    while let Some(EventKind::Arg { key, value }) = events.peek().map(|e| e.kind) {
+        ev.str_args.push((trace.name(key), trace.name(value)));
+        events.next();
+    }
 }
 
 /// The per-thread OS counter tracks, in order (uuid = thread track + 1 + index).

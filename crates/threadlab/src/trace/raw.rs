@@ -38,3 +38,12 @@ pub(crate) const OS_SCHED: u32 = 20;
 pub(crate) const OS_SWITCHES: u32 = 21;
 /// c = worker index of this thread.
 pub(crate) const WORKER: u32 = 22;
+/// An argument of the open zone or task: a = key ptr, c = key len (low 16 bits) | value len
+/// (high 16 bits), b = the value's first 8 bytes; the rest follows in `ARG_BYTES` records.
+pub(crate) const ARG: u32 = 40;
+/// The next 20 bytes of an `ARG`'s value: a, b (little-endian), then c.
+pub(crate) const ARG_BYTES: u32 = 41;
+/// The running task's name: a = ptr, c = len.
+pub(crate) const TASK_NAME: u32 = 42;
+/// The running task's spawn location: a = file ptr, c = file len, b = line << 32 | column.
+pub(crate) const TASK_LOCATION: u32 = 43;

@@ -284,6 +284,7 @@ impl Registry {
 
     /// Runs `op` on a worker of this pool and returns its value: inline on one of our workers,
     /// through the injector otherwise.
+    #[track_caller]
     pub(crate) fn in_worker<OP, R>(this: &Arc<Self>, op: OP) -> R
     where
         OP: FnOnce(&WorkerThread, bool) -> R + Send,
@@ -298,17 +299,20 @@ impl Registry {
 
     /// From a plain thread: inject and block on a latch.
     #[cold]
+    #[track_caller]
     fn in_worker_cold<OP, R>(this: &Arc<Self>, op: OP) -> R
     where
         OP: FnOnce(&WorkerThread, bool) -> R + Send,
         R: Send,
     {
         thread_local!(static LOCK_LATCH: LockLatch = LockLatch::new());
+        let tag = crate::context::Tag::capture(None, std::panic::Location::caller());
         LOCK_LATCH.with(|latch| {
             let job = StackJob::new(
                 TaskKind::Install,
                 |injected| {
                     let w = WorkerThread::current().expect("in_worker_cold: not on a worker");
+                    let _entered = tag.as_ref().map(|t| t.enter());
                     op(w, injected)
                 },
                 latch,
@@ -322,16 +326,19 @@ impl Registry {
     /// From another pool's worker: inject here, and keep running the current pool's work while
     /// waiting, so neither pool deadlocks and no extra thread is needed.
     #[cold]
+    #[track_caller]
     fn in_worker_cross<OP, R>(this: &Arc<Self>, current: &WorkerThread, op: OP) -> R
     where
         OP: FnOnce(&WorkerThread, bool) -> R + Send,
         R: Send,
     {
         let latch = SpinLatch::cross(current.registry(), current.index());
+        let tag = crate::context::Tag::capture(None, std::panic::Location::caller());
         let job = StackJob::new(
             TaskKind::Install,
             |injected| {
                 let w = WorkerThread::current().expect("in_worker_cross: not on a worker");
+                let _entered = tag.as_ref().map(|t| t.enter());
                 op(w, injected)
             },
             latch,

@@ -171,7 +171,7 @@ impl Tag {
     ) -> Tag {
         let ctx = hook.and_then(|hook| {
             let token = (hook.capture)();
-            (token != 0).then_some(Captured { hook, token })
+            (token != 0).then(|| Captured { hook, token })
         });
         Tag {
             ctx,

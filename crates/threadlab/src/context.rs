@@ -22,10 +22,10 @@
 //!
 //! # Cost
 //!
-//! With no hook installed and no recording on, a spawn path pays two relaxed loads (the hook
-//! pointer here and the recorder's flag, already read by the spawn path) and a branch, and
-//! runs the same code as before: the tagged task is a second instantiation of the spawn path,
-//! taken only when there is something to carry. `join`'s fast path (a plain call) pays nothing:
+//! With no hook installed and no recording on, a spawn path pays one relaxed load (a flag set
+//! when a hook is installed or a recording is on) and a branch, and runs the same code as
+//! before: the tagged task is a second instantiation of the spawn path, out of line, taken
+//! only when there is something to carry. `join`'s fast path (a plain call) pays nothing:
 //! only its registered path, where its second half may move to another worker, captures.
 //! With a hook, a spawn costs the hook's `capture` and `release`, a run its `enter` and `exit`.
 //!
@@ -37,7 +37,7 @@ use std::fmt;
 use std::future::Future;
 use std::panic::Location;
 use std::pin::Pin;
-use std::sync::atomic::{AtomicPtr, Ordering};
+use std::sync::atomic::{AtomicPtr, AtomicU8, Ordering};
 use std::task::{Context, Poll};
 
 use crate::trace::hooks;
@@ -99,6 +99,25 @@ impl std::error::Error for HookAlreadySet {}
 /// The installed hook (null: none).
 static HOOK: AtomicPtr<SpawnHook> = AtomicPtr::new(std::ptr::null_mut());
 
+/// Whether a spawn has anything to carry: [`HOOKED`] | [`RECORDING`]; the one load a spawn
+/// path pays when neither is set.
+static ARMED: AtomicU8 = AtomicU8::new(0);
+/// A hook is installed.
+const HOOKED: u8 = 1;
+/// A recording is on (set and cleared by the recorder's switch).
+const RECORDING: u8 = 2;
+
+/// The recorder turns recording on or off (`trace::recorder::switch_on`/`switch_off`).
+pub(crate) fn set_recording(on: bool) {
+    // Relaxed: a hint for the spawn paths only; a spawn that misses the change records no
+    // location (the recorder's own flag decides what is recorded).
+    if on {
+        ARMED.fetch_or(RECORDING, Ordering::Relaxed);
+    } else {
+        ARMED.fetch_and(!RECORDING, Ordering::Relaxed);
+    }
+}
+
 /// Installs `hook` for the rest of the process: tasks spawned from now on carry its context.
 /// Installing the same hook again is a no-op; a different one is refused (contexts captured by
 /// the first must be released by it).
@@ -112,7 +131,11 @@ pub fn set_spawn_hook(hook: &'static SpawnHook) -> Result<(), HookAlreadySet> {
         Ordering::Release,
         Ordering::Acquire,
     ) {
-        Ok(_) => Ok(()),
+        Ok(_) => {
+            // Relaxed: see `ARMED`; the hook itself is read through `HOOK` (Acquire).
+            ARMED.fetch_or(HOOKED, Ordering::Relaxed);
+            Ok(())
+        }
         Err(old) if old == new => Ok(()),
         Err(_) => Err(HookAlreadySet),
     }
@@ -155,11 +178,11 @@ impl Tag {
         name: Option<&'static str>,
         location: &'static Location<'static>,
     ) -> Option<Tag> {
-        let hook = installed();
-        if hook.is_none() && name.is_none() && !hooks::enabled() {
+        // Relaxed: see `ARMED`.
+        if ARMED.load(Ordering::Relaxed) == 0 && name.is_none() {
             return None;
         }
-        Some(Tag::capture_cold(hook, name, location))
+        Some(Tag::capture_cold(installed(), name, location))
     }
 
     #[cold]
@@ -253,6 +276,17 @@ pub(crate) fn spawn_fn<F: FnOnce() + Send + 'static>(
 ) {
     match Tag::capture(name, location) {
         None => registry.spawn(f),
-        Some(tag) => registry.spawn(tagged(tag, f)),
+        Some(tag) => spawn_with_tag(registry, tag, f),
     }
+}
+
+/// The tagged task, out of line: the untagged path stays as small as it was.
+#[cold]
+#[inline(never)]
+fn spawn_with_tag<F: FnOnce() + Send + 'static>(
+    registry: &crate::pool::registry::Registry,
+    tag: Tag,
+    f: F,
+) {
+    registry.spawn(tagged(tag, f));
 }

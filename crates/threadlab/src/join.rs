@@ -105,12 +105,35 @@ where
     RA: Send,
     RB: Send,
 {
-    let tag = Tag::capture(None, Location::caller());
-    let job_b = StackJob::new(
-        TaskKind::Join,
-        |as_task| run_b(as_task, tag, b),
-        SpinLatch::new(w.registry(), w.index()),
-    );
+    match Tag::capture(None, Location::caller()) {
+        None => join_registered_job(w, a, |_as_task| b()),
+        Some(tag) => join_registered_tagged(w, a, tag, b),
+    }
+}
+
+/// A registered join whose `b` carries a tag (`crate::context`), out of line: the untagged
+/// path stays as it was.
+#[cold]
+#[inline(never)]
+fn join_registered_tagged<A, B, RA, RB>(w: &WorkerThread, a: A, tag: Tag, b: B) -> (RA, RB)
+where
+    A: FnOnce() -> RA + Send,
+    B: FnOnce() -> RB + Send,
+    RA: Send,
+    RB: Send,
+{
+    join_registered_job(w, a, |as_task| run_b(as_task, tag, b))
+}
+
+#[inline(always)]
+fn join_registered_job<A, FB, RA, RB>(w: &WorkerThread, a: A, fb: FB) -> (RA, RB)
+where
+    A: FnOnce() -> RA + Send,
+    FB: FnOnce(bool) -> RB + Send,
+    RA: Send,
+    RB: Send,
+{
+    let job_b = StackJob::new(TaskKind::Join, fb, SpinLatch::new(w.registry(), w.index()));
     // SAFETY: `job_b` stays in place (it is only borrowed) until it runs inline or, once a beat
     // published it, until `reclaim_or_wait` took it back or saw its latch set.
     let job_b_ref = unsafe { job_b.job_ref_unpublished() };
@@ -140,12 +163,32 @@ where
     B: FnOnce() -> RB + Send,
     RB: Send,
 {
-    let tag = Tag::capture(None, Location::caller());
-    let job_b = StackJob::new(
-        TaskKind::Join,
-        |as_task| run_b(as_task, tag, b),
-        SpinLatch::new(w.registry(), w.index()),
-    );
+    match Tag::capture(None, Location::caller()) {
+        None => join_promoted_job(w, a, |_as_task| b()),
+        Some(tag) => join_promoted_tagged(w, a, tag, b),
+    }
+}
+
+/// A promoted join whose `b` carries a tag (`crate::context`), out of line.
+#[cold]
+#[inline(never)]
+fn join_promoted_tagged<A, B, RA, RB>(w: &WorkerThread, a: A, tag: Tag, b: B) -> (RA, RB)
+where
+    A: FnOnce() -> RA,
+    B: FnOnce() -> RB + Send,
+    RB: Send,
+{
+    join_promoted_job(w, a, |as_task| run_b(as_task, tag, b))
+}
+
+#[inline(always)]
+fn join_promoted_job<A, FB, RA, RB>(w: &WorkerThread, a: A, fb: FB) -> (RA, RB)
+where
+    A: FnOnce() -> RA,
+    FB: FnOnce(bool) -> RB + Send,
+    RB: Send,
+{
+    let job_b = StackJob::new(TaskKind::Join, fb, SpinLatch::new(w.registry(), w.index()));
     let job_b_ref = job_b.as_job_ref();
     w.publish(job_b_ref);
     let result_a = unwind::halt_unwinding(a);
@@ -215,12 +258,11 @@ fn unwrap_or_resume<T>(r: Result<T, unwind::Payload>) -> T {
 /// back), where its tag (`crate::context`) is entered: its location is recorded and the
 /// spawning span carried over. Run as a plain call, `b` needs neither.
 #[inline]
-fn run_b<B: FnOnce() -> RB, RB>(as_task: bool, tag: Option<Tag>, b: B) -> RB {
-    match (as_task, &tag) {
-        (true, Some(tag)) => {
-            let _entered = tag.enter();
-            b()
-        }
-        _ => b(),
+fn run_b<B: FnOnce() -> RB, RB>(as_task: bool, tag: Tag, b: B) -> RB {
+    if as_task {
+        let _entered = tag.enter();
+        b()
+    } else {
+        b()
     }
 }

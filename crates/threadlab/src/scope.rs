@@ -137,6 +137,7 @@ impl<'scope> Scope<'scope> {
     /// Spawns a task into the scope. It may borrow anything that outlives `'scope`, and gets the
     /// scope to spawn more. The recorder marks its task span with the spawn's location (and
     /// [`Scope::spawn_named`] with a name too).
+    #[inline]
     #[track_caller]
     pub fn spawn<F>(&self, body: F)
     where
@@ -147,7 +148,7 @@ impl<'scope> Scope<'scope> {
 
     /// The task, tagged with its name, location and spawn context when there is any to carry
     /// (`crate::context`).
-    #[inline]
+    #[inline(always)]
     fn spawn_tagged<F>(
         &self,
         name: Option<&'static str>,
@@ -158,13 +159,24 @@ impl<'scope> Scope<'scope> {
     {
         match Tag::capture(name, location) {
             None => self.spawn_untagged(body),
-            Some(tag) => self.spawn_untagged(move |s: &Scope<'scope>| {
-                let _entered = tag.enter();
-                body(s)
-            }),
+            Some(tag) => self.spawn_with_tag(tag, body),
         }
     }
 
+    /// The tagged task, out of line: the untagged path stays as small as it was.
+    #[cold]
+    #[inline(never)]
+    fn spawn_with_tag<F>(&self, tag: Tag, body: F)
+    where
+        F: FnOnce(&Scope<'scope>) + Send + 'scope,
+    {
+        self.spawn_untagged(move |s: &Scope<'scope>| {
+            let _entered = tag.enter();
+            body(s)
+        });
+    }
+
+    #[inline(always)]
     fn spawn_untagged<F>(&self, body: F)
     where
         F: FnOnce(&Scope<'scope>) + Send + 'scope,

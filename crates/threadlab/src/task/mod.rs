@@ -134,8 +134,23 @@ where
 {
     match Tag::capture(name, location) {
         None => JoinHandle::new(cell::spawn(registry, future)),
-        Some(tag) => JoinHandle::new(cell::spawn(registry, Tagged::new(tag, future))),
+        Some(tag) => spawn_with_tag(registry, tag, future),
     }
+}
+
+/// The tagged future, out of line: the untagged path stays as small as it was.
+#[cold]
+#[inline(never)]
+fn spawn_with_tag<F>(
+    registry: &std::sync::Arc<Registry>,
+    tag: Tag,
+    future: F,
+) -> JoinHandle<F::Output>
+where
+    F: Future + Send + 'static,
+    F::Output: Send + 'static,
+{
+    JoinHandle::new(cell::spawn(registry, Tagged::new(tag, future)))
 }
 
 /// [`spawn_future`] with a name, which the recorder puts on every poll's task span

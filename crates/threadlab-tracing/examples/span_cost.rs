@@ -55,22 +55,33 @@ fn main() {
         ("bridge-off", vec![]),
         ("bridge-on", vec![]),
     ];
-    // A warm-up round, then interleaved rounds.
+    // A warm-up round, then interleaved rounds, each starting with another variant.
+    let run = |v: usize| match v {
+        0 => tracing::dispatcher::with_default(&none, || time(spans)),
+        1 => tracing::dispatcher::with_default(&registry, || time(spans)),
+        2 => tracing::dispatcher::with_default(&bridge, || time(spans)),
+        _ => tracing::dispatcher::with_default(&bridge, || {
+            let rec = threadlab::trace::start();
+            let ns = time(spans);
+            drop(rec.stop());
+            ns
+        }),
+    };
+    // `span_cost N`: only variant N (for a profiler).
+    if let Some(v) = std::env::args()
+        .nth(1)
+        .and_then(|a| a.parse::<usize>().ok())
+    {
+        let ns: Vec<f64> = (0..ROUNDS).map(|_| run(v)).collect();
+        println!("{}: {:.1} ns per span", rows[v.min(3)].0, median(ns));
+        return;
+    }
     for round in 0..=ROUNDS {
-        let r = [
-            tracing::dispatcher::with_default(&none, || time(spans)),
-            tracing::dispatcher::with_default(&registry, || time(spans)),
-            tracing::dispatcher::with_default(&bridge, || time(spans)),
-            tracing::dispatcher::with_default(&bridge, || {
-                let rec = threadlab::trace::start();
-                let ns = time(spans);
-                drop(rec.stop());
-                ns
-            }),
-        ];
-        if round > 0 {
-            for (row, ns) in rows.iter_mut().zip(r) {
-                row.1.push(ns);
+        for k in 0..rows.len() {
+            let v = (round + k) % rows.len();
+            let ns = run(v);
+            if round > 0 {
+                rows[v].1.push(ns);
             }
         }
     }

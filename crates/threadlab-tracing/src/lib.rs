@@ -92,9 +92,23 @@ pub fn layer() -> ThreadlabLayer {
 /// What the layer keeps in a span's extensions: its identity in the trace and its fields as
 /// text (kept only for spans created while a recording is on).
 struct SpanData {
-    id: String,
-    parent: Option<String>,
+    id: u64,
+    parent: Option<u64>,
     fields: Vec<(&'static str, String)>,
+}
+
+/// `n` in decimal, written into `buf` (no allocation: an id is recorded on every entry).
+fn decimal(mut n: u64, buf: &mut [u8; 20]) -> &str {
+    let mut i = buf.len();
+    loop {
+        i -= 1;
+        buf[i] = b'0' + (n % 10) as u8;
+        n /= 10;
+        if n == 0 {
+            break;
+        }
+    }
+    std::str::from_utf8(&buf[i..]).expect("decimal: ASCII digits")
 }
 
 /// Span ids unique in the process (tracing's own ids are reused after a span closes).
@@ -146,12 +160,12 @@ where
         };
         let parent = span
             .parent()
-            .and_then(|p| p.extensions().get::<SpanData>().map(|d| d.id.clone()));
+            .and_then(|p| p.extensions().get::<SpanData>().map(|d| d.id));
         let mut fields = Vec::new();
         attrs.record(&mut Fields(&mut fields));
         let uid = NEXT_SPAN.fetch_add(1, Ordering::Relaxed); // Relaxed: only unique, orders nothing.
         span.extensions_mut().insert(SpanData {
-            id: uid.to_string(),
+            id: uid,
             parent,
             fields,
         });
@@ -183,9 +197,10 @@ where
         hooks::zone_enter(span.metadata().name());
         let ext = span.extensions();
         if let Some(d) = ext.get::<SpanData>() {
-            hooks::arg(ARG_SPAN_ID, &d.id);
-            if let Some(p) = &d.parent {
-                hooks::arg(ARG_SPAN_PARENT, p);
+            let mut buf = [0u8; 20];
+            hooks::arg(ARG_SPAN_ID, decimal(d.id, &mut buf));
+            if let Some(p) = d.parent {
+                hooks::arg(ARG_SPAN_PARENT, decimal(p, &mut buf));
             }
             for (k, v) in &d.fields {
                 hooks::arg(k, v);

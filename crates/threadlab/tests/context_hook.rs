@@ -132,6 +132,11 @@ fn context_follows_every_kind_of_task_and_is_released_once() {
                 seen.extend([a, b]);
                 let (x, y) = threadlab::join(current, current);
                 seen.extend([x, y]);
+                // A parallel loop's pieces (split off to the other worker at beats).
+                use threadlab::prelude::*;
+                let items: u64 = if cfg!(miri) { 64 } else { 100_000 };
+                let loop_seen: Vec<u64> = (0..items).into_par_iter().map(|_| current()).collect();
+                seen.extend(loop_seen);
                 seen
             })
         });

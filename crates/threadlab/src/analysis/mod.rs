@@ -50,7 +50,7 @@ pub use allocs::{AllocStats, ALLOC_HEAVY_MIN, ALLOC_HEAVY_SHARE};
 pub use compare::{compare, CompareRow, Comparison, RuntimeRow, NOISE_RELATIVE};
 pub use findings::*;
 pub use frames::{FrameReport, FrameTarget, LateFrame, TOP_NAMES};
-pub use groups::{GroupStats, LongTask, SpanStats};
+pub use groups::{Busiest, GroupStats, LongTask, SpanStats};
 pub use locks::LockStats;
 pub use render::fmt_ns;
 pub use runtime::{OsStats, RuntimeStats};
@@ -153,7 +153,7 @@ impl Trace {
         let walks: Vec<states::Walk> = self
             .threads()
             .iter()
-            .map(|t| states::walk(t, end))
+            .map(|t| states::walk(t, end, states::TaskArgKeys::of(self)))
             .collect();
         let os = runtime::os(self, &walks);
         let on_cpu = os.active_ns >= OS_MIN_WINDOW_NS;
@@ -161,7 +161,7 @@ impl Trace {
             duration_ns: self.duration_ns(),
             events: self.event_count(),
             dropped: self.dropped_events(),
-            groups: groups::groups(&walks, on_cpu),
+            groups: groups::groups(self, &walks, on_cpu),
             locks: locks::locks(self, &walks),
             spans: groups::spans(self, &walks),
             long_tasks: groups::long_tasks(self, &walks),

@@ -320,3 +320,62 @@ fn frames_plots_and_messages_decode_with_real_protos() {
     assert_eq!(back.event_count(), trace.event_count());
     std::fs::remove_file(&path).ok();
 }
+
+/// A span's arguments are text debug annotations on its slice begin, and the zones that are
+/// entries of one span (`span.id`, here on two threads) share a flow.
+#[test]
+fn span_arguments_and_span_flows_decode_with_real_protos() {
+    use threadlab::trace::{hooks, ARG_SPAN_ID};
+    let _s = serial();
+    let rec = threadlab::trace::start();
+    let enter = || {
+        hooks::zone_enter("request");
+        hooks::arg(ARG_SPAN_ID, "41");
+        hooks::arg(
+            "path",
+            "/a/rather/long/path/that/takes/several/records.html",
+        );
+        hooks::zone_exit();
+    };
+    enter();
+    std::thread::spawn(enter).join().unwrap();
+    let trace = rec.stop();
+    let path = temp_path("span-args.pftrace");
+    trace.save(&path).unwrap();
+    let pb = PbTrace::parse_from_bytes(&std::fs::read(&path).unwrap()).expect("valid protobuf");
+    let begins: Vec<_> = pb
+        .packet
+        .iter()
+        .filter(|p| p.has_track_event())
+        .map(|p| p.track_event())
+        .filter(|e| e.type_() == Type::TYPE_SLICE_BEGIN && e.name() == "request")
+        .collect();
+    assert_eq!(begins.len(), 2);
+    for e in &begins {
+        let args: Vec<(&str, &str)> = e
+            .debug_annotations
+            .iter()
+            .map(|a| (a.name(), a.string_value()))
+            .collect();
+        assert_eq!(
+            args,
+            [
+                (ARG_SPAN_ID, "41"),
+                (
+                    "path",
+                    "/a/rather/long/path/that/takes/several/records.html"
+                )
+            ]
+        );
+    }
+    assert_eq!(begins[0].flow_ids.len(), 1);
+    assert_eq!(
+        begins[0].flow_ids, begins[1].flow_ids,
+        "one flow for the span"
+    );
+    // And back: `Trace::load` gives the same events.
+    assert_eq!(
+        threadlab::trace::Trace::load(&path).unwrap().event_count(),
+        trace.event_count()
+    );
+}

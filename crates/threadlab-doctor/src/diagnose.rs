@@ -43,7 +43,7 @@ pub fn diagnose(trace: &Trace) -> Diagnosis {
     let walks: Vec<states::Walk> = trace
         .threads()
         .iter()
-        .map(|t| states::walk(t, end))
+        .map(|t| states::walk(t, end, states::TaskArgKeys::of(trace)))
         .collect();
     let os = runtime::os(trace, &walks);
     let on_cpu = os.active_ns >= OS_MIN_WINDOW_NS;
@@ -51,7 +51,7 @@ pub fn diagnose(trace: &Trace) -> Diagnosis {
         duration_ns: trace.duration_ns(),
         events: trace.event_count(),
         dropped: trace.dropped_events(),
-        groups: groups::groups(&walks, on_cpu),
+        groups: groups::groups(trace, &walks, on_cpu),
         locks: locks::locks(trace, &walks),
         spans: groups::spans(trace, &walks),
         long_tasks: groups::long_tasks(trace, &walks),

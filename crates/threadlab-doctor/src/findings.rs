@@ -371,13 +371,14 @@ pub(crate) fn findings(d: &Diagnosis) -> Vec<Finding> {
                 subject: format!("threads {}", g.name),
                 evidence: format!(
                     "of the {} threads of `{}`, the busiest worked {} and the mean {}{}: {:.0}% \
-                     of the group's capacity waited on its slowest member{caveat}",
+                     of the group's capacity waited on its slowest member{}{caveat}",
                     g.threads,
                     g.name,
                     fmt_ns(g.max_work_ns),
                     fmt_ns(g.mean_work_ns as u64),
                     on_cpu_note(g),
-                    100.0 * g.imbalance
+                    100.0 * g.imbalance,
+                    busiest_note(g)
                 ),
                 figure: figure(
                     "1 - mean/max work",
@@ -394,11 +395,15 @@ pub(crate) fn findings(d: &Diagnosis) -> Vec<Finding> {
     for t in &d.long_tasks {
         out.push(Finding {
             pitfall: Pitfall::LongTask,
-            subject: t.name.clone(),
+            subject: match (&t.task, t.named) {
+                (Some(task), true) => format!("{} `{task}`", t.name),
+                _ => t.name.clone(),
+            },
             evidence: format!(
-                "the longest `{}` ran {} on {} against a median of {} over {} tasks, while the \
+                "the longest `{}`{} ran {} on {} against a median of {} over {} tasks, while the \
                  other workers were idle {:.0}% of that time{caveat}",
                 t.name,
+                which_task(t),
                 fmt_ns(t.self_ns),
                 t.thread,
                 fmt_ns(t.median_ns),
@@ -612,4 +617,44 @@ fn fmt_bytes(b: u64) -> String {
     } else {
         format!("{v:.3} {}", units[u])
     }
+}
+
+/// Which task a long-task finding is about: its name or spawn location, and its main zone.
+fn which_task(t: &LongTask) -> String {
+    let mut out = String::new();
+    match (&t.task, t.named) {
+        (Some(task), true) => out.push_str(&format!(" (`{task}`")),
+        (Some(at), false) => out.push_str(&format!(" (spawned at {at}")),
+        (None, _) => {}
+    }
+    if let Some(z) = &t.zone {
+        out.push_str(if out.is_empty() { " (" } else { ", " });
+        out.push_str(&format!("mostly in zone `{z}`"));
+    }
+    if !out.is_empty() {
+        out.push(')');
+    }
+    out
+}
+
+/// What the busiest thread of an imbalanced group ran most, if the trace says.
+fn busiest_note(g: &GroupStats) -> String {
+    let Some(b) = &g.busiest else {
+        return String::new();
+    };
+    let mut parts = Vec::new();
+    if let Some((z, ns)) = &b.zone {
+        parts.push(format!("zone `{z}` ({} self)", fmt_ns(*ns)));
+    }
+    if let Some((task, ns)) = &b.task {
+        parts.push(format!("task `{task}` ({})", fmt_ns(*ns)));
+    }
+    if parts.is_empty() {
+        return String::new();
+    }
+    format!(
+        "; the busiest, {}, ran most {}",
+        b.thread,
+        parts.join(" and ")
+    )
 }

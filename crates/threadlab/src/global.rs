@@ -64,8 +64,9 @@ pub(crate) fn current_registry() -> &'static Arc<Registry> {
 /// threadlab::spawn(move || tx.send("done").unwrap());
 /// assert_eq!(rx.recv().unwrap(), "done");
 /// ```
+#[track_caller]
 pub fn spawn<F: FnOnce() + Send + 'static>(f: F) {
-    current_registry().spawn(f);
+    crate::context::spawn_fn(current_registry(), None, std::panic::Location::caller(), f);
 }
 
 /// The number of workers of the current pool (this worker's pool, else the global one).
@@ -84,4 +85,22 @@ pub fn current_num_threads() -> usize {
 /// ```
 pub fn current_thread_index() -> Option<usize> {
     WorkerThread::current().map(|w| w.index())
+}
+
+/// [`spawn`] with a name, which the recorder puts on the task's span
+/// ([`crate::trace::ARG_TASK_NAME`]) and the doctor and `compare` quote.
+///
+/// ```
+/// let (tx, rx) = std::sync::mpsc::channel();
+/// threadlab::spawn_named("flush", move || tx.send(1).unwrap());
+/// assert_eq!(rx.recv().unwrap(), 1);
+/// ```
+#[track_caller]
+pub fn spawn_named<F: FnOnce() + Send + 'static>(name: &'static str, f: F) {
+    crate::context::spawn_fn(
+        current_registry(),
+        Some(name),
+        std::panic::Location::caller(),
+        f,
+    );
 }

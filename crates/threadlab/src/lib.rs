@@ -38,6 +38,7 @@ pub(crate) mod loom;
 pub mod alloc;
 mod arena;
 pub mod channel;
+pub mod context;
 
 pub mod deque;
 pub mod injector;
@@ -63,7 +64,7 @@ mod task;
 mod unwind;
 
 pub use error::{BuildError, NoSuchWorker};
-pub use global::{current_num_threads, current_thread_index, spawn};
+pub use global::{current_num_threads, current_thread_index, spawn, spawn_named};
 pub use join::join;
 pub use parallel::{for_each, for_each_chunk_mut, for_each_grain, for_each_mut};
 pub use partition::{
@@ -74,7 +75,7 @@ pub use pipeline::{Pipeline, PipelineReport};
 pub use pool::{Builder, Metrics, Pool, ShutdownReport, WakePolicy, WorkerMetrics};
 pub use scope::{scope, Scope};
 pub use serial::SerialQueue;
-pub use task::{block_on, spawn_future, JoinHandle};
+pub use task::{block_on, spawn_future, spawn_future_named, JoinHandle};
 pub use util::CachePadded;
 
 /// The task state word, public only for the loom model in `tests/loom_task.rs`.

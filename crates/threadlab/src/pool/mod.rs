@@ -92,6 +92,7 @@ impl Pool {
     /// assert_eq!(pool.install(|| 6 * 7), 42);
     /// # Ok::<(), threadlab::BuildError>(())
     /// ```
+    #[track_caller]
     pub fn install<OP, R>(&self, op: OP) -> R
     where
         OP: FnOnce() -> R + Send,
@@ -110,8 +111,9 @@ impl Pool {
     /// assert_eq!(rx.recv().unwrap(), 5);
     /// # Ok::<(), threadlab::BuildError>(())
     /// ```
+    #[track_caller]
     pub fn spawn<F: FnOnce() + Send + 'static>(&self, f: F) {
-        self.registry.spawn(f);
+        crate::context::spawn_fn(&self.registry, None, std::panic::Location::caller(), f);
     }
 
     /// Runs `f` on worker `worker` (an index in `0..current_num_threads()`), fire-and-forget.
@@ -131,15 +133,21 @@ impl Pool {
     /// assert!(pool.spawn_on(2, || {}).is_err()); // no worker 2
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
+    #[track_caller]
     pub fn spawn_on<F: FnOnce() + Send + 'static>(
         &self,
         worker: usize,
         f: F,
     ) -> Result<(), NoSuchWorker> {
         self.check_worker(worker)?;
-        let job = self
-            .registry
-            .spawn_job(Some(crate::trace::TaskKind::Spawn), f);
+        let kind = Some(crate::trace::TaskKind::Spawn);
+        let location = std::panic::Location::caller();
+        let job = match crate::context::Tag::capture(None, location) {
+            None => self.registry.spawn_job(kind, f),
+            Some(tag) => self
+                .registry
+                .spawn_job(kind, crate::context::tagged(tag, f)),
+        };
         self.registry.push_to(worker, job);
         Ok(())
     }
@@ -193,6 +201,7 @@ impl Pool {
     /// assert_eq!(halves[0] + halves[1], 4950);
     /// # Ok::<(), threadlab::BuildError>(())
     /// ```
+    #[track_caller]
     pub fn scope<'scope, OP, R>(&self, op: OP) -> R
     where
         OP: FnOnce(&Scope<'scope>) -> R + Send,
@@ -232,5 +241,27 @@ impl Pool {
 impl Drop for Pool {
     fn drop(&mut self) {
         self.stop();
+    }
+}
+
+impl Pool {
+    /// [`Pool::spawn`] with a name, which the recorder puts on the task's span
+    /// ([`crate::trace::ARG_TASK_NAME`]) and the doctor and `compare` quote.
+    ///
+    /// ```
+    /// let pool = threadlab::Pool::builder().threads(1).build()?;
+    /// let (tx, rx) = std::sync::mpsc::channel();
+    /// pool.spawn_named("flush", move || tx.send(5).unwrap());
+    /// assert_eq!(rx.recv().unwrap(), 5);
+    /// # Ok::<(), threadlab::BuildError>(())
+    /// ```
+    #[track_caller]
+    pub fn spawn_named<F: FnOnce() + Send + 'static>(&self, name: &'static str, f: F) {
+        crate::context::spawn_fn(
+            &self.registry,
+            Some(name),
+            std::panic::Location::caller(),
+            f,
+        );
     }
 }

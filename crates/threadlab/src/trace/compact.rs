@@ -169,6 +169,11 @@ pub(crate) fn write_kind(w: &mut Vec<u8>, k: &EventKind) {
             u(count);
             u(bytes);
         }
+        Arg { key, value } => {
+            u(40);
+            u(key.0 as u64);
+            u(value.0 as u64);
+        }
     }
 }
 
@@ -280,6 +285,10 @@ pub(crate) fn read_kind<S: Source>(r: &mut S, names: usize) -> Result<EventKind,
         24 => Allocs {
             count: r.u("an allocation count")?,
             bytes: r.u("a byte count")?,
+        },
+        40 => Arg {
+            key: name(r, names)?,
+            value: name(r, names)?,
         },
         _ => return Err((at, format!("event kind {code} is unknown"))),
     })

@@ -227,6 +227,16 @@ pub enum EventKind {
         /// Bytes asked for by those calls.
         bytes: u64,
     },
+    /// An argument of the innermost zone or task open on this thread: a `tracing` span's field,
+    /// a task's name ([`ARG_TASK_NAME`]) or spawn location ([`ARG_TASK_LOCATION`]), a span's
+    /// identity ([`ARG_SPAN_ID`], [`ARG_SPAN_PARENT`]). It follows its span's begin (after the
+    /// begin's other arguments); both `key` and `value` are names.
+    Arg {
+        /// The argument's name.
+        key: NameId,
+        /// Its value, as text.
+        value: NameId,
+    },
 }
 
 /// A plot's value: an `f64` kept by its bits, so that events compare exactly.
@@ -249,6 +259,17 @@ impl fmt::Debug for PlotValue {
         write!(f, "{}", self.get())
     }
 }
+
+/// The [`EventKind::Arg`] key of a task's name (`Pool::spawn_named`, `Scope::spawn_named`, …).
+pub const ARG_TASK_NAME: &str = "task.name";
+/// The [`EventKind::Arg`] key of a task's spawn location (`file:line:column`).
+pub const ARG_TASK_LOCATION: &str = "task.location";
+/// The [`EventKind::Arg`] key of a span's identity: every zone that is one entry of the same
+/// span (e.g. a `tracing` span entered on the spawning thread, then again on the worker that
+/// runs a task spawned inside it) carries the same value.
+pub const ARG_SPAN_ID: &str = "span.id";
+/// The [`EventKind::Arg`] key of the span a span was created in (its `ARG_SPAN_ID`).
+pub const ARG_SPAN_PARENT: &str = "span.parent";
 
 /// One thread's events, kept encoded (a few bytes per event, see [`Events`]).
 #[derive(Clone, Debug, PartialEq, Eq)]

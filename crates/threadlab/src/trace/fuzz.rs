@@ -41,6 +41,10 @@ fn every_kind() -> Trace {
         },
         K::ZoneBegin { name: n },
         K::ZoneColor { rgb: 0xff0000 },
+        K::Arg {
+            key: n,
+            value: NameId(1),
+        },
         K::TaskBegin {
             kind: TaskKind::Join,
             flow: Some(FlowId(1)),

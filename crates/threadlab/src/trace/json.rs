@@ -132,6 +132,12 @@ pub(crate) fn encode(trace: &Trace) -> String {
                     r#"{{"ph":"i","s":"t","name":"allocs","cat":"alloc",{common},"args":{{"count":{count},"bytes":{bytes}}}}}"#
                 ),
                 EventKind::ZoneColor { .. } => continue,
+                EventKind::Arg { key, value } => format!(
+                    r#"{{"ph":"i","s":"t","name":"arg: {}","cat":"arg",{common},"args":{{"{}":"{}"}}}}"#,
+                    escape(trace.name(key)),
+                    escape(trace.name(key)),
+                    escape(trace.name(value))
+                ),
             };
             events.push(line);
             // The flow's end binds to the enclosing slice of the task that starts here.

@@ -9,6 +9,10 @@
 //! Spans (zones, tasks, spinning, parked, lock waits) are SLICE_BEGIN/SLICE_END pairs on the
 //! thread track; spawns, steals, wake-ups and lock hand-offs are flows (arrows) between
 //! events: the TrackEvent `flow_ids` on the origin and `terminating_flow_ids` on the target.
+//! A span's arguments ([`EventKind::Arg`]: `tracing` fields, a task's name and location) are
+//! text debug annotations on its slice begin; the zones that are entries of one span (the same
+//! `span.id`, e.g. a span carried into a task on another worker) share a flow, so Perfetto
+//! draws an arrow from each entry to the next.
 //! Each thread writes on its own packet sequence. What Perfetto has no field for rides in debug
 //! annotations, so that `pftrace_read.rs` reads the trace back whole: the duration, dropped and
 //! CPU counts on a `threadlab trace` instant of the process track, a worker's index on a
@@ -54,6 +58,7 @@ pub(super) const TE_TERMINATING_FLOW: u32 = 48;
 // DebugAnnotation fields.
 pub(super) const DA_UINT: u32 = 3;
 pub(super) const DA_NAME: u32 = 10;
+pub(super) const DA_STRING: u32 = 6;
 // TrackEvent.Type values.
 pub(super) const SLICE_BEGIN: u64 = 1;
 pub(super) const SLICE_END: u64 = 2;
@@ -67,6 +72,9 @@ pub(crate) const META_NAME: &str = "threadlab trace";
 pub(crate) const END_NAME: &str = "threadlab end";
 /// The thread-track instant (at 0) that carries a worker's index.
 pub(crate) const WORKER_NAME: &str = "threadlab worker";
+/// A thread-track instant carrying an argument that follows no span begin (its text
+/// annotation is the argument).
+pub(crate) const ARG_NAME: &str = "threadlab arg";
 
 /// A protobuf message being written.
 #[derive(Default)]
@@ -125,6 +133,8 @@ struct Ev<'a> {
     double: Option<f64>,
     /// Debug annotations (name, unsigned value).
     args: Vec<(&'static str, u64)>,
+    /// Debug annotations (name, text): the trace's [`EventKind::Arg`]s.
+    str_args: Vec<(&'a str, &'a str)>,
 }
 
 impl<'a> Ev<'a> {
@@ -140,6 +150,7 @@ impl<'a> Ev<'a> {
             counter: None,
             double: None,
             args: vec![],
+            str_args: vec![],
         }
     }
 }
@@ -202,6 +213,11 @@ impl Out {
             for &(name, v) in &e.args {
                 let mut a = Msg::default();
                 a.str(DA_NAME, name).uint(DA_UINT, v);
+                t.msg(TE_DEBUG, &a);
+            }
+            for &(name, v) in &e.str_args {
+                let mut a = Msg::default();
+                a.str(DA_NAME, name).str(DA_STRING, v);
                 t.msg(TE_DEBUG, &a);
             }
             p.msg(P_TRACK_EVENT, &t);
@@ -318,6 +334,7 @@ pub(crate) fn encode(trace: &Trace) -> Vec<u8> {
         .iter()
         .map(|n| (format!("wait: {n}"), format!("hold: {n}")))
         .collect();
+    let mut span_flows: HashMap<u32, u64> = HashMap::new();
     for (i, t) in trace.threads.iter().enumerate() {
         let seq = i as u32 + 2;
         let track = thread_uuid(i);
@@ -336,12 +353,20 @@ pub(crate) fn encode(trace: &Trace) -> Vec<u8> {
             ev.args.push(("worker", w as u64));
             emit(&mut out, ev);
         }
-        for e in &t.events {
+        let mut events = t.events.iter().peekable();
+        // A span's arguments ride on its begin as text annotations.
+        while let Some(e) = events.next() {
             let ts = e.ts_ns;
             match e.kind {
                 EventKind::ZoneBegin { name } => {
                     let mut ev = Ev::new(ts, track, SLICE_BEGIN, Some(trace.name(name)));
                     ev.category = Some("zone");
+                    take_args(&mut ev, &mut events, trace, &mut span_flows);
+                    emit(&mut out, ev);
+                }
+                EventKind::Arg { key, value } => {
+                    let mut ev = Ev::new(ts, track, INSTANT, Some(ARG_NAME));
+                    ev.str_args.push((trace.name(key), trace.name(value)));
                     emit(&mut out, ev);
                 }
                 EventKind::ZoneEnd
@@ -365,6 +390,7 @@ pub(crate) fn encode(trace: &Trace) -> Vec<u8> {
                     );
                     ev.category = Some("task");
                     ev.terminating.extend(flow.map(|f| f.0));
+                    take_args(&mut ev, &mut events, trace, &mut span_flows);
                     emit(&mut out, ev);
                 }
                 EventKind::Spawn { flow } => {
@@ -533,6 +559,31 @@ pub(crate) fn encode(trace: &Trace) -> Vec<u8> {
     );
     out.trace.0
 }
+
+/// Moves the [`EventKind::Arg`]s that follow a span's begin onto it, as text annotations.
+/// A zone that is one entry of a span (its `span.id` argument) also gets a flow of that span:
+/// Perfetto draws an arrow from each entry to the next one, e.g. from the span on the thread
+/// that spawned a task to the same span entered on the worker that ran it.
+fn take_args<'a>(
+    ev: &mut Ev<'a>,
+    events: &mut std::iter::Peekable<impl Iterator<Item = super::event::Event>>,
+    trace: &'a Trace,
+    span_flows: &mut HashMap<u32, u64>,
+) {
+    while let Some(EventKind::Arg { key, value }) = events.peek().map(|e| e.kind) {
+        let key_text = trace.name(key);
+        ev.str_args.push((key_text, trace.name(value)));
+        if key_text == super::event::ARG_SPAN_ID && ev.category == Some("zone") {
+            let next = SPAN_FLOWS + span_flows.len() as u64;
+            ev.flows.push(*span_flows.entry(value.0).or_insert(next));
+        }
+        events.next();
+    }
+}
+
+/// The first flow id of the spans' flows, far above the trace's own (one per spawn or
+/// hand-off) and the steal and wake-up arrows numbered after them.
+const SPAN_FLOWS: u64 = 1 << 48;
 
 /// The per-thread OS counter tracks, in order (uuid = thread track + 1 + index).
 pub(super) const OS_COUNTERS: [&str; 4] = [

@@ -163,6 +163,8 @@ struct Te {
     flow: Option<u64>,
     terminating: Option<u64>,
     args: Vec<(String, u64)>,
+    /// Text annotations: the trace's `EventKind::Arg`s, in order.
+    str_args: Vec<(String, String)>,
 }
 
 impl Te {
@@ -196,16 +198,20 @@ fn track_event(b: &[u8], base: usize, ts: u64) -> Result<Te, Bad> {
             (TE_FLOW, Val::Int(c)) => e.flow = Some(c),
             (TE_TERMINATING_FLOW, Val::Int(c)) => e.terminating = Some(c),
             (TE_DEBUG, Val::Bytes(a)) => {
-                let (mut name, mut val) = (String::new(), 0);
+                let (mut name, mut val, mut string) = (String::new(), 0, None);
                 let mut aw = Wire::new(a, at);
                 while let Some((f, at, v)) = aw.next()? {
                     match (f, v) {
                         (DA_NAME, Val::Bytes(n)) => name = text(n, at)?,
                         (DA_UINT, Val::Int(x)) => val = x,
+                        (DA_STRING, Val::Bytes(s)) => string = Some(text(s, at)?),
                         _ => {}
                     }
                 }
-                e.args.push((name, val));
+                match string {
+                    Some(s) => e.str_args.push((name, s)),
+                    None => e.args.push((name, val)),
+                }
             }
             _ => {}
         }
@@ -415,6 +421,13 @@ pub(crate) fn decode(bytes: &[u8]) -> Result<Trace, Bad> {
             if let Some(kind) = kind {
                 t.events.push(Event { ts_ns: e.ts, kind });
             }
+            if matches!(roles.get(&e.track), Some(Role::Thread(j)) if *j == i) {
+                for (key, value) in &e.str_args {
+                    let (key, value) = (names.id(key), names.id(value));
+                    let kind = EventKind::Arg { key, value };
+                    t.events.push(Event { ts_ns: e.ts, kind });
+                }
+            }
         }
     }
     Ok(build(threads, names.list, duration_ns, dropped, cpus))
@@ -494,6 +507,8 @@ fn thread_event(
                 woken: e.arg("woken")? as u32,
             }),
             (_, "injector push") => Some(InjectorPush),
+            // Its argument follows, from the text annotation.
+            (_, ARG_NAME) => None,
             _ => return Err(missing("instant")),
         },
         _ => return Err(missing("event type of")),

@@ -24,6 +24,20 @@ fn every_kind_round_trips() {
         ev(7, ZoneBegin { name: NameId(0) }),
         ev(7, ZoneColor { rgb: 0x123456 }),
         ev(
+            7,
+            Arg {
+                key: NameId(1),
+                value: NameId(2),
+            },
+        ),
+        ev(
+            7,
+            Arg {
+                key: NameId(2),
+                value: NameId(0),
+            },
+        ),
+        ev(
             8,
             LockWait {
                 lock: 9,
@@ -108,6 +122,13 @@ fn every_kind_round_trips() {
         ev(1, Spawn { flow: FlowId(3) }),
         ev(2, Wake { woken: 0 }),
         ev(3, InjectorPush),
+        ev(
+            3,
+            Arg {
+                key: NameId(0),
+                value: NameId(1),
+            },
+        ),
         ev(
             4,
             LockAcquired {

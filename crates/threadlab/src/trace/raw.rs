@@ -58,3 +58,12 @@ pub(crate) const TEXT: u32 = 30;
 /// a = the thread's allocations so far, b = its bytes so far (`alloc::Counting`); c = 1: taken
 /// right after a zone or task began, c = 2: right before one ends.
 pub(crate) const ALLOC_MARK: u32 = 31;
+/// An argument of the open zone or task: a = key ptr, c = key len (low 16 bits) | value len
+/// (high 16 bits), b = the value's first 8 bytes; the rest follows in `ARG_BYTES` records.
+pub(crate) const ARG: u32 = 40;
+/// The next 20 bytes of an `ARG`'s value: a, b (little-endian), then c.
+pub(crate) const ARG_BYTES: u32 = 41;
+/// The running task's name: a = ptr, c = len.
+pub(crate) const TASK_NAME: u32 = 42;
+/// The running task's spawn location: a = file ptr, c = file len, b = line << 32 | column.
+pub(crate) const TASK_LOCATION: u32 = 43;

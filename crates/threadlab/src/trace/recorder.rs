@@ -60,6 +60,7 @@ pub(crate) fn switch_on(reg: &mut Registry) {
     // SeqCst: orders the flag after the registry update for threads that read both; the hot
     // path's relaxed load only needs to see it eventually.
     STATE.store(reg.generation, Ordering::SeqCst);
+    crate::context::set_recording(true);
 }
 
 /// Turns recording off (the caller holds the registry lock).
@@ -67,6 +68,7 @@ pub(crate) fn switch_off(reg: &mut Registry) {
     reg.active = false;
     // SeqCst: see `switch_on`.
     STATE.store(0, Ordering::SeqCst);
+    crate::context::set_recording(false);
 }
 
 /// One thread's cursor into its current chunk: plain cells, no destructor, so the hot path's

@@ -21,6 +21,16 @@ pub(crate) struct WorkerCounters {
     pub(crate) awake_nanos: AtomicU64,
     pub(crate) parked: AtomicBool,
     pub(crate) os_tid: AtomicU64,
+    /// Threads started for this worker (1, plus one per restart of an elastic pool), counted
+    /// by the starter before the spawn; `retirements` and `exits` are counted by the leaving
+    /// thread. Written by different threads, so a read-modify-write each (all three are on
+    /// cold paths); Relaxed: statistics. "Alive" is `starts > retirements + exits`, which
+    /// does not depend on the order of the three.
+    pub(crate) starts: AtomicU64,
+    /// Times this worker's thread exited idle (an elastic pool's keep-alive).
+    pub(crate) retirements: AtomicU64,
+    /// Times this worker's thread exited at shutdown (0 or 1).
+    pub(crate) exits: AtomicU64,
 }
 
 impl WorkerCounters {
@@ -44,6 +54,14 @@ impl WorkerCounters {
             awake_time: Duration::from_nanos(self.awake_nanos.load(Ordering::Relaxed)),
             is_parked: self.parked.load(Ordering::Relaxed),
             os_tid: self.os_tid.load(Ordering::Relaxed),
+            alive: {
+                let starts = self.starts.load(Ordering::Relaxed);
+                let left =
+                    self.retirements.load(Ordering::Relaxed) + self.exits.load(Ordering::Relaxed);
+                starts > left
+            },
+            starts: self.starts.load(Ordering::Relaxed),
+            retirements: self.retirements.load(Ordering::Relaxed),
         }
     }
 }
@@ -71,8 +89,16 @@ pub struct WorkerMetrics {
     pub awake_time: Duration,
     /// True while the worker is parked (or about to park, its re-check having found nothing).
     pub is_parked: bool,
-    /// The OS thread id (Linux `gettid`), e.g. to read `/proc/self/task/<tid>/stat`.
+    /// The OS thread id (Linux `gettid`), e.g. to read `/proc/self/task/<tid>/stat`, of the
+    /// worker's current (or last) thread.
     pub os_tid: u64,
+    /// True while the worker has a thread: false once an elastic pool's worker retired
+    /// ([`Builder::keep_alive`](crate::Builder::keep_alive)) and after shutdown.
+    pub alive: bool,
+    /// Threads started for this worker: 1, plus one per restart after a retirement.
+    pub starts: u64,
+    /// Times this worker's thread exited after idling for the keep-alive.
+    pub retirements: u64,
 }
 
 /// A snapshot of a pool's counters, from [`Pool::metrics`](crate::Pool::metrics).
@@ -95,8 +121,21 @@ impl Metrics {
         self.workers.iter().map(|w| w.tasks_run).sum()
     }
 
-    /// True when every worker is parked.
+    /// True when every worker is parked (a retired worker counts as parked).
     pub fn all_parked(&self) -> bool {
         self.workers.iter().all(|w| w.is_parked)
+    }
+
+    /// Worker threads alive now: the pool's size, less the retired workers of an elastic pool
+    /// ([`Builder::keep_alive`](crate::Builder::keep_alive)).
+    ///
+    /// ```
+    /// let pool = threadlab::Pool::builder().threads(2).build()?;
+    /// pool.install(|| ()); // the worker that ran it is alive
+    /// assert!(pool.metrics().alive_threads() >= 1);
+    /// # Ok::<(), threadlab::BuildError>(())
+    /// ```
+    pub fn alive_threads(&self) -> usize {
+        self.workers.iter().filter(|w| w.alive).count()
     }
 }

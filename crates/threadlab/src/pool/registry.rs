@@ -2,7 +2,7 @@
 //! the sleep state, the counters), and the ways work enters the pool (`inject`, `push`,
 //! `in_worker`; work for one given worker goes through its inbox, `super::inbox`).
 
-use std::thread::JoinHandle;
+use std::time::Duration;
 
 use crate::deque::Steal;
 use crate::deque::{Stealer, Worker};
@@ -15,8 +15,9 @@ use crate::loom::sync::Arc;
 use crate::pool::builder::Config;
 use crate::pool::inbox::Inbox;
 use crate::pool::metrics::{Metrics, WorkerCounters};
+use crate::pool::seat::{Seat, ThreadSpec};
 use crate::pool::sleep::Sleep;
-use crate::pool::worker::{self, WorkerThread};
+use crate::pool::worker::WorkerThread;
 use crate::task::run_next::RunNext;
 use crate::trace::{hooks, TaskKind};
 use crate::unwind::{self, Payload};
@@ -42,6 +43,15 @@ pub(crate) struct Registry {
     /// Each worker's run-next slot (futures it woke), indexed like `stealers`.
     pub(crate) run_next: Box<[CachePadded<RunNext>]>,
     pub(crate) counters: Box<[CachePadded<WorkerCounters>]>,
+    /// What each worker is apart from its thread (`super::seat`).
+    pub(crate) seats: Box<[Seat]>,
+    /// How worker threads are made (for the first start and for restarts).
+    pub(crate) spec: ThreadSpec,
+    /// How long a worker may park before its thread exits; `None`: forever.
+    pub(crate) keep_alive: Option<Duration>,
+    /// An elastic pool's reference to itself, for restarting retired workers; emptied by
+    /// `terminate` (see `super::seat`).
+    self_ref: Option<std::sync::Arc<std::sync::Mutex<Option<Arc<Registry>>>>>,
     terminating: AtomicBool,
     /// Workers whose thread left its loop for good; when all have, the pool is gone and its
     /// tasks are cancelled ([`Registry::cancel_orphans`]).
@@ -52,15 +62,16 @@ pub(crate) struct Registry {
 
 impl Registry {
     /// Starts the workers. On a spawn failure, stops the ones already started.
-    pub(crate) fn start(
-        mut config: Config,
-    ) -> Result<(Arc<Registry>, Vec<JoinHandle<()>>), BuildError> {
+    pub(crate) fn start(mut config: Config) -> Result<Arc<Registry>, BuildError> {
         let n = config.threads;
         if n == 0 {
             return Err(BuildError::zero_threads());
         }
         crate::pool::limits::check(n)?;
         let deques: Vec<Worker<JobRef>> = (0..n).map(|_| Worker::new()).collect();
+        let self_ref = config
+            .keep_alive
+            .map(|_| std::sync::Arc::new(std::sync::Mutex::new(None)));
         let registry = Arc::new(Registry {
             stealers: deques.iter().map(|d| d.stealer()).collect(),
             injector: Injector::new(),
@@ -69,32 +80,36 @@ impl Registry {
             requests: Requests::new(n),
             run_next: (0..n).map(|_| CachePadded::default()).collect(),
             counters: (0..n).map(|_| CachePadded::default()).collect(),
+            spec: ThreadSpec {
+                names: (0..n).map(|i| config.name(i)).collect(),
+                stack_size: config.stack_size,
+                pin_to_cores: config.pin_to_cores,
+            },
+            seats: deques.into_iter().map(Seat::new).collect(),
+            keep_alive: config.keep_alive,
+            self_ref: self_ref.clone(),
             terminating: AtomicBool::new(false),
             exited: AtomicUsize::new(0),
             panicked: AtomicU64::new(0),
             panic_handler: config.panic_handler.take(),
         });
-        let mut handles = Vec::with_capacity(n);
-        for (index, deque) in deques.into_iter().enumerate() {
-            let mut b = std::thread::Builder::new().name(config.name(index));
-            if let Some(size) = config.stack_size {
-                b = b.stack_size(size);
-            }
-            let reg = Arc::clone(&registry);
-            let pin = config.pin_to_cores;
-            match b.spawn(move || worker::main(reg, index, deque, pin)) {
-                Ok(h) => handles.push(h),
-                Err(e) => {
-                    let started = handles.len();
-                    registry.terminate();
-                    for h in handles {
-                        let _ = h.join();
-                    }
-                    return Err(BuildError::spawn(n, started, e));
-                }
+        if let Some(cell) = self_ref {
+            *cell.lock().unwrap_or_else(|e| e.into_inner()) = Some(Arc::clone(&registry));
+            registry
+                .sleep
+                .set_restart(Box::new(move |index, searching| {
+                    let reg = cell.lock().unwrap_or_else(|e| e.into_inner()).clone();
+                    reg.is_some_and(|r| Registry::start_thread(&r, index, searching).is_ok())
+                }));
+        }
+        for index in 0..n {
+            if let Err(e) = Registry::start_thread(&registry, index, false) {
+                registry.terminate();
+                registry.join_threads();
+                return Err(BuildError::spawn(n, index, e));
             }
         }
-        Ok((registry, handles))
+        Ok(registry)
     }
 
     pub(crate) fn num_threads(&self) -> usize {
@@ -105,10 +120,18 @@ impl Registry {
         self.terminating.load(Ordering::SeqCst)
     }
 
-    /// Asks the workers to exit once no work is left, and wakes the sleeping ones.
+    /// Asks the workers to exit once no work is left, and wakes the sleeping ones (starting
+    /// the retired ones of an elastic pool, which then exit the usual way). Once no restart is
+    /// under way, an elastic pool drops its reference to itself: nothing retires after
+    /// `wake_all` (every re-check sees `terminating`), so nothing needs restarting.
     pub(crate) fn terminate(&self) {
         self.terminating.store(true, Ordering::SeqCst);
         self.sleep.wake_all();
+        if let Some(cell) = &self.self_ref {
+            self.sleep.wait_for_restarts();
+            let me = cell.lock().unwrap_or_else(|e| e.into_inner()).take();
+            drop(me); // not the last reference: the caller holds one
+        }
     }
 
     /// True once every worker has left its loop for good: nothing queued here will run, so what

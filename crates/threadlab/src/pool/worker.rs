@@ -42,6 +42,15 @@ thread_local! {
     static CURRENT: Cell<*const WorkerThread> = const { Cell::new(std::ptr::null()) };
 }
 
+/// Why a worker's loop returned.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Exit {
+    /// The pool is shutting down: the worker is gone for good.
+    Shutdown,
+    /// Idle past the keep-alive: the thread goes; the seat may get another (`super::seat`).
+    Retired,
+}
+
 /// How a spin ended.
 enum Spun {
     Job(JobRef),
@@ -57,24 +66,28 @@ pub(crate) struct WorkerThread {
     rng: Cell<u64>,
     searching: Cell<bool>,
     awake_since: Cell<Instant>,
+    /// The task count when this worker last went idle, and when: the start of its idle stretch,
+    /// for the keep-alive (set on the idle path only, so running tasks costs nothing more).
+    idle_mark: Cell<(u64, Instant)>,
     heartbeat: Heartbeat,
     /// Free chunks for the job arenas of the scopes this worker runs (`crate::arena`).
     chunks: ChunkCache,
 }
 
-/// The body of a worker thread.
-pub(crate) fn main(registry: Arc<Registry>, index: usize, deque: Worker<JobRef>, pin: bool) {
-    if pin {
+/// The body of a worker thread on seat `index` (`searching`: a waker already counted it as a
+/// searcher, see `super::seat`).
+pub(crate) fn main(registry: Arc<Registry>, index: usize, searching: bool) {
+    if registry.spec.pin_to_cores {
         pin_to_core(index);
     }
+    let deque = registry.seats[index].take_deque();
     registry.sleep.register_thread(index);
     hooks::worker_start(index);
-    // SAFETY: gettid has no preconditions.
-    let tid = unsafe { libc::gettid() } as u64;
-    // Relaxed: read only by metrics, as a statistic.
-    registry.counters[index]
-        .os_tid
-        .store(tid, Ordering::Relaxed);
+    let counters = &registry.counters[index];
+    // Relaxed: read only by metrics, as statistics. A seat's threads run one after the other
+    // (each joins the previous one), so these stay single-writer.
+    counters.os_tid.store(os_thread_id(), Ordering::Relaxed);
+    counters.parked.store(false, Ordering::Relaxed);
     // SAFETY: the flag lives in the registry, which `worker` keeps alive (its `registry` field)
     // for as long as the heartbeat state exists.
     let heartbeat = unsafe { Heartbeat::new(registry.requests.flag(index)) };
@@ -83,8 +96,9 @@ pub(crate) fn main(registry: Arc<Registry>, index: usize, deque: Worker<JobRef>,
         deque,
         registry,
         rng: Cell::new(0x9E37_79B9_7F4A_7C15 ^ ((index as u64 + 1) << 17)),
-        searching: Cell::new(false),
+        searching: Cell::new(searching),
         awake_since: Cell::new(Instant::now()),
+        idle_mark: Cell::new((u64::MAX, Instant::now())),
         heartbeat,
         chunks: ChunkCache::new(),
     };
@@ -92,16 +106,48 @@ pub(crate) fn main(registry: Arc<Registry>, index: usize, deque: Worker<JobRef>,
     // Every value from the user is dropped where a panic is caught (`crate::unwind`), so no
     // panic should reach here. If one does (a bug of threadlab's), the worker says so and goes
     // back to its loop: a worker never leaves before shutdown, or its inbox would be lost.
-    while let Err(p) = crate::unwind::halt_unwinding(|| worker.main_loop()) {
-        eprintln!(
-            "threadlab: worker {index}: a panic escaped every task (a threadlab bug, please \
-             report it): {}; the worker goes on",
-            crate::unwind::payload_message(&p)
-        );
-        worker.registry.drop_user_value(p);
-    }
+    let exit = loop {
+        match crate::unwind::halt_unwinding(|| worker.main_loop()) {
+            Ok(exit) => break exit,
+            Err(p) => {
+                eprintln!(
+                    "threadlab: worker {index}: a panic escaped every task (a threadlab bug, \
+                     please report it): {}; the worker goes on",
+                    crate::unwind::payload_message(&p)
+                );
+                worker.registry.drop_user_value(p);
+            }
+        }
+    };
     CURRENT.with(|c| c.set(std::ptr::null()));
-    worker.registry.worker_exited();
+    let WorkerThread {
+        deque, registry, ..
+    } = worker;
+    let counters = &registry.counters[index];
+    registry.seats[index].put_deque(deque);
+    // Relaxed: statistics (see `WorkerCounters::starts`).
+    match exit {
+        Exit::Retired => counters.retirements.fetch_add(1, Ordering::Relaxed),
+        Exit::Shutdown => counters.exits.fetch_add(1, Ordering::Relaxed),
+    };
+    if exit == Exit::Shutdown {
+        registry.worker_exited();
+    }
+}
+
+/// The OS's id of the calling thread (Linux `gettid`; elsewhere a number unique among the
+/// process's live threads, from the address of a thread-local).
+fn os_thread_id() -> u64 {
+    #[cfg(target_os = "linux")]
+    {
+        // SAFETY: gettid has no preconditions.
+        unsafe { libc::gettid() as u64 }
+    }
+    #[cfg(not(target_os = "linux"))]
+    {
+        thread_local!(static ID: u8 = const { 0 });
+        ID.with(|id| id as *const u8 as u64)
+    }
 }
 
 fn pin_to_core(index: usize) {
@@ -198,8 +244,8 @@ impl WorkerThread {
         WorkerCounters::add(&self.counters().tasks, 1);
     }
 
-    fn main_loop(&self) {
-        loop {
+    fn main_loop(&self) -> Exit {
+        let exit = loop {
             if let Some(job) = self.find_work() {
                 self.execute(job);
                 continue;
@@ -209,13 +255,16 @@ impl WorkerThread {
                 && !self.registry.has_visible_work()
                 && self.registry.inboxes[self.index].close_if_empty()
             {
-                break;
+                break Exit::Shutdown;
             }
-            self.idle(None);
-        }
+            if self.idle(None) {
+                break Exit::Retired;
+            }
+        };
         if self.searching.replace(false) {
             self.registry.sleep.stop_searching();
         }
+        exit
     }
 
     /// Runs other work until `latch` is set (a stolen `join` half, a scope, a cross-pool
@@ -224,7 +273,9 @@ impl WorkerThread {
         while !latch.probe() {
             match self.find_work() {
                 Some(job) => self.execute(job),
-                None => self.idle(Some(latch)),
+                None => {
+                    self.idle(Some(latch));
+                }
             }
         }
     }
@@ -334,17 +385,35 @@ impl WorkerThread {
     }
 
     /// Nothing to do: spin a little (if allowed to search, or if waiting on a latch), then sleep.
+    /// True if the worker retired (only from the main loop, `latch` being `None`).
     #[cold]
-    fn idle(&self, latch: Option<&CoreLatch>) {
+    fn idle(&self, latch: Option<&CoreLatch>) -> bool {
         if !self.searching.get() && self.registry.sleep.try_start_searching() {
             self.searching.set(true);
             // After the SeqCst RMW that counts us as searching (`crate::heartbeat`, step 5).
             self.registry.requests.request_from_others(self.index);
         }
         if (self.searching.get() || latch.is_some()) && self.spin(latch) {
-            return;
+            return false;
         }
-        self.sleep(latch);
+        self.sleep(latch)
+    }
+
+    /// When this worker retires if it stays idle: the start of its idle stretch plus the
+    /// keep-alive, for an elastic pool's main loop only (`latch` is `None`).
+    fn retire_at(&self, latch: Option<&CoreLatch>) -> Option<Instant> {
+        let keep_alive = self.registry.keep_alive?;
+        if latch.is_some() {
+            return None;
+        }
+        // Relaxed: our own counter.
+        let tasks = self.counters().tasks.load(Ordering::Relaxed);
+        let (seen, mut since) = self.idle_mark.get();
+        if seen != tasks {
+            since = Instant::now();
+            self.idle_mark.set((tasks, since));
+        }
+        Some(since + keep_alive)
     }
 
     /// Spins for up to [`SPIN_BEFORE_PARK`]; true if it found work (and ran it) or the latch was
@@ -396,13 +465,16 @@ impl WorkerThread {
     }
 
     /// Sleeps by the protocol of `super::sleep`, recording the park (the waker records the wake).
-    fn sleep(&self, latch: Option<&CoreLatch>) {
+    /// True if the worker retired instead (an elastic pool's keep-alive ran out).
+    fn sleep(&self, latch: Option<&CoreLatch>) -> bool {
         let counters = self.counters();
         let registry = &self.registry;
+        let retire_at = self.retire_at(latch);
         let woken = registry.sleep.sleep(
             self.index,
             self.searching.get(),
             latch,
+            retire_at,
             // R2 of the sleep protocol: the shared queues, and this worker's own run-next slot
             // and inbox (`super::sleep`, "The run-next slot" and "Work for one worker").
             || {
@@ -423,6 +495,12 @@ impl WorkerThread {
                 hooks::park_begin();
             },
         );
+        if woken.retired {
+            hooks::park_end();
+            // Its searcher count moved to the sleepers when it went to sleep.
+            self.searching.set(false);
+            return true;
+        }
         if woken.parked {
             hooks::park_end();
             counters.parked.store(false, Ordering::Relaxed);
@@ -433,6 +511,7 @@ impl WorkerThread {
             self.awake_since.set(Instant::now());
         }
         self.searching.set(woken.searching);
+        false
     }
 
     /// xorshift64 (Marsaglia, 2003) for picking victims.

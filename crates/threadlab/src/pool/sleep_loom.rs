@@ -21,7 +21,14 @@ fn outside_push_vs_going_to_sleep(policy: WakePolicy) {
             let mut searching = false;
             // SeqCst: the injector's length, as `Registry::has_visible_work` reads it.
             while q.load(Ordering::SeqCst) == 0 {
-                let woken = s.sleep(0, searching, None, || q.load(Ordering::SeqCst) > 0, || {});
+                let woken = s.sleep(
+                    0,
+                    searching,
+                    None,
+                    None,
+                    || q.load(Ordering::SeqCst) > 0,
+                    || {},
+                );
                 searching = woken.searching;
             }
             if searching {
@@ -61,7 +68,7 @@ fn loom_latch_set_vs_waiter_going_to_sleep() {
             s.register_thread(0);
             let mut searching = false;
             while !l.probe() {
-                let woken = s.sleep(0, searching, Some(&l), || false, || {});
+                let woken = s.sleep(0, searching, Some(&l), None, || false, || {});
                 searching = woken.searching;
             }
             if searching {

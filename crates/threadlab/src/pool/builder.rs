@@ -30,6 +30,7 @@ pub struct Builder {
     panic_handler: Option<PanicHandler>,
     wake_policy: WakePolicy,
     keep_alive: Option<Duration>,
+    time_histograms: bool,
 }
 
 /// What `Registry::start` needs.
@@ -41,6 +42,7 @@ pub(crate) struct Config {
     pub(crate) panic_handler: Option<PanicHandler>,
     pub(crate) wake_policy: WakePolicy,
     pub(crate) keep_alive: Option<Duration>,
+    pub(crate) time_histograms: bool,
 }
 
 impl Config {
@@ -60,6 +62,7 @@ impl std::fmt::Debug for Builder {
             .field("stack_size", &self.stack_size)
             .field("wake_policy", &self.wake_policy)
             .field("keep_alive", &self.keep_alive)
+            .field("time_histograms", &self.time_histograms)
             .finish_non_exhaustive()
     }
 }
@@ -166,6 +169,29 @@ impl Builder {
         self
     }
 
+    /// Times every task a worker takes from a queue and every poll of a future into per-worker
+    /// histograms ([`WorkerMetrics::task_run_time`], [`WorkerMetrics::poll_time`]). Off by
+    /// default: two clock reads per task (about 40 ns on the development VM) matter for tasks
+    /// of a few hundred nanoseconds; off, it costs one predictable branch per task.
+    ///
+    /// ```
+    /// let pool = threadlab::Pool::builder().threads(2).time_histograms(true).build()?;
+    /// pool.spawn(|| ());
+    /// // The worker counts the task just after it returned.
+    /// while pool.metrics().task_run_time().count() == 0 {
+    ///     std::thread::yield_now();
+    /// }
+    /// println!("median task: under {:?}", pool.metrics().task_run_time().quantile(0.5));
+    /// # Ok::<(), threadlab::BuildError>(())
+    /// ```
+    ///
+    /// [`WorkerMetrics::task_run_time`]: crate::WorkerMetrics::task_run_time
+    /// [`WorkerMetrics::poll_time`]: crate::WorkerMetrics::poll_time
+    pub fn time_histograms(mut self, on: bool) -> Self {
+        self.time_histograms = on;
+        self
+    }
+
     pub(crate) fn into_config(self) -> Config {
         Config {
             threads: self
@@ -177,6 +203,7 @@ impl Builder {
             panic_handler: self.panic_handler,
             wake_policy: self.wake_policy,
             keep_alive: self.keep_alive,
+            time_histograms: self.time_histograms,
         }
     }
 

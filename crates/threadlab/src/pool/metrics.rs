@@ -3,11 +3,22 @@
 //! Every counter is written only by its own worker, so it is a relaxed load plus a relaxed store
 //! (no read-modify-write, no contention); readers (`Pool::metrics`) take relaxed loads and may see
 //! a slightly stale figure, which is all a metric needs. Each worker's block sits on its own cache
-//! line.
+//! line. (The few counters written from elsewhere say so.)
+//!
+//! # Histograms
+//!
+//! With [`Builder::time_histograms`](crate::Builder::time_histograms), each worker times every
+//! task it takes from a queue and counts the time in a [`Histogram`] of fixed log-scale buckets
+//! (powers of two of nanoseconds: one add to one of [`Histogram::BUCKETS`] counters, the bucket
+//! found from the duration's leading zeros), one histogram for future polls and one for the
+//! other tasks, as Tokio's `poll_time_histogram` does for polls (its log-scale option); no
+//! allocation and no lock. Off, a worker pays one predictable branch per task.
 
 use std::time::Duration;
 
-use crate::loom::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use crate::loom::sync::atomic::{AtomicBool, AtomicI64, AtomicU64, Ordering};
+use crate::pool::registry::Registry;
+use crate::pool::worker::WorkerThread;
 
 /// The live counters of one worker.
 #[derive(Default)]
@@ -31,6 +42,120 @@ pub(crate) struct WorkerCounters {
     pub(crate) retirements: AtomicU64,
     /// Times this worker's thread exited at shutdown (0 or 1).
     pub(crate) exits: AtomicU64,
+    /// Run time of the tasks this worker took from a queue (with time histograms on).
+    pub(crate) task_time: TimeCounts,
+    /// Poll time of the futures this worker polled (with time histograms on).
+    pub(crate) poll_time: TimeCounts,
+    /// Future tasks spawned on this worker minus those freed on it (single writer: this
+    /// worker); the pool sums them with the outside threads' figure.
+    pub(crate) futures_net: AtomicI64,
+}
+
+/// One histogram's live counters (see [`Histogram`]).
+pub(crate) struct TimeCounts([AtomicU64; Histogram::BUCKETS]);
+
+impl Default for TimeCounts {
+    fn default() -> Self {
+        TimeCounts(std::array::from_fn(|_| AtomicU64::new(0)))
+    }
+}
+
+impl TimeCounts {
+    /// Counts one duration (the owner worker only).
+    #[inline]
+    pub(crate) fn record(&self, nanos: u64) {
+        WorkerCounters::add(&self.0[Histogram::bucket_of(nanos)], 1);
+    }
+
+    fn snapshot(&self) -> Histogram {
+        Histogram {
+            // Relaxed: statistics.
+            counts: self.0.iter().map(|c| c.load(Ordering::Relaxed)).collect(),
+        }
+    }
+}
+
+/// A histogram of durations in fixed log-scale buckets: bucket 0 holds what took under 128 ns,
+/// bucket `k` (1 ≤ k < 23) what took from 2^(k+6) ns up to twice that, the last bucket what
+/// took 2^29 ns (0.54 s) or more.
+///
+/// ```
+/// use std::time::Duration;
+/// use threadlab::Histogram;
+/// assert_eq!(Histogram::bucket_range(0), (Duration::ZERO, Some(Duration::from_nanos(128))));
+/// assert_eq!(Histogram::bucket_range(1).1, Some(Duration::from_nanos(256)));
+/// assert_eq!(Histogram::bucket_range(Histogram::BUCKETS - 1).1, None);
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Histogram {
+    /// How many durations fell in each bucket ([`Histogram::BUCKETS`] of them).
+    pub counts: Vec<u64>,
+}
+
+impl Default for Histogram {
+    fn default() -> Self {
+        Histogram {
+            counts: vec![0; Histogram::BUCKETS],
+        }
+    }
+}
+
+impl Histogram {
+    /// The number of buckets.
+    pub const BUCKETS: usize = 24;
+
+    /// The bucket a duration of `nanos` falls in.
+    #[inline(always)]
+    pub(crate) fn bucket_of(nanos: u64) -> usize {
+        let bits = (u64::BITS - (nanos | 1).leading_zeros()) as usize;
+        bits.saturating_sub(7).min(Self::BUCKETS - 1)
+    }
+
+    /// Bucket `i`'s range: from its lower bound (inclusive) up to its upper bound (exclusive;
+    /// `None` for the last, open-ended one).
+    pub fn bucket_range(i: usize) -> (Duration, Option<Duration>) {
+        let lo = if i == 0 { 0 } else { 1u64 << (i + 6) };
+        let hi = (i + 1 < Self::BUCKETS).then(|| Duration::from_nanos(1u64 << (i + 7)));
+        (Duration::from_nanos(lo), hi)
+    }
+
+    /// How many durations were counted.
+    pub fn count(&self) -> u64 {
+        self.counts.iter().sum()
+    }
+
+    /// An upper bound of the `q` quantile (0–1): the upper edge of the bucket it falls in (the
+    /// last bucket's lower edge if it falls there); `None` when nothing was counted.
+    ///
+    /// ```
+    /// let mut h = threadlab::Histogram::default();
+    /// h.counts[3] = 10; // 512 ns – 1.02 µs
+    /// assert_eq!(h.quantile(0.5), Some(std::time::Duration::from_nanos(1024)));
+    /// ```
+    pub fn quantile(&self, q: f64) -> Option<Duration> {
+        let total = self.count();
+        if total == 0 {
+            return None;
+        }
+        let rank = ((q.clamp(0.0, 1.0) * total as f64).ceil() as u64).max(1);
+        let mut seen = 0;
+        for (i, &c) in self.counts.iter().enumerate() {
+            seen += c;
+            if seen >= rank {
+                let (lo, hi) = Self::bucket_range(i);
+                return Some(hi.unwrap_or(lo));
+            }
+        }
+        None
+    }
+
+    /// Adds `other`'s counts to this one's (e.g. to sum the workers' histograms).
+    pub fn merge(&mut self, other: &Histogram) {
+        for (a, b) in self.counts.iter_mut().zip(&other.counts) {
+            *a += b;
+        }
+    }
 }
 
 impl WorkerCounters {
@@ -62,12 +187,17 @@ impl WorkerCounters {
             },
             starts: self.starts.load(Ordering::Relaxed),
             retirements: self.retirements.load(Ordering::Relaxed),
+            task_run_time: self.task_time.snapshot(),
+            poll_time: self.poll_time.snapshot(),
+            local_queue_depth: 0,
+            inbox_depth: 0,
         }
     }
 }
 
 /// A snapshot of one worker's counters.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct WorkerMetrics {
     /// The worker's index in the pool (0-based).
     pub index: usize,
@@ -99,10 +229,23 @@ pub struct WorkerMetrics {
     pub starts: u64,
     /// Times this worker's thread exited after idling for the keep-alive.
     pub retirements: u64,
+    /// Wall time of each task this worker took from a queue (a spawned task, a stolen `join`
+    /// half, a scope's task, …; a task's time includes the tasks it ran while waiting inside
+    /// it), futures' polls excepted. Empty unless
+    /// [`Builder::time_histograms`](crate::Builder::time_histograms) is on.
+    pub task_run_time: Histogram,
+    /// Wall time of each poll of a future this worker ran. Empty unless
+    /// [`Builder::time_histograms`](crate::Builder::time_histograms) is on.
+    pub poll_time: Histogram,
+    /// Jobs in this worker's deque when the snapshot was taken (others may steal them).
+    pub local_queue_depth: usize,
+    /// Jobs addressed to this worker (`spawn_on`, `install_on`) waiting in its inbox.
+    pub inbox_depth: usize,
 }
 
 /// A snapshot of a pool's counters, from [`Pool::metrics`](crate::Pool::metrics).
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct Metrics {
     /// One entry per worker, in index order.
     pub workers: Vec<WorkerMetrics>,
@@ -113,9 +256,30 @@ pub struct Metrics {
     /// future, whatever a panic handler throws): those are caught where they happen, counted
     /// here and printed, so they never unwind through a worker.
     pub panicked_tasks: u64,
+    /// Future tasks alive: spawned (`spawn_future`, `block_on`'s inner tasks are not) and not
+    /// yet freed (a finished task lives on while its `JoinHandle` does).
+    pub alive_tasks: u64,
 }
 
 impl Metrics {
+    /// The workers' task run time histograms, summed (see [`WorkerMetrics::task_run_time`]).
+    pub fn task_run_time(&self) -> Histogram {
+        let mut h = Histogram::default();
+        for w in &self.workers {
+            h.merge(&w.task_run_time);
+        }
+        h
+    }
+
+    /// The workers' poll time histograms, summed (see [`WorkerMetrics::poll_time`]).
+    pub fn poll_time(&self) -> Histogram {
+        let mut h = Histogram::default();
+        for w in &self.workers {
+            h.merge(&w.poll_time);
+        }
+        h
+    }
+
     /// The sum of `tasks_run` over all workers.
     pub fn tasks_run(&self) -> u64 {
         self.workers.iter().map(|w| w.tasks_run).sum()
@@ -137,5 +301,45 @@ impl Metrics {
     /// ```
     pub fn alive_threads(&self) -> usize {
         self.workers.iter().filter(|w| w.alive).count()
+    }
+}
+
+impl Registry {
+    /// A future task was spawned on this pool (`crate::task::cell`).
+    #[inline]
+    pub(crate) fn task_spawned(&self) {
+        self.count_futures(1);
+    }
+
+    /// A future task of this pool was freed (`crate::task::cell`).
+    #[inline]
+    pub(crate) fn task_freed(&self) {
+        self.count_futures(-1);
+    }
+
+    fn count_futures(&self, delta: i64) {
+        match WorkerThread::current() {
+            Some(w) if std::ptr::eq(&**w.registry(), self) => {
+                // Our own worker's counter: single writer, a plain load and store.
+                let c = &self.counters[w.index()].futures_net;
+                // Relaxed: a statistic.
+                c.store(c.load(Ordering::Relaxed) + delta, Ordering::Relaxed);
+            }
+            // Relaxed: a statistic; several threads add here, hence the RMW.
+            _ => {
+                self.futures_outside.fetch_add(delta, Ordering::Relaxed);
+            }
+        }
+    }
+
+    /// The alive future tasks: the workers' net counts plus the outside threads'.
+    pub(crate) fn alive_futures(&self) -> u64 {
+        // Relaxed: statistics; a snapshot taken while tasks come and go may be off by those.
+        let inside: i64 = self
+            .counters
+            .iter()
+            .map(|c| c.futures_net.load(Ordering::Relaxed))
+            .sum();
+        (inside + self.futures_outside.load(Ordering::Relaxed)).max(0) as u64
     }
 }

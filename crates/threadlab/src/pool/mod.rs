@@ -23,7 +23,7 @@ use crate::loom::sync::Arc;
 use crate::scope::Scope;
 use crate::NoSuchWorker;
 pub use builder::Builder;
-pub use metrics::{Metrics, WorkerMetrics};
+pub use metrics::{Histogram, Metrics, WorkerMetrics};
 use registry::Registry;
 pub use sleep::WakePolicy;
 use worker::WorkerThread;

@@ -10,7 +10,7 @@ use crate::heartbeat::Requests;
 use crate::injector::Injector;
 use crate::job::{HeapJob, JobRef, StackJob};
 use crate::latch::{LockLatch, SpinLatch};
-use crate::loom::sync::atomic::{fence, AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use crate::loom::sync::atomic::{fence, AtomicBool, AtomicI64, AtomicU64, AtomicUsize, Ordering};
 use crate::loom::sync::Arc;
 use crate::pool::builder::Config;
 use crate::pool::inbox::Inbox;
@@ -57,6 +57,10 @@ pub(crate) struct Registry {
     /// tasks are cancelled ([`Registry::cancel_orphans`]).
     exited: AtomicUsize,
     panicked: AtomicU64,
+    /// Future tasks spawned minus freed by threads that are not this pool's workers.
+    pub(crate) futures_outside: AtomicI64,
+    /// Workers time their tasks into histograms (`Builder::time_histograms`).
+    pub(crate) time_histograms: bool,
     panic_handler: Option<PanicHandler>,
 }
 
@@ -91,6 +95,8 @@ impl Registry {
             terminating: AtomicBool::new(false),
             exited: AtomicUsize::new(0),
             panicked: AtomicU64::new(0),
+            futures_outside: AtomicI64::new(0),
+            time_histograms: config.time_histograms,
             panic_handler: config.panic_handler.take(),
         });
         if let Some(cell) = self_ref {
@@ -298,10 +304,16 @@ impl Registry {
                 .counters
                 .iter()
                 .enumerate()
-                .map(|(i, c)| c.snapshot(i))
+                .map(|(i, c)| {
+                    let mut m = c.snapshot(i);
+                    m.local_queue_depth = self.stealers[i].len();
+                    m.inbox_depth = self.inboxes[i].len();
+                    m
+                })
                 .collect(),
             injector_depth: self.injector.len(),
             panicked_tasks: self.panicked(),
+            alive_tasks: self.alive_futures(),
         }
     }
 

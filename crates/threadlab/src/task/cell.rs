@@ -104,6 +104,7 @@ where
         stage: UnsafeCell::new(Stage::Running(future)),
     });
     let task = NonNull::from(Box::leak(cell)).cast::<Header>();
+    registry.task_spawned();
     let job = job_ref(task);
     hooks::spawn(job.id());
     registry.push(job);
@@ -116,6 +117,12 @@ pub(crate) fn job_ref(task: NonNull<Header>) -> JobRef {
     // SAFETY: `run_job` is sound to call once per SCHEDULED transition, on any thread (the
     // future and its output are Send); the reference the job owns keeps the cell alive.
     unsafe { JobRef::from_raw(task.as_ptr() as *const (), run_job) }
+}
+
+/// True if `job` polls a future task (for the poll time histogram, `crate::pool::metrics`).
+#[inline]
+pub(crate) fn is_poll_job(job: &JobRef) -> bool {
+    job.runs(run_job)
 }
 
 /// The recorder's id for the task: its address, unique while it lives.
@@ -272,6 +279,7 @@ where
     let cell = unsafe { Box::from_raw(task.cast::<Cell<F>>().as_ptr()) };
     // The cell's own reference goes with it; this one reports a panic of its drop.
     let registry = Arc::clone(&cell.header.registry);
+    registry.task_freed();
     registry.drop_user_value(cell);
 }
 

@@ -54,7 +54,10 @@ fn main() -> Result<(), threadlab::BuildError> {
         }
     });
     let m = pool.metrics();
-    println!("future tasks alive while the channel runs: {}", m.alive_tasks);
+    println!(
+        "future tasks alive while the channel runs: {}",
+        m.alive_tasks
+    );
     pool.block_on(producer);
     println!("sum over the channel = {}", pool.block_on(consumer));
     for i in 0..1_000 {

@@ -37,7 +37,9 @@ fn histograms_count_each_task_and_poll_once() {
         assert_eq!(m.task_run_time().count(), n);
         assert_eq!(m.poll_time().count(), 0);
         // Futures that finish at their first poll: one poll each.
-        let handles: Vec<_> = (0..10).map(|i| pool.spawn_future(async move { i })).collect();
+        let handles: Vec<_> = (0..10)
+            .map(|i| pool.spawn_future(async move { i }))
+            .collect();
         let sum: u64 = handles.into_iter().map(|h| pool.block_on(h)).sum();
         assert_eq!(sum, 45);
         // Every task the workers ran is in exactly one of the two histograms (waited for:
@@ -128,6 +130,9 @@ fn queue_depths_are_read() {
         go_tx.send(()).unwrap();
         until_run(&pool, 4);
         let m = pool.metrics();
-        assert!(m.workers.iter().all(|w| w.inbox_depth == 0 && w.local_queue_depth == 0));
+        assert!(m
+            .workers
+            .iter()
+            .all(|w| w.inbox_depth == 0 && w.local_queue_depth == 0));
     });
 }

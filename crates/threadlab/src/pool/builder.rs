@@ -87,7 +87,11 @@ impl Builder {
         self
     }
 
-    /// Pins worker `i` to CPU `i mod cores` (Linux `sched_setaffinity`).
+    /// Pins each worker's thread to one CPU: worker `i` to the `i mod n`-th of the `n` CPUs
+    /// this process may use (`sched_getaffinity`: what `taskset` or a cpuset left it), with
+    /// `sched_setaffinity`; [`WorkerMetrics::pinned_cpu`](crate::WorkerMetrics::pinned_cpu)
+    /// says where. Linux only: elsewhere [`Builder::build`] returns an error, as it does when a
+    /// worker could not be pinned (see `pool/affinity.rs`).
     pub fn pin_to_cores(mut self, pin: bool) -> Self {
         self.pin_to_cores = pin;
         self

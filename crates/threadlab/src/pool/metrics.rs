@@ -21,7 +21,6 @@ use crate::pool::registry::Registry;
 use crate::pool::worker::WorkerThread;
 
 /// The live counters of one worker.
-#[derive(Default)]
 pub(crate) struct WorkerCounters {
     pub(crate) tasks: AtomicU64,
     pub(crate) steals: AtomicU64,
@@ -49,6 +48,31 @@ pub(crate) struct WorkerCounters {
     /// Future tasks spawned on this worker minus those freed on it (single writer: this
     /// worker); the pool sums them with the outside threads' figure.
     pub(crate) futures_net: AtomicI64,
+    /// The CPU this worker is pinned to, or its pinning's state (`super::affinity`).
+    pub(crate) pin: AtomicI64,
+}
+
+impl Default for WorkerCounters {
+    fn default() -> Self {
+        WorkerCounters {
+            tasks: AtomicU64::new(0),
+            steals: AtomicU64::new(0),
+            failed_steals: AtomicU64::new(0),
+            promotions: AtomicU64::new(0),
+            parks: AtomicU64::new(0),
+            wakeups: AtomicU64::new(0),
+            awake_nanos: AtomicU64::new(0),
+            parked: AtomicBool::new(false),
+            os_tid: AtomicU64::new(0),
+            starts: AtomicU64::new(0),
+            retirements: AtomicU64::new(0),
+            exits: AtomicU64::new(0),
+            task_time: TimeCounts::default(),
+            poll_time: TimeCounts::default(),
+            futures_net: AtomicI64::new(0),
+            pin: AtomicI64::new(crate::pool::affinity::PIN_PENDING),
+        }
+    }
 }
 
 /// One histogram's live counters (see [`Histogram`]).
@@ -191,6 +215,11 @@ impl WorkerCounters {
             poll_time: self.poll_time.snapshot(),
             local_queue_depth: 0,
             inbox_depth: 0,
+            pinned_cpu: {
+                // Relaxed: a statistic.
+                let v = self.pin.load(Ordering::Relaxed);
+                usize::try_from(v).ok()
+            },
         }
     }
 }
@@ -241,6 +270,9 @@ pub struct WorkerMetrics {
     pub local_queue_depth: usize,
     /// Jobs addressed to this worker (`spawn_on`, `install_on`) waiting in its inbox.
     pub inbox_depth: usize,
+    /// The CPU this worker's thread is pinned to
+    /// ([`Builder::pin_to_cores`](crate::Builder::pin_to_cores)); `None` when not pinned.
+    pub pinned_cpu: Option<usize>,
 }
 
 /// A snapshot of a pool's counters, from [`Pool::metrics`](crate::Pool::metrics).

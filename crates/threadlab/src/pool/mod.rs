@@ -1,6 +1,7 @@
 //! The pool: a fixed set of long-lived workers that share work by stealing.
 //!
 //! - [`builder`]: configuration and start-up.
+//! - [`affinity`]: `pin_to_cores`: the CPUs a process may use, and pinning failures.
 //! - [`registry`]: what the workers share and how work enters the pool.
 //! - [`limits`]: the system's limits on threads, checked before the workers start.
 //! - [`inbox`]: work addressed to one worker (`spawn_on`, `install_on`, the partitioners).
@@ -10,6 +11,7 @@
 //!   exit and start again.
 //! - [`metrics`]: per-worker counters.
 
+pub(crate) mod affinity;
 pub(crate) mod builder;
 pub(crate) mod inbox;
 pub(crate) mod limits;

@@ -72,6 +72,11 @@ impl Registry {
             return Err(BuildError::zero_threads());
         }
         crate::pool::limits::check(n)?;
+        let cpus = if config.pin_to_cores {
+            crate::pool::affinity::allowed_cpus().map_err(BuildError::pin_unavailable)?
+        } else {
+            Vec::new()
+        };
         let deques: Vec<Worker<JobRef>> = (0..n).map(|_| Worker::new()).collect();
         let self_ref = config
             .keep_alive
@@ -87,7 +92,7 @@ impl Registry {
             spec: ThreadSpec {
                 names: (0..n).map(|i| config.name(i)).collect(),
                 stack_size: config.stack_size,
-                pin_to_cores: config.pin_to_cores,
+                cpus,
             },
             seats: deques.into_iter().map(Seat::new).collect(),
             keep_alive: config.keep_alive,
@@ -115,7 +120,36 @@ impl Registry {
                 return Err(BuildError::spawn(n, index, e));
             }
         }
+        if let Err(e) = registry.check_pinned() {
+            registry.terminate();
+            registry.join_threads();
+            return Err(e);
+        }
         Ok(registry)
+    }
+
+    /// With `pin_to_cores`, waits until every worker has pinned itself (its first act) and
+    /// reports the first that could not (`super::affinity`).
+    fn check_pinned(&self) -> Result<(), BuildError> {
+        if self.spec.cpus.is_empty() {
+            return Ok(());
+        }
+        for (index, c) in self.counters.iter().enumerate() {
+            loop {
+                // Acquire: pairs with the worker's Release store of its result.
+                let v = c.pin.load(Ordering::Acquire);
+                if v == crate::pool::affinity::PIN_PENDING {
+                    std::thread::sleep(std::time::Duration::from_micros(20));
+                    continue;
+                }
+                if let Some(e) = crate::pool::affinity::failure(v) {
+                    let cpu = self.spec.cpus[index % self.spec.cpus.len()];
+                    return Err(BuildError::pin(index, cpu, e));
+                }
+                break;
+            }
+        }
+        Ok(())
     }
 
     pub(crate) fn num_threads(&self) -> usize {

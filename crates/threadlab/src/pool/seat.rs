@@ -79,7 +79,8 @@ impl Seat {
 pub(crate) struct ThreadSpec {
     pub(crate) names: Box<[String]>,
     pub(crate) stack_size: Option<usize>,
-    pub(crate) pin_to_cores: bool,
+    /// With `pin_to_cores`: the CPUs the process may use (`super::affinity`); else empty.
+    pub(crate) cpus: Vec<usize>,
 }
 
 impl Registry {

@@ -77,9 +77,7 @@ pub(crate) struct WorkerThread {
 /// The body of a worker thread on seat `index` (`searching`: a waker already counted it as a
 /// searcher, see `super::seat`).
 pub(crate) fn main(registry: Arc<Registry>, index: usize, searching: bool) {
-    if registry.spec.pin_to_cores {
-        pin_to_core(index);
-    }
+    pin(&registry, index);
     let deque = registry.seats[index].take_deque();
     registry.sleep.register_thread(index);
     hooks::worker_start(index);
@@ -150,15 +148,31 @@ fn os_thread_id() -> u64 {
     }
 }
 
-fn pin_to_core(index: usize) {
-    // SAFETY: a zeroed cpu_set_t is a valid empty set; CPU_SET writes within it; the syscall
-    // reads it for the calling thread (pid 0).
-    unsafe {
-        let mut set: libc::cpu_set_t = std::mem::zeroed();
-        let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
-        libc::CPU_SET(index % cpus, &mut set);
-        libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set);
+/// Pins this thread as `pin_to_cores` asked (`super::affinity`) and publishes the result.
+fn pin(registry: &Registry, index: usize) {
+    let cpus = &registry.spec.cpus;
+    if cpus.is_empty() {
+        return;
     }
+    let cpu = cpus[index % cpus.len()];
+    let result = super::affinity::pin_current(cpu);
+    if let Err(e) = &result {
+        // The first start is reported by `build()`; a restart's failure only here.
+        static SAID: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+        // Relaxed: only decides whether to print.
+        if registry.counters[index].starts.load(Ordering::Relaxed) > 1
+            && !SAID.swap(true, std::sync::atomic::Ordering::Relaxed)
+        {
+            eprintln!(
+                "threadlab: worker {index} restarted but could not be pinned to CPU {cpu} \
+                 ({e}); it runs unpinned (printed once per process)"
+            );
+        }
+    }
+    // Release: pairs with `Registry::check_pinned`'s Acquire load.
+    registry.counters[index]
+        .pin
+        .store(super::affinity::encode(cpu, &result), Ordering::Release);
 }
 
 impl WorkerThread {

@@ -78,14 +78,6 @@ impl JobRef {
         self.data as usize as u64
     }
 
-    /// True if the job runs `execute_fn` (e.g. a future's poll, `crate::task::is_poll_job`).
-    /// Compared by address: only good for statistics (the compiler may merge two identical
-    /// functions into one address).
-    #[inline]
-    pub(crate) fn runs(&self, execute_fn: unsafe fn(*const ())) -> bool {
-        self.execute_fn as usize == execute_fn as usize
-    }
-
     /// Runs the job.
     ///
     /// # Safety

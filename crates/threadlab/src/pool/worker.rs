@@ -69,6 +69,8 @@ pub(crate) struct WorkerThread {
     /// The task count when this worker last went idle, and when: the start of its idle stretch,
     /// for the keep-alive (set on the idle path only, so running tasks costs nothing more).
     idle_mark: Cell<(u64, Instant)>,
+    /// The job being timed was a future's poll (`WorkerThread::note_poll`).
+    polled: Cell<bool>,
     heartbeat: Heartbeat,
     /// Free chunks for the job arenas of the scopes this worker runs (`crate::arena`).
     chunks: ChunkCache,
@@ -97,6 +99,7 @@ pub(crate) fn main(registry: Arc<Registry>, index: usize, searching: bool) {
         searching: Cell::new(searching),
         awake_since: Cell::new(Instant::now()),
         idle_mark: Cell::new((u64::MAX, Instant::now())),
+        polled: Cell::new(false),
         heartbeat,
         chunks: ChunkCache::new(),
     };
@@ -263,17 +266,27 @@ impl WorkerThread {
         WorkerCounters::add(&self.counters().tasks, 1);
     }
 
+    /// The job this worker is running (with time histograms on) was a future's poll
+    /// (`crate::task::cell`, at the end of the poll).
+    pub(crate) fn note_poll() {
+        if let Some(w) = WorkerThread::current() {
+            w.polled.set(true);
+        }
+    }
+
     /// [`WorkerThread::execute`] with the job's wall time counted in a histogram
     /// (`super::metrics`, "Histograms").
     #[inline(never)]
     fn execute_timed(&self, job: JobRef) {
-        let future = crate::task::is_poll_job(&job);
+        self.polled.set(false);
         let start = Instant::now();
         // SAFETY: as in `execute`: the job was popped or stolen, and runs once.
         unsafe { job.execute() };
         let nanos = start.elapsed().as_nanos() as u64;
         let counters = self.counters();
-        if future {
+        // Set by the job if it was a future's poll (`note_poll`); a job run inside this one
+        // consumed its own mark before.
+        if self.polled.replace(false) {
             counters.poll_time.record(nanos);
         } else {
             counters.task_time.record(nanos);

@@ -28,6 +28,7 @@ use crate::job::JobRef;
 use crate::loom::cell::UnsafeCell;
 use crate::loom::sync::Arc;
 use crate::pool::registry::Registry;
+use crate::pool::worker::WorkerThread;
 use crate::task::state::{Idle, State};
 use crate::task::waker;
 use crate::trace::hooks::{self, TaskSpan};
@@ -119,12 +120,6 @@ pub(crate) fn job_ref(task: NonNull<Header>) -> JobRef {
     unsafe { JobRef::from_raw(task.as_ptr() as *const (), run_job) }
 }
 
-/// True if `job` polls a future task (for the poll time histogram, `crate::pool::metrics`).
-#[inline]
-pub(crate) fn is_poll_job(job: &JobRef) -> bool {
-    job.runs(run_job)
-}
-
 /// The recorder's id for the task: its address, unique while it lives.
 #[inline]
 pub(crate) fn task_id(task: NonNull<Header>) -> u64 {
@@ -135,8 +130,14 @@ pub(crate) fn task_id(task: NonNull<Header>) -> u64 {
 /// `data` is a task cell with SCHEDULED set, whose reference this job owns.
 unsafe fn run_job(data: *const ()) {
     let task = NonNull::new(data as *mut Header).expect("run_job: null task");
+    // SAFETY: the job's reference keeps the header alive until the poll.
+    let timed = unsafe { task.as_ref().registry.time_histograms };
     // SAFETY: the job's reference keeps the header alive; the vtable matches the cell.
     unsafe { (task.as_ref().vtable.poll)(task) }
+    if timed {
+        // After the poll (which may have run other jobs inside it, each counted on its own).
+        WorkerThread::note_poll();
+    }
 }
 
 /// Polls the future once and moves the task to its next state.

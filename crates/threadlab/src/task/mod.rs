@@ -21,7 +21,6 @@
 
 pub(crate) mod block_on;
 mod cell;
-pub(crate) use cell::is_poll_job;
 mod join_handle;
 pub(crate) mod run_next;
 #[cfg(loom)]

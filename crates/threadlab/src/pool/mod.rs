@@ -5,6 +5,7 @@
 //! - [`registry`]: what the workers share and how work enters the pool.
 //! - [`limits`]: the system's limits on threads, checked before the workers start.
 //! - [`inbox`]: work addressed to one worker (`spawn_on`, `install_on`, the partitioners).
+//! - [`run_next`]: each worker's run-next slot (the future its last task woke) and the budget.
 //! - [`worker`]: the worker thread's loop.
 //! - [`sleep`]: the idle protocol (search, spin, park, wake, retire) and why no wake-up is lost.
 //! - [`seat`]: what a worker is apart from its thread, so an elastic pool's idle workers can
@@ -17,6 +18,7 @@ pub(crate) mod inbox;
 pub(crate) mod limits;
 pub(crate) mod metrics;
 pub(crate) mod registry;
+pub(crate) mod run_next;
 pub(crate) mod seat;
 pub(crate) mod sleep;
 pub(crate) mod worker;

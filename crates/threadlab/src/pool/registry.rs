@@ -15,10 +15,10 @@ use crate::loom::sync::Arc;
 use crate::pool::builder::Config;
 use crate::pool::inbox::Inbox;
 use crate::pool::metrics::{Metrics, WorkerCounters};
+use crate::pool::run_next::RunNext;
 use crate::pool::seat::{Seat, ThreadSpec};
 use crate::pool::sleep::Sleep;
 use crate::pool::worker::WorkerThread;
-use crate::task::run_next::RunNext;
 use crate::trace::{hooks, TaskKind};
 use crate::unwind::{self, Payload};
 use crate::util::CachePadded;
@@ -32,23 +32,26 @@ pub(crate) type PanicHandler = Box<dyn Fn(Payload) + Send + Sync>;
 /// the loom facade: a static, and it only decides whether to print.
 static HANDLER_PANICKED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
 
+/// What a pool's workers share. Its fields are the pool's own (`pub(super)`): the rest of the
+/// crate goes through the methods below (submitting work, waiting on a worker, the panic and
+/// cancellation paths, whether a worker is idle).
 pub(crate) struct Registry {
-    pub(crate) stealers: Box<[Stealer<JobRef>]>,
-    pub(crate) injector: Injector<JobRef>,
+    pub(super) stealers: Box<[Stealer<JobRef>]>,
+    pub(super) injector: Injector<JobRef>,
     /// Work addressed to one worker (`Pool::spawn_on`, the partitioners), one inbox each.
-    pub(crate) inboxes: Box<[CachePadded<Inbox>]>,
-    pub(crate) sleep: Sleep,
+    pub(super) inboxes: Box<[CachePadded<Inbox>]>,
+    pub(super) sleep: Sleep,
     /// The workers' heartbeat request flags (`crate::heartbeat`).
-    pub(crate) requests: Requests,
+    pub(super) requests: Requests,
     /// Each worker's run-next slot (futures it woke), indexed like `stealers`.
-    pub(crate) run_next: Box<[CachePadded<RunNext>]>,
-    pub(crate) counters: Box<[CachePadded<WorkerCounters>]>,
+    pub(super) run_next: Box<[CachePadded<RunNext>]>,
+    pub(super) counters: Box<[CachePadded<WorkerCounters>]>,
     /// What each worker is apart from its thread (`super::seat`).
-    pub(crate) seats: Box<[Seat]>,
+    pub(super) seats: Box<[Seat]>,
     /// How worker threads are made (for the first start and for restarts).
-    pub(crate) spec: ThreadSpec,
+    pub(super) spec: ThreadSpec,
     /// How long a worker may park before its thread exits; `None`: forever.
-    pub(crate) keep_alive: Option<Duration>,
+    pub(super) keep_alive: Option<Duration>,
     /// An elastic pool's reference to itself, for restarting retired workers; emptied by
     /// `terminate` (see `super::seat`).
     self_ref: Option<std::sync::Arc<std::sync::Mutex<Option<Arc<Registry>>>>>,
@@ -58,9 +61,9 @@ pub(crate) struct Registry {
     exited: AtomicUsize,
     panicked: AtomicU64,
     /// Future tasks spawned minus freed by threads that are not this pool's workers.
-    pub(crate) futures_outside: AtomicI64,
+    pub(super) futures_outside: AtomicI64,
     /// Workers time their tasks into histograms (`Builder::time_histograms`).
-    pub(crate) time_histograms: bool,
+    pub(super) time_histograms: bool,
     panic_handler: Option<PanicHandler>,
 }
 
@@ -219,22 +222,42 @@ impl Registry {
         !self.injector.is_empty() || self.stealers.iter().any(|s| !s.is_empty())
     }
 
+    /// True when some worker is searching or sleeping, i.e. could take work now (for the
+    /// heartbeat's and the loops' decision to publish work; `super::sleep`).
+    #[inline]
+    pub(crate) fn idle_exists(&self) -> bool {
+        self.sleep.idle_exists()
+    }
+
+    /// Workers time their tasks into histograms (`Builder::time_histograms`).
+    #[inline]
+    pub(crate) fn times_tasks(&self) -> bool {
+        self.time_histograms
+    }
+
     pub(crate) fn wake_specific(&self, index: usize) {
         self.sleep.wake_specific(index);
     }
 
     /// Submits a job from outside the pool (or from another pool's worker).
     pub(crate) fn inject(&self, job: JobRef) {
-        self.injector.push(job);
-        if hooks::enabled() {
-            hooks::injector_push();
-            hooks::queue_depth("injector", self.injector.len() as i64);
-        }
+        self.push_injector(job);
         self.sleep.notify_work();
         // SeqCst: the push, then this fence, then the read of `exited` (see `worker_exited`).
         fence(Ordering::SeqCst);
         if self.gone() {
             self.cancel_orphans();
+        }
+    }
+
+    /// Pushes onto the injector and records it; the caller tells the sleep protocol (`inject`,
+    /// or a re-queued task's `super::run_next`).
+    #[inline]
+    pub(super) fn push_injector(&self, job: JobRef) {
+        self.injector.push(job);
+        if hooks::enabled() {
+            hooks::injector_push();
+            hooks::queue_depth("injector", self.injector.len() as i64);
         }
     }
 

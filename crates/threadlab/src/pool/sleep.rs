@@ -55,7 +55,7 @@
 //!
 //! # The run-next slot
 //!
-//! A future woken on a worker goes to that worker's run-next slot (`crate::task::run_next`),
+//! A future woken on a worker goes to that worker's run-next slot (`crate::pool::run_next`),
 //! not to its deque. Only a worker writes its own slot, and only while it runs code (a task,
 //! or a `block_on`/`join` waiting on it), and it takes from its slot before anything else and
 //! re-checks it before it parks. So work in a slot always has an awake owner that will run it:

@@ -1,7 +1,7 @@
 //! The worker thread: its local state (reached through a thread-local pointer) and its loop.
 //!
 //! Where work comes from, in order (as in rayon-core and Tokio): the worker's run-next slot (the
-//! future its last task woke, see `crate::task::run_next`), its own deque (LIFO, a warm cache),
+//! future its last task woke, see `crate::pool::run_next`), its own deque (LIFO, a warm cache),
 //! then its inbox (work addressed to this worker, `super::inbox`; TBB likewise reads its mailbox
 //! before stealing), then the injector (a batch), then a random victim's deque (a batch, oldest
 //! work first). When all are empty it spins briefly (see [`SPIN_BEFORE_PARK`]), looking also at
@@ -342,7 +342,7 @@ impl WorkerThread {
         }
     }
 
-    /// Own run-next slot (futures, `crate::task::run_next`), own deque, own inbox, then the
+    /// Own run-next slot (futures, `crate::pool::run_next`), own deque, own inbox, then the
     /// injector and the other workers.
     #[inline]
     fn find_work(&self) -> Option<JobRef> {
@@ -354,7 +354,7 @@ impl WorkerThread {
             .or_else(|| self.take_mail())
             .or_else(|| self.steal());
         if job.is_some() {
-            // The run-next budget counts slot tasks in a row (see `crate::task::run_next`).
+            // The run-next budget counts slot tasks in a row (see `crate::pool::run_next`).
             self.end_run_next_streak();
         }
         job
@@ -484,7 +484,7 @@ impl WorkerThread {
     fn spin_until_deadline(&self, latch: Option<&CoreLatch>) -> Spun {
         let deadline = Instant::now() + SPIN_BEFORE_PARK;
         // Futures: the other workers' run-next slots, taken only after a grace (see
-        // `crate::task::run_next`).
+        // `crate::pool::run_next`).
         let mut watch = None;
         let mut first = true;
         loop {

@@ -131,7 +131,7 @@ pub(crate) fn task_id(task: NonNull<Header>) -> u64 {
 unsafe fn run_job(data: *const ()) {
     let task = NonNull::new(data as *mut Header).expect("run_job: null task");
     // SAFETY: the job's reference keeps the header alive until the poll.
-    let timed = unsafe { task.as_ref().registry.time_histograms };
+    let timed = unsafe { task.as_ref().registry.times_tasks() };
     // SAFETY: the job's reference keeps the header alive; the vtable matches the cell.
     unsafe { (task.as_ref().vtable.poll)(task) }
     if timed {

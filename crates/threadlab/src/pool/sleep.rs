@@ -1,5 +1,9 @@
-//! The sleep protocol: how idle workers search, spin, park, and get woken, without losing a
-//! wake-up and without burning CPU while the pool is idle.
+//! The sleep protocol: how idle workers search, spin, park, get woken and (in an elastic pool)
+//! retire, without losing a wake-up and without burning CPU while the pool is idle.
+//!
+//! (Over 600 lines: about 190 of them are this design note, kept beside the code it justifies,
+//! as rayon-core keeps `sleep/README.md` beside its sleep module; the loom models are in
+//! `sleep_loom.rs`.)
 //!
 //! # States
 //!

@@ -161,6 +161,27 @@ fn run(pool: Pool, plan: &Plan) -> Run {
     }
 }
 
+/// The samples as a step line: a point at each change (the old and the new count at the same
+/// time), every 10 ms and at both ends, instead of one marker per millisecond.
+fn steps(samples: &[(f64, f64)]) -> Vec<(f64, f64)> {
+    let mut points: Vec<(f64, f64)> = Vec::new();
+    let mut next_regular = 0.0;
+    for (i, &(t, n)) in samples.iter().enumerate() {
+        match points.last() {
+            Some(&(_, prev)) if prev != n => {
+                points.push((t, prev));
+                points.push((t, n));
+            }
+            _ if points.is_empty() || t >= next_regular || i + 1 == samples.len() => {
+                points.push((t, n));
+                next_regular = t + 0.010;
+            }
+            _ => {}
+        }
+    }
+    points
+}
+
 impl Experiment for Elastic {
     fn name(&self) -> &'static str {
         "elastic"
@@ -215,7 +236,11 @@ impl Experiment for Elastic {
         .text_columns(1);
         let mut chart = Chart::lines(
             "elastic_threads_alive",
-            &format!("elastic: worker threads alive over time ({config})"),
+            &format!(
+                "elastic: threads alive (keep-alive {} ms, gaps {} ms)",
+                plan.keep_alive.as_millis(),
+                plan.gap.as_millis()
+            ),
             "seconds since the start",
             "threads alive",
         );
@@ -260,7 +285,7 @@ impl Experiment for Elastic {
             ]);
             chart.series.push(Series {
                 name: VARIANTS[v].into(),
-                points: std::mem::take(&mut r.alive),
+                points: steps(&r.alive),
             });
         }
         let finding = format!(

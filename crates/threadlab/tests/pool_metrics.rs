@@ -33,6 +33,11 @@ fn histograms_count_each_task_and_poll_once() {
             });
         }
         until_run(&pool, n);
+        // The counters are statistics (relaxed): the histogram's count may show a moment after
+        // the task count (Miri's weak memory shows it), so wait for it, then check it exact.
+        while pool.metrics().task_run_time().count() < n {
+            std::thread::yield_now();
+        }
         let m = pool.metrics();
         assert_eq!(m.task_run_time().count(), n);
         assert_eq!(m.poll_time().count(), 0);

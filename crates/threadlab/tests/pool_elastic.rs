@@ -88,7 +88,7 @@ fn threads_exit_when_idle_and_come_back() {
 #[test]
 fn spawn_as_the_last_worker_retires() {
     watchdog(|| {
-        let rounds = if cfg!(miri) { 30 } else { 2_000 };
+        let rounds = if cfg!(miri) { 30 } else { 1_000 };
         for threads in [1, 2] {
             let pool = elastic(threads, Duration::ZERO);
             let ran = Arc::new(AtomicUsize::new(0));

@@ -217,7 +217,7 @@ pub struct StressArgs {
 #[derive(Debug, Args)]
 #[command(
     after_help = "Experiments: image, jobs, contention, overhead, rendezvous, division, numa, alloc, \
-falseshare, observed, workloads, iter, pipeline (all of them when none is named).\n\
+falseshare, observed, workloads, iter, pipeline, elastic (all of them when none is named).\n\
 Example: threadlab lab image jobs --threads 1,2 --out lab-out"
 )]
 pub struct LabArgs {

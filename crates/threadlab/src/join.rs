@@ -140,7 +140,7 @@ where
     let frame = Frame::new(job_b_ref);
     let hb = w.heartbeat();
     hb.push(&frame);
-    if hb.wanted() && hb.poll(HEARTBEAT, || w.registry().sleep.idle_exists()) {
+    if hb.wanted() && hb.poll(HEARTBEAT, || w.registry().idle_exists()) {
         w.promote_oldest();
     }
     let result_a = unwind::halt_unwinding(a);

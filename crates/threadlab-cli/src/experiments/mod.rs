@@ -8,6 +8,7 @@ use crate::lab::Experiment;
 pub mod alloc;
 pub mod contention;
 pub mod division;
+pub mod elastic;
 pub mod falseshare;
 pub mod image;
 pub mod iter;
@@ -37,6 +38,7 @@ pub fn registry() -> Vec<&'static dyn Experiment> {
         &workloads::Workloads,
         &iter::Iter,
         &pipeline::Pipeline,
+        &elastic::Elastic,
     ]
 }
 

@@ -6,9 +6,10 @@
 //! job (a `JobRef` whose run polls the future once), so futures share the deques, the
 //! injector, stealing and the sleep protocol with `join`, `scope` and `spawn`, and one pool
 //! serves a program that mixes both. Its waker (`waker`) re-queues it: into the run-next slot of
-//! the worker that woke it (`run_next`, stealable by idle workers after a short grace), into the
-//! injector when woken from outside the pool, or at the back of the queue when it woke itself or
-//! its worker's budget of run-next polls is spent (`run_next`, "The budget"). The design follows
+//! the worker that woke it (`crate::pool::run_next`, stealable by idle workers after a short
+//! grace), into the injector when woken from outside the pool, or at the back of the queue when
+//! it woke itself or its worker's budget of run-next polls is spent (`crate::pool::run_next`,
+//! "The budget"). The design follows
 //! the multi-threaded executors of Go (`runnext`, `runqsteal`), Tokio (task state word, LIFO
 //! slot, `MAX_LIFO_POLLS_PER_TICK`) and the fifth seed's account of Kyo; see each file.
 //!
@@ -22,7 +23,6 @@
 pub(crate) mod block_on;
 mod cell;
 mod join_handle;
-pub(crate) mod run_next;
 #[cfg(loom)]
 pub mod state;
 #[cfg(not(loom))]
@@ -36,6 +36,7 @@ pub use join_handle::JoinHandle;
 use crate::context::{Tag, Tagged};
 use crate::pool::registry::Registry;
 use crate::Pool;
+pub(crate) use cell::{job_ref, Header};
 use std::panic::Location;
 
 impl Pool {

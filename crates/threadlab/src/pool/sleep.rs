@@ -5,9 +5,6 @@
 //! as rayon-core keeps `sleep/README.md` beside its sleep module; the loom models are in
 //! `sleep_loom.rs`.)
 //!
-//! (Over 600 lines, one file on purpose: the pusher's check and the sleeper's registration are the
-//! two halves of one fence pair, and they are read, and changed, together.)
-//!
 //! # States
 //!
 //! A worker is *running* (it has a task), *searching* (it has none and is looking through the

@@ -2,6 +2,8 @@
 
 use clap::{Args, Parser, Subcommand};
 use std::path::PathBuf;
+use std::process::ExitCode;
+use threadlab_doctor::FrameTarget;
 
 /// Most threads the lab will start for one pool: enough for the seeds' oversubscription
 /// sweeps (3,024 threads per row), far below what would exhaust the machine.
@@ -41,7 +43,55 @@ pub enum Command {
     Demo(DemoArgs),
     /// Write an offline timeline of a trace (`.pftrace` or `.tltrace`) as one HTML page: a lane
     /// per thread, states, locks, arrows, the doctor's findings.
-    View(crate::view::ViewArgs),
+    View(ViewArgs),
+}
+
+/// Arguments of `threadlab view`.
+#[derive(Debug, Args)]
+#[command(
+    after_help = "Example: threadlab view lab-out/traces/contention-work-sharing.pftrace \
+-o contention.html (then open contention.html in a browser; it needs no network)"
+)]
+pub struct ViewArgs {
+    /// A trace: `.pftrace` or `.tltrace`, as `Trace::save` or the lab writes them.
+    #[arg(value_name = "FILE")]
+    pub file: PathBuf,
+    /// Where to write the page (default: FILE with the extension `.html`).
+    #[arg(short = 'o', long = "out", value_name = "OUT.html")]
+    pub out: Option<PathBuf>,
+    /// When a frame (`trace::frame_mark`) is late: longer than a duration (`16.7ms`, `500us`,
+    /// `2s`) or than a percentile of the frames (`p95`). Default: `p90`.
+    #[arg(long = "frame-target", value_name = "DURATION|pNN", value_parser = parse_frame_target)]
+    pub frame_target: Option<FrameTarget>,
+}
+
+/// Parses `--frame-target`: `pNN` (a percentile) or a number with `ns`, `us`, `ms` or `s`.
+pub fn parse_frame_target(s: &str) -> Result<FrameTarget, String> {
+    let bad =
+        || format!("`{s}`: give a duration such as 16.7ms, 500us, 2s, or a percentile such as p95");
+    if let Some(p) = s.strip_prefix('p') {
+        let p: f64 = p.parse().map_err(|_| bad())?;
+        return (0.0..=100.0)
+            .contains(&p)
+            .then_some(FrameTarget::Percentile(p))
+            .ok_or_else(bad);
+    }
+    let units = [
+        ("ns", 1.0),
+        ("us", 1e3),
+        ("µs", 1e3),
+        ("ms", 1e6),
+        ("s", 1e9),
+    ];
+    let (num, scale) = units
+        .iter()
+        .find_map(|(u, k)| s.strip_suffix(u).map(|n| (n, *k)))
+        .ok_or_else(bad)?;
+    let v: f64 = num.trim().parse().map_err(|_| bad())?;
+    if !(v.is_finite() && v >= 0.0) {
+        return Err(bad());
+    }
+    Ok(FrameTarget::Ns((v * scale).round() as u64))
 }
 
 /// Arguments of `threadlab run`.
@@ -125,8 +175,8 @@ pub struct DoctorArgs {
     pub json: bool,
     /// For traces with frame marks: a frame is late when longer than this duration (`16.7ms`)
     /// or than this percentile of the frames (`p95`). Default: `p90`.
-    #[arg(long = "frame-target", value_name = "DURATION|pNN", value_parser = crate::view::parse_frame_target)]
-    pub frame_target: Option<threadlab::analysis::FrameTarget>,
+    #[arg(long = "frame-target", value_name = "DURATION|pNN", value_parser = parse_frame_target)]
+    pub frame_target: Option<FrameTarget>,
 }
 
 /// Arguments of `threadlab compare`.
@@ -219,4 +269,10 @@ pub fn parse_thread_list(s: &str) -> Result<ThreadList, String> {
         }
     }
     Ok(ThreadList(out))
+}
+
+/// A usage error found after parsing: one line on stderr, exit code 2 like clap's own.
+pub fn usage_error(msg: &str) -> ExitCode {
+    eprintln!("error: {msg}");
+    ExitCode::from(2)
 }

@@ -4,6 +4,7 @@
 //! `machine` block of `results.json`.
 
 use crate::cpu_speed::{self, CpuSpeed};
+use crate::fmt::fmt_bytes;
 use serde::Serialize;
 use std::collections::BTreeSet;
 use std::fs;
@@ -81,20 +82,6 @@ fn parse_size(s: &str) -> u64 {
         _ => (s, 1),
     };
     num.parse::<u64>().unwrap_or(0) * mult
-}
-
-/// Formats bytes as `48 KiB`, `1.25 MiB`, `23.4 GiB`.
-pub fn fmt_bytes(b: u64) -> String {
-    let b = b as f64;
-    if b >= (1u64 << 30) as f64 {
-        format!("{:.1} GiB", b / (1u64 << 30) as f64)
-    } else if b >= (1 << 20) as f64 {
-        format!("{:.2} MiB", b / (1 << 20) as f64)
-    } else if b >= 1024.0 {
-        format!("{:.0} KiB", b / 1024.0)
-    } else {
-        format!("{b:.0} B")
-    }
 }
 
 impl Machine {

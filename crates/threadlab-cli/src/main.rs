@@ -18,10 +18,12 @@ mod cli;
 mod cpu_speed;
 mod doctor;
 mod experiments;
+mod fmt;
 mod lab;
 mod machine;
 mod measure;
 mod observe;
+mod peers;
 mod report;
 mod stress;
 mod tl;
@@ -29,7 +31,7 @@ mod view;
 mod workloads;
 
 use clap::Parser;
-use cli::{Cli, Command, LabArgs};
+use cli::{usage_error, Cli, Command, LabArgs};
 use std::path::Path;
 use std::process::ExitCode;
 
@@ -154,12 +156,6 @@ fn check_writable_file(path: &Path, flag: &str) -> Result<(), String> {
     Ok(())
 }
 
-/// A usage error found after parsing: one line on stderr, exit code 2 like clap's own.
-pub(crate) fn usage_error(msg: &str) -> ExitCode {
-    eprintln!("error: {msg}");
-    ExitCode::from(2)
-}
-
 fn check_writable_dir(dir: &Path) -> Result<(), String> {
     std::fs::create_dir_all(dir)
         .map_err(|e| format!("cannot create --out directory `{}`: {e}", dir.display()))?;
@@ -171,7 +167,7 @@ fn check_writable_dir(dir: &Path) -> Result<(), String> {
 }
 
 fn lab_command(args: LabArgs) -> ExitCode {
-    let all = lab::registry();
+    let all = experiments::registry();
     let mut selected = Vec::new();
     for name in &args.experiments {
         match all.iter().find(|e| e.name() == name) {

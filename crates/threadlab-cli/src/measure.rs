@@ -1,28 +1,10 @@
-//! Timing helpers: medians of repeated runs, process CPU time, percentiles.
+//! Timing helpers: medians, percentiles, process and thread CPU time (the rounds that take the
+//! samples are `lab/rounds.rs`; their formatting is `fmt.rs`).
 //!
 //! The machines the lab runs on are small, shared and noisy, so every figure the lab reports is a
 //! median of `repeat` runs, and variants are compared as ratios of medians taken in the same run.
 
-use std::time::{Duration, Instant};
-
-/// Runs `f` `repeat` times (at least once) and returns the median wall time in seconds.
-pub fn median_secs(repeat: usize, mut f: impl FnMut()) -> f64 {
-    let mut samples: Vec<f64> = (0..repeat.max(1))
-        .map(|_| {
-            let t = Instant::now();
-            f();
-            t.elapsed().as_secs_f64()
-        })
-        .collect();
-    median(&mut samples)
-}
-
-/// Like [`median_secs`], but `f` measures itself and returns its own figure (e.g. when setup must
-/// stay outside the timed region).
-pub fn median_of(repeat: usize, mut f: impl FnMut() -> f64) -> f64 {
-    let mut samples: Vec<f64> = (0..repeat.max(1)).map(|_| f()).collect();
-    median(&mut samples)
-}
+use std::time::Duration;
 
 /// The median of `xs` (mean of the middle two for even lengths); NaN for an empty slice.
 pub fn median(xs: &mut [f64]) -> f64 {
@@ -78,58 +60,6 @@ pub fn thread_cpu_time() -> Duration {
     Duration::new(ts.tv_sec as u64, ts.tv_nsec as u32)
 }
 
-/// Formats seconds with a unit that keeps three significant digits readable.
-pub fn fmt_secs(s: f64) -> String {
-    if !s.is_finite() {
-        "-".into()
-    } else if s >= 1.0 {
-        format!("{s:.3} s")
-    } else if s >= 1e-3 {
-        format!("{:.2} ms", s * 1e3)
-    } else if s >= 1e-6 {
-        format!("{:.2} µs", s * 1e6)
-    } else {
-        format!("{:.1} ns", s * 1e9)
-    }
-}
-
-/// Formats nanoseconds compactly (`12.3`, `1,234`, `45,678`).
-pub fn fmt_ns(ns: f64) -> String {
-    if !ns.is_finite() {
-        "-".into()
-    } else if ns < 100.0 {
-        format!("{ns:.1}")
-    } else {
-        group_thousands(ns.round() as u64)
-    }
-}
-
-/// `1234567` → `1,234,567`.
-pub fn group_thousands(n: u64) -> String {
-    let s = n.to_string();
-    let mut out = String::with_capacity(s.len() + s.len() / 3);
-    for (i, c) in s.chars().enumerate() {
-        if i > 0 && (s.len() - i) % 3 == 0 {
-            out.push(',');
-        }
-        out.push(c);
-    }
-    out
-}
-
-/// Formats a ratio as `3.1×` (or `0.42×`).
-pub fn fmt_ratio(r: f64) -> String {
-    if !r.is_finite() {
-        "-".into()
-    } else if r >= 10.0 {
-        format!("{r:.0}×")
-    } else if r >= 1.0 {
-        format!("{r:.1}×")
-    } else {
-        format!("{r:.2}×")
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -142,8 +72,6 @@ mod tests {
         assert_eq!(percentile(&mut xs, 50.0), 50.0);
         assert_eq!(percentile(&mut xs, 99.0), 99.0);
         assert_eq!(percentile(&mut xs, 100.0), 100.0);
-        assert_eq!(group_thousands(1234567), "1,234,567");
-        assert_eq!(group_thousands(999), "999");
     }
 
     #[test]

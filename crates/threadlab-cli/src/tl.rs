@@ -1,8 +1,8 @@
 //! The threadlab side of the experiments, in one place: the pool, its parallel loop, its global
-//! queue and serial queues as job queues, and fib / tree sum with `threadlab::join`. Everything
-//! here uses only threadlab's public API, exactly as a user would.
+//! queue and serial queues as job queues (the kernels that run on every runtime alike are in
+//! `workloads/`, written over `workloads::Par`). Everything here uses only threadlab's public API, exactly as a user would.
 
-use crate::experiments::chain::{Job, Spawn};
+use crate::workloads::chain::{Job, Spawn};
 use std::sync::Arc;
 use threadlab::{Pool, SerialQueue};
 
@@ -82,30 +82,4 @@ pub fn serial_queues(pool: &Pool, n: usize) -> Vec<Serial> {
 /// `n` empty tasks spawned in a scope.
 pub fn spawn_empty(pool: &Pool, n: usize) {
     pool.scope(|s| (0..n).for_each(|_| s.spawn(|_| {})));
-}
-
-fn fib_join(n: u64) -> u64 {
-    if n < 2 {
-        return n;
-    }
-    let (a, b) = threadlab::join(|| fib_join(n - 1), || fib_join(n - 2));
-    a + b
-}
-
-/// fib(n) with a join at every level.
-pub fn fib(pool: &Pool, n: u64) -> u64 {
-    pool.install(|| fib_join(n))
-}
-
-fn tree_join(v: &[u64], i: usize) -> u64 {
-    if i >= v.len() {
-        return 0;
-    }
-    let (a, b) = threadlab::join(|| tree_join(v, 2 * i + 1), || tree_join(v, 2 * i + 2));
-    v[i] + a + b
-}
-
-/// Sum of the implicit binary tree over `v` with a join at every node.
-pub fn tree_sum(pool: &Pool, v: &[u64]) -> u64 {
-    pool.install(|| tree_join(v, 0))
 }

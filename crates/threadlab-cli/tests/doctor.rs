@@ -26,8 +26,9 @@ mod work_sharing;
 use std::panic::catch_unwind;
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
-use threadlab::analysis::{Diagnosis, Pitfall};
 use threadlab::trace::Trace;
+use threadlab_doctor::Diagnose;
+use threadlab_doctor::{Diagnosis, Pitfall};
 
 /// The pitfalls of the seeds, none of which a well-behaved run may raise.
 const PITFALLS: [Pitfall; 6] = [

@@ -4,7 +4,7 @@
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
-use threadlab::analysis::Pitfall;
+use threadlab_doctor::{Diagnose, Pitfall};
 use tracing::info_span;
 use tracing_subscriber::prelude::*;
 

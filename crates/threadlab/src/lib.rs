@@ -1,5 +1,9 @@
 //! threadlab: a work-stealing task runtime that shows where its threads' time goes.
 //!
+//! The recorder lives here ([`trace`]: recording, its hooks, save and load, the event model);
+//! the doctor that reads a trace and the comparison of two are the `threadlab-doctor` crate, as
+//! `tracing-core` keeps the model and `tracing-subscriber` what consumes it.
+//!
 //! The rooms, one mechanism each:
 //! - [`deque`]: the Chase–Lev work-stealing deque each worker owns.
 //! - [`injector`]: the queue for work submitted from outside the pool.
@@ -7,7 +11,6 @@
 //! - [`sync`]: a `Mutex` (and `Condvar`) that record hold and wait time per named lock.
 //! - [`alloc`]: [`alloc::Counting`], a wrapper allocator that counts each thread's allocations
 //!   so recordings attribute them to zones and tasks.
-//! - [`analysis`]: the doctor ([`trace::Trace::diagnose`]) and the comparison of two captures.
 //! - [`serial`]: [`SerialQueue`], FIFO one-at-a-time queues on the pool's workers.
 //! - `pool` ([`Pool`], [`Builder`]): the workers, their loop, the sleep protocol, metrics; with
 //!   `job`, `latch`, `unwind` underneath and [`join()`], [`scope()`], [`spawn`], [`for_each`]
@@ -33,7 +36,6 @@
 pub(crate) mod loom;
 
 pub mod alloc;
-pub mod analysis;
 mod arena;
 pub mod channel;
 pub mod context;

@@ -6,9 +6,9 @@ mod trace_support;
 
 use std::time::{Duration, Instant};
 
-use threadlab::analysis::compare;
 use threadlab::sync::Mutex;
 use threadlab::trace::Trace;
+use threadlab_doctor::compare;
 use trace_support::serial;
 
 /// Busy for `d` of wall time (so a zone lasts about `d` however the threads are scheduled).

@@ -6,8 +6,8 @@ mod trace_support;
 use std::alloc::System;
 
 use threadlab::alloc::Counting;
-use threadlab::analysis::Pitfall;
 use threadlab::trace::{EventKind, Trace};
+use threadlab_doctor::{Diagnose, Pitfall};
 use trace_support::*;
 
 #[global_allocator]

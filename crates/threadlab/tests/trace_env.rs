@@ -30,7 +30,10 @@ fn child_program() {
     // trace then holds at least one worker's track whichever worker thread started first.
     let (tx, rx) = std::sync::mpsc::channel();
     threadlab::spawn(move || tx.send(threadlab::current_thread_index()).unwrap());
-    assert!(rx.recv().unwrap().is_some(), "a spawned task runs on a worker");
+    assert!(
+        rx.recv().unwrap().is_some(),
+        "a spawned task runs on a worker"
+    );
     if mode == "explicit" {
         let path = threadlab::trace::save_env()
             .expect("saved")

@@ -4,6 +4,7 @@
 mod trace_support;
 
 use threadlab::trace::Trace;
+use threadlab_doctor::Diagnose;
 use trace_support::*;
 
 #[test]

@@ -4,6 +4,7 @@
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
 use std::sync::{Mutex, MutexGuard};
+use threadlab_doctor::Diagnose;
 
 use threadlab::trace::{EventKind, Mode};
 

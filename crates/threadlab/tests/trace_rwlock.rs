@@ -4,6 +4,7 @@ mod trace_support;
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
+use threadlab_doctor::Diagnose;
 
 use threadlab::sync::RwLock;
 use threadlab::trace::EventKind;

@@ -12,293 +12,17 @@
 //! workers; both captures are saved as `alloc-locked-2w.tltrace` and `alloc-locked-5w.tltrace`
 //! in the report's directory, ready for `threadlab compare`.
 
-use super::verdict;
-use crate::lab::{Ctx, ExpResult, Experiment, Outcome, Row};
-use crate::measure::{fmt_secs, group_thousands, median_of};
-use crate::report::{svg::Chart, svg::Series, table::Table};
-use std::alloc::Layout;
-use std::time::Instant;
-use threadlab::sync::Mutex;
-use threadlab::{CachePadded, Pool};
+use crate::fmt;
+use crate::fmt::{fmt_secs, group_thousands};
+use crate::lab::{Ctx, ExpResult, Experiment, Outcome, Variant};
+use crate::report::{svg::Chart, table::Table};
+use crate::workloads::alloc::{run, Heap, LIVE, WORK};
 
 /// The experiment.
 pub struct Alloc;
 
 /// Variant names (results.json) in table order.
 const VARIANTS: [&str; 3] = ["locked", "thread-cache", "system"];
-
-/// The object sizes (bytes); each allocation picks one.
-const CLASSES: [usize; 5] = [16, 32, 64, 128, 256];
-/// Slabs the size-class allocator carves its blocks from.
-const SLAB: usize = 64 << 10;
-/// Blocks a thread cache moves to or from the shared lists at once.
-const BATCH: usize = 32;
-/// Objects a task keeps alive at a time (each allocation frees the one made `LIVE` before).
-const LIVE: usize = 64;
-/// Rounds of arithmetic on each new object: the "work" between allocations.
-const WORK: usize = 16;
-
-/// A size-class allocator on its own (no synchronisation): one free list per class, threaded
-/// through the free blocks themselves; an empty list is refilled by carving a 64 KiB slab
-/// from the system allocator. Slabs go back when it is dropped.
-struct FreeLists {
-    heads: [*mut u8; CLASSES.len()],
-    slabs: Vec<*mut u8>,
-}
-
-// SAFETY: the pointers are blocks and slabs this structure owns; moving it moves them.
-unsafe impl Send for FreeLists {}
-
-fn slab_layout() -> Layout {
-    Layout::from_size_align(SLAB, 4096).expect("slab layout")
-}
-
-impl FreeLists {
-    fn new() -> Self {
-        FreeLists {
-            heads: [std::ptr::null_mut(); CLASSES.len()],
-            slabs: Vec::new(),
-        }
-    }
-
-    fn alloc(&mut self, class: usize) -> *mut u8 {
-        if self.heads[class].is_null() {
-            self.refill(class);
-        }
-        let p = self.heads[class];
-        // SAFETY: `p` is a free block of this class; its first word holds the next free block.
-        self.heads[class] = unsafe { p.cast::<*mut u8>().read() };
-        p
-    }
-
-    /// # Safety
-    /// `p` must be a block of class `class` from this allocator (directly or through a thread
-    /// cache that drew from it) that nobody uses any more.
-    unsafe fn free(&mut self, class: usize, p: *mut u8) {
-        // SAFETY: the block is ours and unused (the caller's contract), at least 16 bytes and
-        // 16-aligned, so its first word can hold the link.
-        unsafe { p.cast::<*mut u8>().write(self.heads[class]) };
-        self.heads[class] = p;
-    }
-
-    #[cold]
-    fn refill(&mut self, class: usize) {
-        // SAFETY: the layout has a non-zero size.
-        let slab = unsafe { std::alloc::alloc(slab_layout()) };
-        if slab.is_null() {
-            std::alloc::handle_alloc_error(slab_layout());
-        }
-        self.slabs.push(slab);
-        for offset in (0..SLAB).step_by(CLASSES[class]).rev() {
-            // SAFETY: each block lies inside the fresh slab, which nobody else knows of.
-            unsafe { self.free(class, slab.add(offset)) };
-        }
-    }
-}
-
-impl Drop for FreeLists {
-    fn drop(&mut self) {
-        for &slab in &self.slabs {
-            // SAFETY: allocated in `refill` with this layout, freed once.
-            unsafe { std::alloc::dealloc(slab, slab_layout()) };
-        }
-    }
-}
-
-/// What a task allocates through.
-trait Handle {
-    fn alloc(&mut self, class: usize) -> *mut u8;
-    /// # Safety
-    /// `p` came from `alloc(class)` of this handle (or another handle of the same heap) and is
-    /// not used any more.
-    unsafe fn free(&mut self, class: usize, p: *mut u8);
-}
-
-/// One worker's thread cache: free blocks of each class, kept privately.
-#[derive(Default)]
-struct ThreadCache(std::cell::UnsafeCell<[Vec<*mut u8>; CLASSES.len()]>);
-
-// SAFETY: slot `k` is only touched by worker `k`, by the one task it is running (`churn` never
-// lets the worker run anything else meanwhile), so no two threads use a slot at once; the slots
-// are dropped after every task finished (`run` waits for its scope).
-unsafe impl Sync for ThreadCache {}
-
-/// A heap shared by the tasks of one run.
-enum Heap {
-    /// (a) One allocator behind one lock.
-    Locked(Mutex<FreeLists>),
-    /// (b) Shared lists behind a lock, visited in batches by one cache per worker thread.
-    Caching {
-        central: Mutex<FreeLists>,
-        caches: Vec<CachePadded<ThreadCache>>,
-    },
-    /// (c) The process's global allocator.
-    System,
-}
-
-impl Heap {
-    fn new(variant: &str, workers: usize) -> Heap {
-        match variant {
-            "locked" => Heap::Locked(Mutex::named("allocator", FreeLists::new())),
-            "thread-cache" => Heap::Caching {
-                central: Mutex::named("central-free-lists", FreeLists::new()),
-                caches: (0..workers).map(|_| CachePadded::default()).collect(),
-            },
-            _ => Heap::System,
-        }
-    }
-
-    /// A handle for one task, on the worker running it.
-    fn handle(&self) -> Box<dyn Handle + '_> {
-        match self {
-            Heap::Locked(m) => Box::new(LockedHandle(m)),
-            Heap::Caching { central, caches } => {
-                let k = threadlab::current_thread_index()
-                    .expect("Heap::handle: tasks run on the pool's workers")
-                    % caches.len();
-                // SAFETY: see `ThreadCache`: only this worker, in this task, uses slot `k` until
-                // the handle is dropped at the end of the task.
-                let lists = unsafe { &mut *caches[k].0.get() };
-                Box::new(CacheHandle { central, lists })
-            }
-            Heap::System => Box::new(SystemHandle),
-        }
-    }
-}
-
-struct LockedHandle<'a>(&'a Mutex<FreeLists>);
-
-impl Handle for LockedHandle<'_> {
-    fn alloc(&mut self, class: usize) -> *mut u8 {
-        self.0.lock().alloc(class)
-    }
-    unsafe fn free(&mut self, class: usize, p: *mut u8) {
-        // SAFETY: forwarded contract; the heap's lists are the block's origin.
-        unsafe { self.0.lock().free(class, p) }
-    }
-}
-
-/// A worker's cache in use: allocations and frees stay in the worker's own lists; the shared
-/// lists are visited `BATCH` blocks at a time, to refill an empty list or to return half of a
-/// full one (tcmalloc's thread caches work this way).
-struct CacheHandle<'a> {
-    central: &'a Mutex<FreeLists>,
-    lists: &'a mut [Vec<*mut u8>; CLASSES.len()],
-}
-
-impl Handle for CacheHandle<'_> {
-    fn alloc(&mut self, class: usize) -> *mut u8 {
-        if self.lists[class].is_empty() {
-            let mut central = self.central.lock();
-            for _ in 0..BATCH {
-                let p = central.alloc(class);
-                self.lists[class].push(p);
-            }
-        }
-        self.lists[class].pop().unwrap_or(std::ptr::null_mut())
-    }
-
-    unsafe fn free(&mut self, class: usize, p: *mut u8) {
-        self.lists[class].push(p);
-        if self.lists[class].len() >= 2 * BATCH {
-            let mut central = self.central.lock();
-            for p in self.lists[class].drain(..BATCH) {
-                // SAFETY: every block in a cache came from the shared lists and is free.
-                unsafe { central.free(class, p) };
-            }
-        }
-    }
-}
-
-struct SystemHandle;
-
-fn class_layout(class: usize) -> Layout {
-    Layout::from_size_align(CLASSES[class], 16).expect("class layout")
-}
-
-impl Handle for SystemHandle {
-    fn alloc(&mut self, class: usize) -> *mut u8 {
-        // SAFETY: the layout has a non-zero size.
-        let p = unsafe { std::alloc::alloc(class_layout(class)) };
-        if p.is_null() {
-            std::alloc::handle_alloc_error(class_layout(class));
-        }
-        p
-    }
-    unsafe fn free(&mut self, class: usize, p: *mut u8) {
-        // SAFETY: allocated by `alloc` with the same layout (the caller's contract).
-        unsafe { std::alloc::dealloc(p, class_layout(class)) };
-    }
-}
-
-/// One task's work: `ops` allocations, each freeing the object made `LIVE` allocations earlier,
-/// with a little arithmetic on every new object. Returns how many freed objects did not hold
-/// what was written into them (0 unless the allocator handed one block out twice).
-fn churn(heap: &Heap, ops: usize, seed: u64) -> usize {
-    let mut h = heap.handle();
-    let mut live = [(std::ptr::null_mut::<u8>(), 0usize, 0u64); LIVE];
-    let mut x = seed | 1;
-    let mut acc = 0u64;
-    let mut corrupt = 0;
-    let mut release = |h: &mut Box<dyn Handle + '_>, (p, class, stamp): (*mut u8, usize, u64)| {
-        // SAFETY: `p` is a live block of at least 16 bytes, aligned to 16, that we wrote.
-        let seen = unsafe { p.cast::<u64>().read() };
-        corrupt += usize::from(seen != stamp);
-        let _z = threadlab::zone!("free");
-        // SAFETY: the block came from this heap and is dropped from `live` right after.
-        unsafe { h.free(class, p) };
-    };
-    for i in 0..ops {
-        let slot = i % LIVE;
-        if !live[slot].0.is_null() {
-            release(&mut h, live[slot]);
-        }
-        x ^= x << 13;
-        x ^= x >> 7;
-        x ^= x << 17;
-        let class = (x % CLASSES.len() as u64) as usize;
-        let p = {
-            let _z = threadlab::zone!("alloc");
-            h.alloc(class)
-        };
-        // SAFETY: a fresh block of at least 16 bytes, aligned to 16.
-        unsafe { p.cast::<u64>().write(x) };
-        for _ in 0..WORK {
-            acc = acc.wrapping_mul(0x5851_F42D_4C95_7F2D).wrapping_add(x);
-        }
-        live[slot] = (p, class, x);
-    }
-    for entry in live.into_iter().filter(|e| !e.0.is_null()) {
-        release(&mut h, entry);
-    }
-    std::hint::black_box(acc);
-    corrupt
-}
-
-/// Runs `ops` allocations in all, in `4 × workers` tasks on `pool`; seconds taken.
-fn run(pool: &Pool, heap: &Heap, ops: usize) -> Result<f64, String> {
-    let tasks = 4 * pool.current_num_threads();
-    let per_task = ops / tasks;
-    let corrupt = std::sync::atomic::AtomicUsize::new(0);
-    let start = Instant::now();
-    pool.scope(|s| {
-        for t in 0..tasks {
-            let corrupt = &corrupt;
-            s.spawn(move |_| {
-                let c = churn(heap, per_task, 0x9E37_79B9_7F4A_7C15 ^ t as u64);
-                // Relaxed: read after the scope returned.
-                corrupt.fetch_add(c, std::sync::atomic::Ordering::Relaxed);
-            });
-        }
-    });
-    let secs = start.elapsed().as_secs_f64();
-    match corrupt.into_inner() {
-        0 => Ok(secs),
-        n => Err(format!(
-            "{n} objects were overwritten: an allocator gave a block out twice"
-        )),
-    }
-}
 
 /// Runs (a) with the recorder on and saves the capture; returns its path and the trace.
 fn record(
@@ -342,43 +66,38 @@ impl Experiment for Alloc {
         // secs[variant][worker count index]
         let mut secs = vec![vec![f64::NAN; workers.len()]; VARIANTS.len()];
         let mut rows = Vec::new();
+        let config = format!("{} allocations + frees", group_thousands(ops as u64));
         for (wi, &w) in workers.iter().enumerate() {
             let pool = crate::tl::pool(w)?;
-            for (v, name) in VARIANTS.iter().enumerate() {
-                ctx.step(format!("alloc: {name}, {w} workers"));
-                let heap = Heap::new(name, w);
-                run(&pool, &heap, ops / 10)?; // warm-up: slabs, caches, page faults
-                let mut err = None;
-                let s = median_of(ctx.repeat, || {
-                    run(&pool, &heap, ops).unwrap_or_else(|e| {
-                        err = Some(e);
-                        f64::NAN
+            let heaps: Vec<Heap> = VARIANTS.iter().map(|name| Heap::new(name, w)).collect();
+            let mut variants: Vec<Variant<'_>> = VARIANTS
+                .iter()
+                .zip(&heaps)
+                .map(|(name, heap)| {
+                    // The warm-up (slabs, caches, page faults) on a tenth of the operations.
+                    let (pool, mut warm) = (&pool, true);
+                    Variant::measured(*name, move || {
+                        let n = if std::mem::take(&mut warm) {
+                            ops / 10
+                        } else {
+                            ops
+                        };
+                        run(pool, heap, n)
                     })
-                });
-                if let Some(e) = err {
-                    return Err(e);
-                }
-                secs[v][wi] = s;
-                for (metric, value, unit) in [
-                    ("seconds", s, "s"),
-                    ("ns_per_op", s * 1e9 / ops as f64, "ns"),
-                ] {
-                    rows.push(Row {
-                        experiment: "alloc".into(),
-                        variant: (*name).into(),
-                        config: format!("{} allocations + frees", group_thousands(ops as u64)),
-                        threads: w,
-                        metric: metric.into(),
-                        value,
-                        unit: unit.into(),
-                    });
-                }
+                })
+                .collect();
+            let samples = ctx.rounds(&format!("{w} workers"), &mut variants)?;
+            for (v, (name, s)) in VARIANTS.iter().zip(samples).enumerate() {
+                secs[v][wi] = s.median;
+                let ns = s.median * 1e9 / ops as f64;
+                rows.push(ctx.row(name, &config, w, "seconds", s.median, "s"));
+                rows.push(ctx.row(name, &config, w, "ns_per_op", ns, "ns"));
             }
         }
         let at = |w: usize| workers.iter().position(|&x| x == w).unwrap_or(0);
         let (i1, i2, i5) = (at(1), at(2), at(5));
         let mut headers: Vec<String> = vec!["allocator".into()];
-        headers.extend(workers.iter().map(|&w| plural(w, "worker")));
+        headers.extend(workers.iter().map(|&w| fmt::plural(w, "worker")));
         headers.push("5 ÷ 2 workers".into());
         let header_refs: Vec<&str> = headers.iter().map(String::as_str).collect();
         let mut table = Table::new(
@@ -394,24 +113,24 @@ impl Experiment for Alloc {
             for &s in &secs[v] {
                 row.push(format!("{} ({:.0})", fmt_secs(s), s * 1e9 / ops as f64));
             }
-            row.push(verdict::ratio(secs[v][i5] / secs[v][i2]));
+            row.push(fmt::fmt_ratio(secs[v][i5] / secs[v][i2]));
             table.row(row);
         }
         let mut chart = Chart::bars(
             "alloc",
             "alloc: time for the same allocations",
-            workers.iter().map(|&w| plural(w, "worker")).collect(),
+            workers.iter().map(|&w| fmt::plural(w, "worker")).collect(),
             "milliseconds",
         );
         for (v, name) in VARIANTS.iter().enumerate() {
-            chart.series.push(Series {
-                name: (*name).into(),
-                points: secs[v]
+            chart.add(
+                *name,
+                secs[v]
                     .iter()
                     .enumerate()
                     .map(|(i, s)| (i as f64, s * 1e3))
                     .collect(),
-            });
+            );
         }
         // The captures, after every timed run.
         let mut notes = Vec::new();
@@ -465,7 +184,7 @@ impl Experiment for Alloc {
 /// their total first (the allocation zone and the allocator's lock, when the lock contends).
 fn compare_captures(two: &str, five: &str) -> Result<Table, String> {
     let load = |p: &str| threadlab::trace::Trace::load(p).map_err(|e| e.to_string());
-    let cmp = threadlab::analysis::compare(&load(two)?, &load(five)?);
+    let cmp = threadlab_doctor::compare(&load(two)?, &load(five)?);
     let mut t = Table::new(
         "compare: the locked allocator's captures, 2 workers (A) against 5 (B); rows sorted by the absolute difference of their total; \"~\" = within run-to-run noise"
             .to_string(),
@@ -495,11 +214,6 @@ fn compare_captures(two: &str, five: &str) -> Result<Table, String> {
     Ok(t)
 }
 
-/// `1 worker`, `5 workers`.
-fn plural(n: usize, what: &str) -> String {
-    format!("{n} {what}{}", if n == 1 { "" } else { "s" })
-}
-
 /// The sentence: the locked allocator's 5-worker time against its 2-worker time (the seed's
 /// comparison) and its 2-worker time against 1 worker's, then the locked allocator against the thread caches at 1, 2 and 5 workers (what
 /// the lock costs with and without contention), then the other two allocators' 5 vs 2.
@@ -508,16 +222,16 @@ fn finding(secs: &[Vec<f64>], i1: usize, i2: usize, i5: usize) -> String {
     let locked_vs_cache = |i: usize| secs[0][i] / secs[1][i];
     format!(
         "With one locked allocator, 5 workers took {} for the same allocations ({} vs {}: {}), and 2 workers took {}. The lock made the work take {} with 2 workers and {} with 5, against {} with a single worker, where nobody contends. 5 vs 2 workers: thread caches {}, system allocator {} (the seed: 0.06 ms with 2 workers vs 2.41 ms with 5).",
-        verdict::longer(five_vs_two(0), "2 workers"),
+        fmt::longer(five_vs_two(0), "2 workers"),
         fmt_secs(secs[0][i5]),
         fmt_secs(secs[0][i2]),
-        verdict::difference(five_vs_two(0)),
-        verdict::longer(secs[0][i2] / secs[0][i1], "1 worker"),
-        verdict::longer(locked_vs_cache(i2), "through thread caches"),
-        verdict::ratio(locked_vs_cache(i5)),
-        verdict::ratio(locked_vs_cache(i1)),
-        verdict::ratio(five_vs_two(1)),
-        verdict::ratio(five_vs_two(2)),
+        fmt::difference(five_vs_two(0)),
+        fmt::longer(secs[0][i2] / secs[0][i1], "1 worker"),
+        fmt::longer(locked_vs_cache(i2), "through thread caches"),
+        fmt::fmt_ratio(locked_vs_cache(i5)),
+        fmt::fmt_ratio(locked_vs_cache(i1)),
+        fmt::fmt_ratio(five_vs_two(1)),
+        fmt::fmt_ratio(five_vs_two(2)),
     )
 }
 

@@ -5,12 +5,12 @@
 //! lock's hold and wait time — the seed read 94.86 ms hold against 214.89 ms wait from Tracy over
 //! 100 passes of 8 bands — and the doctor's verdict on the trace.
 
-use super::image::{check_one_pass, fill, kernel};
 use crate::baselines::work_sharing::{WorkSharingPool, QUEUE_LOCK};
-use crate::lab::{Ctx, ExpResult, Experiment, Outcome, Row};
-use crate::measure::{fmt_ratio, fmt_secs, median};
-use crate::report::{svg::Chart, svg::Series, table::Table};
-use threadlab::analysis::{fmt_ns, Diagnosis};
+use crate::fmt::{fmt_ratio, fmt_secs};
+use crate::lab::{Ctx, ExpResult, Experiment, Outcome, Row, Variant};
+use crate::report::{svg::Chart, table::Table};
+use crate::workloads::image::{check_one_pass, fill, kernel};
+use threadlab_doctor::{fmt_ns, Diagnosis};
 
 /// The experiment.
 pub struct Contention;
@@ -86,33 +86,32 @@ impl Experiment for Contention {
             let ws = WorkSharingPool::new(threads).map_err(|e| format!("work-sharing: {e}"))?;
             let tl = crate::tl::pool(threads)?;
             let splits = splits(threads, height);
-            // Checked once each, then timed in interleaved rounds with the recorder off.
+            // Each variant's warm-up is one checked pass; then interleaved rounds with the
+            // recorder off.
+            let buf_cell = std::cell::RefCell::new(std::mem::take(&mut buf));
+            let mut variants = Vec::new();
             for (label, tasks) in &splits {
                 for v in VARIANTS {
-                    ctx.step(format!("contention: check {v}, {label}"));
-                    fill(&mut buf);
-                    pass(v, &ws, &tl, &mut buf, pitch, *tasks)?;
-                    check_one_pass(&buf, v)?;
-                }
-            }
-            let mut samples = vec![Vec::with_capacity(ctx.repeat); splits.len() * 2];
-            for round in 0..ctx.repeat {
-                for (k, (label, tasks)) in splits.iter().enumerate() {
-                    for (j, v) in VARIANTS.iter().enumerate() {
-                        ctx.step(format!(
-                            "contention: round {}/{}, {v}, {label}, {threads} threads",
-                            round + 1,
-                            ctx.repeat
-                        ));
+                    let (ws, tl, buf, mut checked) = (&ws, &tl, &buf_cell, false);
+                    variants.push(Variant::measured(format!("{v}, {label}"), move || {
+                        let buf = &mut *buf.borrow_mut();
+                        if !std::mem::replace(&mut checked, true) {
+                            fill(buf);
+                            pass(v, ws, tl, buf, pitch, *tasks)?;
+                            return check_one_pass(buf, v).map(|()| f64::NAN);
+                        }
                         let t = std::time::Instant::now();
                         for _ in 0..passes {
-                            pass(v, &ws, &tl, &mut buf, pitch, *tasks)?;
+                            pass(v, ws, tl, buf, pitch, *tasks)?;
                         }
-                        samples[2 * k + j].push(t.elapsed().as_secs_f64() / passes as f64);
-                    }
+                        Ok(t.elapsed().as_secs_f64() / passes as f64)
+                    }));
                 }
             }
-            let secs: Vec<f64> = samples.iter_mut().map(|s| median(s)).collect();
+            let samples = ctx.rounds(&format!("{threads} threads"), &mut variants)?;
+            drop(variants);
+            buf = buf_cell.into_inner();
+            let secs: Vec<f64> = samples.iter().map(|s| s.median).collect();
             // Short recorded runs: a few passes of the coarse splits, one pass of a task per row
             // (thousands of tasks, so the trace stays a few MB).
             let mut recorded: Vec<Option<Recorded>> = Vec::new();
@@ -136,7 +135,7 @@ impl Experiment for Contention {
                     recorded.push(Some(Recorded { passes: n, d }));
                 }
             }
-            let out = summarize(threads, &splits, &secs, &recorded, passes, ctx.repeat);
+            let out = summarize(ctx, threads, &splits, &secs, &recorded, passes);
             rows.extend(out.rows);
             tables.extend(out.tables);
             charts.extend(out.charts);
@@ -166,22 +165,17 @@ struct Summary {
 }
 
 fn summarize(
+    ctx: &Ctx,
     threads: usize,
     splits: &[(String, usize)],
     secs: &[f64],
     recorded: &[Option<Recorded>],
     passes: usize,
-    repeat: usize,
 ) -> Summary {
+    let repeat = ctx.repeat;
     let mut rows = Vec::new();
-    let row = |variant: &str, config: &str, metric: &str, value: f64, unit: &str| Row {
-        experiment: "contention".into(),
-        variant: variant.into(),
-        config: config.into(),
-        threads,
-        metric: metric.into(),
-        value,
-        unit: unit.into(),
+    let row = |variant: &str, config: &str, metric: &str, value: f64, unit: &str| {
+        ctx.row(variant, config, threads, metric, value, unit)
     };
     let mut timing = Table::new(
         format!(
@@ -244,7 +238,7 @@ fn summarize(
                         fmt_ns(per(l.hold.total_ns)),
                         (l.wait.count / r.passes as u64).to_string(),
                         fmt_ns(per(l.wait.total_ns)),
-                        format!("{:.2}", l.wait_over_hold()),
+                        format!("{:.2}", l.wait_over_hold),
                         fmt_ns(l.wait.p99_ns),
                         verdict,
                     ]);
@@ -259,7 +253,7 @@ fn summarize(
                         v,
                         &config,
                         "lock_wait_over_hold",
-                        l.wait_over_hold(),
+                        l.wait_over_hold,
                         "x",
                     ));
                 }
@@ -288,12 +282,12 @@ fn summarize(
         "ms per pass",
     );
     for (j, v) in VARIANTS.iter().enumerate() {
-        time_chart.series.push(Series {
-            name: (*v).into(),
-            points: (0..splits.len())
+        time_chart.add(
+            *v,
+            (0..splits.len())
                 .map(|k| (k as f64, secs[2 * k + j] * 1e3))
                 .collect(),
-        });
+        );
     }
     let mut lock_chart = Chart::bars(
         &format!("contention-lock-{threads}t"),
@@ -302,13 +296,13 @@ fn summarize(
         "ms per pass",
     );
     for (name, pick) in [("held", 1usize), ("waited", 2)] {
-        lock_chart.series.push(Series {
-            name: name.into(),
-            points: hold_wait
+        lock_chart.add(
+            name,
+            hold_wait
                 .iter()
                 .map(|&(k, h, w)| (k as f64, if pick == 1 { h } else { w } as f64 / 1e6))
                 .collect(),
-        });
+        );
     }
     let finding = finding(threads, splits, secs, &hold_wait);
     Summary {

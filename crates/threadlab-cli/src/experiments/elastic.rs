@@ -12,9 +12,10 @@
 //! call to the task's first instruction, which for the elastic pool includes starting a
 //! thread.
 
-use crate::lab::{Ctx, ExpResult, Experiment, Outcome, Row};
-use crate::measure::{fmt_secs, median, process_cpu_time};
-use crate::report::{svg::Chart, svg::Series, table::Table};
+use crate::fmt::fmt_secs;
+use crate::lab::{Ctx, ExpResult, Experiment, Outcome};
+use crate::measure::{median, process_cpu_time};
+use crate::report::{svg::Chart, table::Table};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{mpsc, Arc};
 use std::time::{Duration, Instant};
@@ -263,15 +264,7 @@ impl Experiment for Elastic {
                 ("burst_ms", burst * 1e3, "ms"),
                 ("cpu_ms", r.cpu * 1e3, "ms"),
             ] {
-                rows.push(Row {
-                    experiment: self.name().into(),
-                    variant: VARIANTS[v].into(),
-                    config: config.clone(),
-                    threads,
-                    metric: metric.into(),
-                    value,
-                    unit: unit.into(),
-                });
+                rows.push(ctx.row(VARIANTS[v], &config, threads, metric, value, unit));
             }
             table.row(vec![
                 VARIANTS[v].into(),
@@ -283,10 +276,7 @@ impl Experiment for Elastic {
                 fmt_secs(burst),
                 fmt_secs(r.cpu),
             ]);
-            chart.series.push(Series {
-                name: VARIANTS[v].into(),
-                points: steps(&r.alive),
-            });
+            chart.add(VARIANTS[v], steps(&r.alive));
         }
         let finding = format!(
             "With a {} ms keep-alive the elastic pool had {} worker threads alive in the later half of its {} ms gaps (the fixed pool {}), started {} threads over {} bursts, and its first task after a gap started {} after its spawn against {} on the fixed pool ({:.1}×); process CPU {} elastic vs {} fixed.",

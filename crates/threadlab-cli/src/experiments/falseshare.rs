@@ -11,13 +11,13 @@
 //! gives worker `k` the index `k`, and the table says how much of the run they really spent
 //! counting at the same time (a busy machine serialises them, and hides the effect).
 
-use super::verdict;
-use crate::lab::{Ctx, ExpResult, Experiment, Outcome, Row};
-use crate::measure::{fmt_ns, group_thousands, median, median_secs};
-use crate::report::{svg::Chart, svg::Series, table::Table};
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::time::Instant;
-use threadlab::{CachePadded, Pool};
+use crate::fmt;
+use crate::fmt::{fmt_ns, group_thousands};
+use crate::lab::{Ctx, ExpResult, Experiment, Outcome, Variant};
+use crate::measure::median;
+use crate::report::{svg::Chart, table::Table};
+use crate::workloads::falseshare::{run_once, Bump, Counters, BUMPS};
+use std::cell::RefCell;
 
 /// The experiment.
 pub struct FalseShare;
@@ -26,114 +26,6 @@ pub struct FalseShare;
 /// `shared` is the reference: all workers on one counter (true sharing, the most a line can
 /// travel), measured with `fetch_add` only (load + store would lose increments).
 const VARIANTS: [&str; 3] = ["packed", "padded", "shared"];
-
-/// Eight counters in one 64-byte cache line.
-#[repr(align(64))]
-#[derive(Default)]
-struct Line([AtomicU64; 8]);
-
-/// The counters of one run, laid out as the variant says.
-enum Counters {
-    Packed(Vec<Line>),
-    Padded(Vec<CachePadded<AtomicU64>>),
-    Shared(CachePadded<AtomicU64>),
-}
-
-impl Counters {
-    fn new(variant: &str, n: usize) -> Counters {
-        match variant {
-            "packed" => Counters::Packed((0..n.div_ceil(8)).map(|_| Line::default()).collect()),
-            "padded" => Counters::Padded((0..n).map(|_| CachePadded::default()).collect()),
-            _ => Counters::Shared(CachePadded::default()),
-        }
-    }
-
-    fn get(&self, k: usize) -> &AtomicU64 {
-        match self {
-            Counters::Packed(lines) => &lines[k / 8].0[k % 8],
-            Counters::Padded(v) => &v[k],
-            Counters::Shared(c) => c,
-        }
-    }
-}
-
-/// How a worker bumps its counter.
-#[derive(Clone, Copy, PartialEq, Eq, Debug)]
-enum Bump {
-    /// A relaxed load and a store: what `counts[k]++` on a shared array compiles to.
-    LoadStore,
-    /// A relaxed `fetch_add` (a locked read-modify-write on x86): a statistics counter.
-    FetchAdd,
-}
-
-const BUMPS: [(Bump, &str); 2] = [
-    (Bump::LoadStore, "load+store"),
-    (Bump::FetchAdd, "fetch_add"),
-];
-
-/// Every worker adds `iters` to its own counter, one at a time; checks the totals. Returns the
-/// fraction of the run during which all workers were counting at once (1.0 = fully parallel).
-fn run_once(pool: &Pool, counters: &Counters, bump: Bump, iters: u64) -> Result<f64, String> {
-    let n = pool.current_num_threads();
-    for k in 0..n {
-        // Relaxed: reset before the loop, which publishes it to the workers.
-        counters.get(k).store(0, Ordering::Relaxed);
-    }
-    let spans = std::sync::Mutex::new(Vec::with_capacity(n));
-    pool.install(|| {
-        threadlab::for_each_static(0..n, |k| {
-            let c = counters.get(k);
-            let start = Instant::now();
-            for _ in 0..iters {
-                // Relaxed (both): only this worker writes this counter; the loop's end
-                // publishes it.
-                match bump {
-                    Bump::LoadStore => c.store(c.load(Ordering::Relaxed) + 1, Ordering::Relaxed),
-                    Bump::FetchAdd => {
-                        c.fetch_add(1, Ordering::Relaxed);
-                    }
-                }
-            }
-            let end = Instant::now();
-            spans
-                .lock()
-                .unwrap_or_else(|e| e.into_inner())
-                .push((start, end));
-        })
-    });
-    let expected = match counters {
-        Counters::Shared(_) => iters * n as u64,
-        _ => iters,
-    };
-    for k in 0..n {
-        let got = counters.get(k).load(Ordering::Relaxed);
-        if got != expected {
-            return Err(format!("counter {k} reached {got}, expected {expected}"));
-        }
-    }
-    let spans = spans.into_inner().unwrap_or_else(|e| e.into_inner());
-    Ok(overlap(&spans))
-}
-
-/// The share of the whole span (first start to last end) during which every span was running.
-fn overlap(spans: &[(Instant, Instant)]) -> f64 {
-    let (Some(first), Some(last_start), Some(first_end), Some(last)) = (
-        spans.iter().map(|s| s.0).min(),
-        spans.iter().map(|s| s.0).max(),
-        spans.iter().map(|s| s.1).min(),
-        spans.iter().map(|s| s.1).max(),
-    ) else {
-        return 0.0;
-    };
-    let whole = last.duration_since(first).as_secs_f64();
-    if whole <= 0.0 {
-        return 1.0;
-    }
-    first_end
-        .saturating_duration_since(last_start)
-        .as_secs_f64()
-        / whole
-}
 
 /// One measured cell: ns per increment and the workers' overlap, per variant.
 struct Cell {
@@ -173,45 +65,54 @@ impl Experiment for FalseShare {
                     ns: [f64::NAN; 3],
                     overlap: [0.0; 3],
                 };
-                for (v, name) in VARIANTS.iter().enumerate() {
-                    if *name == "shared" && bump == Bump::LoadStore {
-                        continue;
-                    }
-                    ctx.step(format!(
-                        "falseshare: {name}, {bump_name}, {threads} workers"
+                let config = format!(
+                    "{bump_name}, {} increments per worker",
+                    group_thousands(iters)
+                );
+                // `shared` is measured with fetch_add only (load + store would lose increments).
+                let used: Vec<usize> = (0..VARIANTS.len())
+                    .filter(|&v| !(VARIANTS[v] == "shared" && bump == Bump::LoadStore))
+                    .collect();
+                let counters: Vec<Counters> = used
+                    .iter()
+                    .map(|&v| Counters::new(VARIANTS[v], threads))
+                    .collect();
+                let overlaps = vec![RefCell::new(Vec::new()); used.len()];
+                let mut variants: Vec<Variant<'_>> = used
+                    .iter()
+                    .zip(counters.iter().zip(&overlaps))
+                    .map(|(&v, (counters, overlaps))| {
+                        let (pool, mut warm) = (&pool, true);
+                        let label = format!("{}, {bump_name}", VARIANTS[v]);
+                        Variant::try_timed(label, move || {
+                            let n = if std::mem::take(&mut warm) {
+                                iters / 10
+                            } else {
+                                iters
+                            };
+                            let o = run_once(pool, counters, bump, n)?;
+                            if n == iters {
+                                overlaps.borrow_mut().push(o);
+                            }
+                            Ok(())
+                        })
+                    })
+                    .collect();
+                let samples = ctx.rounds(&format!("{threads} workers"), &mut variants)?;
+                drop(variants);
+                for ((&v, s), overlaps) in used.iter().zip(samples).zip(overlaps) {
+                    cell.ns[v] = s.median * 1e9 / iters as f64;
+                    cell.overlap[v] = median(&mut overlaps.into_inner());
+                    let name = VARIANTS[v];
+                    rows.push(ctx.row(name, &config, threads, "seconds", s.median, "s"));
+                    rows.push(ctx.row(
+                        name,
+                        &config,
+                        threads,
+                        "ns_per_increment",
+                        cell.ns[v],
+                        "ns",
                     ));
-                    let counters = Counters::new(name, threads);
-                    run_once(&pool, &counters, bump, iters / 10)?; // warm-up
-                    let mut err = None;
-                    let mut overlaps = Vec::new();
-                    let secs = median_secs(ctx.repeat, || {
-                        match run_once(&pool, &counters, bump, iters) {
-                            Ok(o) => overlaps.push(o),
-                            Err(e) => err = Some(e),
-                        }
-                    });
-                    if let Some(e) = err {
-                        return Err(e);
-                    }
-                    cell.ns[v] = secs * 1e9 / iters as f64;
-                    cell.overlap[v] = median(&mut overlaps);
-                    for (metric, value, unit) in [
-                        ("seconds", secs, "s"),
-                        ("ns_per_increment", cell.ns[v], "ns"),
-                    ] {
-                        rows.push(Row {
-                            experiment: "falseshare".into(),
-                            variant: (*name).into(),
-                            config: format!(
-                                "{bump_name}, {} increments per worker",
-                                group_thousands(iters)
-                            ),
-                            threads,
-                            metric: metric.into(),
-                            value,
-                            unit: unit.into(),
-                        });
-                    }
                 }
                 cells.push(cell);
             }
@@ -240,7 +141,7 @@ impl Experiment for FalseShare {
                 c.bump.into(),
                 fmt_ns(c.ns[0]),
                 fmt_ns(c.ns[1]),
-                verdict::ratio(c.ns[0] / c.ns[1]),
+                fmt::fmt_ratio(c.ns[0] / c.ns[1]),
                 fmt_ns(c.ns[2]),
                 format!(
                     "{:.0}% / {:.0}%",
@@ -259,14 +160,14 @@ impl Experiment for FalseShare {
             "ns per increment",
         );
         for (v, name) in VARIANTS.iter().enumerate() {
-            chart.series.push(Series {
-                name: (*name).into(),
-                points: cells
+            chart.add(
+                *name,
+                cells
                     .iter()
                     .enumerate()
                     .map(|(i, c)| (i as f64, c.ns[v]))
                     .collect(),
-            });
+            );
         }
         let mut notes = vec![
             "No lock and no shared counter is involved: the cost of the packed layout is the cache line moving between cores on every write, which no lock view or profiler's wait state shows. \"load+store\" is `counts[k] += 1` on a plain array; the store buffer can hide much of the line's travels. \"fetch_add\" is an atomic statistics counter, whose locked add must own the line every time. \"one shared counter\" (all workers on the same counter, fetch_add only) is the reference: the most the line can cost. When even that is hardly dearer than padded, the workers' CPUs share their cache (SMT siblings, or virtual CPUs on one physical core) and no layout can show false sharing.".into(),
@@ -301,14 +202,14 @@ fn finding(c: &Cell) -> String {
             fmt_ns(c.ns[0]),
             fmt_ns(c.ns[1]),
             c.bump,
-            verdict::difference(r)
+            fmt::difference(r)
         );
     }
     let reference = if c.ns[2].is_finite() {
         format!(
             " (all workers on one shared counter: {} ns{})",
             fmt_ns(c.ns[2]),
-            if verdict::same(c.ns[2] / c.ns[1]) {
+            if fmt::same(c.ns[2] / c.ns[1]) {
                 ", no dearer than padded either: the cores share the line cheaply here"
             } else {
                 ""
@@ -322,9 +223,9 @@ fn finding(c: &Cell) -> String {
         c.threads,
         c.bump,
         fmt_ns(c.ns[0]),
-        verdict::longer(r, "counters padded to their own lines"),
+        fmt::longer(r, "counters padded to their own lines"),
         fmt_ns(c.ns[1]),
-        if verdict::same(r) {
+        if fmt::same(r) {
             "no difference on this machine"
         } else if r > 1.0 {
             "false sharing, with no lock in sight"
@@ -337,36 +238,6 @@ fn finding(c: &Cell) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn layouts_are_what_they_claim() {
-        let Counters::Packed(lines) = Counters::new("packed", 3) else {
-            panic!("packed")
-        };
-        let a = &lines[0].0[0] as *const AtomicU64 as usize;
-        let b = &lines[0].0[2] as *const AtomicU64 as usize;
-        assert_eq!(a % 64, 0);
-        assert_eq!(b - a, 16, "neighbours in one line");
-        let padded = Counters::new("padded", 3);
-        let a = padded.get(0) as *const AtomicU64 as usize;
-        let b = padded.get(1) as *const AtomicU64 as usize;
-        assert!(b - a >= 128, "a line (pair) each");
-    }
-
-    #[test]
-    fn every_worker_counts_its_own() {
-        let pool = crate::tl::pool(3).unwrap();
-        for v in VARIANTS {
-            for (bump, _) in BUMPS
-                .iter()
-                .filter(|b| v != "shared" || b.0 == Bump::FetchAdd)
-            {
-                let bump = *bump;
-                let o = run_once(&pool, &Counters::new(v, 3), bump, 1000).unwrap();
-                assert!((0.0..=1.0).contains(&o), "{v}: overlap {o}");
-            }
-        }
-    }
 
     #[test]
     fn the_finding_says_when_there_is_no_difference() {
@@ -383,9 +254,5 @@ mod tests {
             f.contains("10× as long as") && f.contains("shared counter: 12.0 ns"),
             "{f}"
         );
-        let t = Instant::now();
-        let d = std::time::Duration::from_millis(10);
-        assert_eq!(overlap(&[(t, t + d), (t, t + d)]), 1.0);
-        assert_eq!(overlap(&[(t, t + d), (t + d, t + 2 * d)]), 0.0);
     }
 }

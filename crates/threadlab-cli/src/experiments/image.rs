@@ -8,42 +8,15 @@
 //! memory bandwidth in the same run, so the report can say how close each variant gets to it.
 
 use crate::baselines::{fork_join, thread_per_task, work_sharing::WorkSharingPool};
-use crate::lab::{Ctx, ExpResult, Experiment, Outcome, Row, Size};
-use crate::measure::{fmt_ratio, fmt_secs, median};
-use crate::report::{svg::Chart, svg::Series, table::Table};
+use crate::fmt::{fmt_ratio, fmt_secs, plural};
+use crate::lab::{Ctx, ExpResult, Experiment, Outcome, Size, Variant};
+use crate::report::{svg::Chart, table::Table};
+use crate::workloads::image::{bandwidth_bound, check_one_pass, fill, kernel};
 use rayon::prelude::*;
+use std::cell::RefCell;
 
 /// The experiment.
 pub struct Image;
-
-/// The seed's kernel over one band of rows (wrapping u8 arithmetic).
-pub(crate) fn kernel(band: &mut [u8]) {
-    for p in band {
-        *p = p.wrapping_mul(2).wrapping_add(1);
-    }
-}
-
-/// Fills `buf` with a known pattern (see [`check_one_pass`]).
-pub(crate) fn fill(buf: &mut [u8]) {
-    for (i, b) in buf.iter_mut().enumerate() {
-        *b = (i % 251) as u8;
-    }
-}
-
-/// After `fill` and one pass every byte must be `2x+1`: a variant that skipped or doubled a row
-/// is caught here.
-pub(crate) fn check_one_pass(buf: &[u8], variant: &str) -> Result<(), String> {
-    match buf
-        .iter()
-        .enumerate()
-        .find(|(i, &b)| b != ((i % 251) as u8).wrapping_mul(2).wrapping_add(1))
-    {
-        Some((i, _)) => Err(format!(
-            "variant {variant} computed a wrong byte at offset {i}"
-        )),
-        None => Ok(()),
-    }
-}
 
 struct Measured {
     variant: &'static str,
@@ -52,6 +25,18 @@ struct Measured {
     /// For the task-count sweep on a pool: how many tasks (bands) a pass was split into.
     tasks: Option<usize>,
     secs: f64,
+    /// The rounds' spread: (slowest − fastest) / median.
+    spread: f64,
+}
+
+type Pass<'a> = Box<dyn Fn(&mut [u8]) -> Result<(), String> + 'a>;
+
+/// Infallible passes as [`Pass`]es.
+fn ok<'a>(f: impl Fn(&mut [u8]) + 'a) -> Pass<'a> {
+    Box::new(move |b| {
+        f(b);
+        Ok(())
+    })
 }
 
 impl Experiment for Image {
@@ -68,8 +53,7 @@ impl Experiment for Image {
         let (width, height) = ctx.size.pick((403, 302), (4032, 3024), (4032, 3024));
         let passes = ctx.size.pick(1, 10, 100);
         let pitch = width * 4;
-        let mut buf = vec![0u8; pitch * height];
-        let bytes = buf.len();
+        let bytes = pitch * height;
         let mut sweep: Vec<usize> = match ctx.size {
             Size::Tiny => vec![1, 2, 8, height],
             Size::Quick => vec![1, 2, 3, 4, 8, 16, 32, 64, 128, 512, 1024, height],
@@ -90,85 +74,65 @@ impl Experiment for Image {
             .iter()
             .map(|&t| crate::tl::pool(t))
             .collect::<Result<_, _>>()?;
-        let rayon_pools: Vec<rayon::ThreadPool> = ctx
+        let rayon_pools: Vec<_> = ctx
             .threads
             .iter()
-            .map(|&t| {
-                rayon::ThreadPoolBuilder::new()
-                    .num_threads(t)
-                    .build()
-                    .map_err(|e| format!("rayon pool: {e}"))
-            })
+            .map(|&t| crate::peers::rayon_pool(t))
             .collect::<Result<_, _>>()?;
 
-        type Pass<'a> = Box<dyn FnMut(&mut [u8]) -> Result<(), String> + 'a>;
-        type Variant<'a> = (&'static str, String, usize, Pass<'a>, Option<usize>);
-        let mut variants: Vec<Variant<'_>> = Vec::new();
-        variants.push((
-            "serial",
-            "1 thread".into(),
-            1,
-            Box::new(|b: &mut [u8]| {
-                kernel(b);
-                Ok(())
-            }),
-            None,
-        ));
-        variants.push((
+        let mut passes_of: Vec<(Measured, Pass<'_>)> = Vec::new();
+        let mut add = |variant, config: String, threads, tasks, pass| {
+            let m = Measured {
+                variant,
+                config,
+                threads,
+                tasks,
+                secs: f64::NAN,
+                spread: f64::NAN,
+            };
+            passes_of.push((m, pass));
+        };
+        add("serial", "1 thread".into(), 1, None, ok(kernel));
+        let per_row = move |b: &mut [u8]| thread_per_task::for_each_row(b, pitch, &kernel);
+        add(
             "thread-per-task",
             format!("{height} threads, one per row"),
             height,
-            Box::new(move |b: &mut [u8]| {
-                thread_per_task::for_each_row(b, pitch, &kernel);
-                Ok(())
-            }),
             None,
-        ));
+            ok(per_row),
+        );
         for &t in &sweep {
-            let label = format!("{t} thread{}", if t == 1 { "" } else { "s" });
-            variants.push((
-                "fork-join",
-                label,
-                t,
-                Box::new(move |b: &mut [u8]| {
-                    fork_join::for_each_band(b, pitch, t, &kernel);
-                    Ok(())
-                }),
-                None,
-            ));
+            let pass = ok(move |b| fork_join::for_each_band(b, pitch, t, &kernel));
+            add("fork-join", plural(t, "thread"), t, None, pass);
         }
-        for (pool, &t) in sharing.iter().zip(&ctx.threads) {
-            variants.push((
+        for ((ws, tl), (ry, &t)) in sharing
+            .iter()
+            .zip(&tl_pools)
+            .zip(rayon_pools.iter().zip(&ctx.threads))
+        {
+            add(
                 "work-sharing",
                 format!("pool of {t}"),
                 t,
-                Box::new(move |b: &mut [u8]| pool.for_each_band(b, pitch, &kernel)),
                 None,
-            ));
-        }
-        for (pool, &t) in tl_pools.iter().zip(&ctx.threads) {
-            variants.push((
+                Box::new(move |b| ws.for_each_band(b, pitch, &kernel)),
+            );
+            let pass = ok(move |b| crate::tl::for_each_row(tl, b, pitch, &kernel));
+            add(
                 "threadlab",
                 format!("pool of {t}, for_each over rows"),
                 t,
-                Box::new(move |b: &mut [u8]| {
-                    crate::tl::for_each_row(pool, b, pitch, &kernel);
-                    Ok(())
-                }),
                 None,
-            ));
-        }
-        for (pool, &t) in rayon_pools.iter().zip(&ctx.threads) {
-            variants.push((
+                pass,
+            );
+            let pass = ok(move |b| ry.install(|| b.par_chunks_mut(pitch).for_each(kernel)));
+            add(
                 "rayon",
                 format!("pool of {t}, par_chunks_mut per row"),
                 t,
-                Box::new(move |b: &mut [u8]| {
-                    pool.install(|| b.par_chunks_mut(pitch).for_each(kernel));
-                    Ok(())
-                }),
                 None,
-            ));
+                pass,
+            );
         }
         // The sweep's counts as tasks on the largest pools: the seed's green work-sharing line
         // next to fork-join with that many threads.
@@ -177,63 +141,51 @@ impl Experiment for Image {
         for &asked in &sweep {
             // Bands of whole rows: 1,024 asked of 3,024 rows are 1,008 bands of 3 rows.
             let t = height.div_ceil(height.div_ceil(asked));
-            let tasks = format!(
-                "{t} task{} on a pool of {big}",
-                if t == 1 { "" } else { "s" }
-            );
-            variants.push((
-                "work-sharing",
-                tasks.clone(),
-                big,
-                Box::new(move |b: &mut [u8]| big_sharing.for_each_band_in(b, pitch, t, &kernel)),
-                Some(t),
-            ));
-            variants.push((
+            let tasks = format!("{} on a pool of {big}", plural(t, "task"));
+            let pass =
+                Box::new(move |b: &mut [u8]| big_sharing.for_each_band_in(b, pitch, t, &kernel));
+            add("work-sharing", tasks.clone(), big, Some(t), pass);
+            let pass = ok(move |b| crate::tl::for_each_band_in(big_tl, b, pitch, t, &kernel));
+            add(
                 "threadlab",
                 format!("{tasks}, scope + spawn per band"),
                 big,
-                Box::new(move |b: &mut [u8]| {
-                    crate::tl::for_each_band_in(big_tl, b, pitch, t, &kernel);
-                    Ok(())
-                }),
                 Some(t),
-            ));
+                pass,
+            );
         }
 
-        // Each variant once on a fresh buffer, checked; then `repeat` rounds that time every
-        // variant in turn, so slow phases of a noisy machine hit all variants alike.
-        for (name, config, _, pass, _) in variants.iter_mut() {
-            ctx.step(format!("image: check {name} {config}"));
-            fill(&mut buf);
-            pass(&mut buf)?;
-            check_one_pass(&buf, name)?;
-        }
-        let mut samples = vec![Vec::with_capacity(ctx.repeat); variants.len()];
-        for round in 0..ctx.repeat {
-            for (k, (name, config, _, pass, _)) in variants.iter_mut().enumerate() {
-                ctx.step(format!(
-                    "image: round {}/{}, {name} {config}",
-                    round + 1,
-                    ctx.repeat
-                ));
-                let start = std::time::Instant::now();
-                for _ in 0..passes {
-                    pass(&mut buf)?;
-                }
-                samples[k].push(start.elapsed().as_secs_f64() / passes as f64);
-            }
-        }
-        let results: Vec<Measured> = variants
-            .into_iter()
-            .zip(samples.iter_mut())
-            .map(|((variant, config, threads, _, tasks), s)| Measured {
-                variant,
-                config,
-                threads,
-                tasks,
-                secs: median(s),
+        // Each variant's warm-up is one checked pass on a fresh buffer; then `repeat` rounds
+        // time `passes` passes of every variant in turn.
+        let buf = RefCell::new(vec![0u8; bytes]);
+        let (mut results, runs): (Vec<Measured>, Vec<Pass<'_>>) = passes_of.into_iter().unzip();
+        let mut variants: Vec<Variant<'_>> = results
+            .iter()
+            .zip(&runs)
+            .map(|(m, pass)| {
+                let (buf, mut checked) = (&buf, false);
+                Variant::measured(format!("{} {}", m.variant, m.config), move || {
+                    let buf = &mut *buf.borrow_mut();
+                    if !std::mem::replace(&mut checked, true) {
+                        fill(buf);
+                        pass(buf)?;
+                        check_one_pass(buf, m.variant)?;
+                        return Ok(f64::NAN);
+                    }
+                    let start = std::time::Instant::now();
+                    for _ in 0..passes {
+                        pass(buf)?;
+                    }
+                    Ok(start.elapsed().as_secs_f64() / passes as f64)
+                })
             })
             .collect();
+        let samples = ctx.rounds("passes", &mut variants)?;
+        drop(variants);
+        for (m, s) in results.iter_mut().zip(samples) {
+            (m.secs, m.spread) = (s.median, s.spread);
+        }
+        let mut buf = buf.into_inner();
 
         // The bandwidth bound: a scale kernel over the same bytes (read and written once, on
         // u64 words) on threads started once and released per pass by a barrier, so neither thread
@@ -270,39 +222,6 @@ impl Experiment for Image {
     }
 }
 
-/// Best (minimum) seconds per pass of an in-place `w = 2w + 1` over `buf` viewed as u64 words, split
-/// across `threads` long-lived threads that a barrier starts and stops for each of `passes`.
-fn bandwidth_bound(buf: &mut [u8], threads: usize, passes: usize) -> f64 {
-    use std::sync::Barrier;
-    let barrier = Barrier::new(threads + 1);
-    let chunk = buf.len().div_ceil(threads).next_multiple_of(8);
-    let mut times = Vec::with_capacity(passes);
-    std::thread::scope(|s| {
-        for part in buf.chunks_mut(chunk) {
-            let barrier = &barrier;
-            s.spawn(move || {
-                for _ in 0..passes {
-                    barrier.wait();
-                    for w in part.chunks_exact_mut(8) {
-                        let x = u64::from_ne_bytes(w.try_into().unwrap_or([0; 8]));
-                        w.copy_from_slice(&x.wrapping_mul(2).wrapping_add(1).to_ne_bytes());
-                    }
-                    barrier.wait();
-                }
-            });
-        }
-        for _ in 0..passes {
-            // The clock starts before the release: on a small machine this thread may be
-            // preempted right after it, and the workers could finish before it reads the clock.
-            let t = std::time::Instant::now();
-            barrier.wait();
-            barrier.wait();
-            times.push(t.elapsed().as_secs_f64());
-        }
-    });
-    times.into_iter().fold(f64::INFINITY, f64::min)
-}
-
 fn summarize(
     results: Vec<Measured>,
     bound: f64,
@@ -326,6 +245,7 @@ fn summarize(
             "variant",
             "config",
             "per pass",
+            "spread",
             "speedup",
             "GB/s moved",
             "of bound",
@@ -338,6 +258,7 @@ fn summarize(
             m.variant.into(),
             m.config.clone(),
             fmt_secs(m.secs),
+            format!("{:.0}%", 100.0 * m.spread),
             fmt_ratio(serial / m.secs),
             format!("{:.1}", gbs(m.secs)),
             format!("{:.0}%", 100.0 * bound / m.secs),
@@ -347,37 +268,27 @@ fn summarize(
             ("speedup_vs_serial", serial / m.secs, "x"),
             ("fraction_of_bandwidth_bound", bound / m.secs, "ratio"),
         ] {
-            rows.push(Row {
-                experiment: "image".into(),
-                variant: m.variant.into(),
-                config: m.config.clone(),
-                threads: m.threads,
-                metric: metric.into(),
-                value,
-                unit: unit.into(),
-            });
+            rows.push(ctx.row(m.variant, &m.config, m.threads, metric, value, unit));
         }
     }
     table.row(vec![
         "bound".into(),
-        format!(
-            "scale kernel, {bound_threads} thread{}",
-            if bound_threads == 1 { "" } else { "s" }
-        ),
+        format!("scale kernel, {}", plural(bound_threads, "thread")),
         fmt_secs(bound),
+        "-".into(),
         fmt_ratio(serial / bound),
         format!("{:.1}", gbs(bound)),
         "100%".into(),
     ]);
-    rows.push(Row {
-        experiment: "image".into(),
-        variant: "memory-bound".into(),
-        config: format!("scale kernel on u64 words, {bound_threads} threads"),
-        threads: bound_threads,
-        metric: "seconds_per_pass".into(),
-        value: bound,
-        unit: "s".into(),
-    });
+    let config = format!("scale kernel on u64 words, {bound_threads} threads");
+    rows.push(ctx.row(
+        "memory-bound",
+        config,
+        bound_threads,
+        "seconds_per_pass",
+        bound,
+        "s",
+    ));
 
     let mut chart = Chart::lines(
         "image-speedup",
@@ -386,14 +297,14 @@ fn summarize(
         "speedup over serial",
     );
     chart.log_x = true;
-    chart.series.push(Series {
-        name: "fork-join".into(),
-        points: results
+    chart.add(
+        "fork-join",
+        results
             .iter()
             .filter(|m| m.variant == "fork-join")
             .map(|m| (m.threads as f64, serial / m.secs))
             .collect(),
-    });
+    );
     for v in ["thread-per-task", "work-sharing", "threadlab", "rayon"] {
         let pts: Vec<(f64, f64)> = results
             .iter()
@@ -401,10 +312,7 @@ fn summarize(
             .map(|m| (m.threads as f64, serial / m.secs))
             .collect();
         if !pts.is_empty() {
-            chart.series.push(Series {
-                name: v.into(),
-                points: pts,
-            });
+            chart.add(v, pts);
         }
     }
     for v in ["work-sharing", "threadlab"] {
@@ -413,13 +321,13 @@ fn summarize(
             .filter(|m| m.variant == v && m.tasks.is_some())
             .collect();
         if let Some(first) = swept.first() {
-            chart.series.push(Series {
-                name: format!("{v}, tasks on a pool of {}", first.threads),
-                points: swept
+            chart.add(
+                format!("{v}, tasks on a pool of {}", first.threads),
+                swept
                     .iter()
                     .map(|m| (m.tasks.unwrap_or(1) as f64, serial / m.secs))
                     .collect(),
-            });
+            );
         }
     }
     chart.hlines.push(("serial = 1×".into(), 1.0));
@@ -463,7 +371,8 @@ fn summarize(
     }
     finding += ".";
     let mut notes = vec![format!(
-        "Speedup is serial time over variant time; \"of bound\" is the bound's time over the \
+        "Speedup is serial time over variant time; spread is the rounds' range over their median \
+         (slowest − fastest); \"of bound\" is the bound's time over the \
          variant's time. The bound reads and writes the same bytes once per pass as u64 words, on \
          threads started beforehand and released by a barrier: its best pass at the best thread count. \
          Noise can put a variant slightly above 100%."

@@ -10,10 +10,11 @@
 //! result checked against the sequential one. Runs are interleaved (the order rotates every
 //! repeat) and each figure is the median of `--repeat` runs.
 
-use super::verdict;
-use crate::lab::{Ctx, ExpResult, Experiment, Outcome, Row};
-use crate::measure::{fmt_secs, median};
-use crate::report::{svg::Chart, svg::Series, table::Table};
+use crate::fmt;
+use crate::fmt::fmt_secs;
+use crate::lab::{Ctx, ExpResult, Experiment, Outcome};
+use crate::measure::median;
+use crate::report::{svg::Chart, table::Table};
 use std::time::Instant;
 
 pub struct Iter;
@@ -39,19 +40,9 @@ struct Body {
     mass: f64,
 }
 
-fn xorshift(seed: u64) -> impl FnMut() -> u64 {
-    let mut x = seed | 1;
-    move || {
-        x ^= x << 13;
-        x ^= x >> 7;
-        x ^= x << 17;
-        x
-    }
-}
-
 impl Data {
     fn new(squares_n: u64, n: usize, sort_n: usize, bodies: usize) -> Data {
-        let mut r = xorshift(0x9E37_79B9_7F4A_7C15);
+        let mut r = crate::workloads::xorshift(0x9E37_79B9_7F4A_7C15);
         let a = (0..n).map(|_| r() >> 44).collect();
         let b = (0..n).map(|_| r() >> 44).collect();
         let unsorted = (0..sort_n).map(|_| r()).collect();
@@ -247,15 +238,7 @@ impl Experiment for Iter {
                 }
                 for v in 0..3 {
                     med[v] = median(&mut times[v]);
-                    rows.push(Row {
-                        experiment: "iter".into(),
-                        variant: VARIANTS[v].into(),
-                        config: names[k].clone(),
-                        threads,
-                        metric: "seconds".into(),
-                        value: med[v],
-                        unit: "s".into(),
-                    });
+                    rows.push(ctx.row(VARIANTS[v], &names[k], threads, "seconds", med[v], "s"));
                 }
             }
             let vs_rayon: Vec<f64> = medians.iter().map(|m| m[2] / m[1]).collect();
@@ -277,8 +260,8 @@ impl Experiment for Iter {
                     fmt_secs(m[0]),
                     fmt_secs(m[1]),
                     fmt_secs(m[2]),
-                    verdict::ratio(vs_rayon[k]),
-                    verdict::ratio(vs_seq[k]),
+                    fmt::fmt_ratio(vs_rayon[k]),
+                    fmt::fmt_ratio(vs_seq[k]),
                 ]);
             }
             let (g_rayon, g_seq) = (geomean(&vs_rayon), geomean(&vs_seq));
@@ -287,22 +270,14 @@ impl Experiment for Iter {
                 String::new(),
                 String::new(),
                 String::new(),
-                verdict::ratio(g_rayon),
-                verdict::ratio(g_seq),
+                fmt::fmt_ratio(g_rayon),
+                fmt::fmt_ratio(g_seq),
             ]);
             for (metric, value) in [
                 ("geomean_vs_rayon", g_rayon),
                 ("geomean_vs_sequential", g_seq),
             ] {
-                rows.push(Row {
-                    experiment: "iter".into(),
-                    variant: "threadlab".into(),
-                    config: "all kernels".into(),
-                    threads,
-                    metric: metric.into(),
-                    value,
-                    unit: "ratio".into(),
-                });
+                rows.push(ctx.row("threadlab", "all kernels", threads, metric, value, "ratio"));
             }
             tables.push(table);
             let mut chart = Chart::bars(
@@ -312,22 +287,22 @@ impl Experiment for Iter {
                 "time ÷ sequential",
             );
             for (v, name) in VARIANTS.iter().enumerate() {
-                chart.series.push(Series {
-                    name: (*name).into(),
-                    points: medians
+                chart.add(
+                    *name,
+                    medians
                         .iter()
                         .enumerate()
                         .map(|(k, m)| (k as f64, m[v] / m[0]))
                         .collect(),
-                });
+                );
             }
             charts.push(chart);
             let worst = vs_rayon.iter().cloned().fold(0.0, f64::max);
             findings.push(format!(
                 "On {threads} worker(s) threadlab's parallel iterators took {} of Rayon's time (geometric mean; worst kernel {}) and {} of the sequential iterators'.",
-                verdict::ratio(g_rayon),
-                verdict::ratio(worst),
-                verdict::ratio(g_seq),
+                fmt::fmt_ratio(g_rayon),
+                fmt::fmt_ratio(worst),
+                fmt::fmt_ratio(g_seq),
             ));
         }
         notes.push("The sorts' times exclude copying the input (each run sorts a fresh copy). Every variant's result is checked against the sequential one. On a machine shared with other work, take differences under about 10% as noise.".into());

@@ -5,12 +5,14 @@
 //! (the binary's counting allocator, `alloc_count.rs`, over the whole process during the timed
 //! runs).
 
-use super::chain::{self, Rayon, ThreadPerJob, Tokio};
-use crate::alloc_count;
+use crate::alloc_count::{self, Counts};
 use crate::baselines::dedicated_thread::DedicatedThread;
-use crate::lab::{Ctx, ExpResult, Experiment, Outcome, Row};
-use crate::measure::{fmt_ns, fmt_ratio, group_thousands, median_of, median_secs};
-use crate::report::{svg::Chart, svg::Series, table::Table};
+use crate::fmt::{fmt_ns, fmt_ratio, group_thousands, plural};
+use crate::lab::{Ctx, ExpResult, Experiment, Outcome, Variant};
+use crate::peers::{self, Rayon, Tokio};
+use crate::report::{svg::Chart, table::Table};
+use crate::workloads::chain::{self, ThreadPerJob};
+use std::cell::RefCell;
 use std::time::Duration;
 
 /// The experiment.
@@ -28,6 +30,22 @@ const VARIANTS: [&str; 8] = [
     "tokio",
 ];
 
+/// The tables' columns: the configuration, then the variants.
+const HEADERS: [&str; 9] = [
+    "config",
+    "single",
+    "dedicated",
+    "thread/job",
+    "thread/job+ver",
+    "serial-queue",
+    "global-queue",
+    "rayon",
+    "tokio",
+];
+
+/// How long a chain may take before the lab gives up on it.
+const TIMEOUT: Duration = Duration::from_secs(300);
+
 impl Experiment for Jobs {
     fn name(&self) -> &'static str {
         "jobs"
@@ -43,114 +61,104 @@ impl Experiment for Jobs {
         let total: u64 = ctx.size.pick(2_000, 100_000, 10_000_000);
         // A thread per job costs tens of microseconds each: run 1/10 (1/100 in full) of the jobs.
         let thread_scale: u64 = ctx.size.pick(10, 10, 100);
-        let timeout = Duration::from_secs(300);
-        let mut rows: Vec<Row> = Vec::new();
-        let mut tables = Vec::new();
-        let mut charts = Vec::new();
+        let mut out = Outcome::default();
         let mut findings = Vec::new();
         for &threads in &ctx.threads {
             let pool = crate::tl::shared_pool(threads)?;
-            let rayon = chain::rayon_pool(threads)?;
-            let rt = chain::tokio_runtime(threads)?;
-            let dedicated_threads: Vec<DedicatedThread> = (0..16)
-                .map(|i| DedicatedThread::new(&format!("queue #{i}")))
-                .collect::<Result<_, _>>()
-                .map_err(|e| format!("dedicated thread: {e}"))?;
+            let rayon = peers::rayon_pool(threads)?;
+            let rt = peers::tokio_runtime(threads)?;
+            let dedicated_threads = dedicated_threads(16)?;
             let dedicated: Vec<_> = dedicated_threads.iter().map(|t| t.handle()).collect();
             // ns per job, per (queues, variant); and (allocations, bytes) per job.
             let mut grid: Vec<(usize, Vec<f64>)> = Vec::new();
             let mut alloc_grid: Vec<Vec<(f64, f64)>> = Vec::new();
             for queues in [1usize, 4, 8, 16] {
                 let per_queue = total / queues as u64;
-                let jobs = per_queue * queues as u64;
                 let thread_per_queue = (total / thread_scale) / queues as u64;
+                // What each variant's timed runs allocated (the warm-up left out).
+                let counted: Vec<RefCell<(usize, Counts)>> =
+                    (0..VARIANTS.len()).map(|_| RefCell::default()).collect();
+                let counting = |i: usize, run| {
+                    counting(
+                        format!("{queues} queues, {}", VARIANTS[i]),
+                        &counted[i],
+                        run,
+                    )
+                };
+                let verify = |verify| vec![ThreadPerJob { verify }; queues];
+                let mut variants = vec![
+                    counting(0, {
+                        let mut warm = true;
+                        Box::new(move || {
+                            Ok(chain::run_one_thread(queues, warm_or(&mut warm, per_queue)))
+                        })
+                    }),
+                    counting(1, chains(&dedicated[..queues], per_queue)),
+                    counting(2, chains(&verify(false), thread_per_queue)),
+                    counting(3, chains(&verify(true), thread_per_queue)),
+                    counting(
+                        4,
+                        chains(&crate::tl::serial_queues(&pool, queues), per_queue),
+                    ),
+                    counting(
+                        5,
+                        chains(&vec![crate::tl::global_queue(&pool); queues], per_queue),
+                    ),
+                    counting(6, chains(&vec![Rayon(rayon.clone()); queues], per_queue)),
+                    counting(
+                        7,
+                        chains(&vec![Tokio(rt.handle().clone()); queues], per_queue),
+                    ),
+                ];
+                let samples = ctx.rounds(&format!("{threads} threads"), &mut variants)?;
+                drop(variants);
                 let mut ns = Vec::new();
                 let mut per_job_allocs = Vec::new();
-                for variant in VARIANTS {
-                    ctx.step(format!(
-                        "jobs: {queues} queues, {variant}, {threads} threads"
-                    ));
-                    let (res, allocs) = alloc_count::measure(|| -> Result<_, String> {
-                        Ok(match variant {
-                            "serial" => (
-                                median_secs(ctx.repeat, || {
-                                    chain::run_one_thread(queues, per_queue);
-                                }),
-                                jobs,
-                            ),
-                            "dedicated-thread" => {
-                                // Started outside the count: the jobs, not the threads' setup.
-                                (timed(ctx, &dedicated[..queues], per_queue, timeout)?, jobs)
-                            }
-                            "thread-per-task" | "thread-per-task-verified" => {
-                                let q = vec![
-                                    ThreadPerJob {
-                                        verify: variant.ends_with("verified")
-                                    };
-                                    queues
-                                ];
-                                let n = thread_per_queue * queues as u64;
-                                (timed(ctx, &q, thread_per_queue, timeout)?, n)
-                            }
-                            "serial-queue" => {
-                                let q = crate::tl::serial_queues(&pool, queues);
-                                (timed(ctx, &q, per_queue, timeout)?, jobs)
-                            }
-                            "global-queue" => {
-                                let q = vec![crate::tl::global_queue(&pool); queues];
-                                (timed(ctx, &q, per_queue, timeout)?, jobs)
-                            }
-                            "rayon" => {
-                                let q = vec![Rayon(rayon.clone()); queues];
-                                (timed(ctx, &q, per_queue, timeout)?, jobs)
-                            }
-                            _ => {
-                                let q = vec![Tokio(rt.handle().clone()); queues];
-                                (timed(ctx, &q, per_queue, timeout)?, jobs)
-                            }
-                        })
-                    });
-                    let (secs, n) = res?;
-                    // Every timed run of the variant ran `n` jobs.
-                    let (allocs_per_job, bytes_per_job) = allocs.per(n * ctx.repeat.max(1) as u64);
+                for ((i, variant), (s, (runs, allocs))) in VARIANTS.iter().enumerate().zip(
+                    samples
+                        .iter()
+                        .zip(counted.into_iter().map(RefCell::into_inner)),
+                ) {
+                    let per = if i == 2 || i == 3 {
+                        thread_per_queue
+                    } else {
+                        per_queue
+                    };
+                    let n = per * queues as u64;
+                    let (allocs_per_job, bytes_per_job) = allocs.per(n * (runs as u64 - 1));
                     per_job_allocs.push((allocs_per_job, bytes_per_job));
-                    let per_job = secs * 1e9 / n as f64;
+                    let per_job = s.median * 1e9 / n as f64;
                     ns.push(per_job);
-                    let config = format!(
-                        "{queues} queues × {} jobs",
-                        group_thousands(n / queues as u64)
-                    );
-                    let variant_threads = match variant {
-                        "serial" => 1,
-                        "dedicated-thread" => queues,
-                        "thread-per-task" | "thread-per-task-verified" => n as usize,
+                    let config = format!("{queues} queues × {} jobs", group_thousands(per));
+                    let variant_threads = match i {
+                        0 => 1,
+                        1 => queues,
+                        2 | 3 => n as usize,
                         _ => threads,
                     };
                     for (metric, value, unit) in [
-                        ("seconds", secs, "s"),
+                        ("seconds", s.median, "s"),
                         ("ns_per_job", per_job, "ns"),
                         ("allocs_per_job", allocs_per_job, "allocations"),
                         ("bytes_per_job", bytes_per_job, "bytes"),
-                    ]
-                    .into_iter()
-                    .filter(|r| r.1.is_finite())
-                    {
-                        rows.push(Row {
-                            experiment: "jobs".into(),
-                            variant: variant.into(),
-                            config: config.clone(),
-                            threads: variant_threads,
-                            metric: metric.into(),
-                            value,
-                            unit: unit.into(),
-                        });
+                    ] {
+                        if value.is_finite() {
+                            out.rows.push(ctx.row(
+                                variant,
+                                &config,
+                                variant_threads,
+                                metric,
+                                value,
+                                unit,
+                            ));
+                        }
                     }
                 }
                 grid.push((queues, ns));
                 alloc_grid.push(per_job_allocs);
             }
             if threads == ctx.threads[0] {
-                record_traces(ctx, &pool, threads, timeout)?;
+                record_traces(ctx, &pool, threads)?;
             }
             let secs_of = |ns: f64, n: u64| ns * n as f64 / 1e9;
             let mut t_secs = Table::new(
@@ -159,24 +167,11 @@ impl Experiment for Jobs {
                     group_thousands(total),
                     group_thousands(total / thread_scale)
                 ),
-                &["config", "single", "dedicated", "thread/job", "thread/job+ver", "serial-queue", "global-queue", "rayon", "tokio"],
+                &HEADERS,
             );
-            let mut t_ns = Table::new(
-                format!("ns per job; pools of {threads}"),
-                &[
-                    "config",
-                    "single",
-                    "dedicated",
-                    "thread/job",
-                    "thread/job+ver",
-                    "serial-queue",
-                    "global-queue",
-                    "rayon",
-                    "tokio",
-                ],
-            );
+            let mut t_ns = Table::new(format!("ns per job; pools of {threads}"), &HEADERS);
             for (queues, ns) in &grid {
-                let label = format!("{queues} queue{}", if *queues == 1 { "" } else { "s" });
+                let label = plural(*queues, "queue");
                 let mut srow = vec![label.clone()];
                 let mut nrow = vec![label];
                 for (i, v) in ns.iter().enumerate() {
@@ -192,75 +187,57 @@ impl Experiment for Jobs {
                 t_secs.row(srow);
                 t_ns.row(nrow);
             }
-            tables.push(t_secs);
-            tables.push(t_ns);
+            out.tables.push(t_secs);
+            out.tables.push(t_ns);
             let mut t_alloc = Table::new(
                 format!(
                     "allocations / bytes per job (the whole process during the timed runs); pools of {threads}"
                 ),
-                &[
-                    "config",
-                    "single",
-                    "dedicated",
-                    "thread/job",
-                    "thread/job+ver",
-                    "serial-queue",
-                    "global-queue",
-                    "rayon",
-                    "tokio",
-                ],
+                &HEADERS,
             );
             for ((queues, _), allocs) in grid.iter().zip(&alloc_grid) {
-                let mut row = vec![format!(
-                    "{queues} queue{}",
-                    if *queues == 1 { "" } else { "s" }
-                )];
+                let mut row = vec![plural(*queues, "queue")];
                 row.extend(allocs.iter().map(|(a, b)| fmt_alloc(*a, *b)));
                 t_alloc.row(row);
             }
-            tables.push(t_alloc);
+            out.tables.push(t_alloc);
             let mut chart = Chart::bars(
                 &format!("jobs-ns-per-job-{threads}t"),
                 &format!("jobs: ns per job (pools of {threads} threads)"),
-                grid.iter()
-                    .map(|(q, _)| format!("{q} queue{}", if *q == 1 { "" } else { "s" }))
-                    .collect(),
+                grid.iter().map(|(q, _)| plural(*q, "queue")).collect(),
                 "ns per job",
             );
             chart.log_y = true;
             for (i, v) in VARIANTS.iter().enumerate() {
-                chart.series.push(Series {
-                    name: (*v).into(),
-                    points: grid
-                        .iter()
+                chart.add(
+                    *v,
+                    grid.iter()
                         .enumerate()
                         .map(|(k, (_, ns))| (k as f64, ns[i]))
                         .collect(),
-                });
+                );
             }
-            charts.push(chart);
+            out.charts.push(chart);
             let mut chart = Chart::bars(
                 &format!("jobs-bytes-per-job-{threads}t"),
                 &format!(
                     "jobs: bytes allocated per job (pools of {threads} threads; lower is better)"
                 ),
-                grid.iter()
-                    .map(|(q, _)| format!("{q} queue{}", if *q == 1 { "" } else { "s" }))
-                    .collect(),
+                grid.iter().map(|(q, _)| plural(*q, "queue")).collect(),
                 "bytes per job",
             );
             chart.log_y = true;
             for (i, v) in VARIANTS.iter().enumerate() {
-                chart.series.push(Series {
-                    name: (*v).into(),
-                    points: alloc_grid
+                chart.add(
+                    *v,
+                    alloc_grid
                         .iter()
                         .enumerate()
                         .map(|(k, a)| (k as f64, a[i].1))
                         .collect(),
-                });
+                );
             }
-            charts.push(chart);
+            out.charts.push(chart);
             // The finding, at 8 queues (the seed's sweet spot on its 8 hardware threads).
             let (_, at8) = &grid[2];
             let idx = |name: &str| VARIANTS.iter().position(|v| *v == name).unwrap_or(0);
@@ -281,39 +258,62 @@ impl Experiment for Jobs {
                 fmt_ns(at8[idx("serial")]),
             ));
         }
-        Ok(Outcome {
-            finding: findings.join(" "),
-            notes: vec![
+        out.finding = findings.join(" ");
+        out.notes = vec![
                 format!(
                     "The thread-per-task variants ran 1/{thread_scale} of the jobs (a thread costs tens of microseconds); their ns per job is comparable, their seconds are for the smaller count. \"verified\" waits until each new thread signals it started (the seed's 10 s check)."
                 ),
                 "Allocations and bytes per job count every allocation of the process during a variant's timed runs (the binary's counting allocator; a reallocation counts as one allocation of its new size), divided by the jobs run; the dedicated threads are started before the count. Each job is one boxed closure (the seed's job object), so one allocation per job is the floor.".into(),
-            ],
-            rows,
-            tables,
-            charts,
-        })
+        ];
+        Ok(out)
     }
 }
 
-fn timed<S: chain::Spawn>(
-    ctx: &Ctx,
-    q: &[S],
-    per_queue: u64,
-    timeout: Duration,
-) -> Result<f64, String> {
-    let mut err = None;
-    let secs = median_of(ctx.repeat, || match chain::run(q, per_queue, timeout) {
-        Ok(s) => s,
-        Err(e) => {
-            err = Some(e);
-            f64::NAN
+type Run<'a> = Box<dyn FnMut() -> Result<f64, String> + 'a>;
+
+/// A variant that also counts what its timed runs allocate into `counted` (runs, counts), the
+/// warm-up left out.
+fn counting<'a>(
+    label: String,
+    counted: &'a RefCell<(usize, Counts)>,
+    mut run: Run<'a>,
+) -> Variant<'a> {
+    Variant::measured(label, move || {
+        let (secs, c) = alloc_count::measure(&mut run);
+        let mut counted = counted.borrow_mut();
+        counted.0 += 1;
+        if counted.0 > 1 {
+            counted.1 = Counts {
+                allocs: counted.1.allocs + c.allocs,
+                bytes: counted.1.bytes + c.bytes,
+            };
         }
-    });
-    match err {
-        Some(e) => Err(e),
-        None => Ok(secs),
+        secs
+    })
+}
+
+/// Timed runs of a chain of `per_queue` jobs on each of `queues`.
+/// The first run, the warm-up, is a tenth as long.
+fn chains<'a, S: chain::Spawn>(queues: &[S], per_queue: u64) -> Run<'a> {
+    let (queues, mut warm) = (queues.to_vec(), true);
+    Box::new(move || chain::run(&queues, warm_or(&mut warm, per_queue), TIMEOUT))
+}
+
+/// A tenth of `n` (at least 1) the first time, `n` after.
+fn warm_or(warm: &mut bool, n: u64) -> u64 {
+    if std::mem::take(warm) {
+        (n / 10).max(1)
+    } else {
+        n
     }
+}
+
+/// `n` dedicated threads, one per queue.
+fn dedicated_threads(n: usize) -> Result<Vec<DedicatedThread>, String> {
+    (0..n)
+        .map(|i| DedicatedThread::new(&format!("queue #{i}")))
+        .collect::<Result<_, _>>()
+        .map_err(|e| format!("dedicated thread: {e}"))
 }
 
 /// Short recorded runs of the telling variants (4 queues; a thread per job on 100 jobs, the
@@ -322,8 +322,8 @@ fn record_traces(
     ctx: &Ctx,
     pool: &std::sync::Arc<threadlab::Pool>,
     threads: usize,
-    timeout: Duration,
 ) -> Result<(), String> {
+    let timeout = TIMEOUT;
     let per_queue = 500;
     let (r, _) = ctx.record(
         "jobs-thread-per-task",
@@ -331,10 +331,7 @@ fn record_traces(
         || chain::run(&[ThreadPerJob { verify: false }; 4], 25, timeout),
     )?;
     r?;
-    let dedicated: Vec<DedicatedThread> = (0..4)
-        .map(|i| DedicatedThread::new(&format!("queue #{i}")))
-        .collect::<Result<_, _>>()
-        .map_err(|e| format!("dedicated thread: {e}"))?;
+    let dedicated = dedicated_threads(4)?;
     let handles: Vec<_> = dedicated.iter().map(|t| t.handle()).collect();
     let (r, _) = ctx.record(
         "jobs-dedicated-thread",

@@ -1,12 +1,15 @@
-//! One file per experiment; each is registered in [`crate::lab::registry`].
+//! One file per experiment, and the [`registry`] that lists them. Adding one: its file here, a
+//! `pub mod` line and a line in [`registry`] (see `CONTRIBUTING.md`). Helpers that belong to one
+//! experiment stay beside it (`recorder_cost.rs` for `overhead`, `park_wake.rs` for
+//! `rendezvous`); what several share lives in `crate::workloads` and `crate::peers`.
+
+use crate::lab::Experiment;
 
 pub mod alloc;
-pub mod chain;
 pub mod contention;
 pub mod division;
 pub mod elastic;
 pub mod falseshare;
-pub mod go_peer;
 pub mod image;
 pub mod iter;
 pub mod jobs;
@@ -17,5 +20,36 @@ pub mod park_wake;
 pub mod pipeline;
 pub mod recorder_cost;
 pub mod rendezvous;
-pub mod verdict;
 pub mod workloads;
+
+/// Every experiment, in the order the lab runs them. Add new ones here.
+pub fn registry() -> Vec<&'static dyn Experiment> {
+    vec![
+        &image::Image,
+        &jobs::Jobs,
+        &contention::Contention,
+        &overhead::Overhead,
+        &rendezvous::Rendezvous,
+        &division::Division,
+        &numa::Numa,
+        &alloc::Alloc,
+        &falseshare::FalseShare,
+        &observed::Observed,
+        &workloads::Workloads,
+        &iter::Iter,
+        &pipeline::Pipeline,
+        &elastic::Elastic,
+    ]
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn registry_names_are_unique_lowercase_words() {
+        let names: Vec<&str> = super::registry().iter().map(|e| e.name()).collect();
+        for n in &names {
+            assert!(n.chars().all(|c| c.is_ascii_lowercase()), "{n}");
+            assert_eq!(names.iter().filter(|m| *m == n).count(), 1, "{n} unique");
+        }
+    }
+}

@@ -9,148 +9,20 @@
 //! workers are pinned (`sched_setaffinity`, from each worker via `Pool::install_on`) in two
 //! placements, as in the seed: spread over the nodes, and all on the first node.
 
-use super::verdict;
-use crate::lab::{Ctx, ExpResult, Experiment, Outcome, Row};
-use crate::machine::{fmt_bytes, parse_cpu_list};
-use crate::measure::{fmt_secs, median};
-use crate::report::{svg::Chart, svg::Series, table::Table};
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::time::Instant;
-use threadlab::Pool;
+use crate::fmt;
+use crate::fmt::fmt_bytes;
+use crate::fmt::fmt_secs;
+use crate::lab::{Ctx, ExpResult, Experiment, Outcome, Variant};
+use crate::measure::median;
+use crate::report::{svg::Chart, table::Table};
+use crate::workloads::numa::{init, numa_nodes, pin_current_thread, placements, sum, SUM_PASSES};
+use std::cell::RefCell;
 
 /// The experiment.
 pub struct Numa;
 
 /// Variant names (results.json) in table order.
 const VARIANTS: [&str; 3] = ["single", "unordered", "static"];
-
-/// Sums per initialisation; the median is the run's figure (one pass is short and noisy).
-const SUM_PASSES: usize = 7;
-
-/// Elements of one 4 KiB page.
-const PAGE_ELEMS: usize = 4096 / std::mem::size_of::<u64>();
-
-/// The NUMA nodes and their CPUs, from /sys (empty if the kernel does not say).
-fn numa_nodes() -> Vec<(usize, Vec<usize>)> {
-    let Ok(dir) = std::fs::read_dir("/sys/devices/system/node") else {
-        return Vec::new();
-    };
-    let mut nodes: Vec<(usize, Vec<usize>)> = dir
-        .filter_map(|e| e.ok())
-        .filter_map(|e| {
-            let name = e.file_name().into_string().ok()?;
-            let id = name.strip_prefix("node")?.parse::<usize>().ok()?;
-            let list = std::fs::read_to_string(e.path().join("cpulist")).ok()?;
-            let cpus = parse_cpu_list(list.trim());
-            (!cpus.is_empty()).then_some((id, cpus))
-        })
-        .collect();
-    nodes.sort();
-    nodes
-}
-
-/// Where to put `threads` workers: `(name, the CPUs worker k may run on)`. With several nodes,
-/// spread over all of them (worker k on node k mod nodes) and all on the first, as in the seed;
-/// with one node (or none known), one unpinned placement.
-fn placements(nodes: &[(usize, Vec<usize>)], threads: usize) -> Vec<(String, Vec<Vec<usize>>)> {
-    if nodes.len() < 2 {
-        return vec![("one node, unpinned".into(), Vec::new())];
-    }
-    let spread = (0..threads)
-        .map(|k| nodes[k % nodes.len()].1.clone())
-        .collect();
-    let first = (0..threads).map(|_| nodes[0].1.clone()).collect();
-    vec![
-        (format!("spread over {} nodes", nodes.len()), spread),
-        (format!("all on node {}", nodes[0].0), first),
-    ]
-}
-
-/// Restricts the calling thread to `cpus`.
-fn pin_current_thread(cpus: &[usize]) -> Result<(), String> {
-    // SAFETY: a zeroed cpu_set_t is a valid empty set; CPU_SET writes bits within it (CPUs
-    // beyond its capacity are skipped); sched_setaffinity reads it for the calling thread (0).
-    let rc = unsafe {
-        let mut set: libc::cpu_set_t = std::mem::zeroed();
-        for &c in cpus.iter().filter(|&&c| c < libc::CPU_SETSIZE as usize) {
-            libc::CPU_SET(c, &mut set);
-        }
-        libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set)
-    };
-    if rc == 0 {
-        Ok(())
-    } else {
-        Err(format!(
-            "sched_setaffinity to cpus {cpus:?} failed: {}",
-            std::io::Error::last_os_error()
-        ))
-    }
-}
-
-/// The value stored at index `i` (its sum over `0..n` is known in closed form).
-fn value(i: usize) -> u64 {
-    i as u64
-}
-
-/// First-touches a fresh zeroed array of `len` elements the way `variant` says and returns it
-/// with the initialisation time. `vec![0; n]` of this size is a fresh anonymous mapping whose
-/// pages do not exist until written.
-fn init(pool: &Pool, variant: &str, len: usize, seed: u64) -> Result<(Vec<u64>, f64), String> {
-    let mut v = vec![0u64; len];
-    let t = Instant::now();
-    match variant {
-        "single" => pool
-            .install_on(0, || {
-                v.iter_mut().enumerate().for_each(|(i, x)| *x = value(i));
-            })
-            .map_err(|e| e.to_string())?,
-        "unordered" => {
-            // Pages in a shuffled order, split adaptively between the workers: a page lands on
-            // whichever worker's node happens to touch it.
-            let mut pages: Vec<(usize, &mut [u64])> = v
-                .chunks_mut(PAGE_ELEMS)
-                .enumerate()
-                .map(|(p, s)| (p * PAGE_ELEMS, s))
-                .collect();
-            let mut x = seed | 1;
-            for i in (1..pages.len()).rev() {
-                x ^= x << 13;
-                x ^= x >> 7;
-                x ^= x << 17;
-                pages.swap(i, (x % (i as u64 + 1)) as usize);
-            }
-            pool.install(|| {
-                threadlab::for_each_mut(&mut pages, |(start, page)| {
-                    for (k, x) in page.iter_mut().enumerate() {
-                        *x = value(*start + k);
-                    }
-                })
-            });
-        }
-        _ => pool.install(|| threadlab::for_each_static_mut(&mut v, |i, x| *x = value(i))),
-    }
-    Ok((v, t.elapsed().as_secs_f64()))
-}
-
-/// The seed's kernel: a static-schedule parallel sum; checked against the closed form.
-fn sum(pool: &Pool, v: &[u64]) -> Result<f64, String> {
-    let total = AtomicU64::new(0);
-    let t = Instant::now();
-    pool.install(|| {
-        threadlab::for_each_static_block(0..v.len(), |block| {
-            let part = v[block].iter().fold(0u64, |a, &x| a.wrapping_add(x));
-            // Relaxed: one add per block; read after the loop returned.
-            total.fetch_add(part, Ordering::Relaxed);
-        })
-    });
-    let secs = t.elapsed().as_secs_f64();
-    let n = v.len() as u64;
-    let expected = (n.wrapping_mul(n.wrapping_sub(1))) / 2;
-    if total.into_inner() != expected {
-        return Err("the parallel sum came out wrong: the loop lost or repeated a block".into());
-    }
-    Ok(secs)
-}
 
 impl Experiment for Numa {
     fn name(&self) -> &'static str {
@@ -179,34 +51,33 @@ impl Experiment for Numa {
                     pool.install_on(k, || pin_current_thread(set))
                         .map_err(|e| e.to_string())??;
                 }
-                // Per variant: init and sum seconds over the repeats.
-                let mut inits: [Vec<f64>; 3] = Default::default();
-                let mut sums: [Vec<f64>; 3] = Default::default();
-                for r in 0..ctx.repeat {
-                    // Alternate the order, so a drift in the machine's load favours no variant.
-                    let order: Vec<usize> = if r % 2 == 0 {
-                        vec![0, 1, 2]
-                    } else {
-                        vec![2, 1, 0]
-                    };
-                    for v in order {
-                        let name = VARIANTS[v];
-                        ctx.step(format!(
-                            "numa: {name} init, {placement}, {threads} threads, run {}",
-                            r + 1
-                        ));
-                        let (data, init_secs) = init(&pool, name, len, r as u64 + 11)?;
-                        // Several passes; the median is the figure of this run.
-                        let mut passes = Vec::new();
-                        for _ in 0..SUM_PASSES {
-                            passes.push(sum(&pool, &data)?);
-                        }
-                        inits[v].push(init_secs);
-                        sums[v].push(median(&mut passes));
-                    }
-                }
-                let init_s: Vec<f64> = inits.iter_mut().map(|x| median(x)).collect();
-                let sum_s: Vec<f64> = sums.iter_mut().map(|x| median(x)).collect();
+                // Per variant: each run's init time (the sum's is the rounds' sample).
+                let inits: [RefCell<Vec<f64>>; 3] = Default::default();
+                let mut variants: Vec<Variant<'_>> = VARIANTS
+                    .iter()
+                    .zip(&inits)
+                    .map(|(name, inits)| {
+                        let (pool, mut run) = (&pool, 0u64);
+                        Variant::measured(*name, move || {
+                            let (data, init_secs) = init(pool, name, len, run + 10)?;
+                            if run > 0 {
+                                inits.borrow_mut().push(init_secs);
+                            }
+                            run += 1;
+                            // Several passes; the median is the figure of this run.
+                            let mut passes = Vec::new();
+                            for _ in 0..SUM_PASSES {
+                                passes.push(sum(pool, &data)?);
+                            }
+                            Ok(median(&mut passes))
+                        })
+                    })
+                    .collect();
+                let samples =
+                    ctx.rounds(&format!("{placement}, {threads} threads"), &mut variants)?;
+                drop(variants);
+                let init_s: Vec<f64> = inits.map(|x| median(&mut x.into_inner())).to_vec();
+                let sum_s: Vec<f64> = samples.iter().map(|s| s.median).collect();
                 let config = format!("{}, {placement}", fmt_bytes(bytes as u64));
                 let mut table = Table::new(
                     format!(
@@ -221,24 +92,23 @@ impl Experiment for Numa {
                         (*name).into(),
                         fmt_secs(init_s[v]),
                         fmt_secs(sum_s[v]),
-                        verdict::ratio(sum_s[v] / sum_s[2]),
+                        fmt::fmt_ratio(sum_s[v] / sum_s[2]),
                         format!("{:.1} GB/s", bytes as f64 / sum_s[v] / 1e9),
                     ]);
                     for (metric, value) in [("init_seconds", init_s[v]), ("sum_seconds", sum_s[v])]
                     {
-                        rows.push(Row {
-                            experiment: "numa".into(),
-                            variant: (*name).into(),
-                            config: config.clone(),
-                            threads: if *name == "single" && metric == "init_seconds" {
+                        rows.push(ctx.row(
+                            name,
+                            &config,
+                            if *name == "single" && metric == "init_seconds" {
                                 1
                             } else {
                                 threads
                             },
-                            metric: metric.into(),
+                            metric,
                             value,
-                            unit: "s".into(),
-                        });
+                            "s",
+                        ));
                     }
                 }
                 tables.push(table);
@@ -253,10 +123,10 @@ impl Experiment for Numa {
                     "milliseconds",
                 );
                 for (v, name) in VARIANTS.iter().enumerate() {
-                    chart.series.push(Series {
-                        name: format!("{name} first touch"),
-                        points: vec![(0.0, init_s[v] * 1e3), (1.0, sum_s[v] * 1e3)],
-                    });
+                    chart.add(
+                        format!("{name} first touch"),
+                        vec![(0.0, init_s[v] * 1e3), (1.0, sum_s[v] * 1e3)],
+                    );
                 }
                 charts.push(chart);
                 findings.push(finding(nodes.len(), threads, placement, &sum_s, &init_s));
@@ -303,15 +173,15 @@ fn finding(nodes: usize, threads: usize, placement: &str, sums: &[f64], inits: &
         fmt_secs(inits[2])
     );
     if nodes < 2 {
-        let verdict = if verdict::same(spread) {
+        let verdict = if fmt::same(spread) {
             format!(
                 "slowest ÷ fastest {}: no difference on this machine, as expected",
-                verdict::ratio(spread)
+                fmt::fmt_ratio(spread)
             )
         } else {
             format!(
                 "slowest ÷ fastest {}, a difference that page placement cannot cause on one node: other programs sharing the memory bus, or cache effects",
-                verdict::ratio(spread)
+                fmt::fmt_ratio(spread)
             )
         };
         return format!(
@@ -320,9 +190,9 @@ fn finding(nodes: usize, threads: usize, placement: &str, sums: &[f64], inits: &
     }
     format!(
         "With {threads} workers {placement}, the sum after single-thread initialisation took {}, and after unordered initialisation {} ({sums_text}; {}); {init_text}.",
-        verdict::longer(single, "after static initialisation"),
-        verdict::longer(sums[1] / sums[2], "after static initialisation"),
-        if verdict::same(unordered) && verdict::same(single) {
+        fmt::longer(single, "after static initialisation"),
+        fmt::longer(sums[1] / sums[2], "after static initialisation"),
+        if fmt::same(unordered) && fmt::same(single) {
             "no difference on this machine"
         } else {
             "the first-touch placement mattered"
@@ -333,35 +203,6 @@ fn finding(nodes: usize, threads: usize, placement: &str, sums: &[f64], inits: &
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn every_variant_initialises_the_same_array() {
-        let pool = crate::tl::pool(2).unwrap();
-        let len = 3 * PAGE_ELEMS + 17;
-        let mut first: Option<Vec<u64>> = None;
-        for v in VARIANTS {
-            let (data, _) = init(&pool, v, len, 5).unwrap();
-            assert!(sum(&pool, &data).is_ok(), "{v}");
-            match &first {
-                None => first = Some(data),
-                Some(f) => assert_eq!(f, &data, "{v}"),
-            }
-        }
-    }
-
-    #[test]
-    fn two_nodes_give_a_spread_and_a_packed_placement() {
-        let nodes = vec![(0, vec![0, 1]), (1, vec![2, 3])];
-        let p = placements(&nodes, 3);
-        assert_eq!(p.len(), 2);
-        assert_eq!(p[0].0, "spread over 2 nodes");
-        assert_eq!(p[0].1, vec![vec![0, 1], vec![2, 3], vec![0, 1]]);
-        assert_eq!(p[1].0, "all on node 0");
-        assert!(p[1].1.iter().all(|c| c == &[0, 1]));
-        let one = placements(&nodes[..1], 3);
-        assert_eq!(one.len(), 1);
-        assert!(one[0].1.is_empty(), "one node: nobody is pinned");
-    }
 
     #[test]
     fn one_node_says_no_difference_is_expected() {
@@ -376,32 +217,5 @@ mod tests {
             &[0.2, 0.1, 0.1],
         );
         assert!(f.contains("3.00× as long as after static"), "{f}");
-    }
-
-    #[test]
-    fn this_machine_has_at_least_zero_nodes_and_pinning_works() {
-        let nodes = numa_nodes();
-        assert!(nodes.iter().all(|(_, cpus)| !cpus.is_empty()));
-        // The CPUs this process may use now: pinning a worker to them must succeed.
-        // SAFETY: a zeroed cpu_set_t is valid; sched_getaffinity writes within its size.
-        let allowed: Vec<usize> = unsafe {
-            let mut set: libc::cpu_set_t = std::mem::zeroed();
-            assert_eq!(
-                libc::sched_getaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &mut set),
-                0
-            );
-            (0..libc::CPU_SETSIZE as usize)
-                .filter(|&c| libc::CPU_ISSET(c, &set))
-                .collect()
-        };
-        let pool = crate::tl::pool(1).unwrap();
-        assert_eq!(
-            pool.install_on(0, || pin_current_thread(&allowed)),
-            Ok(Ok(()))
-        );
-        assert!(
-            pin_current_thread(&[]).is_err(),
-            "an empty set is refused with a message"
-        );
     }
 }

@@ -8,12 +8,13 @@
 
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
+use threadlab_doctor::Diagnose;
 
-use crate::lab::{Ctx, ExpResult, Experiment, Outcome, Row};
+use crate::lab::{Ctx, ExpResult, Experiment, Outcome};
 use crate::observe::{convert, demo, sampler};
 use crate::report::svg::{Chart, Kind, Series};
 use crate::report::table::Table;
-use threadlab::analysis::{fmt_ns, Diagnosis, GroupStats};
+use threadlab_doctor::{fmt_ns, Diagnosis, GroupStats};
 
 /// The experiment.
 pub struct Observed;
@@ -98,14 +99,15 @@ impl Experiment for Observed {
         );
         put("findings", findings(&inside), findings(&outside));
         // `threads`: the threads the side saw (the schema wants at least 1).
-        let row = |variant: &str, d: &Diagnosis, metric: &str, value: f64, unit: &str| Row {
-            experiment: "observed".into(),
-            variant: variant.into(),
-            config: "thread per row".into(),
-            threads: d.threads.len().max(1),
-            metric: metric.into(),
-            value,
-            unit: unit.into(),
+        let row = |variant: &str, d: &Diagnosis, metric: &str, value: f64, unit: &str| {
+            ctx.row(
+                variant,
+                "thread per row",
+                d.threads.len().max(1),
+                metric,
+                value,
+                unit,
+            )
         };
         let mut rows = Vec::new();
         for (v, d, g) in [("recorded", &inside, &gi), ("observed", &outside, &go)] {
@@ -127,7 +129,7 @@ impl Experiment for Observed {
             findings(&inside),
             sampler::DEFAULT_HZ,
             findings(&outside),
-            if both(threadlab::analysis::Pitfall::ThreadCreation) {
+            if both(threadlab_doctor::Pitfall::ThreadCreation) {
                 "found"
             } else {
                 "not found"

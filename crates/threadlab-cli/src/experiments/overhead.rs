@@ -2,163 +2,47 @@
 //! scope, the jobs workload (8 × 12,500), fib with a join at every level, a binary-tree sum with
 //! a join at every node, and a trickle of one empty task every 200 µs (the runtime's CPU per task,
 //! wake-up latency from submit to start) — and what the recorder costs (`recorder_cost`).
+//! The kernels are `workloads::{join_kernels, implicit_tree, chain, trickle}`; the peers'
+//! pools and Tokio's spawn-per-level versions are in `crate::peers`.
 
-use super::chain::{self, Rayon, Spawn, Tokio};
 use crate::baselines::dedicated_thread::DedicatedThread;
-use crate::lab::{Ctx, ExpResult, Experiment, Outcome, Row};
-use crate::measure::{
-    fmt_ratio, fmt_secs, group_thousands, median_secs, percentile, process_cpu_time,
-    thread_cpu_time,
-};
-use crate::report::{svg::Chart, svg::Series, table::Table};
-use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use crate::fmt::{fmt_ratio, fmt_secs, group_thousands};
+use crate::lab::{Ctx, ExpResult, Experiment, Outcome, Variant};
+use crate::measure::percentile;
+use crate::peers::{self, Rayon, Tokio};
+use crate::report::{svg::Chart, table::Table};
+use crate::workloads::trickle::trickle;
+use crate::workloads::{chain, implicit_tree, join_kernels::fib, Chili, Threadlab};
+use std::hint::black_box;
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 /// The experiment.
 pub struct Overhead;
 
 const VARIANTS: [&str; 5] = ["serial", "threadlab", "rayon", "chili", "tokio"];
 
-/// The median of `repeat` timed runs of `f` after one untimed warm-up run, for every variant
-/// alike: the first run in a fresh process pays for page faults (a deque growing to a million
-/// entries, arena and stack memory touched for the first time) and for waking workers whose
-/// CPUs went idle, which is not what a benchmark of the runtime's steady state should show. (In
-/// one quick lab run without it, threadlab's empty spawns measured 146 ns per task in this
-/// table and 38 ns in the recorder's table a few seconds later.)
-fn warm_median(repeat: usize, mut f: impl FnMut()) -> f64 {
-    f();
-    median_secs(repeat, f)
-}
-
 /// Plain recursive fib: the serial baseline.
-fn fib(n: u64) -> u64 {
+fn serial_fib(n: u64) -> u64 {
     if n < 2 {
         n
     } else {
-        fib(n - 1) + fib(n - 2)
+        serial_fib(n - 1) + serial_fib(n - 2)
     }
 }
 
-fn fib_rayon(n: u64) -> u64 {
-    if n < 2 {
-        return n;
+/// One timed run of a chain of `per_queue` jobs on each of `queues`.
+fn chains<S: chain::Spawn>(per_queue: u64, queues: Vec<S>) -> impl FnMut() -> Result<f64, String> {
+    move || chain::run(&queues, per_queue, Duration::from_secs(120))
+}
+
+/// `Ok` when a variant computed `want`.
+fn expect(what: &str, got: u64, want: u64) -> Result<(), String> {
+    if got == want {
+        Ok(())
+    } else {
+        Err(format!("{what} computed {got}, expected {want}"))
     }
-    let (a, b) = rayon::join(|| fib_rayon(n - 1), || fib_rayon(n - 2));
-    a + b
-}
-
-fn fib_chili(s: &mut chili::Scope<'_>, n: u64) -> u64 {
-    if n < 2 {
-        return n;
-    }
-    let (a, b) = s.join(|s| fib_chili(s, n - 1), |s| fib_chili(s, n - 2));
-    a + b
-}
-
-fn fib_tokio(n: u64) -> std::pin::Pin<Box<dyn std::future::Future<Output = u64> + Send>> {
-    Box::pin(async move {
-        if n < 2 {
-            return n;
-        }
-        let a = tokio::spawn(fib_tokio(n - 1));
-        let b = fib_tokio(n - 2).await;
-        a.await.unwrap_or(0) + b
-    })
-}
-
-/// Sum of the implicit binary tree rooted at `i` (children `2i+1`, `2i+2`) over `v`.
-pub fn tree(v: &[u64], i: usize) -> u64 {
-    if i >= v.len() {
-        return 0;
-    }
-    v[i] + tree(v, 2 * i + 1) + tree(v, 2 * i + 2)
-}
-
-fn tree_rayon(v: &[u64], i: usize) -> u64 {
-    if i >= v.len() {
-        return 0;
-    }
-    let (a, b) = rayon::join(|| tree_rayon(v, 2 * i + 1), || tree_rayon(v, 2 * i + 2));
-    v[i] + a + b
-}
-
-fn tree_chili(s: &mut chili::Scope<'_>, v: &[u64], i: usize) -> u64 {
-    if i >= v.len() {
-        return 0;
-    }
-    let (a, b) = s.join(
-        |s| tree_chili(s, v, 2 * i + 1),
-        |s| tree_chili(s, v, 2 * i + 2),
-    );
-    v[i] + a + b
-}
-
-fn tree_tokio(
-    v: Arc<Vec<u64>>,
-    i: usize,
-) -> std::pin::Pin<Box<dyn std::future::Future<Output = u64> + Send>> {
-    Box::pin(async move {
-        if i >= v.len() {
-            return 0;
-        }
-        let a = tokio::spawn(tree_tokio(Arc::clone(&v), 2 * i + 1));
-        let b = tree_tokio(Arc::clone(&v), 2 * i + 2).await;
-        v[i] + a.await.unwrap_or(0) + b
-    })
-}
-
-/// What a trickle measured.
-pub struct Trickle {
-    /// CPU seconds per task used by every thread but the submitting one: the runtime's own cost
-    /// of waking, running and going back to sleep.
-    pub runtime_cpu: f64,
-    /// CPU seconds per task of the whole process, the submitter's sleeps and wake-ups included.
-    pub process_cpu: f64,
-    /// Nanoseconds from submit to start, one per task.
-    pub latencies: Vec<f64>,
-}
-
-/// Trickle: one empty task every `gap`, `tasks` times.
-pub fn trickle<S: Spawn>(q: &S, tasks: usize, gap: Duration) -> Result<Trickle, String> {
-    let lat: Arc<Vec<AtomicU64>> = Arc::new((0..tasks).map(|_| AtomicU64::new(0)).collect());
-    let done = Arc::new(AtomicUsize::new(0));
-    let cpu0 = process_cpu_time();
-    let mine0 = thread_cpu_time();
-    let t0 = Instant::now();
-    for k in 0..tasks {
-        let due = t0 + gap * k as u32;
-        let now = Instant::now();
-        if due > now {
-            std::thread::sleep(due - now);
-        }
-        let (lat, done) = (Arc::clone(&lat), Arc::clone(&done));
-        let submitted = Instant::now();
-        q.spawn(Box::new(move || {
-            // Relaxed: the value is read after `done` is seen complete (Release/Acquire below).
-            lat[k].store(submitted.elapsed().as_nanos() as u64, Ordering::Relaxed);
-            // Release pairs with the Acquire load in the wait loop.
-            done.fetch_add(1, Ordering::Release);
-        }))?;
-    }
-    let deadline = Instant::now() + Duration::from_secs(60);
-    // Acquire pairs with the tasks' Release increments.
-    while done.load(Ordering::Acquire) < tasks {
-        if Instant::now() > deadline {
-            return Err("trickle: tasks did not all run within 60 s".into());
-        }
-        std::thread::sleep(Duration::from_micros(100));
-    }
-    let process = (process_cpu_time() - cpu0).as_secs_f64();
-    let mine = (thread_cpu_time() - mine0).as_secs_f64();
-    Ok(Trickle {
-        runtime_cpu: (process - mine).max(0.0) / tasks as f64,
-        process_cpu: process / tasks as f64,
-        latencies: lat
-            .iter()
-            .map(|a| a.load(Ordering::Relaxed) as f64)
-            .collect(),
-    })
 }
 
 impl Experiment for Overhead {
@@ -179,18 +63,16 @@ impl Experiment for Overhead {
         let trickle_tasks: usize = ctx.size.pick(50, 2_000, 2_000);
         let per_queue: u64 = ctx.size.pick(250, 12_500, 12_500);
         let values: Vec<u64> = (0..1u64 << tree_log).collect();
-        let expect_tree: u64 = values.iter().sum();
-        let expect_fib = fib(fib_n);
-        let mut rows = Vec::new();
-        let mut tables = Vec::new();
-        let mut charts = Vec::new();
+        let shared = Arc::new(values.clone());
+        let (want_tree, want_fib): (u64, u64) = (values.iter().sum(), serial_fib(fib_n));
+        let mut out = Outcome::default();
         let mut findings = Vec::new();
         let mut recorder_finding = String::new();
         for &threads in &ctx.threads {
             let tl = crate::tl::shared_pool(threads)?;
-            let ry = chain::rayon_pool(threads)?;
-            let ch = chain::chili_pool(threads);
-            let rt = chain::tokio_runtime(threads)?;
+            let ry = peers::rayon_pool(threads)?;
+            let ch = peers::chili_pool(threads);
+            let rt = peers::tokio_runtime(threads)?;
             let benches = [
                 format!(
                     "spawn {} empty tasks in a scope",
@@ -200,112 +82,165 @@ impl Experiment for Overhead {
                 format!("fib({fib_n}), join at every level"),
                 format!("tree sum of 2^{tree_log} nodes, join at every node"),
             ];
-            // secs[bench][variant]; NaN where a variant has no such operation.
+            // The variants of each benchmark, by index into VARIANTS; missing ones stay NaN.
+            let v = &values;
+            let by_bench: [Vec<(usize, Variant<'_>)>; 4] = [
+                vec![
+                    (
+                        1,
+                        Variant::timed("threadlab spawns", || crate::tl::spawn_empty(&tl, spawns)),
+                    ),
+                    (
+                        2,
+                        Variant::timed("rayon spawns", || {
+                            ry.scope(|s| (0..spawns).for_each(|_| s.spawn(|_| {})))
+                        }),
+                    ),
+                    (
+                        4,
+                        Variant::timed("tokio spawns", || {
+                            rt.block_on(async {
+                                let hs: Vec<_> =
+                                    (0..spawns).map(|_| tokio::spawn(async {})).collect();
+                                for h in hs {
+                                    let _ = h.await;
+                                }
+                            })
+                        }),
+                    ),
+                ],
+                vec![
+                    (
+                        0,
+                        Variant::measured("serial jobs", || {
+                            Ok(chain::run_one_thread(8, per_queue))
+                        }),
+                    ),
+                    (
+                        1,
+                        Variant::measured(
+                            "threadlab jobs",
+                            chains(per_queue, vec![crate::tl::global_queue(&tl); 8]),
+                        ),
+                    ),
+                    (
+                        2,
+                        Variant::measured(
+                            "rayon jobs",
+                            chains(per_queue, vec![Rayon(ry.clone()); 8]),
+                        ),
+                    ),
+                    (
+                        4,
+                        Variant::measured(
+                            "tokio jobs",
+                            chains(per_queue, vec![Tokio(rt.handle().clone()); 8]),
+                        ),
+                    ),
+                ],
+                vec![
+                    (
+                        0,
+                        Variant::try_timed("serial fib", || {
+                            expect("serial fib", serial_fib(black_box(fib_n)), want_fib)
+                        }),
+                    ),
+                    (
+                        1,
+                        Variant::try_timed("threadlab fib", || {
+                            expect(
+                                "threadlab fib",
+                                tl.install(|| fib::<Threadlab>(&mut (), fib_n)),
+                                want_fib,
+                            )
+                        }),
+                    ),
+                    (
+                        2,
+                        Variant::try_timed("rayon fib", || {
+                            expect(
+                                "rayon fib",
+                                ry.install(|| fib::<crate::workloads::Rayon>(&mut (), fib_n)),
+                                want_fib,
+                            )
+                        }),
+                    ),
+                    (
+                        3,
+                        Variant::try_timed("chili fib", || {
+                            expect("chili fib", fib::<Chili>(&mut ch.scope(), fib_n), want_fib)
+                        }),
+                    ),
+                    (
+                        4,
+                        Variant::try_timed("tokio fib", || {
+                            expect("tokio fib", rt.block_on(peers::tokio_fib(fib_n)), want_fib)
+                        }),
+                    ),
+                ],
+                vec![
+                    (
+                        0,
+                        Variant::try_timed("serial tree", || {
+                            expect(
+                                "serial tree",
+                                implicit_tree::serial_sum(black_box(v), 0),
+                                want_tree,
+                            )
+                        }),
+                    ),
+                    (
+                        1,
+                        Variant::try_timed("threadlab tree", || {
+                            expect(
+                                "threadlab tree",
+                                tl.install(|| implicit_tree::sum::<Threadlab>(&mut (), v, 0)),
+                                want_tree,
+                            )
+                        }),
+                    ),
+                    (
+                        2,
+                        Variant::try_timed("rayon tree", || {
+                            expect(
+                                "rayon tree",
+                                ry.install(|| {
+                                    implicit_tree::sum::<crate::workloads::Rayon>(&mut (), v, 0)
+                                }),
+                                want_tree,
+                            )
+                        }),
+                    ),
+                    (
+                        3,
+                        Variant::try_timed("chili tree", || {
+                            expect(
+                                "chili tree",
+                                implicit_tree::sum::<Chili>(&mut ch.scope(), v, 0),
+                                want_tree,
+                            )
+                        }),
+                    ),
+                    (
+                        4,
+                        Variant::try_timed("tokio tree", || {
+                            expect(
+                                "tokio tree",
+                                rt.block_on(peers::tokio_tree(Arc::clone(&shared), 0)),
+                                want_tree,
+                            )
+                        }),
+                    ),
+                ],
+            ];
             let mut secs = vec![[f64::NAN; 5]; benches.len()];
-            let mut wrong = None;
-            let mut check = |what: &str, got: u64, want: u64| {
-                if got != want && wrong.is_none() {
-                    wrong = Some(format!("{what} computed {got}, expected {want}"));
+            for (b, variants) in by_bench.into_iter().enumerate() {
+                let (index, mut variants): (Vec<usize>, Vec<Variant<'_>>) =
+                    variants.into_iter().unzip();
+                let samples = ctx.rounds(&format!("{threads} threads"), &mut variants)?;
+                for (i, s) in index.into_iter().zip(samples) {
+                    secs[b][i] = s.median;
                 }
-            };
-            let r = ctx.repeat;
-            let timeout = Duration::from_secs(120);
-            ctx.step(format!("overhead: empty spawns, {threads} threads"));
-            secs[0][1] = warm_median(r, || crate::tl::spawn_empty(&tl, spawns));
-            secs[0][2] = warm_median(r, || {
-                ry.scope(|s| (0..spawns).for_each(|_| s.spawn(|_| {})))
-            });
-            secs[0][4] = warm_median(r, || {
-                rt.block_on(async {
-                    let hs: Vec<_> = (0..spawns).map(|_| tokio::spawn(async {})).collect();
-                    for h in hs {
-                        let _ = h.await;
-                    }
-                })
-            });
-            ctx.step(format!("overhead: jobs, {threads} threads"));
-            secs[1][0] = warm_median(r, || {
-                chain::run_one_thread(8, per_queue);
-            });
-            let mut job_err = None;
-            let mut jobs = |q: &dyn Fn() -> Result<f64, String>| {
-                // One untimed warm-up run, as in `warm_median`.
-                let _ = q();
-                let mut xs: Vec<f64> = (0..r)
-                    .map(|_| {
-                        q().unwrap_or_else(|e| {
-                            job_err = Some(e);
-                            f64::NAN
-                        })
-                    })
-                    .collect();
-                crate::measure::median(&mut xs)
-            };
-            secs[1][1] =
-                jobs(&|| chain::run(&vec![crate::tl::global_queue(&tl); 8], per_queue, timeout));
-            secs[1][2] = jobs(&|| chain::run(&vec![Rayon(ry.clone()); 8], per_queue, timeout));
-            secs[1][4] =
-                jobs(&|| chain::run(&vec![Tokio(rt.handle().clone()); 8], per_queue, timeout));
-            if let Some(e) = job_err {
-                return Err(e);
-            }
-            ctx.step(format!("overhead: fib({fib_n}), {threads} threads"));
-            secs[2][0] = warm_median(r, || {
-                check("serial fib", fib(std::hint::black_box(fib_n)), expect_fib)
-            });
-            secs[2][1] = warm_median(r, || {
-                check("threadlab fib", crate::tl::fib(&tl, fib_n), expect_fib)
-            });
-            secs[2][2] = warm_median(r, || {
-                check("rayon fib", ry.install(|| fib_rayon(fib_n)), expect_fib)
-            });
-            secs[2][3] = warm_median(r, || {
-                check("chili fib", fib_chili(&mut ch.scope(), fib_n), expect_fib)
-            });
-            secs[2][4] = warm_median(r, || {
-                check("tokio fib", rt.block_on(fib_tokio(fib_n)), expect_fib)
-            });
-            ctx.step(format!(
-                "overhead: tree sum 2^{tree_log}, {threads} threads"
-            ));
-            let shared = Arc::new(values.clone());
-            secs[3][0] = warm_median(r, || {
-                check(
-                    "serial tree",
-                    tree(std::hint::black_box(&values), 0),
-                    expect_tree,
-                )
-            });
-            secs[3][1] = warm_median(r, || {
-                check(
-                    "threadlab tree",
-                    crate::tl::tree_sum(&tl, &values),
-                    expect_tree,
-                )
-            });
-            secs[3][2] = warm_median(r, || {
-                check(
-                    "rayon tree",
-                    ry.install(|| tree_rayon(&values, 0)),
-                    expect_tree,
-                )
-            });
-            secs[3][3] = warm_median(r, || {
-                check(
-                    "chili tree",
-                    tree_chili(&mut ch.scope(), &values, 0),
-                    expect_tree,
-                )
-            });
-            secs[3][4] = warm_median(r, || {
-                check(
-                    "tokio tree",
-                    rt.block_on(tree_tokio(Arc::clone(&shared), 0)),
-                    expect_tree,
-                )
-            });
-            if let Some(w) = wrong {
-                return Err(w);
             }
 
             let mut table = Table::new(
@@ -323,18 +258,11 @@ impl Experiment for Overhead {
                     .enumerate()
                     .filter(|(i, _)| s[*i].is_finite())
                 {
-                    rows.push(Row {
-                        experiment: "overhead".into(),
-                        variant: (*v).into(),
-                        config: name.clone(),
-                        threads: if i == 0 { 1 } else { threads },
-                        metric: "seconds".into(),
-                        value: s[i],
-                        unit: "s".into(),
-                    });
+                    let t = if i == 0 { 1 } else { threads };
+                    out.rows.push(ctx.row(v, name, t, "seconds", s[i], "s"));
                 }
             }
-            tables.push(table);
+            out.tables.push(table);
             let mut chart = Chart::bars(
                 &format!("overhead-vs-rayon-{threads}t"),
                 &format!("overhead: time relative to Rayon ({threads} threads)"),
@@ -343,15 +271,15 @@ impl Experiment for Overhead {
             );
             chart.log_y = true;
             for i in [0usize, 1, 3, 4] {
-                chart.series.push(Series {
-                    name: VARIANTS[i].into(),
-                    points: (0..benches.len())
+                chart.add(
+                    VARIANTS[i],
+                    (0..benches.len())
                         .map(|b| (b as f64, secs[b][i] / secs[b][2]))
                         .collect(),
-                });
+                );
             }
             chart.hlines.push(("rayon = 1".into(), 1.0));
-            charts.push(chart);
+            out.charts.push(chart);
 
             // The trickle.
             let gap = Duration::from_micros(200);
@@ -392,26 +320,21 @@ impl Experiment for Overhead {
                     ("wakeup_p90", p90, "ns"),
                     ("wakeup_p99", p99, "ns"),
                 ] {
-                    rows.push(Row {
-                        experiment: "overhead".into(),
-                        variant: variant.into(),
-                        config: format!("trickle {trickle_tasks} × 200 µs"),
-                        threads: if variant == "dedicated-thread" {
-                            1
-                        } else {
-                            threads
-                        },
-                        metric: metric.into(),
-                        value,
-                        unit: unit.into(),
-                    });
+                    let t = if variant == "dedicated-thread" {
+                        1
+                    } else {
+                        threads
+                    };
+                    let config = format!("trickle {trickle_tasks} × 200 µs");
+                    out.rows
+                        .push(ctx.row(variant, config, t, metric, value, unit));
                 }
             }
-            tables.push(tt);
+            out.tables.push(tt);
             if threads == ctx.threads[0] {
                 let rc = super::recorder_cost::measure(ctx, &tl, spawns)?;
-                tables.push(rc.table);
-                rows.extend(rc.rows);
+                out.tables.push(rc.table);
+                out.rows.extend(rc.rows);
                 recorder_finding = rc.finding;
             }
             let ratio = |b: usize| secs[b][1] / secs[b][2];
@@ -428,20 +351,14 @@ impl Experiment for Overhead {
                 fmt_secs(p50s[2].1 / 1e9),
             ));
         }
-        let mut notes = Vec::new();
         if ctx.size != crate::lab::Size::Full {
-            notes.push(format!(
+            out.notes.push(format!(
                 "Quick size: a tree of 2^{tree_log} nodes instead of 2^24 (fib({fib_n}) as in full); run with --full for the issue's sizes."
             ));
         }
-        notes.push("chili has join only (no spawn), so its spawn and jobs cells are empty; Tokio's fib and tree use tokio::spawn at every level, as it has no fork-join.".into());
+        out.notes.push("chili has join only (no spawn), so its spawn and jobs cells are empty; Tokio's fib and tree use tokio::spawn at every level, as it has no fork-join.".into());
         findings.push(recorder_finding);
-        Ok(Outcome {
-            finding: findings.join(" "),
-            notes,
-            rows,
-            tables,
-            charts,
-        })
+        out.finding = findings.join(" ");
+        Ok(out)
     }
 }

@@ -16,9 +16,10 @@
 //! item's first stage starting to its last stage ending. Every stage records its spans, which
 //! the Gantt charts show (which stage held which item when).
 
-use crate::lab::{Ctx, ExpResult, Experiment, Outcome, Row};
-use crate::measure::{fmt_secs, median};
-use crate::report::{svg::Chart, svg::Series, table::Table};
+use crate::fmt::fmt_secs;
+use crate::lab::{Ctx, ExpResult, Experiment, Outcome};
+use crate::measure::median;
+use crate::report::{svg::Chart, table::Table};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 use threadlab::{Pipeline as Pipe, Pool};
@@ -275,10 +276,9 @@ fn figures(runs: Vec<Run>, stages: usize) -> Figures {
 fn gantt(file: &str, title: &str, run: &Run, stage_names: &[&str]) -> Chart {
     let mut chart = Chart::spans(file, title, "ms since the start", "item");
     for (k, name) in stage_names.iter().enumerate() {
-        chart.series.push(Series {
-            name: (*name).into(),
-            points: run
-                .spans
+        chart.add(
+            *name,
+            run.spans
                 .iter()
                 .filter(|s| s.stage == k)
                 .flat_map(|s| {
@@ -286,7 +286,7 @@ fn gantt(file: &str, title: &str, run: &Run, stage_names: &[&str]) -> Chart {
                     [(s.start * 1e3, row), (s.end * 1e3, row)]
                 })
                 .collect(),
-        });
+        );
     }
     chart
 }
@@ -365,7 +365,7 @@ impl Experiment for Pipeline {
                     "ratio",
                 ),
             ] {
-                rows.push(row(VARIANTS[v], &wash_config, metric, value, unit));
+                rows.push(ctx.row(VARIANTS[v], &wash_config, WORKERS, metric, value, unit));
             }
         }
         for (v, f) in [&tc, &tp].into_iter().enumerate() {
@@ -374,7 +374,7 @@ impl Experiment for Pipeline {
                 ("items_per_second", f.throughput, "1/s"),
                 ("latency_ms", f.latency * 1e3, "ms"),
             ] {
-                rows.push(row(VARIANTS[v], &tile_config, metric, value, unit));
+                rows.push(ctx.row(VARIANTS[v], &tile_config, WORKERS, metric, value, unit));
             }
         }
 
@@ -492,18 +492,6 @@ impl Experiment for Pipeline {
 
 /// Variant names (results.json), in table order.
 const VARIANTS: [&str; 2] = ["combined", "pipelined"];
-
-fn row(variant: &str, config: &str, metric: &str, value: f64, unit: &str) -> Row {
-    Row {
-        experiment: "pipeline".into(),
-        variant: variant.into(),
-        config: config.into(),
-        threads: WORKERS,
-        metric: metric.into(),
-        value,
-        unit: unit.into(),
-    }
-}
 
 #[cfg(test)]
 mod tests {

@@ -3,8 +3,9 @@
 //! floor of any per-event timestamp); the cost of a hook when no recording is on; and the
 //! empty-spawn benchmark with recording off and on, interleaved run by run.
 
+use crate::fmt::{fmt_ratio, fmt_secs};
 use crate::lab::{Ctx, Row};
-use crate::measure::{fmt_ratio, fmt_secs, median};
+use crate::measure::median;
 use crate::report::table::Table;
 use std::hint::black_box;
 use std::time::Instant;
@@ -159,19 +160,18 @@ pub fn measure(ctx: &Ctx, pool: &Pool, spawns: usize) -> Result<RecorderCost, St
         ("spawn_recording_on", on * 1e9 / spawns as f64, "ns"),
         ("spawn_recording_slowdown", slowdown * 100.0, "%"),
     ] {
-        rows.push(Row {
-            experiment: "overhead".into(),
-            variant: "threadlab".into(),
-            config: "recorder".into(),
-            threads: if metric.starts_with("spawn") {
+        rows.push(ctx.row(
+            "threadlab",
+            "recorder",
+            if metric.starts_with("spawn") {
                 threads
             } else {
                 1
             },
-            metric: metric.into(),
+            metric,
             value,
-            unit: unit.into(),
-        });
+            unit,
+        ));
     }
     let finding = format!(
         "The recorder costs {} per event in steady state ({} of it the timestamp read alone) and {} per hook when off; recording slows empty spawns by {:.0}% ({} of the time, {events_per_task:.1} events per task).",

@@ -20,11 +20,13 @@
 //! from one (see [`Breakdown`], in `park_wake.rs`).
 
 use super::park_wake::Breakdown;
-use crate::alloc_count::{self, Counts};
-use crate::lab::{Ctx, ExpResult, Experiment, Outcome, Row, Size};
-use crate::measure::{fmt_ns, fmt_ratio, group_thousands, median, process_cpu_time};
-use crate::report::{svg::Chart, svg::Series, table::Table};
-use std::time::Instant;
+use crate::fmt::{fmt_ns, fmt_ratio, fmt_small, group_thousands};
+use crate::lab::{Ctx, ExpResult, Experiment, Outcome, Size};
+use crate::measure::median;
+use crate::report::{svg::Chart, table::Table};
+use crate::workloads::rendezvous::{
+    run_channel_only, run_os_threads, run_threadlab, run_tokio, Run, Via,
+};
 use threadlab::{Pool, WakePolicy};
 
 /// The experiment.
@@ -51,14 +53,7 @@ const CHANNEL_ONLY: usize = 5;
 const TL_CHANNEL: usize = 6;
 const GO: usize = 9;
 
-/// Which channel a threadlab variant passes its messages through.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Via {
-    Flume,
-    /// `threadlab::channel::bounded(0)`.
-    Threadlab,
-}
-
+/// The threadlab variants' wake policy and channel.
 fn policy_of(variant: &str) -> Option<(WakePolicy, Via)> {
     match variant {
         "threadlab" => Some((WakePolicy::Default, Via::Flume)),
@@ -69,225 +64,6 @@ fn policy_of(variant: &str) -> Option<(WakePolicy, Via)> {
         "threadlab-channel-lazy" => Some((WakePolicy::Lazy, Via::Threadlab)),
         _ => None,
     }
-}
-
-/// One run's raw figures.
-#[derive(Debug, Clone, Copy, Default)]
-struct Run {
-    secs: f64,
-    cpu_secs: f64,
-    /// Pool parks and wake-ups during the run (threadlab only; NaN elsewhere).
-    parks: f64,
-    wakeups: f64,
-    /// Allocations and bytes allocated in the process during the run.
-    allocs: Counts,
-}
-
-impl Run {
-    /// A run of a variant without park and wake-up counters (not threadlab).
-    fn uncounted((secs, cpu_secs, allocs): (f64, f64, Counts)) -> Run {
-        Run {
-            secs,
-            cpu_secs,
-            parks: f64::NAN,
-            wakeups: f64::NAN,
-            allocs,
-        }
-    }
-}
-
-/// The producer and the consumer: `n` numbers through a rendezvous channel; the consumer's sum.
-fn endpoints(
-    n: u64,
-) -> (
-    impl std::future::Future<Output = ()> + Send + 'static,
-    impl std::future::Future<Output = u64> + Send + 'static,
-) {
-    let (tx, rx) = flume::bounded::<u64>(0);
-    let producer = async move {
-        for i in 0..n {
-            if tx.send_async(i).await.is_err() {
-                return;
-            }
-        }
-    };
-    let consumer = async move {
-        let mut sum = 0u64;
-        for _ in 0..n {
-            match rx.recv_async().await {
-                Ok(v) => sum = sum.wrapping_add(v),
-                Err(_) => break,
-            }
-        }
-        sum
-    };
-    (producer, consumer)
-}
-
-/// The same producer and consumer through `threadlab::channel::bounded(0)`, whose hand-off to
-/// a waiting task goes into the waking worker's run-next slot.
-fn tl_endpoints(
-    n: u64,
-) -> (
-    impl std::future::Future<Output = ()> + Send + 'static,
-    impl std::future::Future<Output = u64> + Send + 'static,
-) {
-    let (tx, rx) = threadlab::channel::bounded::<u64>(0);
-    let producer = async move {
-        for i in 0..n {
-            if tx.send(i).await.is_err() {
-                return;
-            }
-        }
-    };
-    let consumer = async move {
-        let mut sum = 0u64;
-        for _ in 0..n {
-            match rx.recv().await {
-                Ok(v) => sum = sum.wrapping_add(v),
-                Err(_) => break,
-            }
-        }
-        sum
-    };
-    (producer, consumer)
-}
-
-fn expected_sum(n: u64) -> u64 {
-    if n == 0 {
-        0
-    } else {
-        (n - 1).wrapping_mul(n) / 2
-    }
-}
-
-/// Times one run of `body`, which returns the consumer's sum: wall and CPU seconds, and what the
-/// process allocated meanwhile.
-fn timed(n: u64, body: impl FnOnce() -> Result<u64, String>) -> Result<(f64, f64, Counts), String> {
-    let cpu0 = process_cpu_time();
-    let t0 = Instant::now();
-    let (sum, allocs) = alloc_count::measure(body);
-    let sum = sum?;
-    let secs = t0.elapsed().as_secs_f64();
-    let cpu = (process_cpu_time() - cpu0).as_secs_f64();
-    if sum != expected_sum(n) {
-        return Err(format!(
-            "the consumer summed {sum}, expected {}",
-            expected_sum(n)
-        ));
-    }
-    Ok((secs, cpu, allocs))
-}
-
-/// Spawns the producer and the consumer on `pool` and returns the consumer's sum.
-fn run_pair<P, C>(pool: &Pool, (producer, consumer): (P, C)) -> u64
-where
-    P: std::future::Future<Output = ()> + Send + 'static,
-    C: std::future::Future<Output = u64> + Send + 'static,
-{
-    let p = pool.spawn_future(producer);
-    let c = pool.spawn_future(consumer);
-    let sum = c.join();
-    p.join();
-    sum
-}
-
-fn run_threadlab(pool: &Pool, n: u64, via: Via) -> Result<Run, String> {
-    let before = pool.metrics();
-    let (secs, cpu_secs, allocs) = timed(n, || {
-        Ok(match via {
-            Via::Flume => run_pair(pool, endpoints(n)),
-            Via::Threadlab => run_pair(pool, tl_endpoints(n)),
-        })
-    })?;
-    let after = pool.metrics();
-    let total = |m: &threadlab::Metrics, f: fn(&threadlab::WorkerMetrics) -> u64| -> f64 {
-        m.workers.iter().map(f).sum::<u64>() as f64
-    };
-    Ok(Run {
-        secs,
-        cpu_secs,
-        parks: total(&after, |w| w.parks) - total(&before, |w| w.parks),
-        wakeups: total(&after, |w| w.wakeups) - total(&before, |w| w.wakeups),
-        allocs,
-    })
-}
-
-fn run_tokio(rt: &tokio::runtime::Runtime, n: u64) -> Result<Run, String> {
-    let measured = timed(n, || {
-        let (producer, consumer) = endpoints(n);
-        let p = rt.spawn(producer);
-        let c = rt.spawn(consumer);
-        rt.block_on(async move {
-            let sum = c.await.map_err(|e| format!("tokio consumer: {e}"))?;
-            p.await.map_err(|e| format!("tokio producer: {e}"))?;
-            Ok(sum)
-        })
-    })?;
-    Ok(Run::uncounted(measured))
-}
-
-/// A waker that does nothing: the `channel-only` variant polls both futures in turn anyway.
-fn noop_waker() -> std::task::Waker {
-    use std::task::{RawWaker, RawWakerVTable, Waker};
-    const VTABLE: RawWakerVTable = RawWakerVTable::new(|_| RAW, |_| {}, |_| {}, |_| {});
-    const RAW: RawWaker = RawWaker::new(std::ptr::null(), &VTABLE);
-    // SAFETY: every function of the vtable ignores the (null) data pointer, and cloning returns
-    // the same do-nothing waker: the RawWaker contract holds trivially.
-    unsafe { Waker::from_raw(RAW) }
-}
-
-/// No runtime: this thread polls the producer and the consumer in turn until the consumer is
-/// done. Every poll finds work (the other side has just made progress), so this is the
-/// channel's own cost per message, the floor under every runtime's figure.
-fn run_channel_only(n: u64) -> Result<Run, String> {
-    use std::future::Future;
-    use std::task::{Context, Poll};
-    let measured = timed(n, || {
-        let (producer, consumer) = endpoints(n);
-        let mut producer = Box::pin(producer);
-        let mut consumer = Box::pin(consumer);
-        let waker = noop_waker();
-        let mut cx = Context::from_waker(&waker);
-        let mut produced = false;
-        loop {
-            if !produced {
-                produced = producer.as_mut().poll(&mut cx).is_ready();
-            }
-            if let Poll::Ready(sum) = consumer.as_mut().poll(&mut cx) {
-                return Ok(sum);
-            }
-        }
-    })?;
-    Ok(Run::uncounted(measured))
-}
-
-fn run_os_threads(n: u64) -> Result<Run, String> {
-    let measured = timed(n, || {
-        let (tx, rx) = flume::bounded::<u64>(0);
-        let producer = std::thread::Builder::new()
-            .name("rendezvous-producer".into())
-            .spawn(move || {
-                for i in 0..n {
-                    if tx.send(i).is_err() {
-                        return;
-                    }
-                }
-            })
-            .map_err(|e| format!("cannot start the producer thread: {e}"))?;
-        let consumer = std::thread::Builder::new()
-            .name("rendezvous-consumer".into())
-            .spawn(move || rx.iter().take(n as usize).fold(0u64, u64::wrapping_add))
-            .map_err(|e| format!("cannot start the consumer thread: {e}"))?;
-        let sum = consumer
-            .join()
-            .map_err(|_| "the consumer thread panicked".to_string())?;
-        producer
-            .join()
-            .map_err(|_| "the producer thread panicked".to_string())?;
-        Ok(sum)
-    })?;
-    Ok(Run::uncounted(measured))
 }
 
 impl Experiment for Rendezvous {
@@ -357,7 +133,7 @@ impl Experiment for Rendezvous {
                         breakdowns[i] = Some(recorded[recorded.len() / 2]);
                     }
                     (None, TOKIO) => {
-                        let rt = super::chain::tokio_runtime(threads)?;
+                        let rt = crate::peers::tokio_runtime(threads)?;
                         run_tokio(&rt, warm_n)?;
                         for _ in 0..rounds {
                             runs[i].push(run_tokio(&rt, n)?);
@@ -369,7 +145,7 @@ impl Experiment for Rendezvous {
                             runs[i].push(run_os_threads(os_n)?);
                         }
                     }
-                    (None, GO) => match super::go_peer::run(n, rounds)? {
+                    (None, GO) => match crate::peers::go::run(n, rounds)? {
                         Some(go_runs) => {
                             runs[i] = go_runs.into_iter().map(Run::uncounted).collect()
                         }
@@ -447,15 +223,8 @@ impl Experiment for Rendezvous {
                 };
                 let mut push = |metric: &str, value: f64, unit: &str| {
                     if value.is_finite() {
-                        rows.push(Row {
-                            experiment: "rendezvous".into(),
-                            variant: (*variant).into(),
-                            config: variant_config.clone(),
-                            threads: variant_threads,
-                            metric: metric.into(),
-                            value,
-                            unit: unit.into(),
-                        });
+                        let c = variant_config.clone();
+                        rows.push(ctx.row(variant, c, variant_threads, metric, value, unit));
                     }
                 };
                 push("ns_per_message", ns, "ns");
@@ -525,14 +294,14 @@ impl Experiment for Rendezvous {
             );
             chart.log_y = true;
             for (k, name) in ["wall time", "CPU time"].iter().enumerate() {
-                chart.series.push(Series {
-                    name: (*name).into(),
-                    points: figures
+                chart.add(
+                    *name,
+                    figures
                         .iter()
                         .enumerate()
                         .map(|(i, f)| (i as f64, f[k]))
                         .collect(),
-                });
+                );
             }
             charts.push(chart);
             let mut chart = Chart::bars(
@@ -544,14 +313,14 @@ impl Experiment for Rendezvous {
                 "per message",
             );
             for (k, name) in [(4, "allocations"), (5, "bytes")] {
-                chart.series.push(Series {
-                    name: name.into(),
-                    points: figures
+                chart.add(
+                    name,
+                    figures
                         .iter()
                         .enumerate()
                         .map(|(i, f)| (i as f64, f[k]))
                         .collect(),
-                });
+                );
             }
             charts.push(chart);
 
@@ -617,29 +386,9 @@ impl Experiment for Rendezvous {
     }
 }
 
-/// Small per-message counts: `0`, `0.0012`, `1.5`.
-fn fmt_small(x: f64) -> String {
-    if !x.is_finite() {
-        "-".into()
-    } else if x == 0.0 {
-        "0".into()
-    } else if x < 0.01 {
-        format!("{x:.4}")
-    } else {
-        format!("{x:.2}")
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn the_sum_is_checked() {
-        assert_eq!(expected_sum(5), 10);
-        assert!(timed(5, || Ok(9)).is_err());
-        assert!(timed(5, || Ok(10)).is_ok());
-    }
 
     #[test]
     fn a_recorded_pool_run_breaks_down() {

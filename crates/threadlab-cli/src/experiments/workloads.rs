@@ -6,10 +6,11 @@
 //! multiply. (Tokio's skynet only with `--full`: it takes seconds per run.) Every round runs every variant once, in the same process, after one warm-up round;
 //! the figures are the medians over the rounds (at least 5).
 
-use super::chain;
-use crate::lab::{Ctx, ExpResult, Experiment, Outcome, Row, Size};
-use crate::measure::{fmt_secs, median};
-use crate::report::{svg::Chart, svg::Series, table::Table};
+use crate::fmt::fmt_secs;
+use crate::lab::{Ctx, ExpResult, Experiment, Outcome, Size};
+use crate::measure::median;
+use crate::peers;
+use crate::report::{svg::Chart, table::Table};
 use crate::workloads::join_kernels::{fib, matmul, tree_sum, triangular, Matrix, Tree};
 use crate::workloads::scope_kernels::{nqueens, skynet};
 use crate::workloads::sorts::{merge_sort, quick_sort};
@@ -146,9 +147,9 @@ impl Experiment for Workloads {
         let mut findings = Vec::new();
         for &threads in &ctx.threads {
             let tl = crate::tl::shared_pool(threads)?;
-            let ry = chain::rayon_pool(threads)?;
-            let ch = chain::chili_pool(threads);
-            let rt = chain::tokio_runtime(threads)?;
+            let ry = peers::rayon_pool(threads)?;
+            let ch = peers::chili_pool(threads);
+            let rt = peers::tokio_runtime(threads)?;
             let (tl, ry, ch, rt) = (&*tl, &*ry, &ch, &rt);
             let (big, small, unsorted, ma, mb) = (&big, &small, &unsorted, &ma, &mb);
 
@@ -416,15 +417,14 @@ impl Experiment for Workloads {
                     .enumerate()
                     .filter(|(v, _)| s[*v].is_finite())
                 {
-                    rows.push(Row {
-                        experiment: "workloads".into(),
-                        variant: (*name).into(),
-                        config: wl.name.clone(),
-                        threads: if v == SERIAL { 1 } else { threads },
-                        metric: "seconds".into(),
-                        value: s[v],
-                        unit: "s".into(),
-                    });
+                    rows.push(ctx.row(
+                        name,
+                        &wl.name,
+                        if v == SERIAL { 1 } else { threads },
+                        "seconds",
+                        s[v],
+                        "s",
+                    ));
                 }
             }
             let gm = |num: usize, den: usize| geomean(secs.iter().map(|s| s[num] / s[den]));
@@ -445,15 +445,14 @@ impl Experiment for Workloads {
                 if !value.is_finite() {
                     continue;
                 }
-                rows.push(Row {
-                    experiment: "workloads".into(),
-                    variant: (*name).into(),
-                    config: "geometric mean of time / rayon's".into(),
+                rows.push(ctx.row(
+                    name,
+                    "geometric mean of time / rayon's",
                     threads,
-                    metric: "ratio".into(),
+                    "ratio",
                     value,
-                    unit: "×".into(),
-                });
+                    "×",
+                ));
             }
 
             let mut chart = Chart::bars(
@@ -464,14 +463,13 @@ impl Experiment for Workloads {
             );
             chart.log_y = true;
             for v in [SERIAL, THREADLAB, CHILI, 4] {
-                chart.series.push(Series {
-                    name: VARIANTS[v].into(),
-                    points: secs
-                        .iter()
+                chart.add(
+                    VARIANTS[v],
+                    secs.iter()
                         .enumerate()
                         .map(|(w, s)| (w as f64, s[v] / s[RAYON]))
                         .collect(),
-                });
+                );
             }
             chart.hlines.push(("rayon = 1".into(), 1.0));
             charts.push(chart);

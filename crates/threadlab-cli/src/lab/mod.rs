@@ -1,87 +1,26 @@
-//! The lab's framework: the [`Experiment`] trait, the registry, and the runner.
+//! The lab's framework: the [`Experiment`] trait, its context ([`Ctx`], `ctx.rs`), the
+//! interleaved rounds every experiment times its variants with (`rounds.rs`), recorded traces
+//! (`traces.rs`), and the runner.
 //!
 //! Adding an experiment is one file in `experiments/` implementing [`Experiment`] plus one line
-//! in [`registry`]. The runner runs each selected experiment in turn under `catch_unwind`, so an
+//! in `experiments::registry`. The runner runs each selected experiment in turn under `catch_unwind`, so an
 //! experiment that fails or panics is reported by name with its reason while the others still
 //! run and land in the report.
 
+mod ctx;
+pub mod rounds;
 mod traces;
 
+pub use ctx::{Ctx, Row, Size};
+pub use rounds::Variant;
 pub use traces::{render_text as render_trace_text, TraceRun};
 
 use crate::report::{svg::Chart, table::Table};
 use indicatif::{ProgressBar, ProgressStyle};
-use serde::Serialize;
 use std::io::IsTerminal;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::path::PathBuf;
-use std::sync::Mutex;
 use std::time::Instant;
-
-/// How big the experiments' workloads are.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Size {
-    /// Seconds in total: for the CLI's own tests (hidden flag).
-    Tiny,
-    /// The default: every experiment in a few minutes on 2 cores.
-    Quick,
-    /// The seeds' own sizes (`--full`).
-    Full,
-}
-
-impl Size {
-    /// Picks one of three values by size.
-    pub fn pick<T>(self, tiny: T, quick: T, full: T) -> T {
-        match self {
-            Size::Tiny => tiny,
-            Size::Quick => quick,
-            Size::Full => full,
-        }
-    }
-}
-
-/// What an experiment gets to run with.
-pub struct Ctx {
-    /// Workload size.
-    pub size: Size,
-    /// Pool sizes to measure (`--threads`); never empty, every entry ≥ 1.
-    pub threads: Vec<usize>,
-    /// Runs per figure; the figure is their median.
-    pub repeat: usize,
-    /// The output directory (`--out`); traces go to its `traces/`.
-    pub out: PathBuf,
-    /// The runs the current experiment recorded ([`Ctx::record`]); moved into its [`Report`].
-    traces: Mutex<Vec<TraceRun>>,
-    progress: ProgressBar,
-}
-
-impl Ctx {
-    /// Shows what is being measured now next to the progress bar.
-    pub fn step(&self, what: impl Into<String>) {
-        self.progress.set_message(what.into());
-        self.progress.tick();
-    }
-}
-
-/// One measured figure, as it appears in `results.json`.
-#[derive(Debug, Clone, Serialize)]
-pub struct Row {
-    /// Experiment name.
-    pub experiment: String,
-    /// Stable lower-case variant name (`serial`, `threadlab`, `rayon`, …).
-    pub variant: String,
-    /// Which configuration of the experiment (e.g. `4 queues`), free text.
-    pub config: String,
-    /// Threads the variant used.
-    pub threads: usize,
-    /// What was measured (e.g. `seconds`, `ns_per_job`).
-    pub metric: String,
-    /// The median value.
-    pub value: f64,
-    /// Its unit.
-    pub unit: String,
-}
 
 /// What an experiment hands back.
 #[derive(Debug, Default)]
@@ -109,26 +48,6 @@ pub trait Experiment: Sync {
     fn description(&self) -> &'static str;
     /// Runs the experiment.
     fn run(&self, ctx: &Ctx) -> ExpResult;
-}
-
-/// Every experiment, in the order the lab runs them. Add new ones here.
-pub fn registry() -> Vec<&'static dyn Experiment> {
-    vec![
-        &crate::experiments::image::Image,
-        &crate::experiments::jobs::Jobs,
-        &crate::experiments::contention::Contention,
-        &crate::experiments::overhead::Overhead,
-        &crate::experiments::rendezvous::Rendezvous,
-        &crate::experiments::division::Division,
-        &crate::experiments::numa::Numa,
-        &crate::experiments::alloc::Alloc,
-        &crate::experiments::falseshare::FalseShare,
-        &crate::experiments::observed::Observed,
-        &crate::experiments::workloads::Workloads,
-        &crate::experiments::iter::Iter,
-        &crate::experiments::pipeline::Pipeline,
-        &crate::experiments::elastic::Elastic,
-    ]
 }
 
 /// The result of one experiment: its outcome or why it failed.
@@ -168,16 +87,16 @@ pub fn run_all(
     } else {
         ProgressBar::hidden()
     };
-    let ctx = Ctx {
-        size,
-        threads,
-        repeat,
-        out,
-        traces: Mutex::new(Vec::new()),
-        progress: progress.clone(),
-    };
     let mut reports = Vec::new();
     for exp in experiments {
+        let ctx = Ctx::new(
+            exp.name(),
+            size,
+            threads.clone(),
+            repeat,
+            out.clone(),
+            progress.clone(),
+        );
         ctx.step(exp.name());
         let start = Instant::now();
         let result = match catch_unwind(AssertUnwindSafe(|| exp.run(&ctx))) {
@@ -189,7 +108,7 @@ pub fn run_all(
             description: exp.description(),
             result,
             seconds: start.elapsed().as_secs_f64(),
-            traces: std::mem::take(&mut *ctx.traces.lock().unwrap_or_else(|e| e.into_inner())),
+            traces: std::mem::take(&mut *ctx.traces.runs.lock().unwrap_or_else(|e| e.into_inner())),
         };
         progress.suspend(|| print_report(&report));
         reports.push(report);
@@ -295,14 +214,5 @@ mod tests {
             reports[2].result.as_ref().unwrap().finding,
             "ran with [2] threads"
         );
-    }
-
-    #[test]
-    fn registry_names_are_unique_lowercase_words() {
-        let names: Vec<&str> = registry().iter().map(|e| e.name()).collect();
-        for n in &names {
-            assert!(n.chars().all(|c| c.is_ascii_lowercase()), "{n}");
-            assert_eq!(names.iter().filter(|m| *m == n).count(), 1, "{n} unique");
-        }
     }
 }

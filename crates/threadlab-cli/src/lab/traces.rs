@@ -4,10 +4,12 @@
 //! (its timeline, `threadlab view`'s page, which the report embeds), and keeps the doctor's
 //! diagnosis of it for the terminal and the report.
 
-use super::Ctx;
+use indicatif::ProgressBar;
 use std::path::PathBuf;
-use threadlab::analysis::Diagnosis;
+use std::sync::Mutex;
 use threadlab::trace::{self, Mode};
+use threadlab_doctor::Diagnose;
+use threadlab_doctor::Diagnosis;
 
 /// Where traces go, below the output directory.
 pub const TRACE_DIR: &str = "traces";
@@ -31,7 +33,17 @@ pub struct TraceRun {
     pub save_error: Option<String>,
 }
 
-impl Ctx {
+/// The traces one experiment recorded, and where they go.
+pub struct Traces {
+    /// The output directory (`--out`); traces go to its `traces/`.
+    pub out: PathBuf,
+    /// The runs recorded so far; moved into the experiment's report.
+    pub runs: Mutex<Vec<TraceRun>>,
+    /// Where "recording …" is shown.
+    pub progress: ProgressBar,
+}
+
+impl Traces {
     /// Runs `f` with the recorder on, saves the trace as `<stem>.pftrace` and `<stem>.tltrace`
     /// under `DIR/traces/`, diagnoses it, and keeps the run for the experiment's report; returns
     /// `f`'s value and the diagnosis. Keep `f` short: the trace holds every event.
@@ -41,7 +53,8 @@ impl Ctx {
         label: &str,
         f: impl FnOnce() -> R,
     ) -> Result<(R, Diagnosis), String> {
-        self.step(format!("recording {label}"));
+        self.progress.set_message(format!("recording {label}"));
+        self.progress.tick();
         let rec = trace::try_start(Mode::Full).map_err(|e| format!("recording {label}: {e}"))?;
         let value = f();
         let trace = rec.stop();
@@ -77,7 +90,7 @@ impl Ctx {
             diagnosis: diagnosis.clone(),
             save_error,
         };
-        self.traces
+        self.runs
             .lock()
             .unwrap_or_else(|e| e.into_inner())
             .push(run);

@@ -25,6 +25,9 @@
 //! order; whichever comes first is the birth. Signals other than the initial stop are passed on;
 //! a group-stop (e.g. SIGTSTP) is resumed at once (the old-style tracing `PTRACE_TRACEME` gives
 //! has no `PTRACE_LISTEN`), so job control does not stop a traced program.
+//!
+//! (Over 600 lines with its tests: the tracer's loop, its two ways in (`run`'s child, `watch`'s
+//! attach) and `merge` share one account of thread lives and are read together.)
 
 use std::collections::HashMap;
 use std::io;
@@ -36,7 +39,7 @@ use std::sync::{mpsc, Arc};
 use std::thread::JoinHandle;
 use std::time::Instant;
 
-use super::sampler::{Observed, ThreadLog};
+use super::sampler::{ExactCounts, Observed, ThreadLog};
 
 /// One thread's life as the tracer saw it.
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -523,21 +526,6 @@ pub fn merge(o: &mut Observed, lives: &Lives, period_ns: u64) {
         error: lives.error.clone(),
         attached: pre > 0,
     });
-}
-
-/// The tracer's counts, kept in `Observed`.
-#[derive(Clone, Debug, Default)]
-pub struct ExactCounts {
-    /// Threads the command created (its first thread not counted).
-    pub created: u64,
-    /// Of which exited before the command's process did.
-    pub exited: u64,
-    /// The tracer's own CPU time, ns.
-    pub tracer_cpu_ns: u64,
-    /// Why tracing stopped early, if it did.
-    pub error: Option<String>,
-    /// The process was running before (`watch`): only threads created since attaching count.
-    pub attached: bool,
 }
 
 #[cfg(test)]

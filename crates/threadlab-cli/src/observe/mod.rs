@@ -35,6 +35,7 @@ mod syscall;
 
 use std::process::{Command, ExitCode};
 use std::time::{Duration, Instant};
+use threadlab_doctor::Diagnose;
 
 use crate::cli::{RunArgs, WatchArgs};
 
@@ -42,7 +43,7 @@ use crate::cli::{RunArgs, WatchArgs};
 /// exits, prints the report.
 pub fn run(args: RunArgs) -> ExitCode {
     if args.command.is_empty() {
-        return crate::usage_error("`run` needs a command: threadlab run -- CMD ARGS…");
+        return crate::cli::usage_error("`run` needs a command: threadlab run -- CMD ARGS…");
     }
     let program = &args.command[0];
     let traced = if args.sample_only {
@@ -59,7 +60,7 @@ pub fn run(args: RunArgs) -> ExitCode {
                 );
                 None
             }
-            Err(e) => return crate::usage_error(&format!("cannot start `{program}`: {e}")),
+            Err(e) => return crate::cli::usage_error(&format!("cannot start `{program}`: {e}")),
         }
     };
     let (pid, observed, code) = match traced {
@@ -67,7 +68,9 @@ pub fn run(args: RunArgs) -> ExitCode {
         None => {
             let mut child = match Command::new(program).args(&args.command[1..]).spawn() {
                 Ok(c) => c,
-                Err(e) => return crate::usage_error(&format!("cannot start `{program}`: {e}")),
+                Err(e) => {
+                    return crate::cli::usage_error(&format!("cannot start `{program}`: {e}"))
+                }
             };
             let pid = child.id();
             let mut status = None;
@@ -120,7 +123,7 @@ pub fn observe_traced(
 pub fn watch(args: WatchArgs) -> ExitCode {
     let pid = args.pid;
     if !std::path::Path::new(&format!("/proc/{pid}/task")).is_dir() {
-        return crate::usage_error(&format!("no process {pid} (or /proc is not mounted)"));
+        return crate::cli::usage_error(&format!("no process {pid} (or /proc is not mounted)"));
     }
     let start = Instant::now();
     let until = start + Duration::from_secs_f64(args.seconds);

@@ -4,7 +4,7 @@
 
 use std::fmt::Write;
 
-use threadlab::analysis::fmt_ns;
+use threadlab_doctor::fmt_ns;
 
 use super::bursts::{bursts, GAP_NS, MIN_BIRTHS};
 use super::convert::FutexRow;

@@ -94,7 +94,7 @@ pub struct Observed {
     pub futex_names: HashMap<u64, String>,
     /// Exact counts of births and deaths, when the tracer saw them (`births.rs`); the threads'
     /// `born_ns`/`exited_ns` are then exact too.
-    pub exact: Option<super::births::ExactCounts>,
+    pub exact: Option<ExactCounts>,
 }
 
 /// Samples process `pid` at `hz` until `done` says stop (checked after each tick) or the
@@ -257,4 +257,19 @@ fn raise_fd_limit() {
             libc::setrlimit(libc::RLIMIT_NOFILE, &lim);
         }
     }
+}
+
+/// The tracer's counts, kept in `Observed`.
+#[derive(Clone, Debug, Default)]
+pub struct ExactCounts {
+    /// Threads the command created (its first thread not counted).
+    pub created: u64,
+    /// Of which exited before the command's process did.
+    pub exited: u64,
+    /// The tracer's own CPU time, ns.
+    pub tracer_cpu_ns: u64,
+    /// Why tracing stopped early, if it did.
+    pub error: Option<String>,
+    /// The process was running before (`watch`): only threads created since attaching count.
+    pub attached: bool,
 }

@@ -1,25 +1,10 @@
 //! The self-contained HTML report: inline CSS, charts as SVG files beside it referenced
 //! relatively (and embedded, so the page also works when copied alone), no network.
 
+use crate::fmt::fmt_bytes;
 use crate::lab::{Report, TraceRun};
-use crate::machine::{fmt_bytes, Machine};
-use crate::report::table::Table;
-
-/// Escapes text for HTML/XML content and attribute values.
-pub fn escape(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    for c in s.chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            '\'' => out.push_str("&#39;"),
-            _ => out.push(c),
-        }
-    }
-    out
-}
+use crate::machine::Machine;
+use crate::report::{escape, table::Table};
 
 const CSS: &str = "body{font-family:sans-serif;max-width:1000px;margin:2em auto;padding:0 1em;color:#222}\
 h1{font-size:1.6em}h2{border-bottom:1px solid #ccc;padding-top:1em}\

@@ -77,7 +77,6 @@ pub fn render(
 
 /// A recorded run: its files, the doctor's findings and answers.
 fn trace_json(t: &crate::lab::TraceRun) -> serde_json::Value {
-    use crate::doctor::{answer_json, finding_json};
     serde_json::json!({
         "label": t.label,
         "pftrace": t.pftrace,
@@ -85,7 +84,7 @@ fn trace_json(t: &crate::lab::TraceRun) -> serde_json::Value {
         "viewer": t.viewer,
         "events": t.events,
         "save_error": t.save_error,
-        "findings": t.diagnosis.findings.iter().map(finding_json).collect::<Vec<_>>(),
-        "answers": t.diagnosis.answers.iter().map(answer_json).collect::<Vec<_>>(),
+        "findings": t.diagnosis.findings,
+        "answers": t.diagnosis.answers,
     })
 }

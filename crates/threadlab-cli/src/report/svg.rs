@@ -1,7 +1,7 @@
 //! Hand-written SVG charts: lines over a numeric x axis, or grouped bars over categories; either
 //! axis may be logarithmic. No dependencies, self-contained output (no fonts or scripts fetched).
 
-use super::html::escape;
+use super::escape;
 
 /// How the chart draws its series.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -180,6 +180,14 @@ impl Chart {
             categories,
             ..Chart::lines(file, title, "", y_label)
         }
+    }
+
+    /// Adds a series named `name` with `points`.
+    pub fn add(&mut self, name: impl Into<String>, points: Vec<(f64, f64)>) {
+        self.series.push(Series {
+            name: name.into(),
+            points,
+        });
     }
 
     /// The chart as a standalone SVG document.

@@ -8,8 +8,8 @@
 //! if a receiver took the value between the poll and the drop); and every token was dropped
 //! exactly once.
 
+use super::ledger::{Ledger, Rng};
 use super::scenarios::Slots;
-use super::{Ledger, Rng};
 use std::future::{poll_fn, Future};
 use std::pin::Pin;
 use std::sync::Arc;

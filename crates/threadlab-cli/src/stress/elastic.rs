@@ -5,8 +5,8 @@
 //! seat's books: each worker's threads started and retired agree, and the pool shuts down with
 //! every task run.
 
+use super::ledger::{Ledger, Rng};
 use super::scenarios::{self, exactly_once, Slots};
-use super::{Ledger, Rng};
 use std::sync::Arc;
 use std::time::Duration;
 use threadlab::Pool;

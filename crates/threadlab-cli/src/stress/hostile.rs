@@ -5,8 +5,8 @@
 //! every worker still alive afterwards, every task either finished or cancelled, never both,
 //! never neither.
 
+use super::ledger::{Ledger, Rng};
 use super::scenarios::{Planned, Slots};
-use super::{Ledger, Rng};
 use std::future::Future;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::pin::Pin;

@@ -12,7 +12,11 @@
 mod channel;
 mod elastic;
 mod hostile;
+mod ledger;
 mod scenarios;
+
+use ledger::{Ledger, Rng};
+use threadlab_doctor::Diagnose;
 
 use std::io::IsTerminal;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
@@ -25,83 +29,6 @@ use threadlab::Pool;
 /// A scenario running longer than this is reported as stuck (deadlock or lost wake-up). The
 /// largest scenario takes well under a second on a quiet 2-core machine.
 const STUCK_AFTER: Duration = Duration::from_secs(120);
-
-/// xorshift64* (Marsaglia 2003; Vigna 2016), seeded per driver.
-pub struct Rng(u64);
-
-impl Rng {
-    fn new(seed: u64) -> Rng {
-        Rng(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1)
-    }
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
-    }
-    /// Uniform in `0..n` (n > 0).
-    pub fn below(&mut self, n: u64) -> u64 {
-        self.next() % n.max(1)
-    }
-    /// Uniform in `lo..hi`.
-    pub fn range(&mut self, lo: u64, hi: u64) -> u64 {
-        lo + self.below(hi - lo)
-    }
-}
-
-/// The books of a run: what was checked, and every discrepancy. The counters are statistics:
-/// Relaxed increments, read by `report` after the scoped threads that wrote them were joined
-/// (the join orders them); the discrepancies are behind a mutex.
-#[derive(Default)]
-pub struct Ledger {
-    tasks: AtomicU64,
-    panics: AtomicU64,
-    pools: AtomicU64,
-    recordings: AtomicU64,
-    scenarios: AtomicU64,
-    cancelled: AtomicU64,
-    drops: AtomicU64,
-    discrepancies: Mutex<Vec<String>>,
-}
-
-impl Ledger {
-    /// `n` tasks were checked to have run exactly once.
-    pub fn tasks(&self, n: u64) {
-        self.tasks.fetch_add(n, Ordering::Relaxed);
-    }
-    /// `n` planned panics were delivered exactly once.
-    pub fn panics(&self, n: u64) {
-        self.panics.fetch_add(n, Ordering::Relaxed);
-    }
-    /// `n` tasks were checked to be cancelled exactly once (woken after their pool was
-    /// dropped: dropped once, and their handles said so).
-    pub fn cancelled(&self, n: u64) {
-        self.cancelled.fetch_add(n, Ordering::Relaxed);
-    }
-    /// `n` values whose `Drop` panics were checked to be dropped exactly once, their panics
-    /// reported once.
-    pub fn drops(&self, n: u64) {
-        self.drops.fetch_add(n, Ordering::Relaxed);
-    }
-    /// A pool was built (and will be dropped).
-    pub fn pool_built(&self) {
-        self.pools.fetch_add(1, Ordering::Relaxed);
-    }
-    /// Something did not add up.
-    pub fn discrepancy(&self, what: String) {
-        self.discrepancies
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .push(what);
-    }
-    fn failed(&self) -> bool {
-        !self
-            .discrepancies
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .is_empty()
-    }
-}
 
 type Scenario = fn(&mut Rng, &Pool, &Ledger);
 
@@ -302,7 +229,7 @@ fn recorder_toggle(ledger: &Ledger, stop: &AtomicBool) {
 }
 
 fn report(opts: &Options, ledger: &Ledger, elapsed: Duration) -> bool {
-    let g = |a: &AtomicU64| crate::measure::group_thousands(a.load(Ordering::Relaxed));
+    let g = |a: &AtomicU64| crate::fmt::group_thousands(a.load(Ordering::Relaxed));
     println!(
         "stress: {:.1} s, seed {}, pool of {}: {} scenarios; {} tasks each ran exactly once; {} planned panics each delivered exactly once; {} panicking drops each dropped and reported once; {} tasks woken after their pool's drop each cancelled once; {} pools built and dropped; {} recordings",
         elapsed.as_secs_f64(),

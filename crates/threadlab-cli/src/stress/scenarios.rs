@@ -4,7 +4,7 @@
 //! legitimately stops a piece of a loop, at most once) and counts the panics that came out against
 //! the panics that were thrown. Anything else is a discrepancy, reported with the scenario's name.
 
-use super::{Ledger, Rng};
+use super::ledger::{Ledger, Rng};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicU8, AtomicUsize, Ordering};
 use std::sync::{mpsc, Arc};

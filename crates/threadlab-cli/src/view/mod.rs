@@ -14,66 +14,18 @@ mod data;
 pub use data::DEFAULT_FRAME_TARGET;
 mod lod;
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::ExitCode;
 
-use clap::Args;
-use threadlab::analysis::FrameTarget;
+use crate::cli::{usage_error, ViewArgs};
 use threadlab::trace::Trace;
-
-/// Arguments of `threadlab view`.
-#[derive(Debug, Args)]
-#[command(
-    after_help = "Example: threadlab view lab-out/traces/contention-work-sharing.pftrace \
--o contention.html (then open contention.html in a browser; it needs no network)"
-)]
-pub struct ViewArgs {
-    /// A trace: `.pftrace` or `.tltrace`, as `Trace::save` or the lab writes them.
-    #[arg(value_name = "FILE")]
-    pub file: PathBuf,
-    /// Where to write the page (default: FILE with the extension `.html`).
-    #[arg(short = 'o', long = "out", value_name = "OUT.html")]
-    pub out: Option<PathBuf>,
-    /// When a frame (`trace::frame_mark`) is late: longer than a duration (`16.7ms`, `500us`,
-    /// `2s`) or than a percentile of the frames (`p95`). Default: `p90`.
-    #[arg(long = "frame-target", value_name = "DURATION|pNN", value_parser = parse_frame_target)]
-    pub frame_target: Option<FrameTarget>,
-}
-
-/// Parses `--frame-target`: `pNN` (a percentile) or a number with `ns`, `us`, `ms` or `s`.
-pub fn parse_frame_target(s: &str) -> Result<FrameTarget, String> {
-    let bad =
-        || format!("`{s}`: give a duration such as 16.7ms, 500us, 2s, or a percentile such as p95");
-    if let Some(p) = s.strip_prefix('p') {
-        let p: f64 = p.parse().map_err(|_| bad())?;
-        return (0.0..=100.0)
-            .contains(&p)
-            .then_some(FrameTarget::Percentile(p))
-            .ok_or_else(bad);
-    }
-    let units = [
-        ("ns", 1.0),
-        ("us", 1e3),
-        ("µs", 1e3),
-        ("ms", 1e6),
-        ("s", 1e9),
-    ];
-    let (num, scale) = units
-        .iter()
-        .find_map(|(u, k)| s.strip_suffix(u).map(|n| (n, *k)))
-        .ok_or_else(bad)?;
-    let v: f64 = num.trim().parse().map_err(|_| bad())?;
-    if !(v.is_finite() && v >= 0.0) {
-        return Err(bad());
-    }
-    Ok(FrameTarget::Ns((v * scale).round() as u64))
-}
+use threadlab_doctor::FrameTarget;
 
 /// Runs `threadlab view`.
 pub fn view(args: ViewArgs) -> ExitCode {
     let trace = match Trace::load(&args.file) {
         Ok(t) => t,
-        Err(e) => return crate::usage_error(&e.to_string()),
+        Err(e) => return usage_error(&e.to_string()),
     };
     let out = args.out.unwrap_or_else(|| args.file.with_extension("html"));
     let title = args
@@ -91,7 +43,7 @@ pub fn view(args: ViewArgs) -> ExitCode {
             );
             ExitCode::SUCCESS
         }
-        Err(e) => crate::usage_error(&format!("cannot write {}: {e}", out.display())),
+        Err(e) => usage_error(&format!("cannot write {}: {e}", out.display())),
     }
 }
 

@@ -1,6 +1,10 @@
 //! Parallel iterators in Rayon's shape — `v.par_iter().map(f).sum()`, `collect`, `par_sort` —
 //! whose splitting comes from heartbeat promotion instead of a grain size.
 //!
+//! (Over 600 lines: the five traits and their provided methods, as Rayon's `iter/mod.rs` holds
+//! them, so a reader finds every method of `ParallelIterator` in one place; the machinery is in
+//! the submodules.)
+//!
 //! # How a pipeline runs
 //!
 //! A pipeline (`(0..n).into_par_iter().map(f).filter(p)`) is a chain of adapter values. The

@@ -54,6 +54,19 @@ impl TraceBuilder {
         self.trace.threads.len() - 1
     }
 
+    /// Marks track `thread` as the pool's worker number `worker` (what the recorder notes for
+    /// its own workers).
+    ///
+    /// ```
+    /// let mut b = threadlab::trace::TraceBuilder::new();
+    /// let t = b.thread(7, "threadlab-worker-0");
+    /// b.worker(t, 0);
+    /// assert_eq!(b.build().threads()[0].worker(), Some(0));
+    /// ```
+    pub fn worker(&mut self, thread: usize, worker: u32) {
+        self.trace.threads[thread].worker = Some(worker);
+    }
+
     /// Interns `name` (a lock's, a zone's) and returns its id; the same name gives the same id.
     ///
     /// ```

@@ -1,4 +1,5 @@
-//! The decoded event model: what a [`Trace`] holds and what analysis code iterates.
+//! The decoded event model: what a [`Trace`] holds and what analysis code (the doctor's crate,
+//! `threadlab-doctor`) iterates.
 //!
 //! A trace is a list of [`ThreadTrack`]s, one per thread that recorded anything: its OS thread
 //! id, its name, the pool worker index if it is a worker, and its events in time order. An

@@ -5,11 +5,19 @@
 //! the pitfalls the seeds describe cross them by a wide margin and a well-behaved run on a noisy
 //! 2-core VM stays well below them: judgements use the process's own figures (its runnable
 //! threads, its lock waits, its threads' running time), never the machine's load.
+//!
+//! The [`Diagnosis`] lives here too: it holds the findings and the rules read it, so apart the two
+//! files would import each other. (Over 600 lines for that reason: the rules, their thresholds
+//! and the type they judge, read together.)
 
-use super::answers::on_cpu_note;
-use super::render::fmt_ns;
+use super::allocs::AllocStats;
+use super::groups::on_cpu_note;
+use super::groups::{GroupStats, LongTask, SpanStats, LONG_TASK_OVER_MEDIAN};
+use super::locks::LockStats;
+use super::runtime::{OsStats, RuntimeStats};
+use super::states::ThreadStats;
+use super::stats::fmt_ns;
 use super::stats::ratio;
-use super::Diagnosis;
 
 /// Oversubscription: average runnable threads of the process per CPU above this. A process with
 /// no more threads than CPUs has at most one runnable thread per CPU whatever else the machine
@@ -91,23 +99,98 @@ pub const SPIN_MIN_SPINS: u64 = 20;
 /// then pure CPU cost (a spin that often finds work is a cheap wake-up instead).
 pub const SPIN_FRUITLESS_SHARE: f64 = 0.8;
 
-/// Long task: a task's time minus the tasks nested in it (its zones are its own work) at least
-/// this many times its kind's median...
-pub const LONG_TASK_OVER_MEDIAN: f64 = 10.0;
+/// Allocation-heavy: one zone or task name made at least this share of the allocations counted
+/// in the recording's spans. Half of everything counted in one place is where a change (reuse a
+/// buffer, allocate once outside the loop, an arena) pays most; the fourth seed's workers spent
+/// their time in the allocator's lock for exactly such a hot spot.
+pub const ALLOC_HEAVY_SHARE: f64 = 0.5;
 
-/// ...and at least this long (1 ms: shorter tasks finish before imbalance is visible)...
-pub const LONG_TASK_MIN_NS: u64 = 1_000_000;
+/// Allocation-heavy needs at least this many allocations in that name's spans: a few hundred
+/// allocations cost well under a millisecond even on a locked allocator.
+pub const ALLOC_HEAVY_MIN: u64 = 1000;
 
-/// ...among at least this many tasks of its kind (fewer give no meaningful median)...
-pub const LONG_TASK_MIN_TASKS: u64 = 8;
+/// What the doctor says of a trace without instrumentation: the findings it cannot make.
+///
+/// ```
+/// use threadlab_doctor::Diagnose;
+/// let d = threadlab::trace::TraceBuilder::new().build().diagnose();
+/// assert!(d.to_string().contains(threadlab_doctor::NEEDS_INSTRUMENTATION));
+/// ```
+pub const NEEDS_INSTRUMENTATION: &str = "observed from outside: long tasks, fruitless spinning, \
+     imbalance of task work and lock hold times need an instrumented run (threadlab::trace::start); \
+     futex waits are shown as locks, so a condition variable's waiters count as lock waits";
 
-/// ...while the other workers were idle at least half of the time it ran. An adaptive loop's
-/// chunks differ in size by design, and a long task is harmless while everyone else is busy; it
-/// blocks the pool when the others have nothing left to do.
-pub const LONG_TASK_IDLE_SHARE: f64 = 0.5;
+/// What the doctor found in a trace: figures per thread, group, lock and span, the runtime's
+/// and the OS's figures, the four answers and the findings. `Display` prints all of it.
+#[derive(Clone, Debug, Default, PartialEq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize))]
+pub struct Diagnosis {
+    /// Length of the recording.
+    pub duration_ns: u64,
+    /// Events in the trace.
+    pub events: usize,
+    /// Events dropped by the flight recorder or past the recording's memory cap.
+    pub dropped: u64,
+    /// Per thread, in the trace's order.
+    pub threads: Vec<ThreadStats>,
+    /// Per group of threads (names equal but for digits), by name.
+    pub groups: Vec<GroupStats>,
+    /// Per lock name, most waited-for first.
+    pub locks: Vec<LockStats>,
+    /// Per zone name and task kind, most self time first.
+    pub spans: Vec<SpanStats>,
+    /// Tasks far longer than their kind's median while other workers sat idle.
+    pub long_tasks: Vec<LongTask>,
+    /// The pool's figures.
+    pub runtime: RuntimeStats,
+    /// The OS's figures.
+    pub os: OsStats,
+    /// The first seed's four questions, answered.
+    pub answers: Vec<Answer>,
+    /// The pitfalls found.
+    pub findings: Vec<Finding>,
+    /// Allocations per zone name and task kind, most first (empty unless the program counted
+    /// them with `threadlab::alloc::Counting`).
+    pub allocs: Vec<AllocStats>,
+}
+
+impl Diagnosis {
+    /// Whether a finding names `pitfall`.
+    pub fn has(&self, pitfall: Pitfall) -> bool {
+        self.findings.iter().any(|f| f.pitfall == pitfall)
+    }
+
+    /// The figures of lock `name`, if it was used.
+    pub fn lock(&self, name: &str) -> Option<&LockStats> {
+        self.locks.iter().find(|l| l.name == name)
+    }
+
+    /// The figures of group `name` (e.g. `threadlab-worker-N`).
+    pub fn group(&self, name: &str) -> Option<&GroupStats> {
+        self.groups.iter().find(|g| g.name == name)
+    }
+
+    /// Whether the trace holds anything only an instrumented run records (tasks, zones, spins,
+    /// steals, lock holds); `false` for a trace observed from outside (`threadlab run -- CMD`),
+    /// whose findings are then limited to the OS's view (see [`NEEDS_INSTRUMENTATION`]).
+    ///
+    /// ```
+    /// use threadlab_doctor::Diagnose;
+    /// let d = threadlab::trace::TraceBuilder::new().build().diagnose();
+    /// assert!(!d.instrumented());
+    /// ```
+    pub fn instrumented(&self) -> bool {
+        self.threads
+            .iter()
+            .any(|t| t.tasks + t.zones + t.spins + t.steal_attempts + t.spawns > 0)
+            || self.locks.iter().any(|l| l.hold.count > 0)
+    }
+}
 
 /// A named pitfall.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize))]
+#[cfg_attr(feature = "serde", serde(rename_all = "kebab-case"))]
 pub enum Pitfall {
     /// More runnable threads than CPUs.
     Oversubscription,
@@ -157,6 +240,7 @@ impl std::fmt::Display for Pitfall {
 
 /// A figure and, for a finding, the threshold it crossed.
 #[derive(Clone, Debug, PartialEq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize))]
 pub struct Figure {
     /// What it measures.
     pub name: String,
@@ -179,6 +263,7 @@ pub(crate) fn figure(name: &str, value: f64, unit: &'static str, threshold: Opti
 
 /// A pitfall found in a trace.
 #[derive(Clone, Debug, PartialEq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize))]
 pub struct Finding {
     /// Which pitfall.
     pub pitfall: Pitfall,
@@ -194,6 +279,7 @@ pub struct Finding {
 
 /// One of the first seed's four questions, answered.
 #[derive(Clone, Debug, PartialEq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize))]
 pub struct Answer {
     /// The question.
     pub question: &'static str,
@@ -347,7 +433,7 @@ pub(crate) fn findings(d: &Diagnosis) -> Vec<Finding> {
                     "{} held over {} acquisitions ({:.1}× the hold time)",
                     fmt_ns(l.hold.total_ns),
                     l.hold.count,
-                    l.wait_over_hold()
+                    l.wait_over_hold
                 )
             };
             out.push(Finding {
@@ -370,7 +456,7 @@ pub(crate) fn findings(d: &Diagnosis) -> Vec<Finding> {
                 } else {
                     figure(
                         "wait / hold",
-                        l.wait_over_hold(),
+                        l.wait_over_hold,
                         "ratio",
                         Some(LOCK_WAIT_OVER_HOLD),
                     )
@@ -420,7 +506,7 @@ pub(crate) fn findings(d: &Diagnosis) -> Vec<Finding> {
         .fold(0u64, |a, t| a.saturating_add(t.spinning_ns));
     let life_ns = workers
         .iter()
-        .fold(0u64, |a, t| a.saturating_add(t.lifetime_ns()));
+        .fold(0u64, |a, t| a.saturating_add(t.lifetime_ns));
     let spins: u64 = workers.iter().map(|t| t.spins).sum();
     let fruitless: u64 = workers.iter().map(|t| t.fruitless_spins).sum();
     let spin_share = ratio(spin_ns as f64, life_ns as f64);
@@ -483,8 +569,58 @@ pub(crate) fn findings(d: &Diagnosis) -> Vec<Finding> {
     out
 }
 
+/// The allocation-heavy finding, if one name made most of the allocations.
+pub(crate) fn allocation_heavy(stats: &[AllocStats]) -> Option<Finding> {
+    let total: u64 = stats.iter().map(|s| s.count).sum();
+    let top = stats.first()?;
+    let share = top.count as f64 / total.max(1) as f64;
+    if top.count < ALLOC_HEAVY_MIN || share < ALLOC_HEAVY_SHARE {
+        return None;
+    }
+    Some(Finding {
+        pitfall: Pitfall::AllocationHeavy,
+        subject: format!("span {}", top.name),
+        evidence: format!(
+            "`{}` made {} of the {} allocations counted in spans ({:.0}%), {:.1} per span over \
+             {} span(s), {} in all",
+            top.name,
+            top.count,
+            total,
+            100.0 * share,
+            top.count as f64 / top.spans.max(1) as f64,
+            top.spans,
+            fmt_bytes(top.bytes)
+        ),
+        figure: figure(
+            "share of counted allocations",
+            share,
+            "ratio",
+            Some(ALLOC_HEAVY_SHARE),
+        ),
+        suggestion: "allocate less in it: reuse buffers across calls, allocate once outside the \
+                     loop, or give it an arena; with many workers, a thread-caching allocator"
+            .into(),
+    })
+}
+
+/// Bytes as B, KiB, MiB or GiB with three significant digits.
+fn fmt_bytes(b: u64) -> String {
+    let units = ["B", "KiB", "MiB", "GiB"];
+    let mut v = b as f64;
+    let mut u = 0;
+    while v >= 1024.0 && u + 1 < units.len() {
+        v /= 1024.0;
+        u += 1;
+    }
+    if u == 0 {
+        format!("{b} B")
+    } else {
+        format!("{v:.3} {}", units[u])
+    }
+}
+
 /// Which task a long-task finding is about: its name or spawn location, and its main zone.
-fn which_task(t: &super::LongTask) -> String {
+fn which_task(t: &LongTask) -> String {
     let mut out = String::new();
     match (&t.task, t.named) {
         (Some(task), true) => out.push_str(&format!(" (`{task}`")),
@@ -502,7 +638,7 @@ fn which_task(t: &super::LongTask) -> String {
 }
 
 /// What the busiest thread of an imbalanced group ran most, if the trace says.
-fn busiest_note(g: &super::GroupStats) -> String {
+fn busiest_note(g: &GroupStats) -> String {
     let Some(b) = &g.busiest else {
         return String::new();
     };

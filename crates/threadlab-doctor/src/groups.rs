@@ -10,15 +10,31 @@
 
 use std::collections::BTreeMap;
 
-use super::findings::{
-    LONG_TASK_IDLE_SHARE, LONG_TASK_MIN_NS, LONG_TASK_MIN_TASKS, LONG_TASK_OVER_MEDIAN,
-};
 use super::states::{SpanKey, ThreadStats, Walk};
 use super::stats::{median, ratio, Summary};
-use crate::trace::{NameId, Trace};
+use threadlab::trace::{NameId, Trace};
+
+// The long-task thresholds live beside the code that finds long tasks (the doctor's other
+// thresholds are in `findings.rs`).
+
+/// Long task: a task's time minus the tasks nested in it (its zones are its own work) at least
+/// this many times its kind's median...
+pub const LONG_TASK_OVER_MEDIAN: f64 = 10.0;
+
+/// ...and at least this long (1 ms: shorter tasks finish before imbalance is visible)...
+pub const LONG_TASK_MIN_NS: u64 = 1_000_000;
+
+/// ...among at least this many tasks of its kind (fewer give no meaningful median)...
+pub const LONG_TASK_MIN_TASKS: u64 = 8;
+
+/// ...while the other workers were idle at least half of the time it ran. An adaptive loop's
+/// chunks differ in size by design, and a long task is harmless while everyone else is busy; it
+/// blocks the pool when the others have nothing left to do.
+pub const LONG_TASK_IDLE_SHARE: f64 = 0.5;
 
 /// A group of threads whose names differ only in their digits.
 #[derive(Clone, Debug, Default, PartialEq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize))]
 pub struct GroupStats {
     /// The group's name (`threadlab-worker-N`).
     pub name: String,
@@ -55,11 +71,14 @@ pub struct GroupStats {
     pub on_cpu_ns: u64,
     /// The thread with the most work, and what it ran most (see [`Busiest`]).
     pub busiest: Option<Busiest>,
+    /// Running time over lifetime.
+    pub utilization: f64,
 }
 
 /// What the busiest thread of a group ran most: which zone and which task, so a finding can
 /// say *which* piece of work held the group up.
 #[derive(Clone, Debug, Default, PartialEq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize))]
 pub struct Busiest {
     /// The thread's name.
     pub thread: String,
@@ -89,13 +108,6 @@ fn busiest(trace: &Trace, walk: &Walk) -> Busiest {
         thread: walk.stats.name.clone(),
         zone: top(zones),
         task: top(tasks),
-    }
-}
-
-impl GroupStats {
-    /// Running time over lifetime.
-    pub fn utilization(&self) -> f64 {
-        ratio(self.running_ns as f64, self.lifetime_ns as f64)
     }
 }
 
@@ -151,15 +163,15 @@ pub(crate) fn groups(trace: &Trace, walks: &[Walk], on_cpu: bool) -> Vec<GroupSt
                     }
                 })
                 .collect();
+            let lifetime_ns = ts.iter().fold(0u64, |a, t| a.saturating_add(t.lifetime_ns));
             GroupStats {
                 name: name.to_owned(),
+                utilization: ratio(running_ns as f64, lifetime_ns as f64),
                 threads: n,
                 exited: ts.iter().filter(|t| t.exited).count(),
                 window_ns: last.saturating_sub(first),
                 running_ns,
-                lifetime_ns: ts
-                    .iter()
-                    .fold(0u64, |a, t| a.saturating_add(t.lifetime_ns())),
+                lifetime_ns,
                 max_running_ns,
                 max_work_ns: max_work as u64,
                 mean_work_ns: mean_work,
@@ -184,6 +196,7 @@ pub(crate) fn groups(trace: &Trace, walks: &[Walk], on_cpu: bool) -> Vec<GroupSt
 
 /// The self times of one zone name or task kind.
 #[derive(Clone, Debug, Default, PartialEq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize))]
 pub struct SpanStats {
     /// `zone <name>` or `task <kind>`.
     pub name: String,
@@ -233,6 +246,7 @@ pub(crate) fn spans(trace: &Trace, walks: &[Walk]) -> Vec<SpanStats> {
 /// A task far longer than the others of its kind while other workers sat idle: the longest of
 /// its kind that crossed the `LONG_TASK_*` thresholds.
 #[derive(Clone, Debug, Default, PartialEq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize))]
 pub struct LongTask {
     /// `task <kind>`.
     pub name: String,
@@ -299,4 +313,13 @@ pub(crate) fn long_tasks(trace: &Trace, walks: &[Walk]) -> Vec<LongTask> {
         out.extend(best);
     }
     out
+}
+
+/// Says how work was counted when it was not plain running time.
+pub(crate) fn on_cpu_note(g: &GroupStats) -> &'static str {
+    if g.work_on_cpu {
+        " (running time at each thread's on-CPU share)"
+    } else {
+        ""
+    }
 }

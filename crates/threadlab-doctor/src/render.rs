@@ -4,26 +4,8 @@
 use std::fmt::{self, Display, Formatter};
 
 use super::compare::{Comparison, NOISE_RELATIVE};
-use super::Diagnosis;
-
-/// Formats nanoseconds with a unit that keeps three significant digits (`812 ns`, `12.3 µs`,
-/// `94.86 ms`, `1.234 s`).
-///
-/// ```
-/// assert_eq!(threadlab::analysis::fmt_ns(94_860_000), "94.86 ms");
-/// ```
-pub fn fmt_ns(ns: u64) -> String {
-    let f = ns as f64;
-    if ns >= 1_000_000_000 {
-        format!("{:.3} s", f / 1e9)
-    } else if ns >= 1_000_000 {
-        format!("{:.2} ms", f / 1e6)
-    } else if ns >= 1_000 {
-        format!("{:.1} µs", f / 1e3)
-    } else {
-        format!("{ns} ns")
-    }
-}
+use super::findings::{Diagnosis, NEEDS_INSTRUMENTATION};
+use super::stats::fmt_ns;
 
 fn pct(x: f64) -> String {
     format!("{:.0}%", 100.0 * x)
@@ -118,7 +100,7 @@ impl Display for Diagnosis {
             writeln!(f, "   suggestion: {}.", x.suggestion)?;
         }
         if !self.instrumented() {
-            writeln!(f, "   {}", super::NEEDS_INSTRUMENTATION)?;
+            writeln!(f, "   {}", NEEDS_INSTRUMENTATION)?;
         }
         writeln!(f, "\nTime per state")?;
         let mut t = Columns::new(&[
@@ -137,7 +119,7 @@ impl Display for Diagnosis {
             for th in &self.threads {
                 t.row(state_row(
                     th.name.clone(),
-                    th.lifetime_ns(),
+                    th.lifetime_ns,
                     [
                         th.running_ns,
                         th.searching_ns,
@@ -153,7 +135,7 @@ impl Display for Diagnosis {
         } else {
             for g in &self.groups {
                 let ts: Vec<_> = self.threads.iter().filter(|t| t.group == g.name).collect();
-                let sum = |f: fn(&super::ThreadStats) -> u64| {
+                let sum = |f: fn(&super::states::ThreadStats) -> u64| {
                     ts.iter().fold(0u64, |a, t| a.saturating_add(f(t)))
                 };
                 t.row(state_row(
@@ -204,7 +186,7 @@ impl Display for Diagnosis {
                     fmt_ns(l.wait.median_ns),
                     fmt_ns(l.wait.p99_ns),
                     fmt_ns(l.wait.max_ns),
-                    format!("{:.2}", l.wait_over_hold()),
+                    format!("{:.2}", l.wait_over_hold),
                     l.top_waiters
                         .first()
                         .map_or("-".into(), |(n, ns)| format!("{n} ({})", fmt_ns(*ns))),

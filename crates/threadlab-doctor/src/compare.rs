@@ -6,9 +6,9 @@
 //! self time (a span's time minus the zones and tasks nested in it), so a parent does not rise to
 //! the top because one of its children did. Then the runtime's figures side by side.
 
+use super::findings::Diagnosis;
 use super::stats::{ratio, Summary};
-use super::Diagnosis;
-use crate::trace::Trace;
+use threadlab::trace::Trace;
 
 /// A difference of totals below this share of the larger total is read as noise: repeated runs
 /// of one workload on a small shared VM differ by about 10% (the lab's report says the same).
@@ -20,6 +20,7 @@ pub const NOISE_RELATIVE: f64 = 0.10;
 
 /// One zone, task kind or lock on both sides.
 #[derive(Clone, Debug, PartialEq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize))]
 pub struct CompareRow {
     /// `zone <name>`, `task <kind>`, `lock <name> wait`, `lock <name> hold`.
     pub name: String,
@@ -37,6 +38,7 @@ pub struct CompareRow {
 
 /// A runtime figure on both sides.
 #[derive(Clone, Debug, PartialEq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize))]
 pub struct RuntimeRow {
     /// What it is.
     pub name: &'static str,
@@ -50,6 +52,7 @@ pub struct RuntimeRow {
 
 /// Two captures compared.
 #[derive(Clone, Debug, Default, PartialEq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize))]
 pub struct Comparison {
     /// Per zone, task kind and lock, largest absolute difference of the total first.
     pub rows: Vec<CompareRow>,
@@ -68,11 +71,11 @@ pub struct Comparison {
 ///     rec.stop()
 /// };
 /// let (a, b) = (capture(), capture());
-/// let cmp = threadlab::analysis::compare(&a, &b);
+/// let cmp = threadlab_doctor::compare(&a, &b);
 /// assert_eq!(cmp.rows[0].name, "zone step");
 /// ```
 pub fn compare(a: &Trace, b: &Trace) -> Comparison {
-    a.diagnose().compare(&b.diagnose())
+    super::diagnose::diagnose(a).compare(&super::diagnose::diagnose(b))
 }
 
 fn is_noise(a: &Summary, b: &Summary) -> bool {

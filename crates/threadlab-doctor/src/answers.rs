@@ -3,22 +3,13 @@
 //! throughput — each answered in a sentence with the figure behind it, and marked fine unless
 //! a finding bears on it.
 
+use super::findings::Diagnosis;
 use super::findings::{
     figure, Answer, Finding, Pitfall, IMBALANCE_MAX_THREADS_PER_CPU, IMBALANCE_MIN_RUNNING_NS,
     OS_MIN_WINDOW_NS,
 };
-use super::render::fmt_ns;
+use super::stats::fmt_ns;
 use super::stats::ratio;
-use super::Diagnosis;
-
-/// Says how work was counted when it was not plain running time.
-pub(crate) fn on_cpu_note(g: &super::GroupStats) -> &'static str {
-    if g.work_on_cpu {
-        " (running time at each thread's on-CPU share)"
-    } else {
-        ""
-    }
-}
 
 fn has(found: &[Finding], pitfalls: &[Pitfall]) -> bool {
     found.iter().any(|f| pitfalls.contains(&f.pitfall))
@@ -33,7 +24,7 @@ pub(crate) fn answers(d: &Diagnosis, found: &[Finding]) -> Vec<Answer> {
         .fold(0u64, |a, t| a.saturating_add(t.running_ns));
     let life = working
         .iter()
-        .fold(0u64, |a, t| a.saturating_add(t.lifetime_ns()));
+        .fold(0u64, |a, t| a.saturating_add(t.lifetime_ns));
     let util = ratio(running as f64, life as f64);
     let q1 = Answer {
         question: "Are we using the threads effectively?",
@@ -79,7 +70,7 @@ pub(crate) fn answers(d: &Diagnosis, found: &[Finding]) -> Vec<Answer> {
                 g.threads,
                 fmt_ns(g.max_work_ns),
                 fmt_ns(g.mean_work_ns as u64),
-                on_cpu_note(g),
+                super::groups::on_cpu_note(g),
                 100.0 * g.imbalance
             ),
             None => "no group of threads ran work side by side for long enough to judge".into(),
@@ -106,7 +97,7 @@ pub(crate) fn answers(d: &Diagnosis, found: &[Finding]) -> Vec<Answer> {
             } else {
                 format!(
                     "{:.1}× its {} hold time",
-                    l.wait_over_hold(),
+                    l.wait_over_hold,
                     fmt_ns(l.hold.total_ns)
                 )
             };
@@ -119,7 +110,7 @@ pub(crate) fn answers(d: &Diagnosis, found: &[Finding]) -> Vec<Answer> {
                     l.wait.count,
                     who.join(", ")
                 ),
-                figure: figure("lock wait / hold", l.wait_over_hold(), "ratio", None),
+                figure: figure("lock wait / hold", l.wait_over_hold, "ratio", None),
                 ok: !has(found, &[LockContention]),
             }
         }

@@ -2,54 +2,37 @@
 //! below its threshold, the state accounting, and malformed event sequences.
 
 use super::*;
-use crate::trace::{Event, EventKind as K, NameId, TaskKind, ThreadTrack};
+use threadlab::trace::{Event, EventKind as K, NameId, TaskKind, Trace, TraceBuilder};
 
 const MS: u64 = 1_000_000;
 const US: u64 = 1_000;
 
-#[derive(Default)]
-struct B {
-    threads: Vec<ThreadTrack>,
-    names: Vec<String>,
-    duration: u64,
-    cpus: u32,
-}
+/// A trace made by hand: threads with their events, names, a length and CPUs.
+struct B(TraceBuilder, u64);
 
 impl B {
     fn new(duration: u64, cpus: u32) -> B {
-        B {
-            duration,
-            cpus,
-            ..B::default()
-        }
+        let mut b = TraceBuilder::new();
+        b.duration_ns(duration);
+        b.cpus(cpus);
+        B(b, 100)
     }
     fn name(&mut self, n: &str) -> NameId {
-        if let Some(i) = self.names.iter().position(|m| m == n) {
-            return NameId(i as u32);
-        }
-        self.names.push(n.into());
-        NameId(self.names.len() as u32 - 1)
+        self.0.name(n)
     }
     fn thread(&mut self, name: &str, worker: Option<u32>, mut events: Vec<(u64, K)>) {
         events.sort_by_key(|e| e.0);
-        self.threads.push(ThreadTrack {
-            tid: self.threads.len() as u64 + 100,
-            name: name.into(),
-            worker,
-            events: events
-                .into_iter()
-                .map(|(ts_ns, kind)| Event { ts_ns, kind })
-                .collect(),
-        });
+        let t = self.0.thread(self.1, name);
+        self.1 += 1;
+        if let Some(w) = worker {
+            self.0.worker(t, w);
+        }
+        for (ts_ns, kind) in events {
+            self.0.push(t, Event { ts_ns, kind });
+        }
     }
     fn build(self) -> Trace {
-        Trace {
-            threads: self.threads,
-            names: self.names,
-            duration_ns: self.duration,
-            dropped: 0,
-            cpus: self.cpus,
-        }
+        self.0.build()
     }
 }
 
@@ -396,6 +379,64 @@ fn compare_sorts_by_absolute_difference_and_flags_noise() {
     assert!(cmp.to_string().contains("zone alloc"));
 }
 
+/// A thread that exits early is charged for its own life only, not up to the recording's end.
+#[test]
+fn an_exited_thread_has_no_time_after_its_last_event() {
+    let mut b = TraceBuilder::new();
+    let long = b.thread(1, "main");
+    let short = b.thread(2, "task 7");
+    let zone = b.name("work");
+    b.push(
+        long,
+        Event {
+            ts_ns: 0,
+            kind: K::ZoneBegin { name: zone },
+        },
+    );
+    b.push(
+        long,
+        Event {
+            ts_ns: 1_000_000,
+            kind: K::ZoneEnd,
+        },
+    );
+    b.push(
+        short,
+        Event {
+            ts_ns: 100,
+            kind: K::ZoneBegin { name: zone },
+        },
+    );
+    b.push(
+        short,
+        Event {
+            ts_ns: 300,
+            kind: K::ZoneEnd,
+        },
+    );
+    b.push(
+        short,
+        Event {
+            ts_ns: 400,
+            kind: K::ZoneBegin { name: zone },
+        },
+    );
+    b.push(
+        short,
+        Event {
+            ts_ns: 500,
+            kind: K::ZoneEnd,
+        },
+    );
+    b.duration_ns(1_000_000);
+    let d = b.build().diagnose();
+    let t = d.threads.iter().find(|t| t.tid == 2).expect("thread 2");
+    assert!(t.exited);
+    assert_eq!((t.running_ns, t.other_ns), (300, 100));
+    let m = d.threads.iter().find(|t| t.tid == 1).expect("thread 1");
+    assert_eq!((m.running_ns, m.other_ns), (1_000_000, 0));
+}
+
 #[test]
 fn long_task_imbalance_and_compare_name_the_task_and_its_zone() {
     // As `long_task_and_wake_latency`, with every task named and located, and the long one
@@ -403,8 +444,8 @@ fn long_task_imbalance_and_compare_name_the_task_and_its_zone() {
     let build = |long: u64| {
         let mut b = B::new(20 * MS, 2);
         let (key_name, key_at) = (
-            b.name(crate::trace::ARG_TASK_NAME),
-            b.name(crate::trace::ARG_TASK_LOCATION),
+            b.name(threadlab::trace::ARG_TASK_NAME),
+            b.name(threadlab::trace::ARG_TASK_LOCATION),
         );
         let (small, flush, at, encode) = (
             b.name("small"),

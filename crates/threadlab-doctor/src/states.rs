@@ -14,10 +14,11 @@
 //! file can hold anything): an end without its begin is ignored, a span open at the end is
 //! closed there, timestamps that go backwards count as zero time.
 
-use crate::trace::{EventKind, NameId, TaskKind, ThreadTrack};
+use threadlab::trace::{EventKind, NameId, TaskKind, ThreadTrack};
 
 /// Where one thread's time went, and what it did.
 #[derive(Clone, Debug, Default, PartialEq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize))]
 pub struct ThreadStats {
     /// The thread's name.
     pub name: String,
@@ -74,19 +75,13 @@ pub struct ThreadStats {
     pub fruitless_spins: u64,
     /// Work made runnable (spawns).
     pub spawns: u64,
+    /// Last event minus first event.
+    pub lifetime_ns: u64,
+    /// Share of the lifetime spent running tasks or zones (0 when the lifetime is 0).
+    pub utilization: f64,
 }
 
 impl ThreadStats {
-    /// Last event minus first event.
-    pub fn lifetime_ns(&self) -> u64 {
-        self.last_ns.saturating_sub(self.first_ns)
-    }
-
-    /// Share of the lifetime spent running tasks or zones (0 when the lifetime is 0).
-    pub fn utilization(&self) -> f64 {
-        super::stats::ratio(self.running_ns as f64, self.lifetime_ns() as f64)
-    }
-
     /// Times the thread blocked: its parks, or its voluntary switches if the OS counted more.
     pub fn blocks(&self) -> u64 {
         self.parks.max(self.voluntary_switches)
@@ -108,7 +103,7 @@ pub(crate) struct Span {
     pub(crate) duration_ns: u64,
     /// Duration minus the task and zone spans nested in it (the outermost of them).
     pub(crate) self_ns: u64,
-    /// A task's name ([`crate::trace::ARG_TASK_NAME`]), else its spawn location.
+    /// A task's name ([`threadlab::trace::ARG_TASK_NAME`]), else its spawn location.
     pub(crate) label: Option<NameId>,
     /// Whether `label` is the task's name (not its location).
     pub(crate) named: bool,
@@ -126,10 +121,10 @@ pub(crate) struct TaskArgKeys {
 }
 
 impl TaskArgKeys {
-    pub(crate) fn of(trace: &crate::trace::Trace) -> TaskArgKeys {
+    pub(crate) fn of(trace: &threadlab::trace::Trace) -> TaskArgKeys {
         TaskArgKeys {
-            name: trace.name_id(crate::trace::ARG_TASK_NAME),
-            location: trace.name_id(crate::trace::ARG_TASK_LOCATION),
+            name: trace.name_id(threadlab::trace::ARG_TASK_NAME),
+            location: trace.name_id(threadlab::trace::ARG_TASK_LOCATION),
         }
     }
 }
@@ -358,6 +353,9 @@ pub(crate) fn walk(track: &ThreadTrack, end_ns: u64, keys: TaskArgKeys) -> Walk 
         w.stats.voluntary_switches = b.0.saturating_sub(a.0);
         w.stats.involuntary_switches = b.1.saturating_sub(a.1);
     }
+    let s = &mut w.stats;
+    s.lifetime_ns = s.last_ns.saturating_sub(s.first_ns);
+    s.utilization = super::stats::ratio(s.running_ns as f64, s.lifetime_ns as f64);
     w
 }
 
@@ -451,68 +449,5 @@ fn pop(w: &mut Walk, stack: &mut Vec<Frame>, is: impl Fn(Open) -> bool, ts: u64)
                 parent.children_ns = parent.children_ns.saturating_add(duration_ns);
             }
         }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use crate::trace::{Event, EventKind, TraceBuilder};
-
-    /// A thread that exits early is charged for its own life only, not up to the recording's end.
-    #[test]
-    fn an_exited_thread_has_no_time_after_its_last_event() {
-        let mut b = TraceBuilder::new();
-        let long = b.thread(1, "main");
-        let short = b.thread(2, "task 7");
-        let zone = b.name("work");
-        b.push(
-            long,
-            Event {
-                ts_ns: 0,
-                kind: EventKind::ZoneBegin { name: zone },
-            },
-        );
-        b.push(
-            long,
-            Event {
-                ts_ns: 1_000_000,
-                kind: EventKind::ZoneEnd,
-            },
-        );
-        b.push(
-            short,
-            Event {
-                ts_ns: 100,
-                kind: EventKind::ZoneBegin { name: zone },
-            },
-        );
-        b.push(
-            short,
-            Event {
-                ts_ns: 300,
-                kind: EventKind::ZoneEnd,
-            },
-        );
-        b.push(
-            short,
-            Event {
-                ts_ns: 400,
-                kind: EventKind::ZoneBegin { name: zone },
-            },
-        );
-        b.push(
-            short,
-            Event {
-                ts_ns: 500,
-                kind: EventKind::ZoneEnd,
-            },
-        );
-        b.duration_ns(1_000_000);
-        let d = b.build().diagnose();
-        let t = d.threads.iter().find(|t| t.tid == 2).expect("thread 2");
-        assert!(t.exited);
-        assert_eq!((t.running_ns, t.other_ns), (300, 100));
-        let m = d.threads.iter().find(|t| t.tid == 1).expect("thread 1");
-        assert_eq!((m.running_ns, m.other_ns), (1_000_000, 0));
     }
 }

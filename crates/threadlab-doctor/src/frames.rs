@@ -14,11 +14,12 @@
 use std::collections::HashMap;
 use std::fmt;
 
-use super::render::fmt_ns;
-use crate::trace::{EventKind, Trace};
+use super::stats::fmt_ns;
+use threadlab::trace::{EventKind, Trace};
 
 /// What makes a frame late.
 #[derive(Clone, Copy, Debug, PartialEq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize))]
 pub enum FrameTarget {
     /// Longer than this many nanoseconds (16,666,667 for 60 frames a second).
     Ns(u64),
@@ -28,6 +29,7 @@ pub enum FrameTarget {
 
 /// One late frame and what ran in it.
 #[derive(Clone, Debug, PartialEq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize))]
 pub struct LateFrame {
     /// The frame's number in its set (1 = the first).
     pub number: usize,
@@ -44,6 +46,7 @@ pub const TOP_NAMES: usize = 5;
 
 /// A frame set's frames against a target.
 #[derive(Clone, Debug, PartialEq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize))]
 pub struct FrameReport {
     /// The frame set.
     pub set: String,
@@ -66,103 +69,101 @@ pub struct FrameReport {
     pub more_in_late: Vec<(String, u64, u64)>,
 }
 
-impl Trace {
-    /// The frames of the frame set `set` against `target`: how many were late and what ran in
-    /// them. A set with no frames gives a report with `frames == 0`.
-    ///
-    /// ```
-    /// use threadlab::analysis::FrameTarget;
-    /// use threadlab::trace::{Event, EventKind, TraceBuilder};
-    /// let mut b = TraceBuilder::new();
-    /// let t = b.thread(1, "main");
-    /// let (frame, fast, slow) = (b.name("frame"), b.name("fast"), b.name("slow"));
-    /// let ms = 1_000_000;
-    /// let mut now = 0;
-    /// b.push(t, Event { ts_ns: 0, kind: EventKind::FrameMark { name: frame } });
-    /// for i in 0..10 {
-    ///     let (zone, len) = if i == 7 { (slow, 20 * ms) } else { (fast, ms) };
-    ///     b.push(t, Event { ts_ns: now, kind: EventKind::ZoneBegin { name: zone } });
-    ///     now += len;
-    ///     b.push(t, Event { ts_ns: now, kind: EventKind::ZoneEnd });
-    ///     b.push(t, Event { ts_ns: now, kind: EventKind::FrameMark { name: frame } });
-    /// }
-    /// b.duration_ns(now);
-    /// let report = b.build().frame_report("frame", FrameTarget::Ns(10 * ms));
-    /// assert_eq!((report.frames, report.late.len()), (10, 1));
-    /// assert_eq!(report.late[0].number, 8);
-    /// assert_eq!(report.late[0].ran[0], ("slow".to_owned(), 20 * ms));
-    /// assert_eq!(report.more_in_late[0].0, "slow");
-    /// println!("{report}");
-    /// ```
-    pub fn frame_report(&self, set: &str, target: FrameTarget) -> FrameReport {
-        let frames = self.frames(set);
-        let mut durations: Vec<u64> = frames.iter().map(|f| f.1 - f.0).collect();
-        durations.sort_unstable();
-        let pct = |p: f64| -> u64 {
-            if durations.is_empty() {
-                return 0;
+/// The frames of the frame set `set` against `target`: how many were late and what ran in
+/// them. A set with no frames gives a report with `frames == 0`.
+///
+/// ```
+/// use threadlab_doctor::{Diagnose, FrameTarget};
+/// use threadlab::trace::{Event, EventKind, TraceBuilder};
+/// let mut b = TraceBuilder::new();
+/// let t = b.thread(1, "main");
+/// let (frame, fast, slow) = (b.name("frame"), b.name("fast"), b.name("slow"));
+/// let ms = 1_000_000;
+/// let mut now = 0;
+/// b.push(t, Event { ts_ns: 0, kind: EventKind::FrameMark { name: frame } });
+/// for i in 0..10 {
+///     let (zone, len) = if i == 7 { (slow, 20 * ms) } else { (fast, ms) };
+///     b.push(t, Event { ts_ns: now, kind: EventKind::ZoneBegin { name: zone } });
+///     now += len;
+///     b.push(t, Event { ts_ns: now, kind: EventKind::ZoneEnd });
+///     b.push(t, Event { ts_ns: now, kind: EventKind::FrameMark { name: frame } });
+/// }
+/// b.duration_ns(now);
+/// let report = b.build().frame_report("frame", FrameTarget::Ns(10 * ms));
+/// assert_eq!((report.frames, report.late.len()), (10, 1));
+/// assert_eq!(report.late[0].number, 8);
+/// assert_eq!(report.late[0].ran[0], ("slow".to_owned(), 20 * ms));
+/// assert_eq!(report.more_in_late[0].0, "slow");
+/// println!("{report}");
+/// ```
+pub fn frame_report(trace: &Trace, set: &str, target: FrameTarget) -> FrameReport {
+    let frames = trace.frames(set);
+    let mut durations: Vec<u64> = frames.iter().map(|f| f.1 - f.0).collect();
+    durations.sort_unstable();
+    let pct = |p: f64| -> u64 {
+        if durations.is_empty() {
+            return 0;
+        }
+        let i = ((p / 100.0) * (durations.len() - 1) as f64).round() as usize;
+        durations[i.min(durations.len() - 1)]
+    };
+    let target_ns = match target {
+        FrameTarget::Ns(ns) => ns,
+        FrameTarget::Percentile(p) => pct(p.clamp(0.0, 100.0)),
+    };
+    let per_frame = time_per_frame(trace, &frames);
+    let late_idx: Vec<usize> = (0..frames.len())
+        .filter(|&i| frames[i].1 - frames[i].0 > target_ns)
+        .collect();
+    let late = late_idx
+        .iter()
+        .map(|&i| {
+            let mut ran: Vec<(String, u64)> =
+                per_frame[i].iter().map(|(n, t)| (n.clone(), *t)).collect();
+            ran.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+            ran.truncate(TOP_NAMES);
+            LateFrame {
+                number: i + 1,
+                begin_ns: frames[i].0,
+                duration_ns: frames[i].1 - frames[i].0,
+                ran,
             }
-            let i = ((p / 100.0) * (durations.len() - 1) as f64).round() as usize;
-            durations[i.min(durations.len() - 1)]
-        };
-        let target_ns = match target {
-            FrameTarget::Ns(ns) => ns,
-            FrameTarget::Percentile(p) => pct(p.clamp(0.0, 100.0)),
-        };
-        let per_frame = time_per_frame(self, &frames);
-        let late_idx: Vec<usize> = (0..frames.len())
-            .filter(|&i| frames[i].1 - frames[i].0 > target_ns)
-            .collect();
-        let late = late_idx
-            .iter()
-            .map(|&i| {
-                let mut ran: Vec<(String, u64)> =
-                    per_frame[i].iter().map(|(n, t)| (n.clone(), *t)).collect();
-                ran.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
-                ran.truncate(TOP_NAMES);
-                LateFrame {
-                    number: i + 1,
-                    begin_ns: frames[i].0,
-                    duration_ns: frames[i].1 - frames[i].0,
-                    ran,
-                }
-            })
-            .collect();
-        let on_time = frames.len() - late_idx.len();
-        let mut sums: HashMap<&str, (u64, u64)> = HashMap::new();
-        for (i, names) in per_frame.iter().enumerate() {
-            let is_late = late_idx.binary_search(&i).is_ok();
-            for (n, t) in names {
-                let s = sums.entry(n.as_str()).or_default();
-                if is_late {
-                    s.0 += t;
-                } else {
-                    s.1 += t;
-                }
+        })
+        .collect();
+    let on_time = frames.len() - late_idx.len();
+    let mut sums: HashMap<&str, (u64, u64)> = HashMap::new();
+    for (i, names) in per_frame.iter().enumerate() {
+        let is_late = late_idx.binary_search(&i).is_ok();
+        for (n, t) in names {
+            let s = sums.entry(n.as_str()).or_default();
+            if is_late {
+                s.0 += t;
+            } else {
+                s.1 += t;
             }
         }
-        let mut more_in_late: Vec<(String, u64, u64)> = sums
-            .into_iter()
-            .map(|(n, (l, o))| {
-                let l = l / late_idx.len().max(1) as u64;
-                let o = o / on_time.max(1) as u64;
-                (n.to_owned(), l, o)
-            })
-            .filter(|x| x.1 > x.2)
-            .collect();
-        more_in_late.sort_by(|a, b| (b.1 - b.2).cmp(&(a.1 - a.2)).then_with(|| a.0.cmp(&b.0)));
-        more_in_late.truncate(TOP_NAMES);
-        FrameReport {
-            set: set.to_owned(),
-            frames: frames.len(),
-            target,
-            target_ns,
-            median_ns: pct(50.0),
-            p95_ns: pct(95.0),
-            max_ns: durations.last().copied().unwrap_or(0),
-            late,
-            more_in_late,
-        }
+    }
+    let mut more_in_late: Vec<(String, u64, u64)> = sums
+        .into_iter()
+        .map(|(n, (l, o))| {
+            let l = l / late_idx.len().max(1) as u64;
+            let o = o / on_time.max(1) as u64;
+            (n.to_owned(), l, o)
+        })
+        .filter(|x| x.1 > x.2)
+        .collect();
+    more_in_late.sort_by(|a, b| (b.1 - b.2).cmp(&(a.1 - a.2)).then_with(|| a.0.cmp(&b.0)));
+    more_in_late.truncate(TOP_NAMES);
+    FrameReport {
+        set: set.to_owned(),
+        frames: frames.len(),
+        target,
+        target_ns,
+        median_ns: pct(50.0),
+        p95_ns: pct(95.0),
+        max_ns: durations.last().copied().unwrap_or(0),
+        late,
+        more_in_late,
     }
 }
 

@@ -8,10 +8,11 @@ use std::collections::HashMap;
 
 use super::states::Walk;
 use super::stats::{ratio, Summary};
-use crate::trace::{EventKind, Trace};
+use threadlab::trace::{EventKind, Trace};
 
 /// The scheduler's figures over all pool workers (zeros when the trace has none).
 #[derive(Clone, Debug, Default, PartialEq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize))]
 pub struct RuntimeStats {
     /// Threads that are pool workers.
     pub workers: usize,
@@ -47,6 +48,7 @@ pub struct RuntimeStats {
 
 /// The process's figures from the OS samples of its recorded threads.
 #[derive(Clone, Debug, Default, PartialEq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize))]
 pub struct OsStats {
     /// CPUs the process could use (from the trace; 0 if unknown).
     pub cpus: u32,
@@ -178,7 +180,7 @@ pub(crate) fn os(trace: &Trace, walks: &[Walk]) -> OsStats {
     if let Some((ca, cb)) = cur {
         active_ns = active_ns.saturating_add(cb - ca);
     }
-    let sum = |f: fn(&super::ThreadStats) -> u64| {
+    let sum = |f: fn(&super::states::ThreadStats) -> u64| {
         sampled.iter().fold(0u64, |a, s| a.saturating_add(f(s)))
     };
     let on_cpu = sum(|s| s.on_cpu_ns);

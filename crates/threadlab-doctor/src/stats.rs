@@ -4,6 +4,7 @@
 
 /// Count, total and distribution of a set of durations, in nanoseconds.
 #[derive(Clone, Debug, Default, PartialEq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize))]
 pub struct Summary {
     /// How many.
     pub count: u64,
@@ -27,7 +28,7 @@ impl Summary {
     /// Summarizes `values` (any order).
     ///
     /// ```
-    /// let s = threadlab::analysis::Summary::of(vec![3, 1, 2, 10]);
+    /// let s = threadlab_doctor::Summary::of(vec![3, 1, 2, 10]);
     /// assert_eq!((s.count, s.total_ns, s.median_ns, s.max_ns), (4, 16, 2, 10));
     /// ```
     pub fn of(mut values: Vec<u64>) -> Summary {
@@ -78,6 +79,25 @@ pub(crate) fn ratio(a: f64, b: f64) -> f64 {
 pub(crate) fn median(mut values: Vec<u64>) -> u64 {
     values.sort_unstable();
     percentile(&values, 50.0)
+}
+
+/// Formats nanoseconds with a unit that keeps three significant digits (`812 ns`, `12.3 µs`,
+/// `94.86 ms`, `1.234 s`).
+///
+/// ```
+/// assert_eq!(threadlab_doctor::fmt_ns(94_860_000), "94.86 ms");
+/// ```
+pub fn fmt_ns(ns: u64) -> String {
+    let f = ns as f64;
+    if ns >= 1_000_000_000 {
+        format!("{:.3} s", f / 1e9)
+    } else if ns >= 1_000_000 {
+        format!("{:.2} ms", f / 1e6)
+    } else if ns >= 1_000 {
+        format!("{:.1} µs", f / 1e3)
+    } else {
+        format!("{ns} ns")
+    }
 }
 
 #[cfg(test)]

@@ -1,5 +1,6 @@
 //! Self-requeueing jobs (the second seed's workload): each of N queues holds one job that, when
-//! it runs, queues itself again until it has run M times. Shared by `jobs` and `overhead`.
+//! it runs, queues itself again until it has run M times. Shared by `jobs` and `overhead`; the
+//! peers' queues (Rayon, Tokio) are in `crate::peers`.
 
 use std::sync::{Arc, Condvar, Mutex};
 use std::time::{Duration, Instant};
@@ -103,26 +104,6 @@ pub fn run_one_thread(queues: usize, per_queue: u64) -> f64 {
     start.elapsed().as_secs_f64()
 }
 
-/// Rayon: `ThreadPool::spawn` chains.
-#[derive(Clone)]
-pub struct Rayon(pub Arc<rayon::ThreadPool>);
-impl Spawn for Rayon {
-    fn spawn(&self, job: Job) -> Result<(), String> {
-        self.0.spawn(job);
-        Ok(())
-    }
-}
-
-/// Tokio: `Handle::spawn` chains on a multi-thread runtime.
-#[derive(Clone)]
-pub struct Tokio(pub tokio::runtime::Handle);
-impl Spawn for Tokio {
-    fn spawn(&self, job: Job) -> Result<(), String> {
-        drop(self.0.spawn(async move { job() }));
-        Ok(())
-    }
-}
-
 /// A dedicated thread per queue (the RunLoop analog).
 impl Spawn for crate::baselines::dedicated_thread::Handle {
     fn spawn(&self, job: Job) -> Result<(), String> {
@@ -148,32 +129,6 @@ impl Spawn for ThreadPerJob {
     }
 }
 
-/// A multi-thread Tokio runtime with `threads` workers.
-pub fn tokio_runtime(threads: usize) -> Result<tokio::runtime::Runtime, String> {
-    tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(threads)
-        .enable_time()
-        .build()
-        .map_err(|e| format!("tokio runtime: {e}"))
-}
-
-/// A Rayon pool with `threads` workers.
-pub fn rayon_pool(threads: usize) -> Result<Arc<rayon::ThreadPool>, String> {
-    rayon::ThreadPoolBuilder::new()
-        .num_threads(threads)
-        .build()
-        .map(Arc::new)
-        .map_err(|e| format!("rayon pool: {e}"))
-}
-
-/// A chili pool with `threads` threads (chili counts the calling thread among them).
-pub fn chili_pool(threads: usize) -> chili::ThreadPool {
-    chili::ThreadPool::with_config(chili::Config {
-        thread_count: std::num::NonZero::new(threads),
-        ..Default::default()
-    })
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -182,10 +137,6 @@ mod tests {
     fn chains_complete_on_every_queue_kind() {
         let t = Duration::from_secs(30);
         assert!(run_one_thread(4, 100) >= 0.0);
-        let r = Rayon(rayon_pool(2).unwrap());
-        run(&[r.clone(), r], 100, t).unwrap();
-        let rt = tokio_runtime(2).unwrap();
-        run(&[Tokio(rt.handle().clone())], 100, t).unwrap();
         let d = crate::baselines::dedicated_thread::DedicatedThread::new("q").unwrap();
         run(&[d.handle(), d.handle()], 100, t).unwrap();
         run(&[ThreadPerJob { verify: true }; 2], 20, t).unwrap();

@@ -7,10 +7,11 @@ use std::collections::BTreeMap;
 
 use super::states::Walk;
 use super::stats::Summary;
-use crate::trace::Trace;
+use threadlab::trace::Trace;
 
 /// One named lock's figures.
 #[derive(Clone, Debug, Default, PartialEq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize))]
 pub struct LockStats {
     /// The lock's name.
     pub name: String,
@@ -21,14 +22,24 @@ pub struct LockStats {
     /// Wait times (acquisitions that had to wait).
     pub wait: Summary,
     /// The threads that waited longest, with their total wait, longest first (at most 5).
+    #[cfg_attr(feature = "serde", serde(serialize_with = "waiters"))]
     pub top_waiters: Vec<(String, u64)>,
+    /// Total wait over total hold (0 when never held).
+    pub wait_over_hold: f64,
 }
 
-impl LockStats {
-    /// Total wait over total hold (0 when never held).
-    pub fn wait_over_hold(&self) -> f64 {
-        super::stats::ratio(self.wait.total_ns as f64, self.hold.total_ns as f64)
+/// `top_waiters` as `[{"thread": …, "wait_ns": …}]`.
+#[cfg(feature = "serde")]
+fn waiters<S: serde::Serializer>(w: &[(String, u64)], s: S) -> Result<S::Ok, S::Error> {
+    #[derive(serde::Serialize)]
+    struct Waiter<'a> {
+        thread: &'a str,
+        wait_ns: u64,
     }
+    s.collect_seq(w.iter().map(|(thread, wait_ns)| Waiter {
+        thread,
+        wait_ns: *wait_ns,
+    }))
 }
 
 /// Gathers every thread's lock spans by lock name, most waited-for first.
@@ -62,11 +73,13 @@ pub(crate) fn locks(trace: &Trace, walks: &[Walk]) -> Vec<LockStats> {
             let mut top: Vec<(String, u64)> = acc.waiters.into_iter().collect();
             top.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
             top.truncate(5);
+            let (hold, wait) = (Summary::of(acc.holds), Summary::of(acc.waits));
             LockStats {
                 name,
                 instances: acc.ids.len(),
-                hold: Summary::of(acc.holds),
-                wait: Summary::of(acc.waits),
+                wait_over_hold: super::stats::ratio(wait.total_ns as f64, hold.total_ns as f64),
+                hold,
+                wait,
                 top_waiters: top,
             }
         })

@@ -1,0 +1,151 @@
+//! How the lab writes numbers: durations, ratios, byte sizes and counts, each in one place with
+//! one precision, and the words for a ratio within the noise of a small shared machine.
+//!
+//! Figures in `results.json` are raw numbers; these are only for tables, findings and notes.
+
+/// Ratios within this fraction of 1 are reported as no difference: the lab's machines are small,
+/// shared and noisy, and variants compared in one run still differ by several percent by chance
+/// (the report tells readers to take differences below about 10% as noise).
+pub const NOISE: f64 = 0.10;
+
+/// Seconds with a unit that keeps three significant digits readable (`1.234 s`, `12.35 ms`,
+/// `4.20 µs`, `35.1 ns`); `-` for a figure that is not a number.
+pub fn fmt_secs(s: f64) -> String {
+    if !s.is_finite() {
+        "-".into()
+    } else if s >= 1.0 {
+        format!("{s:.3} s")
+    } else if s >= 1e-3 {
+        format!("{:.2} ms", s * 1e3)
+    } else if s >= 1e-6 {
+        format!("{:.2} µs", s * 1e6)
+    } else {
+        format!("{:.1} ns", s * 1e9)
+    }
+}
+
+/// Nanoseconds without a unit, compactly (`12.3`, `1,234`, `45,678`).
+pub fn fmt_ns(ns: f64) -> String {
+    if !ns.is_finite() {
+        "-".into()
+    } else if ns < 100.0 {
+        format!("{ns:.1}")
+    } else {
+        group_thousands(ns.round() as u64)
+    }
+}
+
+/// A count with thousands separated: `1234567` → `1,234,567`.
+pub fn group_thousands(n: u64) -> String {
+    let s = n.to_string();
+    let mut out = String::with_capacity(s.len() + s.len() / 3);
+    for (i, c) in s.chars().enumerate() {
+        if i > 0 && (s.len() - i) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
+/// A ratio: two decimals below 10 (`1.07×`, `0.42×`), none above (`23×`).
+pub fn fmt_ratio(r: f64) -> String {
+    if !r.is_finite() {
+        "-".into()
+    } else if r >= 10.0 {
+        format!("{r:.0}×")
+    } else {
+        format!("{r:.2}×")
+    }
+}
+
+/// A byte size in binary units (`512 B`, `48 KiB`, `1.50 MiB`, `2.0 GiB`).
+pub fn fmt_bytes(b: u64) -> String {
+    let b = b as f64;
+    if b >= (1u64 << 30) as f64 {
+        format!("{:.1} GiB", b / (1u64 << 30) as f64)
+    } else if b >= (1 << 20) as f64 {
+        format!("{:.2} MiB", b / (1 << 20) as f64)
+    } else if b >= 1024.0 {
+        format!("{:.0} KiB", b / 1024.0)
+    } else {
+        format!("{b:.0} B")
+    }
+}
+
+/// A small per-item count (allocations or wake-ups per message): `0`, `0.0012`, `1.50`.
+pub fn fmt_small(x: f64) -> String {
+    if !x.is_finite() {
+        "-".into()
+    } else if x == 0.0 {
+        "0".into()
+    } else if x < 0.01 {
+        format!("{x:.4}")
+    } else {
+        format!("{x:.2}")
+    }
+}
+
+/// True when `ratio` is within [`NOISE`] of 1 (or not a number).
+pub fn same(ratio: f64) -> bool {
+    !ratio.is_finite() || (ratio - 1.0).abs() <= NOISE
+}
+
+/// A phrase for a time that is `ratio` times the time of `than`: `"2.10× as long as than"`,
+/// `"77% of the time of than"` when it is shorter, or `"about as long as than (within 10%)"`.
+pub fn longer(ratio: f64, than: &str) -> String {
+    if same(ratio) {
+        format!("about as long as {than} (within {:.0}%)", NOISE * 100.0)
+    } else if ratio > 1.0 {
+        format!("{} as long as {than}", fmt_ratio(ratio))
+    } else {
+        format!("{:.0}% of the time of {than}", ratio * 100.0)
+    }
+}
+
+/// `"no difference on this machine"` or `"a measurable difference"`, for a finding's closing
+/// clause.
+pub fn difference(ratio: f64) -> &'static str {
+    if same(ratio) {
+        "no difference on this machine"
+    } else {
+        "a measurable difference"
+    }
+}
+
+/// `"1 thread"`, `"3 threads"`.
+pub fn plural(n: usize, what: &str) -> String {
+    format!("{n} {what}{}", if n == 1 { "" } else { "s" })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn one_precision_per_kind() {
+        assert_eq!(fmt_secs(1.5e-3), "1.50 ms");
+        assert_eq!(fmt_secs(f64::NAN), "-");
+        assert_eq!(fmt_ns(12.34), "12.3");
+        assert_eq!(fmt_ns(45_678.2), "45,678");
+        assert_eq!(group_thousands(1234567), "1,234,567");
+        assert_eq!(group_thousands(999), "999");
+        assert_eq!(fmt_ratio(23.4), "23×");
+        assert_eq!(fmt_ratio(3.456), "3.46×");
+        assert_eq!(fmt_ratio(0.421), "0.42×");
+        assert_eq!(fmt_bytes(48 << 10), "48 KiB");
+        assert_eq!(fmt_small(0.0012), "0.0012");
+        assert_eq!(plural(1, "thread"), "1 thread");
+        assert_eq!(plural(3, "thread"), "3 threads");
+    }
+
+    #[test]
+    fn words_follow_the_ratio() {
+        assert_eq!(longer(2.1, "b"), "2.10× as long as b");
+        assert_eq!(longer(1.02, "b"), "about as long as b (within 10%)");
+        assert_eq!(longer(0.5, "b"), "50% of the time of b");
+        assert_eq!(difference(1.09), "no difference on this machine");
+        assert_eq!(difference(1.4), "a measurable difference");
+        assert!(same(f64::NAN));
+    }
+}

@@ -1,0 +1,82 @@
+//! The stress run's books and dice: the [`Ledger`] every scenario accounts its tasks, panics and
+//! drops in, and the seeded generator [`Rng`] the drivers pick scenarios with.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Mutex;
+
+/// xorshift64* (Marsaglia 2003; Vigna 2016), seeded per driver.
+pub struct Rng(u64);
+
+impl Rng {
+    pub(super) fn new(seed: u64) -> Rng {
+        Rng(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1)
+    }
+    pub(super) fn next(&mut self) -> u64 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
+    }
+    /// Uniform in `0..n` (n > 0).
+    pub fn below(&mut self, n: u64) -> u64 {
+        self.next() % n.max(1)
+    }
+    /// Uniform in `lo..hi`.
+    pub fn range(&mut self, lo: u64, hi: u64) -> u64 {
+        lo + self.below(hi - lo)
+    }
+}
+
+/// The books of a run: what was checked, and every discrepancy. The counters are statistics:
+/// Relaxed increments, read by `report` after the scoped threads that wrote them were joined
+/// (the join orders them); the discrepancies are behind a mutex.
+#[derive(Default)]
+pub struct Ledger {
+    pub(super) tasks: AtomicU64,
+    pub(super) panics: AtomicU64,
+    pub(super) pools: AtomicU64,
+    pub(super) recordings: AtomicU64,
+    pub(super) scenarios: AtomicU64,
+    pub(super) cancelled: AtomicU64,
+    pub(super) drops: AtomicU64,
+    pub(super) discrepancies: Mutex<Vec<String>>,
+}
+
+impl Ledger {
+    /// `n` tasks were checked to have run exactly once.
+    pub fn tasks(&self, n: u64) {
+        self.tasks.fetch_add(n, Ordering::Relaxed);
+    }
+    /// `n` planned panics were delivered exactly once.
+    pub fn panics(&self, n: u64) {
+        self.panics.fetch_add(n, Ordering::Relaxed);
+    }
+    /// `n` tasks were checked to be cancelled exactly once (woken after their pool was
+    /// dropped: dropped once, and their handles said so).
+    pub fn cancelled(&self, n: u64) {
+        self.cancelled.fetch_add(n, Ordering::Relaxed);
+    }
+    /// `n` values whose `Drop` panics were checked to be dropped exactly once, their panics
+    /// reported once.
+    pub fn drops(&self, n: u64) {
+        self.drops.fetch_add(n, Ordering::Relaxed);
+    }
+    /// A pool was built (and will be dropped).
+    pub fn pool_built(&self) {
+        self.pools.fetch_add(1, Ordering::Relaxed);
+    }
+    /// Something did not add up.
+    pub fn discrepancy(&self, what: String) {
+        self.discrepancies
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .push(what);
+    }
+    pub(super) fn failed(&self) -> bool {
+        !self
+            .discrepancies
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .is_empty()
+    }
+}

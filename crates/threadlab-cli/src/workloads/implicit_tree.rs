@@ -1,0 +1,26 @@
+//! The sum of an implicit binary tree (node `i`'s children at `2i+1` and `2i+2` of one vector)
+//! with a join at every node: the `overhead` experiment's tree, lighter than the boxed tree of
+//! `join_kernels` (no pointer chasing), so the join's own cost dominates.
+
+use super::Par;
+
+/// The sum of the subtree rooted at `i` of the implicit tree over `v`, forking at every node.
+pub fn sum<P: Par>(x: &mut P::Ctx<'_>, v: &[u64], i: usize) -> u64 {
+    if i >= v.len() {
+        return 0;
+    }
+    let (a, b) = P::join(
+        x,
+        |x| sum::<P>(x, v, 2 * i + 1),
+        |x| sum::<P>(x, v, 2 * i + 2),
+    );
+    v[i] + a + b
+}
+
+/// The same sum by plain recursion: the serial baseline.
+pub fn serial_sum(v: &[u64], i: usize) -> u64 {
+    if i >= v.len() {
+        return 0;
+    }
+    v[i] + serial_sum(v, 2 * i + 1) + serial_sum(v, 2 * i + 2)
+}

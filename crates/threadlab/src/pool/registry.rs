@@ -10,7 +10,7 @@ use crate::heartbeat::Requests;
 use crate::injector::Injector;
 use crate::job::{HeapJob, JobRef, StackJob};
 use crate::latch::{LockLatch, SpinLatch};
-use crate::loom::sync::atomic::{fence, AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use crate::loom::sync::atomic::{fence, AtomicBool, AtomicPtr, AtomicU64, AtomicUsize, Ordering};
 use crate::loom::sync::Arc;
 use crate::pool::builder::Config;
 use crate::pool::inbox::Inbox;
@@ -42,6 +42,11 @@ pub(crate) struct Registry {
     /// Each worker's run-next slot (futures it woke), indexed like `stealers`.
     pub(crate) run_next: Box<[CachePadded<RunNext>]>,
     pub(crate) counters: Box<[CachePadded<WorkerCounters>]>,
+    /// Each worker's state, published by the worker when it starts (null before and after), for
+    /// a guest that borrows the seat of a sleeping worker (`worker::run_as_guest`).
+    pub(crate) seats: Box<[AtomicPtr<WorkerThread>]>,
+    /// Work from outside the pool may run on its caller as a guest (`Config::guests_allowed`).
+    guests_allowed: bool,
     terminating: AtomicBool,
     /// Workers whose thread left its loop for good; when all have, the pool is gone and its
     /// tasks are cancelled ([`Registry::cancel_orphans`]).
@@ -69,6 +74,10 @@ impl Registry {
             requests: Requests::new(n),
             run_next: (0..n).map(|_| CachePadded::default()).collect(),
             counters: (0..n).map(|_| CachePadded::default()).collect(),
+            seats: (0..n)
+                .map(|_| AtomicPtr::new(std::ptr::null_mut()))
+                .collect(),
+            guests_allowed: config.guests_allowed(),
             terminating: AtomicBool::new(false),
             exited: AtomicUsize::new(0),
             panicked: AtomicU64::new(0),
@@ -296,13 +305,19 @@ impl Registry {
         }
     }
 
-    /// From a plain thread: inject and block on a latch.
+    /// From a plain thread: as the guest of a sleeping worker's seat if one sleeps
+    /// (`worker::run_as_guest`), else inject and block on a latch.
     #[cold]
     fn in_worker_cold<OP, R>(this: &Arc<Self>, op: OP) -> R
     where
         OP: FnOnce(&WorkerThread, bool) -> R + Send,
         R: Send,
     {
+        if this.guests_allowed {
+            if let Some(index) = this.sleep.lend(crate::loom::thread::current()) {
+                return worker::run_as_guest(this, index, op);
+            }
+        }
         thread_local!(static LOCK_LATCH: LockLatch = LockLatch::new());
         LOCK_LATCH.with(|latch| {
             let job = StackJob::new(

@@ -115,7 +115,7 @@ use std::time::Duration;
 
 use crate::loom::thread::Thread;
 
-use crate::loom::sync::atomic::{fence, AtomicU32, AtomicU64, Ordering};
+use crate::loom::sync::atomic::{fence, AtomicBool, AtomicU32, AtomicU64, Ordering};
 use crate::loom::sync::Mutex;
 use crate::util::CachePadded;
 
@@ -198,11 +198,18 @@ const NOT_WOKEN: u32 = 0;
 const WOKEN: u32 = 1;
 /// Woken because of new work: the waker already counted it as searching.
 const WOKEN_SEARCHING: u32 = 2;
+/// The worker's seat is lent to a guest ([`Sleep::lend`]): it stays parked until the seat is
+/// given back ([`Sleep::give_back`]).
+const LENT: u32 = 3;
 
 #[derive(Default)]
 struct Parker {
     wake: AtomicU32,
     thread: OnceLock<Thread>,
+    /// The worker sleeps with nothing on its stack (in its main loop, not in a latch wait), so
+    /// its seat may be lent. Written and read under the sleeper-list lock only; an atomic only
+    /// because `Sleep` is shared.
+    lendable: AtomicBool,
 }
 
 /// What happened in [`Sleep::sleep`].
@@ -223,6 +230,9 @@ pub(crate) struct Sleep {
     /// waking somebody), never by a push that finds a searcher.
     sleepers: Mutex<Vec<usize>>,
     parkers: Box<[CachePadded<Parker>]>,
+    /// The guest thread of each lent seat ([`Sleep::lend`]), woken by [`Sleep::wake_specific`]
+    /// when it waits on a latch. Locked only while the sleeper list's lock is held.
+    guests: Mutex<Vec<Option<Thread>>>,
     num_workers: usize,
     policy: WakePolicy,
 }
@@ -233,6 +243,7 @@ impl Sleep {
             state: CachePadded::new(AtomicU64::new(0)),
             sleepers: Mutex::new(Vec::with_capacity(num_workers)),
             parkers: (0..num_workers).map(|_| CachePadded::default()).collect(),
+            guests: Mutex::new((0..num_workers).map(|_| None).collect()),
             num_workers,
             policy,
         }
@@ -395,9 +406,19 @@ impl Sleep {
             self.parkers[index].wake.store(WOKEN, Ordering::Release);
             drop(sleepers);
             self.unpark(index);
+            return;
         }
         // Not in the list: it has not registered yet (its re-check will see the set latch) or
-        // somebody woke it already.
+        // somebody woke it already — or its seat is lent, and the guest may be waiting on a latch
+        // of that seat (or for work addressed to it): wake the guest.
+        // Relaxed: under the lock, where every reason is written.
+        if self.parkers[index].wake.load(Ordering::Relaxed) == LENT {
+            let guest = self.lock_guests()[index].clone();
+            drop(sleepers);
+            if let Some(t) = guest {
+                t.unpark();
+            }
+        }
     }
 
     /// Wakes every sleeper (shutdown).
@@ -432,6 +453,10 @@ impl Sleep {
         {
             let mut sleepers = self.lock_sleepers();
             sleepers.push(index);
+            // Relaxed: under the lock, as every access (see `Parker::lendable`).
+            self.parkers[index]
+                .lendable
+                .store(latch.is_none(), Ordering::Relaxed);
             let delta = if searching {
                 SLEEPER.wrapping_sub(SEARCHER)
             } else {
@@ -445,17 +470,21 @@ impl Sleep {
         let sleepy = latch.map_or(true, |l| l.get_sleepy());
         // R2: re-check every queue.
         if !sleepy || has_work() {
-            let searching = self.cancel_sleep(index);
-            if sleepy {
-                if let Some(l) = latch {
-                    l.wake_up();
+            // `None`: a guest took our seat between our registration and our re-check; we must
+            // not run until it gives the seat back, so we park like any sleeper (the guest's
+            // `give_back` re-checks the queues on our behalf).
+            if let Some(searching) = self.cancel_sleep(index) {
+                if sleepy {
+                    if let Some(l) = latch {
+                        l.wake_up();
+                    }
                 }
+                return Woken {
+                    parked: false,
+                    searching,
+                    timed_out: false,
+                };
             }
-            return Woken {
-                parked: false,
-                searching,
-                timed_out: false,
-            };
         }
         before_park();
         let parker = &self.parkers[index];
@@ -468,11 +497,11 @@ impl Sleep {
             // so consuming it needs no read-modify-write. (It also keeps the loom models
             // checkable: loom 0.7 mis-models a swap that follows another thread's plain store.)
             let reason = parker.wake.load(Ordering::Acquire);
-            if reason != NOT_WOKEN {
+            if reason != NOT_WOKEN && reason != LENT {
                 parker.wake.store(NOT_WOKEN, Ordering::Relaxed);
                 break reason;
             }
-            if self.policy != WakePolicy::Lazy {
+            if self.policy != WakePolicy::Lazy || reason == LENT {
                 crate::loom::thread::park();
             } else if !polled {
                 crate::loom::thread::park_timeout(LAZY_POLL);
@@ -480,7 +509,10 @@ impl Sleep {
             } else {
                 // The lazy policy's poll: leave the sleeper list and go look for work. A waker
                 // that took us out of the list meanwhile left its reason, which this consumes.
-                let searching = self.cancel_sleep(index);
+                // (No seat is lent under this policy; were it, we would park on.)
+                let Some(searching) = self.cancel_sleep(index) else {
+                    continue;
+                };
                 if let Some(l) = latch {
                     l.wake_up();
                 }
@@ -503,19 +535,81 @@ impl Sleep {
 
     /// The re-check found something: take ourselves out of the sleeper list. If a waker already
     /// took us out, it also left its reason in our word (under the lock), which we consume.
-    fn cancel_sleep(&self, index: usize) -> bool {
+    /// `None`: a guest took our seat ([`Sleep::lend`]); the caller must park until it is given
+    /// back.
+    fn cancel_sleep(&self, index: usize) -> Option<bool> {
         let mut sleepers = self.lock_sleepers();
         if let Some(pos) = sleepers.iter().position(|&i| i == index) {
             sleepers.swap_remove(pos);
             self.state.fetch_sub(SLEEPER, Ordering::SeqCst);
-            false
+            Some(false)
         } else {
             // Acquire: pairs with the waker's Release store (made under the same lock, which
             // we hold); the reset is ours alone, as in `sleep`.
             let wake = &self.parkers[index].wake;
             let reason = wake.load(Ordering::Acquire);
+            if reason == LENT {
+                return None;
+            }
             wake.store(NOT_WOKEN, Ordering::Relaxed);
-            reason == WOKEN_SEARCHING
+            Some(reason == WOKEN_SEARCHING)
+        }
+    }
+
+    /// Lends the seat of a worker that sleeps in its main loop to a guest (a thread outside the
+    /// pool that runs an `install` itself, `Registry::in_worker_cold`): takes it off the sleeper
+    /// list, so no waker picks it, and marks its wake word [`LENT`], so the worker keeps parking
+    /// (also if its re-check before parking is still under way: `cancel_sleep` sees the mark).
+    /// `None` if no such worker sleeps (or under the lazy policy, whose sleepers poll). The
+    /// guest must call [`Sleep::give_back`] when it leaves.
+    ///
+    /// Everything the worker wrote to its seat before it joined the list happens before the
+    /// guest's use of it (the list's lock); the worker touches its seat again only after
+    /// `give_back` (see there).
+    pub(crate) fn lend(&self, guest: Thread) -> Option<usize> {
+        if self.policy == WakePolicy::Lazy {
+            return None;
+        }
+        let mut sleepers = self.lock_sleepers();
+        // The longest sleeper (wakers take the newest, whose cache is warmer). Relaxed: under the
+        // lock (see `Parker::lendable`).
+        let pos = sleepers
+            .iter()
+            .position(|&i| self.parkers[i].lendable.load(Ordering::Relaxed))?;
+        let index = sleepers.remove(pos);
+        self.state.fetch_sub(SLEEPER, Ordering::SeqCst);
+        // Under the lock, like every reason; Relaxed suffices (the worker reads it under the lock
+        // in `cancel_sleep`, or acts on it only by parking again).
+        self.parkers[index].wake.store(LENT, Ordering::Relaxed);
+        self.lock_guests()[index] = Some(guest);
+        Some(index)
+    }
+
+    /// The guest of seat `index` left: the worker goes back on the sleeper list (W2 of the fence
+    /// pair, as if it had just gone to sleep), then, after the fence (F2), the guest re-checks
+    /// on its behalf (R2: `has_work`, which must include the worker's own inbox and run-next
+    /// slot); if that finds work, the worker is woken. So a job pushed while the seat was lent,
+    /// whose pusher found nobody to wake, is not stranded.
+    ///
+    /// Release (the wake word's store, and the lock): the guest's writes to the seat happen
+    /// before the worker's next use of it, which follows a waker's store of a reason under the
+    /// same lock.
+    pub(crate) fn give_back(&self, index: usize, has_work: impl Fn() -> bool) {
+        {
+            let mut sleepers = self.lock_sleepers();
+            sleepers.push(index);
+            self.lock_guests()[index] = None;
+            // Relaxed: under the lock.
+            self.parkers[index].lendable.store(true, Ordering::Relaxed);
+            self.parkers[index].wake.store(NOT_WOKEN, Ordering::Release);
+            // W2.
+            self.state.fetch_add(SLEEPER, Ordering::SeqCst);
+        }
+        // F2.
+        fence(Ordering::SeqCst);
+        // R2.
+        if has_work() {
+            self.wake_specific(index);
         }
     }
 
@@ -526,6 +620,11 @@ impl Sleep {
         if let Some(thread) = self.parkers[index].thread.get() {
             thread.unpark();
         }
+    }
+
+    /// Only while holding the sleeper list's lock (the lock order).
+    fn lock_guests(&self) -> crate::loom::sync::MutexGuard<'_, Vec<Option<Thread>>> {
+        self.guests.lock().unwrap_or_else(|e| e.into_inner())
     }
 
     fn lock_sleepers(&self) -> crate::loom::sync::MutexGuard<'_, Vec<usize>> {
@@ -583,6 +682,99 @@ mod loom_tests {
     #[test]
     fn loom_outside_push_vs_going_to_sleep_lazy() {
         outside_push_vs_going_to_sleep(WakePolicy::Lazy);
+    }
+
+    /// A worker sleeping in its loop (no latch) whose seat a guest borrows: the worker never
+    /// returns from `sleep` while the seat is lent (also when the lend comes during its re-check
+    /// before parking), and a job the guest leaves behind, whose push woke nobody, is seen: the
+    /// worker ends up running it (`give_back`'s re-check wakes it, or its own re-check sees it).
+    /// When no seat can be lent (the worker has not gone to sleep yet), the guest falls back to
+    /// the outside push.
+    #[test]
+    fn loom_lend_and_give_back_vs_going_to_sleep() {
+        crate::loom::model(|| {
+            let sleep = Arc::new(Sleep::new(1, WakePolicy::Default));
+            let queue = Arc::new(AtomicUsize::new(0));
+            let lent = Arc::new(AtomicUsize::new(0));
+            let (s, q, l) = (Arc::clone(&sleep), Arc::clone(&queue), Arc::clone(&lent));
+            let worker = thread::spawn(move || {
+                s.register_thread(0);
+                let mut searching = false;
+                while q.load(Ordering::SeqCst) == 0 {
+                    let woken = s.sleep(0, searching, None, || q.load(Ordering::SeqCst) > 0, || {});
+                    assert_eq!(l.load(Ordering::SeqCst), 0, "woke into a lent seat");
+                    searching = woken.searching;
+                }
+                if searching {
+                    s.stop_searching();
+                }
+            });
+            match sleep.lend(thread::current()) {
+                Some(index) => {
+                    assert_eq!(index, 0);
+                    lent.store(1, Ordering::SeqCst);
+                    // The guest's leftover job, pushed onto the seat: a local push, no wake.
+                    queue.store(1, Ordering::SeqCst);
+                    lent.store(0, Ordering::SeqCst);
+                    sleep.give_back(0, || queue.load(Ordering::SeqCst) > 0);
+                }
+                None => {
+                    queue.store(1, Ordering::SeqCst);
+                    sleep.notify_work();
+                }
+            }
+            worker.join().unwrap();
+        });
+    }
+
+    /// A guest waiting on a latch of its borrowed seat (`WorkerThread::guest_wait`) while a thief
+    /// sets it: the thief's `wake_specific` finds the seat lent and wakes the guest, which
+    /// always returns; the seat's worker stays parked until the seat is given back.
+    #[test]
+    fn loom_guest_latch_wait_vs_set() {
+        crate::loom::model(|| {
+            let sleep = Arc::new(Sleep::new(1, WakePolicy::Default));
+            let queue = Arc::new(AtomicUsize::new(0));
+            let (s, q) = (Arc::clone(&sleep), Arc::clone(&queue));
+            let worker = thread::spawn(move || {
+                s.register_thread(0);
+                let mut searching = false;
+                while q.load(Ordering::SeqCst) == 0 {
+                    let woken = s.sleep(0, searching, None, || q.load(Ordering::SeqCst) > 0, || {});
+                    searching = woken.searching;
+                }
+                if searching {
+                    s.stop_searching();
+                }
+            });
+            // Wait until the worker sleeps, so the seat can be lent.
+            let index = loop {
+                if let Some(i) = sleep.lend(thread::current()) {
+                    break i;
+                }
+                thread::yield_now();
+            };
+            let latch = Arc::new(CoreLatch::new());
+            let (s, l) = (Arc::clone(&sleep), Arc::clone(&latch));
+            let thief = thread::spawn(move || {
+                // SAFETY: `l` is alive (the Arc) for the whole call.
+                if unsafe { CoreLatch::set_core(&*l) } {
+                    s.wake_specific(index);
+                }
+            });
+            // The guest's wait: announce, park, withdraw the announcement, look again.
+            while !latch.probe() {
+                if latch.get_sleepy() {
+                    thread::park();
+                    latch.wake_up();
+                }
+            }
+            thief.join().unwrap();
+            sleep.give_back(index, || queue.load(Ordering::SeqCst) > 0);
+            queue.store(1, Ordering::SeqCst);
+            sleep.notify_work();
+            worker.join().unwrap();
+        });
     }
 
     /// A worker waiting for its latch (a stolen `join` half) goes to sleep while the thief sets

@@ -84,7 +84,8 @@ pub(crate) fn main(registry: Arc<Registry>, index: usize, deque: Worker<JobRef>,
         .store(tid, Ordering::Relaxed);
     // SAFETY: the flag lives in the registry, which `worker` keeps alive (its `registry` field)
     // for as long as the heartbeat state exists.
-    let heartbeat = unsafe { Heartbeat::new(registry.requests.flag(index)) };
+    let heartbeat =
+        unsafe { Heartbeat::new(registry.requests.flag(index), registry.num_threads()) };
     let worker = WorkerThread {
         index,
         deque,

@@ -104,6 +104,28 @@
 //! else took `i` out first, which also wakes it. An awake `i` looks at its inbox before it can
 //! sleep again. Hence no job in an inbox waits while its owner sleeps.
 //!
+//! # Lent seats
+//!
+//! A thread outside the pool that calls `install` (or `join`, `scope` on the pool) may run the
+//! work itself as the *guest* of a worker that sleeps in its main loop (`worker::run_as_guest`):
+//! it borrows that worker's seat (deque, heartbeat flag, index), while the worker stays parked.
+//! [`Sleep::lend`] takes the worker off the sleeper list (so no waker picks it, and the pool's
+//! sleeper count no longer counts it as idle) and writes [`LENT`] into its wake word under the
+//! list's lock. A worker that reads `LENT` keeps parking; one whose re-check before parking
+//! found work while its seat was being lent sees `LENT` in `cancel_sleep` and parks too. So the
+//! seat has one user at a time, and the pool computes on at most as many threads as it has
+//! workers.
+//!
+//! While lent, the seat's latch wake-ups (`wake_specific`) go to the guest, which parks on its
+//! own thread when it waits on a latch of the seat. [`Sleep::give_back`] is the worker's own
+//! "going to sleep" run by the guest: back on the list (W2), fence (F2), re-check of the shared
+//! queues and of the seat's own inbox and run-next slot (R2), and a wake of the worker if that
+//! found anything: a job pushed while the seat was lent, whose pusher saw one sleeper fewer, is
+//! seen by the re-check or its pusher sees the worker back (the fence pair above). The guest
+//! then asks the busy workers for work, as a worker going to sleep does (`crate::heartbeat`,
+//! step 5). The loom models `loom_lend_and_give_back_vs_going_to_sleep` and
+//! `loom_guest_latch_wait_vs_set` check both handshakes.
+//!
 //! # Parking
 //!
 //! Parking uses `std::thread::park`, which is a futex wait on Linux; the wake reason is handed

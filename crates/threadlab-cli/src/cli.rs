@@ -48,8 +48,10 @@ pub enum Command {
 #[derive(Debug, Args)]
 #[command(
     after_help = "Linux only; needs no privilege (a parent may read its child's /proc \
-files). Only the command's own process is observed, not the processes it starts. Exit code \
-1 when the command fails or is killed.\nExample: threadlab run -o app.tltrace -- ./app --input data"
+files and trace it). Thread births and deaths are traced with ptrace, which stops each new \
+thread and its creator once (--sample-only to avoid it). Only the command's own process is \
+observed, not the processes it starts. Exit code 1 when the command fails or is killed.\n\
+Example: threadlab run -o app.tltrace -- ./app --input data"
 )]
 pub struct RunArgs {
     /// Samples per second.
@@ -59,6 +61,10 @@ pub struct RunArgs {
     /// Save the observed trace (`.tltrace`, `.pftrace` or `.json`).
     #[arg(short = 'o', long = "output", value_name = "FILE")]
     pub output: Option<PathBuf>,
+    /// Do not trace thread creation with ptrace: births and deaths are then estimated from the
+    /// samples (threads living between two samples are not seen), and the program never stops.
+    #[arg(long)]
+    pub sample_only: bool,
     /// The program and its arguments.
     #[arg(value_name = "CMD", required = true, last = true)]
     pub command: Vec<String>,
@@ -67,8 +73,10 @@ pub struct RunArgs {
 /// Arguments of `threadlab watch`.
 #[derive(Debug, Args)]
 #[command(
-    after_help = "Linux only. Without ptrace access to the process (another user's, or \
-Yama's ptrace_scope) the system call each thread is blocked in is not visible.\n\
+    after_help = "Linux only. With ptrace access the process is attached to for the \
+observation (births and deaths of threads exact) and detached after. Without it (another \
+user's process, or Yama's ptrace_scope) the system call each thread is blocked in is not \
+visible and births are sampled.\n\
 Example: threadlab watch 4242 --seconds 5"
 )]
 pub struct WatchArgs {
@@ -115,6 +123,10 @@ pub struct DoctorArgs {
     /// Print the diagnosis as JSON.
     #[arg(long)]
     pub json: bool,
+    /// For traces with frame marks: a frame is late when longer than this duration (`16.7ms`)
+    /// or than this percentile of the frames (`p95`). Default: `p90`.
+    #[arg(long = "frame-target", value_name = "DURATION|pNN", value_parser = crate::view::parse_frame_target)]
+    pub frame_target: Option<threadlab::analysis::FrameTarget>,
 }
 
 /// Arguments of `threadlab compare`.
@@ -155,7 +167,7 @@ pub struct StressArgs {
 #[derive(Debug, Args)]
 #[command(
     after_help = "Experiments: image, jobs, contention, overhead, rendezvous, division, numa, alloc, \
-falseshare, observed, workloads, iter, pipeline (all of them when none is named).\n\
+falseshare, observed, workloads, iter, pipeline, elastic (all of them when none is named).\n\
 Example: threadlab lab image jobs --threads 1,2 --out lab-out"
 )]
 pub struct LabArgs {

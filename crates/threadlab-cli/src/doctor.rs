@@ -28,11 +28,26 @@ pub fn doctor(args: DoctorArgs) -> ExitCode {
         Err(code) => return code,
     };
     let d = trace.diagnose();
+    let target = args
+        .frame_target
+        .unwrap_or(crate::view::DEFAULT_FRAME_TARGET);
+    let frames: Vec<_> = trace
+        .frame_sets()
+        .into_iter()
+        .map(|set| trace.frame_report(trace.name(set), target))
+        .collect();
     if args.json {
-        print_json(&diagnosis_json(&d));
+        let mut v = diagnosis_json(&d);
+        if !frames.is_empty() {
+            v["frames"] = frames_json(&frames);
+        }
+        print_json(&v);
     } else {
         println!("{}", args.file.display());
         print!("{d}");
+        for f in &frames {
+            print!("\n{f}");
+        }
     }
     ExitCode::SUCCESS
 }
@@ -179,4 +194,23 @@ fn comparison_json(c: &Comparison, a: &Path, b: &Path) -> Value {
             "name": r.name, "a": num(r.a), "b": num(r.b), "unit": r.unit,
         })).collect::<Vec<_>>(),
     })
+}
+
+/// The frame reports as JSON: per frame set its figures and late frames with what ran in them.
+fn frames_json(reports: &[threadlab::analysis::FrameReport]) -> serde_json::Value {
+    reports
+        .iter()
+        .map(|r| {
+            serde_json::json!({
+                "set": r.set, "frames": r.frames, "target_ns": r.target_ns,
+                "median_ns": r.median_ns, "p95_ns": r.p95_ns, "max_ns": r.max_ns,
+                "late": r.late.iter().map(|l| serde_json::json!({
+                    "number": l.number, "begin_ns": l.begin_ns, "duration_ns": l.duration_ns,
+                    "ran": l.ran.iter().map(|(n, t)| serde_json::json!([n, t])).collect::<Vec<_>>(),
+                })).collect::<Vec<_>>(),
+                "more_in_late": r.more_in_late.iter()
+                    .map(|(n, l, o)| serde_json::json!([n, l, o])).collect::<Vec<_>>(),
+            })
+        })
+        .collect()
 }

@@ -46,7 +46,7 @@ fn bad_arguments_exit_2_with_one_line() {
     let out = out.to_str().unwrap();
     assert_usage_error(
         &["lab", "nosuch", "--out", out],
-        "image, jobs, contention, overhead, rendezvous, division, numa, alloc, falseshare, observed, workloads, iter, pipeline",
+        "image, jobs, contention, overhead, rendezvous, division, numa, alloc, falseshare, observed, workloads, iter, pipeline, elastic",
     );
     assert_usage_error(
         &["lab", "--threads", "0", "--out", out],
@@ -86,7 +86,7 @@ fn help_is_helpful() {
         "--repeat",
         "--out",
         "--json",
-        "image, jobs, contention, overhead, rendezvous, division, numa, alloc, falseshare, observed, workloads, iter, pipeline",
+        "image, jobs, contention, overhead, rendezvous, division, numa, alloc, falseshare, observed, workloads, iter, pipeline, elastic",
     ] {
         assert!(text.contains(flag), "lab --help mentions {flag}: {text}");
     }
@@ -96,7 +96,7 @@ fn help_is_helpful() {
     assert!(String::from_utf8_lossy(&out.stdout).contains("logical"));
 }
 
-const EXPERIMENTS: [&str; 13] = [
+const EXPERIMENTS: [&str; 14] = [
     "image",
     "jobs",
     "contention",
@@ -110,10 +110,11 @@ const EXPERIMENTS: [&str; 13] = [
     "workloads",
     "iter",
     "pipeline",
+    "elastic",
 ];
 /// The experiments that save traces of their telling runs.
 const TRACED: [&str; 4] = ["image", "jobs", "contention", "alloc"];
-const VARIANTS: [&str; 36] = [
+const VARIANTS: [&str; 38] = [
     "serial",
     "threadlab",
     "rayon",
@@ -150,6 +151,8 @@ const VARIANTS: [&str; 36] = [
     "observed",
     "combined",
     "pipelined",
+    "fixed",
+    "elastic",
 ];
 
 #[test]

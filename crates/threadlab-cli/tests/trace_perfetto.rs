@@ -10,6 +10,7 @@ use std::collections::HashMap;
 use perfetto_protos::trace::Trace as PbTrace;
 use perfetto_protos::track_event::track_event::Type;
 use protobuf::Message;
+use threadlab::trace::Trace;
 use trace_support::*;
 
 /// (ts, track, type, name, flow_ids, terminating_flow_ids).
@@ -192,4 +193,189 @@ fn perfetto_export_decodes_with_real_protos() {
         .tracks
         .values()
         .any(|(n, _)| n == "threadlab-worker-0: run-queue wait ns"));
+}
+
+/// Tracy's vocabulary in the export, decoded with the real protos: a frame set's track of frame
+/// slices, a plot's counter track of doubles, messages (with their colour) and frame marks as
+/// instants on the thread's track, a zone's colour; and the file reads back to the same frames.
+#[test]
+fn frames_plots_and_messages_decode_with_real_protos() {
+    let _s = serial();
+    let rec = threadlab::trace::start();
+    threadlab::trace::set_thread_name("main");
+    threadlab::trace::frame_mark();
+    for (i, fps) in [60.0, 59.5, 30.25].into_iter().enumerate() {
+        let z = threadlab::trace::Zone::begin_dynamic(&format!("level {i}"));
+        z.color(0x00ff00);
+        threadlab::trace::plot("fps", fps);
+        threadlab::trace::message(&format!("hello {i}"));
+        drop(z);
+        threadlab::trace::frame_mark();
+    }
+    threadlab::trace::message_color("late!", 0xff0000);
+    let trace = rec.stop();
+    let path = temp_path("marks.pftrace");
+    trace.save(&path).unwrap();
+    let pb = PbTrace::parse_from_bytes(&std::fs::read(&path).unwrap()).expect("valid protobuf");
+
+    let mut track_names: HashMap<u64, String> = HashMap::new();
+    for p in &pb.packet {
+        if p.has_track_descriptor() {
+            let d = p.track_descriptor();
+            let name = if d.thread.is_some() {
+                d.thread.thread_name().to_owned()
+            } else {
+                d.name().to_owned()
+            };
+            track_names.insert(d.uuid(), name);
+        }
+    }
+    let track = |name: &str| {
+        *track_names
+            .iter()
+            .find(|(_, n)| *n == name)
+            .unwrap_or_else(|| panic!("no track {name:?}: {track_names:?}"))
+            .0
+    };
+    let (frames, plot, main) = (track("frames: frame"), track("plot: fps"), track("main"));
+    let events: Vec<_> = pb
+        .packet
+        .iter()
+        .filter(|p| p.has_track_event())
+        .map(|p| (p.timestamp(), p.track_event()))
+        .collect();
+    // The frame set's track: three frame slices, each from one mark to the next.
+    let frame_slices: Vec<String> = events
+        .iter()
+        .filter(|(_, e)| e.track_uuid() == frames && e.type_() == Type::TYPE_SLICE_BEGIN)
+        .map(|(_, e)| e.name().to_owned())
+        .collect();
+    assert_eq!(frame_slices, ["frame 1", "frame 2", "frame 3"]);
+    let ends = events
+        .iter()
+        .filter(|(_, e)| e.track_uuid() == frames && e.type_() == Type::TYPE_SLICE_END)
+        .count();
+    assert_eq!(ends, 3);
+    let marks_ts: Vec<u64> = events
+        .iter()
+        .filter(|(_, e)| e.track_uuid() == main && e.categories.iter().any(|c| c == "frame"))
+        .map(|(ts, _)| *ts)
+        .collect();
+    assert_eq!(marks_ts.len(), 4, "four frame marks on the thread's track");
+    let frame_begins: Vec<u64> = events
+        .iter()
+        .filter(|(_, e)| e.track_uuid() == frames && e.type_() == Type::TYPE_SLICE_BEGIN)
+        .map(|(ts, _)| *ts)
+        .collect();
+    assert_eq!(frame_begins, marks_ts[..3]);
+    // The plot: a counter track of doubles.
+    let values: Vec<f64> = events
+        .iter()
+        .filter(|(_, e)| e.track_uuid() == plot && e.type_() == Type::TYPE_COUNTER)
+        .map(|(_, e)| e.double_counter_value())
+        .collect();
+    assert_eq!(values, [60.0, 59.5, 30.25]);
+    // Messages: instants in the `message` category; the coloured one carries `color`.
+    let messages: Vec<(String, Option<u64>)> = events
+        .iter()
+        .filter(|(_, e)| e.track_uuid() == main && e.categories.iter().any(|c| c == "message"))
+        .map(|(_, e)| {
+            let color = e
+                .debug_annotations
+                .iter()
+                .find(|a| a.name() == "color")
+                .map(|a| a.uint_value());
+            (e.name().to_owned(), color)
+        })
+        .collect();
+    assert_eq!(
+        messages,
+        [
+            ("hello 0".to_owned(), None),
+            ("hello 1".to_owned(), None),
+            ("hello 2".to_owned(), None),
+            ("late!".to_owned(), Some(0xff0000)),
+        ]
+    );
+    // Dynamic zone names are slice names; each zone's colour is an instant beside it.
+    let zones: Vec<String> = events
+        .iter()
+        .filter(|(_, e)| e.track_uuid() == main && e.type_() == Type::TYPE_SLICE_BEGIN)
+        .map(|(_, e)| e.name().to_owned())
+        .collect();
+    assert_eq!(zones, ["level 0", "level 1", "level 2"]);
+    let colours = events
+        .iter()
+        .filter(|(_, e)| e.name() == "zone color")
+        .filter(|(_, e)| {
+            e.debug_annotations
+                .iter()
+                .any(|a| a.name() == "color" && a.uint_value() == 0x00ff00)
+        })
+        .count();
+    assert_eq!(colours, 3);
+    // Read back: the same frames, plot values and messages.
+    let back = Trace::load(&path).unwrap();
+    assert_eq!(back.frames("frame"), trace.frames("frame"));
+    assert_eq!(back.event_count(), trace.event_count());
+    std::fs::remove_file(&path).ok();
+}
+
+/// A span's arguments are text debug annotations on its slice begin, and the zones that are
+/// entries of one span (`span.id`, here on two threads) share a flow.
+#[test]
+fn span_arguments_and_span_flows_decode_with_real_protos() {
+    use threadlab::trace::{hooks, ARG_SPAN_ID};
+    let _s = serial();
+    let rec = threadlab::trace::start();
+    let enter = || {
+        hooks::zone_enter("request");
+        hooks::arg(ARG_SPAN_ID, "41");
+        hooks::arg(
+            "path",
+            "/a/rather/long/path/that/takes/several/records.html",
+        );
+        hooks::zone_exit();
+    };
+    enter();
+    std::thread::spawn(enter).join().unwrap();
+    let trace = rec.stop();
+    let path = temp_path("span-args.pftrace");
+    trace.save(&path).unwrap();
+    let pb = PbTrace::parse_from_bytes(&std::fs::read(&path).unwrap()).expect("valid protobuf");
+    let begins: Vec<_> = pb
+        .packet
+        .iter()
+        .filter(|p| p.has_track_event())
+        .map(|p| p.track_event())
+        .filter(|e| e.type_() == Type::TYPE_SLICE_BEGIN && e.name() == "request")
+        .collect();
+    assert_eq!(begins.len(), 2);
+    for e in &begins {
+        let args: Vec<(&str, &str)> = e
+            .debug_annotations
+            .iter()
+            .map(|a| (a.name(), a.string_value()))
+            .collect();
+        assert_eq!(
+            args,
+            [
+                (ARG_SPAN_ID, "41"),
+                (
+                    "path",
+                    "/a/rather/long/path/that/takes/several/records.html"
+                )
+            ]
+        );
+    }
+    assert_eq!(begins[0].flow_ids.len(), 1);
+    assert_eq!(
+        begins[0].flow_ids, begins[1].flow_ids,
+        "one flow for the span"
+    );
+    // And back: `Trace::load` gives the same events.
+    assert_eq!(
+        threadlab::trace::Trace::load(&path).unwrap().event_count(),
+        trace.event_count()
+    );
 }

@@ -2,7 +2,8 @@
 //! reads what the page says it drew (the `#layout` JSON it writes after each frame) and a
 //! screenshot. Checks: no script error (the page's own error list and Chromium's console log);
 //! one lane per thread of the trace; a known zone drawn at the x its timestamps give; zooming
-//! (the page's `#t0=…&t1=…`) changes what is drawn; the screenshot is not blank. It also prints
+//! (the page's `#t0=…&t1=…`) changes what is drawn; the screenshot is not blank; frame marks
+//! (a late one among them), a plot and messages are drawn on their tracks. It also prints
 //! page load → first full draw for a thread-per-row trace (about 18,000 events, like the lab's
 //! image run) and a 1,000,000-event recording (and `THREADLAB_VIEW_TRACE`, if set).
 //!
@@ -187,6 +188,20 @@ fn main() {
         let _z = threadlab::zone!("after");
         std::thread::sleep(Duration::from_millis(10));
     }
+    // Tracy's vocabulary: 12 frames (the page's default target is their 90th percentile, so
+    // the longest is late), a plot, coloured messages and zones with names made at run time.
+    threadlab::trace::frame_mark();
+    for i in 0..12u64 {
+        let z = threadlab::trace::Zone::begin_dynamic(&format!("frame work {i}"));
+        z.color(0x3366ff);
+        threadlab::trace::plot("fps", 60.0 - i as f64);
+        if i % 4 == 0 {
+            threadlab::trace::message_color(&format!("checkpoint {i}"), 0xffaa00);
+        }
+        std::thread::sleep(Duration::from_millis(if i == 9 { 12 } else { 2 }));
+        drop(z);
+        threadlab::trace::frame_mark();
+    }
     let trace = rec.stop();
     let small = d.join("small.pftrace");
     trace.save(&small).unwrap();
@@ -217,6 +232,49 @@ fn main() {
     assert!(
         (got - want).abs() < 1.0,
         "known drawn at x {got}, its timestamps say {want}"
+    );
+    // Frames, the plot and the messages are drawn; their tracks sit above the lanes.
+    let marks = &full["marks"];
+    assert!(
+        marks["frames"].as_u64().unwrap() >= 1,
+        "frames drawn: {marks}"
+    );
+    assert!(
+        marks["lateFrames"].as_u64().unwrap() >= 1,
+        "a late frame drawn: {marks}"
+    );
+    assert!(
+        marks["plotPoints"].as_u64().unwrap() >= 2,
+        "plot drawn: {marks}"
+    );
+    assert_eq!(
+        marks["messages"].as_u64(),
+        Some(3),
+        "three messages: {marks}"
+    );
+    let rows: Vec<(String, String)> = full["markRows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| {
+            (
+                r["kind"].as_str().unwrap().to_owned(),
+                r["name"].as_str().unwrap().to_owned(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        rows,
+        vec![
+            ("frames".to_owned(), "frame".to_owned()),
+            ("plot".to_owned(), "fps".to_owned())
+        ]
+    );
+    assert!(
+        full["drawn"].as_array().unwrap().iter().any(|d| d["name"]
+            .as_str()
+            .is_some_and(|n| n.starts_with("frame work "))),
+        "dynamic zone names drawn"
     );
     let px = &full["pixels"];
     assert!(

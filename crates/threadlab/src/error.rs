@@ -22,6 +22,14 @@ enum Kind {
         source: std::io::Error,
     },
     GlobalAlreadyInitialized,
+    PinUnavailable {
+        source: std::io::Error,
+    },
+    Pin {
+        worker: usize,
+        cpu: usize,
+        source: std::io::Error,
+    },
     Limit {
         requested: usize,
         fit: usize,
@@ -52,6 +60,22 @@ impl BuildError {
                 requested,
                 fit,
                 limit,
+            },
+        }
+    }
+
+    pub(crate) fn pin_unavailable(source: std::io::Error) -> Self {
+        BuildError {
+            kind: Kind::PinUnavailable { source },
+        }
+    }
+
+    pub(crate) fn pin(worker: usize, cpu: usize, source: std::io::Error) -> Self {
+        BuildError {
+            kind: Kind::Pin {
+                worker,
+                cpu,
+                source,
             },
         }
     }
@@ -92,6 +116,21 @@ impl fmt::Display for BuildError {
                  for about {fit} more; no thread was started. Ask for fewer threads (threads(n)) \
                  or raise that limit"
             ),
+            Kind::PinUnavailable { source } => write!(
+                f,
+                "pin_to_cores(true) was asked, but the CPUs this process may use could not be \
+                 read ({source}); no thread was started. Build without pin_to_cores"
+            ),
+            Kind::Pin {
+                worker,
+                cpu,
+                source,
+            } => write!(
+                f,
+                "pin_to_cores(true): worker {worker} could not be pinned to CPU {cpu} ({source}); \
+                 the threads started were stopped. Build without pin_to_cores, or check the \
+                 process's CPU set (taskset -p, the container's cpuset)"
+            ),
             Kind::GlobalAlreadyInitialized => write!(
                 f,
                 "the global pool already exists (it is created on first use of join/scope/spawn); \
@@ -104,7 +143,9 @@ impl fmt::Display for BuildError {
 impl std::error::Error for BuildError {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
         match &self.kind {
-            Kind::Spawn { source, .. } => Some(source),
+            Kind::Spawn { source, .. }
+            | Kind::PinUnavailable { source }
+            | Kind::Pin { source, .. } => Some(source),
             _ => None,
         }
     }

@@ -1,5 +1,6 @@
 //! The global pool, created on first use, and the free functions that run on "the current pool":
-//! the pool of the worker calling them, else the global one.
+//! the pool of the worker calling them, else the global one. When `THREADLAB_TRACE` is set,
+//! the global pool's start-up starts a recording first (see `trace::save_env`).
 
 use std::sync::OnceLock;
 
@@ -12,6 +13,7 @@ static GLOBAL: OnceLock<Pool> = OnceLock::new();
 
 fn global_pool() -> &'static Pool {
     GLOBAL.get_or_init(|| {
+        crate::trace::start_from_env();
         Builder::new()
             .build()
             .unwrap_or_else(|e| panic!("threadlab: cannot start the global pool: {e}"))
@@ -27,6 +29,7 @@ pub(crate) fn init_global(builder: Builder) -> Result<(), BuildError> {
     let mut created = false;
     GLOBAL.get_or_init(|| {
         created = true;
+        crate::trace::start_from_env();
         match builder.build() {
             Ok(pool) => pool,
             Err(e) => {
@@ -61,8 +64,9 @@ pub(crate) fn current_registry() -> &'static Arc<Registry> {
 /// threadlab::spawn(move || tx.send("done").unwrap());
 /// assert_eq!(rx.recv().unwrap(), "done");
 /// ```
+#[track_caller]
 pub fn spawn<F: FnOnce() + Send + 'static>(f: F) {
-    current_registry().spawn(f);
+    crate::context::spawn_fn(current_registry(), None, std::panic::Location::caller(), f);
 }
 
 /// The number of workers of the current pool (this worker's pool, else the global one).
@@ -81,4 +85,22 @@ pub fn current_num_threads() -> usize {
 /// ```
 pub fn current_thread_index() -> Option<usize> {
     WorkerThread::current().map(|w| w.index())
+}
+
+/// [`spawn`] with a name, which the recorder puts on the task's span
+/// ([`crate::trace::ARG_TASK_NAME`]) and the doctor and `compare` quote.
+///
+/// ```
+/// let (tx, rx) = std::sync::mpsc::channel();
+/// threadlab::spawn_named("flush", move || tx.send(1).unwrap());
+/// assert_eq!(rx.recv().unwrap(), 1);
+/// ```
+#[track_caller]
+pub fn spawn_named<F: FnOnce() + Send + 'static>(name: &'static str, f: F) {
+    crate::context::spawn_fn(
+        current_registry(),
+        Some(name),
+        std::panic::Location::caller(),
+        f,
+    );
 }

@@ -16,6 +16,9 @@
 //! finished, wherever `b` ran; a panic in `b` after `a` finished; if both panic, `a`'s is the one
 //! re-raised. The pool keeps working.
 
+use std::panic::Location;
+
+use crate::context::Tag;
 use crate::heartbeat::{Frame, HEARTBEAT};
 use crate::job::{JobRef, StackJob};
 use crate::latch::SpinLatch;
@@ -48,6 +51,7 @@ use crate::unwind;
 /// assert_eq!(fib(20), 6765);
 /// ```
 #[inline]
+#[track_caller]
 pub fn join<A, B, RA, RB>(a: A, b: B) -> (RA, RB)
 where
     A: FnOnce() -> RA + Send,
@@ -80,6 +84,7 @@ fn run_then_resume<B: FnOnce() -> RB, RB>(b: B, payload: unwind::Payload) -> ! {
 
 #[cold]
 #[inline(never)]
+#[track_caller]
 fn join_cold<A, B, RA, RB>(a: A, b: B) -> (RA, RB)
 where
     A: FnOnce() -> RA + Send,
@@ -92,6 +97,7 @@ where
 
 /// The registered path: `b` waits in a frame that a beat may promote.
 #[inline(never)]
+#[track_caller]
 fn join_registered<A, B, RA, RB>(w: &WorkerThread, a: A, b: B) -> (RA, RB)
 where
     A: FnOnce() -> RA + Send,
@@ -99,18 +105,42 @@ where
     RA: Send,
     RB: Send,
 {
-    let job_b = StackJob::new(
-        TaskKind::Join,
-        |_migrated| b(),
-        SpinLatch::new(w.registry(), w.index()),
-    );
+    match Tag::capture(None, Location::caller()) {
+        None => join_registered_job(w, a, |_as_task| b()),
+        Some(tag) => join_registered_tagged(w, a, tag, b),
+    }
+}
+
+/// A registered join whose `b` carries a tag (`crate::context`), out of line: the untagged
+/// path stays as it was.
+#[cold]
+#[inline(never)]
+fn join_registered_tagged<A, B, RA, RB>(w: &WorkerThread, a: A, tag: Tag, b: B) -> (RA, RB)
+where
+    A: FnOnce() -> RA + Send,
+    B: FnOnce() -> RB + Send,
+    RA: Send,
+    RB: Send,
+{
+    join_registered_job(w, a, |as_task| run_b(as_task, tag, b))
+}
+
+#[inline(always)]
+fn join_registered_job<A, FB, RA, RB>(w: &WorkerThread, a: A, fb: FB) -> (RA, RB)
+where
+    A: FnOnce() -> RA + Send,
+    FB: FnOnce(bool) -> RB + Send,
+    RA: Send,
+    RB: Send,
+{
+    let job_b = StackJob::new(TaskKind::Join, fb, SpinLatch::new(w.registry(), w.index()));
     // SAFETY: `job_b` stays in place (it is only borrowed) until it runs inline or, once a beat
     // published it, until `reclaim_or_wait` took it back or saw its latch set.
     let job_b_ref = unsafe { job_b.job_ref_unpublished() };
     let frame = Frame::new(job_b_ref);
     let hb = w.heartbeat();
     hb.push(&frame);
-    if hb.wanted() && hb.poll(HEARTBEAT, || w.registry().sleep.idle_exists()) {
+    if hb.wanted() && hb.poll(HEARTBEAT, || w.registry().idle_exists()) {
         w.promote_oldest();
     }
     let result_a = unwind::halt_unwinding(a);
@@ -126,17 +156,39 @@ where
 /// A join whose `b` is published at once (a loop's split at a beat): the classic work-first join.
 /// `a` runs here (so it need not be `Send`); `b` finds its own worker with
 /// `WorkerThread::current`, as it may run on a thief.
+#[track_caller]
 pub(crate) fn join_promoted<A, B, RA, RB>(w: &WorkerThread, a: A, b: B) -> (RA, RB)
 where
     A: FnOnce() -> RA,
     B: FnOnce() -> RB + Send,
     RB: Send,
 {
-    let job_b = StackJob::new(
-        TaskKind::Join,
-        |_migrated| b(),
-        SpinLatch::new(w.registry(), w.index()),
-    );
+    match Tag::capture(None, Location::caller()) {
+        None => join_promoted_job(w, a, |_as_task| b()),
+        Some(tag) => join_promoted_tagged(w, a, tag, b),
+    }
+}
+
+/// A promoted join whose `b` carries a tag (`crate::context`), out of line.
+#[cold]
+#[inline(never)]
+fn join_promoted_tagged<A, B, RA, RB>(w: &WorkerThread, a: A, tag: Tag, b: B) -> (RA, RB)
+where
+    A: FnOnce() -> RA,
+    B: FnOnce() -> RB + Send,
+    RB: Send,
+{
+    join_promoted_job(w, a, |as_task| run_b(as_task, tag, b))
+}
+
+#[inline(always)]
+fn join_promoted_job<A, FB, RA, RB>(w: &WorkerThread, a: A, fb: FB) -> (RA, RB)
+where
+    A: FnOnce() -> RA,
+    FB: FnOnce(bool) -> RB + Send,
+    RB: Send,
+{
+    let job_b = StackJob::new(TaskKind::Join, fb, SpinLatch::new(w.registry(), w.index()));
     let job_b_ref = job_b.as_job_ref();
     w.publish(job_b_ref);
     let result_a = unwind::halt_unwinding(a);
@@ -188,7 +240,7 @@ where
     }
     // Closes the spawn arrow the publication recorded (a no-op when not recording).
     let span = reclaimed.map(|job| TaskSpan::enter(TaskKind::Join, Some(job.id())));
-    let result_b = unwind::halt_unwinding(|| job_b.run_inline(false));
+    let result_b = unwind::halt_unwinding(|| job_b.run_inline(span.is_some()));
     drop(span);
     let result_a = unwrap_or_resume(result_a);
     (result_a, unwrap_or_resume(result_b))
@@ -199,5 +251,18 @@ fn unwrap_or_resume<T>(r: Result<T, unwind::Payload>) -> T {
     match r {
         Ok(v) => v,
         Err(p) => unwind::resume_unwinding(p),
+    }
+}
+
+/// Runs `b`; `as_task`: in a task span of its own (a thief's, or a published `b` its owner took
+/// back), where its tag (`crate::context`) is entered: its location is recorded and the
+/// spawning span carried over. Run as a plain call, `b` needs neither.
+#[inline]
+fn run_b<B: FnOnce() -> RB, RB>(as_task: bool, tag: Tag, b: B) -> RB {
+    if as_task {
+        let _entered = tag.enter();
+        b()
+    } else {
+        b()
     }
 }

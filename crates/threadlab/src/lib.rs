@@ -5,6 +5,8 @@
 //! - [`injector`]: the queue for work submitted from outside the pool.
 //! - [`trace`]: the recorder (per-thread buffers, zones, OS thread stats, Perfetto/JSON export).
 //! - [`sync`]: a `Mutex` (and `Condvar`) that record hold and wait time per named lock.
+//! - [`alloc`]: [`alloc::Counting`], a wrapper allocator that counts each thread's allocations
+//!   so recordings attribute them to zones and tasks.
 //! - [`analysis`]: the doctor ([`trace::Trace::diagnose`]) and the comparison of two captures.
 //! - [`serial`]: [`SerialQueue`], FIFO one-at-a-time queues on the pool's workers.
 //! - `pool` ([`Pool`], [`Builder`]): the workers, their loop, the sleep protocol, metrics; with
@@ -30,9 +32,11 @@
 
 pub(crate) mod loom;
 
+pub mod alloc;
 pub mod analysis;
 mod arena;
 pub mod channel;
+pub mod context;
 
 pub mod deque;
 pub mod injector;
@@ -58,7 +62,7 @@ mod task;
 mod unwind;
 
 pub use error::{BuildError, NoSuchWorker};
-pub use global::{current_num_threads, current_thread_index, spawn};
+pub use global::{current_num_threads, current_thread_index, spawn, spawn_named};
 pub use join::join;
 pub use parallel::{for_each, for_each_chunk_mut, for_each_grain, for_each_mut};
 pub use partition::{
@@ -66,10 +70,10 @@ pub use partition::{
     AffinityPartitioner,
 };
 pub use pipeline::{Pipeline, PipelineReport};
-pub use pool::{Builder, Metrics, Pool, ShutdownReport, WakePolicy, WorkerMetrics};
+pub use pool::{Builder, Histogram, Metrics, Pool, ShutdownReport, WakePolicy, WorkerMetrics};
 pub use scope::{scope, Scope};
 pub use serial::SerialQueue;
-pub use task::{block_on, spawn_future, JoinHandle};
+pub use task::{block_on, spawn_future, spawn_future_named, JoinHandle};
 pub use util::CachePadded;
 
 /// The task state word, public only for the loom model in `tests/loom_task.rs`.

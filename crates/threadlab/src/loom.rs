@@ -10,8 +10,8 @@ mod imp {
         pub(crate) use std::sync::{Arc, Condvar, Mutex, MutexGuard};
         pub(crate) mod atomic {
             pub(crate) use std::sync::atomic::{
-                fence, AtomicBool, AtomicIsize, AtomicPtr, AtomicU32, AtomicU64, AtomicU8,
-                AtomicUsize, Ordering,
+                fence, AtomicBool, AtomicI64, AtomicIsize, AtomicPtr, AtomicU32, AtomicU64,
+                AtomicU8, AtomicUsize, Ordering,
             };
         }
     }
@@ -56,8 +56,8 @@ mod imp {
         pub(crate) use loom::sync::{Arc, Condvar, Mutex, MutexGuard};
         pub(crate) mod atomic {
             pub(crate) use loom::sync::atomic::{
-                fence, AtomicBool, AtomicIsize, AtomicPtr, AtomicU32, AtomicU64, AtomicU8,
-                AtomicUsize, Ordering,
+                fence, AtomicBool, AtomicI64, AtomicIsize, AtomicPtr, AtomicU32, AtomicU64,
+                AtomicU8, AtomicUsize, Ordering,
             };
         }
     }

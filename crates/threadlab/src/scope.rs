@@ -13,6 +13,7 @@
 use std::marker::PhantomData;
 
 use crate::arena::JobArena;
+use crate::context::Tag;
 use crate::job::{ArenaJob, HeapJob};
 use crate::latch::{CountLatch, Latch};
 use crate::loom::sync::atomic::{AtomicBool, AtomicPtr, AtomicUsize, Ordering};
@@ -67,6 +68,7 @@ impl std::fmt::Debug for Scope<'_> {
 /// });
 /// assert_eq!(sums, [3, 7]);
 /// ```
+#[track_caller]
 pub fn scope<'scope, OP, R>(op: OP) -> R
 where
     OP: FnOnce(&Scope<'scope>) -> R + Send,
@@ -133,8 +135,49 @@ unsafe impl Send for Scope<'_> {}
 
 impl<'scope> Scope<'scope> {
     /// Spawns a task into the scope. It may borrow anything that outlives `'scope`, and gets the
-    /// scope to spawn more.
+    /// scope to spawn more. The recorder marks its task span with the spawn's location (and
+    /// [`Scope::spawn_named`] with a name too).
+    #[inline]
+    #[track_caller]
     pub fn spawn<F>(&self, body: F)
+    where
+        F: FnOnce(&Scope<'scope>) + Send + 'scope,
+    {
+        self.spawn_tagged(None, std::panic::Location::caller(), body);
+    }
+
+    /// The task, tagged with its name, location and spawn context when there is any to carry
+    /// (`crate::context`).
+    #[inline(always)]
+    fn spawn_tagged<F>(
+        &self,
+        name: Option<&'static str>,
+        location: &'static std::panic::Location<'static>,
+        body: F,
+    ) where
+        F: FnOnce(&Scope<'scope>) + Send + 'scope,
+    {
+        match Tag::capture(name, location) {
+            None => self.spawn_untagged(body),
+            Some(tag) => self.spawn_with_tag(tag, body),
+        }
+    }
+
+    /// The tagged task, out of line: the untagged path stays as small as it was.
+    #[cold]
+    #[inline(never)]
+    fn spawn_with_tag<F>(&self, tag: Tag, body: F)
+    where
+        F: FnOnce(&Scope<'scope>) + Send + 'scope,
+    {
+        self.spawn_untagged(move |s: &Scope<'scope>| {
+            let _entered = tag.enter();
+            body(s)
+        });
+    }
+
+    #[inline(always)]
+    fn spawn_untagged<F>(&self, body: F)
     where
         F: FnOnce(&Scope<'scope>) + Send + 'scope,
     {
@@ -174,6 +217,23 @@ impl<'scope> Scope<'scope> {
             self.latch.increment();
             false
         }
+    }
+
+    /// [`Scope::spawn`] with a name, which the recorder puts on the task's span
+    /// ([`crate::trace::ARG_TASK_NAME`]) and the doctor and `compare` quote.
+    ///
+    /// ```
+    /// let rec = threadlab::trace::start();
+    /// threadlab::scope(|s| s.spawn_named("flush", |_| {}));
+    /// let trace = rec.stop();
+    /// assert!(trace.name_id("flush").is_some());
+    /// ```
+    #[track_caller]
+    pub fn spawn_named<F>(&self, name: &'static str, body: F)
+    where
+        F: FnOnce(&Scope<'scope>) + Send + 'scope,
+    {
+        self.spawn_tagged(Some(name), std::panic::Location::caller(), body);
     }
 
     #[cold]

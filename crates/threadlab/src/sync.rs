@@ -1,4 +1,4 @@
-//! A [`Mutex`] (and [`Condvar`]) that record, per named lock, the time from asking for it to
+//! A [`Mutex`] (with [`Condvar`]) and an [`RwLock`] that record, per named lock, the time from asking for it to
 //! getting it (wait) and from getting it to releasing it (hold), and which thread released a
 //! lock that another was waiting for (a hand-off arrow in Perfetto) — the figures the first seed
 //! reads from Tracy's lock view (94.86 ms hold against 214.89 ms wait on its work-sharing queue).
@@ -302,5 +302,237 @@ impl Condvar {
     pub fn notify_all(&self) {
         let _gate = self.gate.lock().unwrap_or_else(|e| e.into_inner());
         self.inner.notify_all();
+    }
+}
+
+/// A reader-writer lock that records wait and hold times under its name, as [`Mutex`] does:
+/// many readers or one writer (Tracy's `TracySharedLockable` beside `TracyLockable`, for locks
+/// that meet C++'s SharedMutex requirement: "Tracy Profiler" manual, "Marking locks"). A read hold and
+/// a write hold are both recorded as holds of the lock on the holding thread's track, so readers
+/// holding it at once show as overlapping holds on their threads; a thread that could not take
+/// it at once records a wait. A release while some thread waits draws a hand-off arrow to the
+/// next thread that gets it after waiting.
+///
+/// Built on `std::sync::RwLock` (whose fairness between readers and writers is the platform's);
+/// poisoning is ignored. A thread that holds the write lock and asks for it again (or for a read)
+/// gets a panic naming the lock instead of a deadlock, as with [`Mutex`]; a reader asking again
+/// while a writer waits may still deadlock, as with `std`.
+///
+/// ```
+/// let config = threadlab::sync::RwLock::named("config", vec![1, 2]);
+/// {
+///     let a = config.read();
+///     let b = config.read(); // readers share it
+///     assert_eq!(a.len() + b.len(), 4);
+/// }
+/// config.write().push(3);
+/// assert_eq!(*config.read(), vec![1, 2, 3]);
+/// ```
+pub struct RwLock<T: ?Sized> {
+    name: &'static str,
+    id: u64,
+    /// Threads blocked in `read` or `write` right now.
+    waiting: AtomicU32,
+    /// Sequence of hand-offs (readers release concurrently: read-modify-writes).
+    handoffs: AtomicU64,
+    /// The writer's [`thread_token`] (0: none); written only by the writer.
+    writer: AtomicUsize,
+    inner: std::sync::RwLock<T>,
+}
+
+/// Shared access to an [`RwLock`]'s data; released when dropped.
+#[must_use = "the lock is released as soon as the guard is dropped"]
+pub struct RwLockReadGuard<'a, T: ?Sized> {
+    lock: &'a RwLock<T>,
+    inner: Option<std::sync::RwLockReadGuard<'a, T>>,
+}
+
+/// Exclusive access to an [`RwLock`]'s data; released when dropped.
+#[must_use = "the lock is released as soon as the guard is dropped"]
+pub struct RwLockWriteGuard<'a, T: ?Sized> {
+    lock: &'a RwLock<T>,
+    inner: Option<std::sync::RwLockWriteGuard<'a, T>>,
+}
+
+impl<T> RwLock<T> {
+    /// A lock named `name` (the name its figures are recorded under).
+    pub fn named(name: &'static str, value: T) -> RwLock<T> {
+        // Relaxed: only uniqueness matters.
+        let id = NEXT_LOCK_ID.fetch_add(1, Ordering::Relaxed);
+        RwLock {
+            name,
+            id,
+            waiting: AtomicU32::new(0),
+            handoffs: AtomicU64::new(0),
+            writer: AtomicUsize::new(0),
+            inner: std::sync::RwLock::new(value),
+        }
+    }
+
+    /// A lock named `"rwlock"`.
+    pub fn new(value: T) -> RwLock<T> {
+        RwLock::named("rwlock", value)
+    }
+
+    /// Consumes the lock and returns the data.
+    pub fn into_inner(self) -> T {
+        self.inner.into_inner().unwrap_or_else(|e| e.into_inner())
+    }
+}
+
+impl<T: ?Sized> RwLock<T> {
+    /// The name the lock records under.
+    pub fn name(&self) -> &'static str {
+        self.name
+    }
+
+    /// Takes the lock for reading, blocking while a writer holds it.
+    #[inline]
+    pub fn read(&self) -> RwLockReadGuard<'_, T> {
+        let g = match self.inner.try_read() {
+            Ok(g) => Some(g),
+            Err(TryLockError::Poisoned(p)) => Some(p.into_inner()),
+            Err(TryLockError::WouldBlock) => None,
+        };
+        let (g, waited) = match g {
+            Some(g) => (g, false),
+            None => (
+                self.contended(|| self.inner.read().unwrap_or_else(|e| e.into_inner())),
+                true,
+            ),
+        };
+        self.acquired(waited);
+        RwLockReadGuard {
+            lock: self,
+            inner: Some(g),
+        }
+    }
+
+    /// Takes the lock for writing, blocking while anybody holds it.
+    #[inline]
+    pub fn write(&self) -> RwLockWriteGuard<'_, T> {
+        let g = match self.inner.try_write() {
+            Ok(g) => Some(g),
+            Err(TryLockError::Poisoned(p)) => Some(p.into_inner()),
+            Err(TryLockError::WouldBlock) => None,
+        };
+        let (g, waited) = match g {
+            Some(g) => (g, false),
+            None => (
+                self.contended(|| self.inner.write().unwrap_or_else(|e| e.into_inner())),
+                true,
+            ),
+        };
+        // Relaxed: as `Mutex::owner`; only this thread stores its own token, and clears it
+        // before it releases.
+        self.writer.store(thread_token(), Ordering::Relaxed);
+        self.acquired(waited);
+        RwLockWriteGuard {
+            lock: self,
+            inner: Some(g),
+        }
+    }
+
+    /// Mutable access without locking (the borrow proves exclusivity).
+    pub fn get_mut(&mut self) -> &mut T {
+        self.inner.get_mut().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Records a wait, blocks in `take`, and returns its guard.
+    #[cold]
+    #[inline(never)]
+    fn contended<G>(&self, take: impl FnOnce() -> G) -> G {
+        // Relaxed: see `Mutex::lock_contended`.
+        if self.writer.load(Ordering::Relaxed) == thread_token() {
+            panic!(
+                "threadlab::sync::RwLock \"{}\": this thread holds the write lock and asked for \
+                 the lock again, which would deadlock (see threadlab::sync::Mutex on holding a \
+                 lock across join, scope or block_on).",
+                self.name
+            );
+        }
+        hooks::lock_wait(self.name, self.id);
+        // Relaxed: a hint for the releasers only, as in `Mutex::lock_contended`.
+        self.waiting.fetch_add(1, Ordering::Relaxed);
+        let g = take();
+        // Relaxed: as above.
+        self.waiting.fetch_sub(1, Ordering::Relaxed);
+        g
+    }
+
+    #[inline]
+    fn acquired(&self, waited: bool) {
+        if hooks::enabled() {
+            // Relaxed: the hand-off number links a release to this acquisition only in the
+            // trace; a stale one loses an arrow, never affects locking.
+            let seq = waited.then(|| self.handoffs.load(Ordering::Relaxed));
+            hooks::lock_acquired(self.name, self.id, seq);
+        }
+    }
+
+    #[inline]
+    fn released(&self) {
+        if hooks::enabled() {
+            // Relaxed: see `acquired`.
+            let seq = (self.waiting.load(Ordering::Relaxed) > 0)
+                .then(|| self.handoffs.fetch_add(1, Ordering::Relaxed) + 1);
+            hooks::lock_released(self.name, self.id, seq);
+        }
+    }
+}
+
+impl<T: ?Sized> Drop for RwLockReadGuard<'_, T> {
+    #[inline]
+    fn drop(&mut self) {
+        self.lock.released();
+        drop(self.inner.take());
+    }
+}
+
+impl<T: ?Sized> Drop for RwLockWriteGuard<'_, T> {
+    #[inline]
+    fn drop(&mut self) {
+        self.lock.released();
+        // Relaxed: see `RwLock::write`; cleared before the release.
+        self.lock.writer.store(0, Ordering::Relaxed);
+        drop(self.inner.take());
+    }
+}
+
+impl<T: ?Sized> Deref for RwLockReadGuard<'_, T> {
+    type Target = T;
+    fn deref(&self) -> &T {
+        self.inner
+            .as_ref()
+            .expect("RwLockReadGuard::deref: guard already released")
+    }
+}
+
+impl<T: ?Sized> Deref for RwLockWriteGuard<'_, T> {
+    type Target = T;
+    fn deref(&self) -> &T {
+        self.inner
+            .as_ref()
+            .expect("RwLockWriteGuard::deref: guard already released")
+    }
+}
+
+impl<T: ?Sized> DerefMut for RwLockWriteGuard<'_, T> {
+    fn deref_mut(&mut self) -> &mut T {
+        self.inner
+            .as_mut()
+            .expect("RwLockWriteGuard::deref_mut: guard already released")
+    }
+}
+
+impl<T: ?Sized> std::fmt::Debug for RwLock<T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RwLock").field("name", &self.name).finish()
+    }
+}
+
+impl<T: Default> Default for RwLock<T> {
+    fn default() -> Self {
+        RwLock::new(T::default())
     }
 }

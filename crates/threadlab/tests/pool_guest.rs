@@ -270,3 +270,38 @@ fn a_guests_spans_land_on_its_own_track() {
         assert_eq!(begins, ends, "every span on the guest's track is closed");
     });
 }
+
+/// An elastic pool (`keep_alive`): a worker whose seat was lent still retires once its
+/// keep-alive runs out after the guest left; a retired worker's seat is never lent (it has no
+/// thread), so an install then falls back to the injector, which starts a worker again; and
+/// every later guest and task still runs once.
+#[test]
+fn lent_seats_of_an_elastic_pool_retire_and_restart() {
+    watchdog(|| {
+        let keep = std::time::Duration::from_millis(20);
+        let pool = Pool::builder().threads(2).keep_alive(keep).build().unwrap();
+        let caller = me();
+        for round in 0..5 {
+            settle(&pool);
+            // Some worker still has a thread and sleeps: the install is a guest.
+            if pool.metrics().alive_threads() > 0 {
+                assert_eq!(pool.install(me), caller, "round {round}: a guest");
+            }
+            // Every worker retires, the lent one included.
+            let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+            while pool.metrics().alive_threads() > 0 {
+                assert!(
+                    std::time::Instant::now() < deadline,
+                    "workers never retired"
+                );
+                std::thread::sleep(std::time::Duration::from_millis(1));
+            }
+            // No thread: nothing to lend; the install runs on a restarted worker.
+            let (tid, sum) = pool.install(|| (me(), fib(15)));
+            assert_ne!(tid, caller, "round {round}: a retired seat is not lent");
+            assert_eq!(sum, 610);
+        }
+        let retired: u64 = pool.metrics().workers.iter().map(|w| w.retirements).sum();
+        assert!(retired >= 5, "{retired} retirements");
+    });
+}

@@ -101,7 +101,7 @@ fn a_task_woken_behind_a_blocking_poll_is_taken_by_another_worker() {
     // then blocks its worker runs elsewhere once an awake worker sees it waiting there. Under
     // the lazy policy an idle worker looks every millisecond, so it always finds it; the other
     // policies wake nobody who is already searching, and a searcher that runs dry parks
-    // without looking at other slots, so there it depends on timing (`task::run_next`).
+    // without looking at other slots, so there it depends on timing (`pool::run_next`).
     let policy = WakePolicy::Lazy;
     watchdog(move || {
         let pool = Pool::builder()

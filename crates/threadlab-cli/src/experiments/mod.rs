@@ -4,6 +4,7 @@ pub mod alloc;
 pub mod chain;
 pub mod contention;
 pub mod division;
+pub mod elastic;
 pub mod falseshare;
 pub mod go_peer;
 pub mod image;

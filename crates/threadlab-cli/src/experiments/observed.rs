@@ -3,8 +3,8 @@
 //! inside with `threadlab::trace::start`, and observed from outside by `threadlab run`'s
 //! sampler (`observe/`) in a child process (`threadlab demo rows`) that links no recorder at all.
 //! The table puts the doctor's figures of both side by side: what the `/proc` sampler recovers
-//! (thread creation, runnable threads per CPU, preemption) and what it cannot (each thread's
-//! exact start; threads living between two samples are not seen).
+//! (thread creation, runnable threads per CPU, preemption; births and deaths exact, traced
+//! through ptrace) and what it cannot (task spans, lock hold times).
 
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
@@ -46,16 +46,11 @@ impl Experiment for Observed {
 
         ctx.step("observed from outside");
         let exe = std::env::current_exe().map_err(|e| format!("observed: {e}"))?;
-        let mut child = Command::new(exe)
-            .args(["demo", "rows", "--seconds", &seconds.to_string()])
-            .stdout(Stdio::null())
-            .spawn()
+        let mut cmd = Command::new(exe);
+        cmd.args(["demo", "rows", "--seconds", &seconds.to_string()])
+            .stdout(Stdio::null());
+        let (_, seen, _) = crate::observe::observe_traced(cmd, sampler::DEFAULT_HZ)
             .map_err(|e| format!("observed: cannot start the demo: {e}"))?;
-        let pid = child.id();
-        let seen = sampler::sample(pid, sampler::DEFAULT_HZ, true, || {
-            matches!(child.try_wait(), Ok(Some(_)))
-        });
-        let _ = child.wait();
         let (trace, _) = convert::convert(&seen);
         let outside = trace.diagnose();
 
@@ -167,9 +162,8 @@ impl Experiment for Observed {
         Ok(Outcome {
             finding,
             notes: vec![format!(
-                "Observed from outside, a thread living between two samples ({} ms apart) is \
-                 not seen, and thread starts are known to a sample period: the figures of \
-                 thread creation are a sample of the threads, not all of them.",
+                "Observed from outside, thread births and deaths are traced (ptrace), so every \
+                 thread counts; states are sampled every {} ms.",
                 1000 / sampler::DEFAULT_HZ
             )],
             rows,

@@ -127,6 +127,7 @@ pub fn registry() -> Vec<&'static dyn Experiment> {
         &crate::experiments::workloads::Workloads,
         &crate::experiments::iter::Iter,
         &crate::experiments::pipeline::Pipeline,
+        &crate::experiments::elastic::Elastic,
     ]
 }
 

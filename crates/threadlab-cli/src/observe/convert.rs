@@ -10,7 +10,9 @@
 //!   first such sample and ends at the first sample that finds the thread elsewhere. If the
 //!   thread ran in between (its timeslice count moved) the run is two waits. A wait seen by one
 //!   sample therefore lasts one period: waits are estimated to the sampling period;
-//! - a park (`ParkBegin` → `ParkEnd`) for each run of samples asleep or blocked on I/O.
+//! - a park (`ParkBegin` → `ParkEnd`) for each run of samples asleep or blocked on I/O;
+//! - when the tracer saw the thread die (`births.rs`), a last `OsSched` at its death with its
+//!   whole time on a CPU, so a thread never sampled still has its birth, its death and its work.
 //!
 //! So the doctor's OS findings (oversubscription, preemption, busy machine, thread creation,
 //! park/wake churn) and lock contention apply as they do to a recording; hold times are not
@@ -117,6 +119,13 @@ pub fn convert(o: &Observed) -> (Trace, Vec<FutexRow>) {
         if let Some((span, begin)) = open {
             let end = t.exited_ns.unwrap_or(o.duration_ns);
             close(&mut b, i, span, begin, end, o, &t.name, t.tid, &mut rows);
+        }
+        if let (Some(died), Some((on_cpu_ns, runqueue_ns))) = (t.exited_ns, t.end) {
+            let sched = EventKind::OsSched {
+                on_cpu_ns,
+                runqueue_ns,
+            };
+            ev(&mut b, died, sched);
         }
     }
     let mut rows: Vec<FutexRow> = rows.into_values().collect();
@@ -239,6 +248,7 @@ mod tests {
             born_ns: None,
             exited_ns: Some(50),
             samples,
+            end: None,
         }
     }
 

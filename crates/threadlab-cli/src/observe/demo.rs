@@ -4,6 +4,8 @@
 //!   it while it works, so each waits in `futex` on the same address while the other holds it;
 //! - `spin`: four CPU-bound threads (`spinner-N`) confined to two CPUs;
 //! - `threads`: a thread per task (`task N`), four at a time, created and joined by the thousand;
+//! - `join`: exactly `--threads N` threads (`task N`), each created, run ~20 µs and joined
+//!   before the next (ignores `--seconds`);
 //! - `sleep`: one thread (`sleeper`) in `nanosleep` loops;
 //! - `idle`: `--threads N` threads asleep, to measure the sampler's cost per thread;
 //! - `rows`: the first seed's thread per row (`baselines::thread_per_task`) over a 403×302
@@ -75,6 +77,16 @@ pub fn run(kind: &str, seconds: f64, threads: usize) -> Result<(), String> {
             }
             println!("demo threads: created {created} threads");
         }
+        "join" => {
+            for i in 0..threads {
+                named(format!("task {}", i % 4), || {
+                    spin_for(Duration::from_micros(20))
+                })
+                .join()
+                .expect("demo join");
+            }
+            println!("demo join: created {threads} threads");
+        }
         "sleep" => named("sleeper".into(), move || {
             while Instant::now() < until {
                 std::thread::sleep(Duration::from_millis(50));
@@ -99,7 +111,7 @@ pub fn run(kind: &str, seconds: f64, threads: usize) -> Result<(), String> {
         }
         _ => {
             return Err(format!(
-                "unknown demo `{kind}`; valid: mutex, spin, threads, sleep, idle, rows"
+                "unknown demo `{kind}`; valid: mutex, spin, threads, join, sleep, idle, rows"
             ))
         }
     }

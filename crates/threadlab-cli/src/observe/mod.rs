@@ -8,17 +8,23 @@
 //! same lock or condition variable. The samples become a [`threadlab::trace::Trace`] that the
 //! doctor reads like a recording, printed after the observer's own tables. The approach is the
 //! one of sampling profilers' off-CPU views (e.g. `perf sched`, Brendan Gregg's off-CPU
-//! analysis), here from `/proc` alone instead of kernel tracepoints.
+//! analysis), here from `/proc` alone instead of kernel tracepoints. Thread births and deaths,
+//! which a sampler misses when threads live between two samples, are traced exactly with
+//! ptrace when the observer may (`births.rs`; always for `run` unless `--sample-only`).
 //!
 //! One mechanism per file:
 //! - `procfs.rs`: the files of one thread, kept open and re-read;
 //! - `syscall.rs`: a blocked thread's state from its system call;
 //! - `symbols.rs`: addresses → ELF symbols through `/proc/PID/maps`;
 //! - `sampler.rs`: the sampling loop and its own cost;
+//! - `births.rs`: for `run`, every thread's birth and death, exactly, through ptrace;
+//! - `bursts.rs`: thread creation per burst of births;
 //! - `convert.rs`: samples → `Trace` and the futex table;
 //! - `report.rs`: the text printed;
 //! - `demo.rs`: the child programs with known behaviour that the tests observe.
 
+mod births;
+mod bursts;
 pub mod convert;
 pub mod demo;
 mod procfs;
@@ -32,28 +38,53 @@ use std::time::{Duration, Instant};
 
 use crate::cli::{RunArgs, WatchArgs};
 
-/// `threadlab run`: starts the command, samples it until it exits, prints the report.
+/// `threadlab run`: starts the command (traced, unless `--sample-only`), samples it until it
+/// exits, prints the report.
 pub fn run(args: RunArgs) -> ExitCode {
-    let Some((program, rest)) = args.command.split_first() else {
+    if args.command.is_empty() {
         return crate::usage_error("`run` needs a command: threadlab run -- CMD ARGS…");
+    }
+    let program = &args.command[0];
+    let traced = if args.sample_only {
+        None
+    } else {
+        let mut cmd = Command::new(program);
+        cmd.args(&args.command[1..]);
+        match observe_traced(cmd, args.hz) {
+            Ok(x) => Some(x),
+            // PTRACE_TRACEME refused (a seccomp filter, a security module): sample only.
+            Err(e) if e.raw_os_error() == Some(libc::EPERM) => {
+                eprintln!(
+                    "threadlab run: ptrace was refused ({e}); thread births are sampled instead"
+                );
+                None
+            }
+            Err(e) => return crate::usage_error(&format!("cannot start `{program}`: {e}")),
+        }
     };
-    let mut child = match Command::new(program).args(rest).spawn() {
-        Ok(c) => c,
-        Err(e) => return crate::usage_error(&format!("cannot start `{program}`: {e}")),
+    let (pid, observed, code) = match traced {
+        Some(x) => x,
+        None => {
+            let mut child = match Command::new(program).args(&args.command[1..]).spawn() {
+                Ok(c) => c,
+                Err(e) => return crate::usage_error(&format!("cannot start `{program}`: {e}")),
+            };
+            let pid = child.id();
+            let mut status = None;
+            let observed = sampler::sample(pid, args.hz, true, || {
+                status = child.try_wait().ok().flatten();
+                status.is_some()
+            });
+            // The process may have gone between two ticks: reap it.
+            let status = status.or_else(|| child.wait().ok());
+            (pid, observed, status.and_then(|s| s.code()))
+        }
     };
-    let pid = child.id();
-    let mut status = None;
-    let observed = sampler::sample(pid, args.hz, true, || {
-        status = child.try_wait().ok().flatten();
-        status.is_some()
-    });
-    // The process may have gone between two ticks: reap it.
-    let status = status.or_else(|| child.wait().ok());
     let what = format!("`{}` (pid {pid})", args.command.join(" "));
     if !finish(&what, &observed, args.hz, args.output.as_deref()) {
         return ExitCode::from(1);
     }
-    match status.and_then(|s| s.code()) {
+    match code {
         Some(0) => ExitCode::SUCCESS,
         Some(code) => {
             eprintln!("threadlab run: the command exited with status {code}");
@@ -66,14 +97,48 @@ pub fn run(args: RunArgs) -> ExitCode {
     }
 }
 
+/// Starts `cmd` traced (`births.rs`) and samples it at `hz` until it exits: its pid, what was
+/// seen (every birth and death exact) and its exit code (`None` if a signal killed it).
+pub fn observe_traced(
+    cmd: Command,
+    hz: u32,
+) -> std::io::Result<(u32, sampler::Observed, Option<i32>)> {
+    let start = Instant::now();
+    let traced = births::spawn(cmd, start)?;
+    let pid = traced.pid;
+    let done = std::sync::Arc::clone(&traced.done);
+    // Acquire pairs with the tracer's Release store once the command has exited.
+    let mut observed = sampler::sample_from(pid, hz, true, start, || {
+        done.load(std::sync::atomic::Ordering::Acquire)
+    });
+    let lives = traced.finish();
+    births::merge(&mut observed, &lives, sampler::period(hz).as_nanos() as u64);
+    Ok((pid, observed, lives.exit_code))
+}
+
 /// `threadlab watch`: samples a running process for `--seconds` or until it exits.
 pub fn watch(args: WatchArgs) -> ExitCode {
     let pid = args.pid;
     if !std::path::Path::new(&format!("/proc/{pid}/task")).is_dir() {
         return crate::usage_error(&format!("no process {pid} (or /proc is not mounted)"));
     }
-    let until = Instant::now() + Duration::from_secs_f64(args.seconds);
-    let observed = sampler::sample(pid, args.hz, false, || Instant::now() >= until);
+    let start = Instant::now();
+    let until = start + Duration::from_secs_f64(args.seconds);
+    // Births and deaths traced when ptrace access is allowed, else sampled (the report says).
+    let observed = match births::attach(pid, start) {
+        Ok(attached) => {
+            let done = std::sync::Arc::clone(&attached.done);
+            let mut observed = sampler::sample_from(pid, args.hz, false, start, || {
+                // Acquire pairs with the tracer's Release store once the process has exited.
+                done.load(std::sync::atomic::Ordering::Acquire) || Instant::now() >= until
+            });
+            let lives = attached.finish();
+            let period = sampler::period(args.hz).as_nanos() as u64;
+            births::merge(&mut observed, &lives, period);
+            observed
+        }
+        Err(_) => sampler::sample_from(pid, args.hz, false, start, || Instant::now() >= until),
+    };
     let comm = std::fs::read_to_string(format!("/proc/{pid}/comm")).unwrap_or_default();
     let what = format!("`{}` (pid {pid})", comm.trim());
     if finish(&what, &observed, args.hz, args.output.as_deref()) {

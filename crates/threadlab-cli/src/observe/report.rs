@@ -6,6 +6,7 @@ use std::fmt::Write;
 
 use threadlab::analysis::fmt_ns;
 
+use super::bursts::{bursts, GAP_NS, MIN_BIRTHS};
 use super::convert::FutexRow;
 use super::sampler::{Observed, ThreadLog};
 use super::syscall::State;
@@ -30,13 +31,9 @@ struct Row<'a> {
 }
 
 fn row(t: &ThreadLog, end_ns: u64) -> Row<'_> {
-    let (first, last) = (t.samples[0], t.samples[t.samples.len() - 1]);
-    let base = if t.born_ns.is_some() {
-        None
-    } else {
-        Some(first)
-    };
-    let begin = t.born_ns.unwrap_or(first.ts_ns);
+    let (first, last) = (t.samples.first().copied(), t.samples.last().copied());
+    let base = if t.born_ns.is_some() { None } else { first };
+    let begin = t.born_ns.or(first.map(|f| f.ts_ns)).unwrap_or(0);
     let mut states = [0u64; 5];
     let mut cpus: Vec<u32> = Vec::new();
     for s in &t.samples {
@@ -55,11 +52,16 @@ fn row(t: &ThreadLog, end_ns: u64) -> Row<'_> {
     let sw = |s: &super::sampler::Sample| s.switches;
     let first_sw = base.map_or(Some((0, 0)), |b| sw(&b));
     let last_sw = t.samples.iter().rev().find_map(sw);
+    // The final reading at death (exact runs) or the last sample.
+    let (on_cpu, runqueue) = t
+        .end
+        .or(last.map(|l| (l.on_cpu_ns, l.runqueue_ns)))
+        .unwrap_or((0, 0));
     Row {
         t,
         life_ns: t.exited_ns.unwrap_or(end_ns).saturating_sub(begin),
-        on_cpu_ns: last.on_cpu_ns - base.map_or(0, |b| b.on_cpu_ns.min(last.on_cpu_ns)),
-        preempted_ns: last.runqueue_ns - base.map_or(0, |b| b.runqueue_ns.min(last.runqueue_ns)),
+        on_cpu_ns: on_cpu - base.map_or(0, |b| b.on_cpu_ns.min(on_cpu)),
+        preempted_ns: runqueue - base.map_or(0, |b| b.runqueue_ns.min(runqueue)),
         states,
         cpus: cpus.len(),
         switches: match (first_sw, last_sw) {
@@ -90,13 +92,43 @@ pub fn render(what: &str, o: &Observed, hz: u32, futexes: &[FutexRow]) -> String
         o.max_threads,
         o.cpus
     );
-    if created > 0 {
-        let _ = writeln!(
-            s,
-            "threads created: at least {created} (seen), at most {} (threads and processes the \
-             whole machine created meanwhile); a thread living between two ticks is not seen",
-            o.forks.max(created as u64)
-        );
+    match &o.exact {
+        Some(x) => {
+            let _ = writeln!(
+                s,
+                "threads created: {} exactly, {} of which exited before the process (every clone \
+                 traced through ptrace; {}); tracer cost: {:.2} ms CPU per second{}",
+                x.created,
+                x.exited,
+                if x.attached {
+                    "threads created since attaching"
+                } else {
+                    "the first thread not counted"
+                },
+                x.tracer_cpu_ns as f64 / 1e6 / secs.max(1e-9),
+                if x.created > 0 {
+                    format!(
+                        " ({:.1} µs per thread created)",
+                        x.tracer_cpu_ns as f64 / 1e3 / x.created as f64
+                    )
+                } else {
+                    String::new()
+                }
+            );
+            if let Some(e) = &x.error {
+                let _ = writeln!(s, "tracing stopped early ({e}): the counts are incomplete");
+            }
+        }
+        None if created > 0 => {
+            let _ = writeln!(
+                s,
+                "threads created: at least {created} (seen), at most {} (threads and processes \
+                 the whole machine created meanwhile); a thread living between two ticks is not \
+                 seen (births sampled only: ptrace was not used or was refused)",
+                o.forks.max(created as u64)
+            );
+        }
+        None => {}
     }
     let _ = writeln!(
         s,
@@ -145,11 +177,17 @@ pub fn render(what: &str, o: &Observed, hz: u32, futexes: &[FutexRow]) -> String
         "invol"
     );
     for r in rows.iter().take(MAX_ROWS) {
-        let n = r.t.samples.len().max(1) as f64;
-        let pct = |i: usize| 100.0 * r.states[i] as f64 / n;
+        let n = r.t.samples.len() as f64;
+        let pct = |i: usize| {
+            if n > 0.0 {
+                format!("{:.0}", 100.0 * r.states[i] as f64 / n)
+            } else {
+                "-".to_owned()
+            }
+        };
         let _ = writeln!(
             s,
-            " {:>8} {:<16} {:>9} {:>9} {:>9} {:>5.0} {:>5.0} {:>5.0} {:>5.0} {:>5.0} {:>4} {:>6} \
+            " {:>8} {:<16} {:>9} {:>9} {:>9} {:>5} {:>5} {:>5} {:>5} {:>5} {:>4} {:>6} \
              {:>6}{}",
             r.t.tid,
             r.t.name,
@@ -174,6 +212,7 @@ pub fn render(what: &str, o: &Observed, hz: u32, futexes: &[FutexRow]) -> String
     if rows.len() > MAX_ROWS {
         let _ = writeln!(s, "   … {} more thread(s)", rows.len() - MAX_ROWS);
     }
+    render_bursts(&mut s, o);
     let _ = writeln!(s, "\nFutex addresses (locks and condition variables)");
     if futexes.is_empty() {
         let _ = writeln!(s, "   no thread was seen waiting in futex");
@@ -201,4 +240,65 @@ pub fn render(what: &str, o: &Observed, hz: u32, futexes: &[FutexRow]) -> String
         let _ = writeln!(s, "   … {} more address(es)", futexes.len() - MAX_FUTEXES);
     }
     s
+}
+
+/// Bursts printed (in time order; the largest when there are more).
+const MAX_BURSTS: usize = 40;
+
+/// The thread-creation bursts (`bursts.rs`).
+fn render_bursts(s: &mut String, o: &Observed) {
+    let mut all = bursts(o);
+    if all.is_empty() {
+        return;
+    }
+    let how = if o.exact.is_some() {
+        "exact: every birth and death traced"
+    } else {
+        "from samples: births estimated, threads living between two samples missing"
+    };
+    let _ = writeln!(
+        s,
+        "\nThread creation in bursts (births under {} apart, {} or more; {how})\n {:>9} {:>9} \
+         {:>8} {:>10} {:>10} {:>9} {:>7}",
+        fmt_ns(GAP_NS),
+        MIN_BIRTHS,
+        "start",
+        "length",
+        "threads",
+        "one every",
+        "work each",
+        "runnable",
+        "alive"
+    );
+    let total = all.len();
+    if total > MAX_BURSTS {
+        let mut keep: Vec<usize> = (0..total).collect();
+        keep.sort_by_key(|&i| std::cmp::Reverse(all[i].threads));
+        keep.truncate(MAX_BURSTS);
+        keep.sort_unstable();
+        all = keep.into_iter().map(|i| all[i].clone()).collect();
+    }
+    for b in &all {
+        let _ = writeln!(
+            s,
+            " {:>9} {:>9} {:>8} {:>10} {:>10} {:>5.2}/CPU {:>7}",
+            fmt_ns(b.begin_ns),
+            fmt_ns(b.end_ns - b.begin_ns),
+            b.threads,
+            fmt_ns(b.median_interval_ns),
+            fmt_ns(b.median_work_ns),
+            b.runnable_per_cpu,
+            b.most_alive
+        );
+    }
+    if total > MAX_BURSTS {
+        let _ = writeln!(s, "   … {} smaller burst(s)", total - MAX_BURSTS);
+    }
+    let _ = writeln!(
+        s,
+        "   (one every, work each: medians, work being a thread's whole time on a CPU, its start \
+         and exit included; runnable: the process's threads on a CPU or waiting for one, on \
+         average over the burst, per CPU; alive: the most at once, deaths counted when the \
+         tracer saw them)"
+    );
 }

@@ -59,6 +59,9 @@ pub struct ThreadLog {
     pub exited_ns: Option<u64>,
     /// Its samples.
     pub samples: Vec<Sample>,
+    /// Its whole time on a CPU and runnable-but-waiting, ns, read as it died (only when the
+    /// tracer saw it die: `births.rs`).
+    pub end: Option<(u64, u64)>,
 }
 
 /// What a whole observation saw.
@@ -89,14 +92,27 @@ pub struct Observed {
     pub forks: u64,
     /// Names of the futex addresses seen.
     pub futex_names: HashMap<u64, String>,
+    /// Exact counts of births and deaths, when the tracer saw them (`births.rs`); the threads'
+    /// `born_ns`/`exited_ns` are then exact too.
+    pub exact: Option<super::births::ExactCounts>,
 }
 
 /// Samples process `pid` at `hz` until `done` says stop (checked after each tick) or the
 /// process is gone. `all_new`: every thread was created during the observation (`run`).
-pub fn sample(pid: u32, hz: u32, all_new: bool, mut done: impl FnMut() -> bool) -> Observed {
+pub fn sample(pid: u32, hz: u32, all_new: bool, done: impl FnMut() -> bool) -> Observed {
+    sample_from(pid, hz, all_new, Instant::now(), done)
+}
+
+/// [`sample`] with times counted from `start` (the tracer's clock, for `run`).
+pub fn sample_from(
+    pid: u32,
+    hz: u32,
+    all_new: bool,
+    start: Instant,
+    mut done: impl FnMut() -> bool,
+) -> Observed {
     raise_fd_limit();
-    let period = Duration::from_nanos(1_000_000_000 / u64::from(hz.max(1)));
-    let start = Instant::now();
+    let period = period(hz);
     let cpu0 = thread_cpu_ns();
     let mut o = Observed {
         pid,
@@ -133,6 +149,7 @@ pub fn sample(pid: u32, hz: u32, all_new: bool, mut done: impl FnMut() -> bool) 
                         born_ns: born,
                         exited_ns: None,
                         samples: Vec::new(),
+                        end: None,
                     });
                     live.insert(tid, (o.threads.len() - 1, files, None));
                 }
@@ -193,6 +210,11 @@ pub fn sample(pid: u32, hz: u32, all_new: bool, mut done: impl FnMut() -> bool) 
     o.sampler_cpu_ns = thread_cpu_ns().saturating_sub(cpu0);
     o.forks = forks_since_boot().saturating_sub(forks0);
     o
+}
+
+/// The sampling period at `hz`.
+pub fn period(hz: u32) -> Duration {
+    Duration::from_nanos(1_000_000_000 / u64::from(hz.max(1)))
 }
 
 /// Processes and threads created on the whole machine since boot (`processes` in `/proc/stat`).

@@ -10,6 +10,7 @@
 //! course, differ.
 
 mod channel;
+mod elastic;
 mod hostile;
 mod scenarios;
 
@@ -123,6 +124,7 @@ fn mix() -> Vec<(&'static str, Scenario)> {
             hostile::wakes_after_drop(rng, l)
         }),
         ("channels", channel::channels),
+        ("elastic pool", |rng, _, l| elastic::elastic_pool(rng, l)),
     ]
 }
 
@@ -252,7 +254,15 @@ fn pool_churn(ledger: &Ledger, stop: &AtomicBool, seed: u64) {
     while !stop.load(Ordering::Relaxed) {
         let n = rng.range(1, 5_000) as usize;
         let slots = Arc::new(scenarios::Slots::new(n));
-        match Pool::builder().threads(rng.range(1, 4) as usize).build() {
+        // Every other pool elastic, with a keep-alive of 0–2 ms: its workers retire and come
+        // back between and during the spawns, and the drop must still run every task.
+        let builder = Pool::builder().threads(rng.range(1, 4) as usize);
+        let builder = if rng.below(2) == 0 {
+            builder.keep_alive(Duration::from_micros(rng.range(0, 2_000)))
+        } else {
+            builder
+        };
+        match builder.build() {
             Ok(pool) => {
                 for i in 0..n {
                     let slots = Arc::clone(&slots);

@@ -11,12 +11,14 @@
 //! detail, so a frame draws about two blocks per pixel column whatever the trace holds.
 
 mod data;
+pub use data::DEFAULT_FRAME_TARGET;
 mod lod;
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use clap::Args;
+use threadlab::analysis::FrameTarget;
 use threadlab::trace::Trace;
 
 /// Arguments of `threadlab view`.
@@ -32,6 +34,39 @@ pub struct ViewArgs {
     /// Where to write the page (default: FILE with the extension `.html`).
     #[arg(short = 'o', long = "out", value_name = "OUT.html")]
     pub out: Option<PathBuf>,
+    /// When a frame (`trace::frame_mark`) is late: longer than a duration (`16.7ms`, `500us`,
+    /// `2s`) or than a percentile of the frames (`p95`). Default: `p90`.
+    #[arg(long = "frame-target", value_name = "DURATION|pNN", value_parser = parse_frame_target)]
+    pub frame_target: Option<FrameTarget>,
+}
+
+/// Parses `--frame-target`: `pNN` (a percentile) or a number with `ns`, `us`, `ms` or `s`.
+pub fn parse_frame_target(s: &str) -> Result<FrameTarget, String> {
+    let bad =
+        || format!("`{s}`: give a duration such as 16.7ms, 500us, 2s, or a percentile such as p95");
+    if let Some(p) = s.strip_prefix('p') {
+        let p: f64 = p.parse().map_err(|_| bad())?;
+        return (0.0..=100.0)
+            .contains(&p)
+            .then_some(FrameTarget::Percentile(p))
+            .ok_or_else(bad);
+    }
+    let units = [
+        ("ns", 1.0),
+        ("us", 1e3),
+        ("µs", 1e3),
+        ("ms", 1e6),
+        ("s", 1e9),
+    ];
+    let (num, scale) = units
+        .iter()
+        .find_map(|(u, k)| s.strip_suffix(u).map(|n| (n, *k)))
+        .ok_or_else(bad)?;
+    let v: f64 = num.trim().parse().map_err(|_| bad())?;
+    if !(v.is_finite() && v >= 0.0) {
+        return Err(bad());
+    }
+    Ok(FrameTarget::Ns((v * scale).round() as u64))
 }
 
 /// Runs `threadlab view`.
@@ -45,7 +80,8 @@ pub fn view(args: ViewArgs) -> ExitCode {
         .file
         .file_name()
         .map_or_else(|| "trace".to_owned(), |n| n.to_string_lossy().into_owned());
-    match write_page(&trace, &title, &out) {
+    let target = args.frame_target.unwrap_or(data::DEFAULT_FRAME_TARGET);
+    match std::fs::write(&out, page_with_target(&trace, &title, target)) {
         Ok(()) => {
             println!(
                 "wrote {} ({} threads, {} events): open it in a browser",
@@ -66,7 +102,12 @@ pub fn write_page(trace: &Trace, title: &str, out: &Path) -> std::io::Result<()>
 
 /// The self-contained page.
 pub fn page(trace: &Trace, title: &str) -> String {
-    let data = data::page_data(trace, title);
+    page_with_target(trace, title, data::DEFAULT_FRAME_TARGET)
+}
+
+/// The self-contained page, with frames late past `target`.
+pub fn page_with_target(trace: &Trace, title: &str, target: FrameTarget) -> String {
+    let data = data::page_data(trace, title, target);
     // The data sits in a <script> element: `</` must not end it early.
     let data = data.replace("</", "<\\/");
     let title = title

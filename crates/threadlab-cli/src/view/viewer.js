@@ -31,13 +31,26 @@ function lazy(levels) {
   const cache = new Array(levels.length);
   return { length: levels.length, at: (k) => cache[k] || (cache[k] = decode(levels[k])) };
 }
-const lanes = [];
+// Tracy's vocabulary: each frame set and each plot is a track above the threads' lanes;
+// messages are ticks on their thread's lane.
+const FRAME_H = 16, PLOT_H = 36;
+const marks = [];
 let y = TOP;
+for (const f of D.frames || []) { marks.push({ kind: "frames", name: f.name, f, y, h: FRAME_H + 12, late: new Set(f.late) }); y += FRAME_H + 12; }
+for (const p of D.plots || []) {
+  let lo = Infinity, hi = -Infinity;
+  for (const v of p.v) { if (v < lo) lo = v; if (v > hi) hi = v; }
+  marks.push({ kind: "plot", name: p.name, p, y, h: PLOT_H + 6, lo, hi });
+  y += PLOT_H + 6;
+}
+const msgsByLane = new Map();
+for (const m of D.messages || []) { if (!msgsByLane.has(m[0])) msgsByLane.set(m[0], []); msgsByLane.get(m[0]).push(m); }
+const lanes = [];
 for (const [i, th] of D.threads.entries()) {
   const spans = th.spans.map(lazy);
   const h = Math.max(1, spans.length) * ROW_H + STATE_H + HOLD_H + GAP;
   lanes.push({ i, th, y, h, spans, states: lazy(th.states), holds: lazy(th.holds),
-    pre: lazy([th.preempted]) });
+    pre: lazy([th.preempted]), msgs: msgsByLane.get(i) || [] });
   y += h;
 }
 const pick = (levels, k) => levels.at(Math.min(k, levels.length - 1));
@@ -45,7 +58,8 @@ const totalH = y;
 const names = D.names;
 // A name's hue (FNV-1a), kept out of red and yellow: those mean lock wait and lock hold.
 function hue(str) { let h = 2166136261; for (let i = 0; i < str.length; i++) { h ^= str.charCodeAt(i); h = Math.imul(h, 16777619); } return 75 + (h >>> 0) % 250; }
-const nameColor = names.map((n) => n.startsWith("task: ") ? `hsl(${hue(n)},35%,52%)` : `hsl(${hue(n)},62%,58%)`);
+const ZONE_COLORS = D.colors || {};
+const nameColor = names.map((n) => ZONE_COLORS[n] ? ZONE_COLORS[n] : n.startsWith("task: ") ? `hsl(${hue(n)},35%,52%)` : `hsl(${hue(n)},62%,58%)`);
 
 const canvas = document.getElementById("tl"), ctx = canvas.getContext("2d");
 const card = document.getElementById("card");
@@ -78,6 +92,67 @@ function fmt(ns) {
 }
 
 let drawnLog = [], drawnCount = 0, lastLevel = 0;
+let markStats = { frames: 0, lateFrames: 0, plotPoints: 0, messages: 0 };
+// First index in a sorted array whose key reaches t.
+function firstBy(arr, t, key) { let lo = 0, hi = arr.length; while (lo < hi) { const m = (lo + hi) >> 1; if (key(arr[m]) < t) lo = m + 1; else hi = m; } return lo; }
+function drawMarks() {
+  for (const M of marks) {
+    const y0 = M.y - scrollY;
+    if (y0 + M.h < TOP || y0 > H) continue;
+    if (M.kind === "frames") {
+      const fr = M.f.frames;
+      let lastX = -1;
+      for (let i = firstBy(fr, view.t0, (f) => f[1]); i < fr.length && fr[i][0] <= view.t1; i++) {
+        const x0 = Math.max(LABEL_W, X(fr[i][0])), x1 = Math.min(W, X(fr[i][1]));
+        const w = Math.max(1, x1 - x0 - 1), late = M.late.has(i);
+        if (x0 + w <= lastX && !late) continue;
+        lastX = x0 + w;
+        ctx.fillStyle = late ? "#e5534b" : (i % 2 ? "#2e7d57" : "#3cb371");
+        ctx.fillRect(x0, y0, w, FRAME_H);
+        markStats.frames++; if (late) markStats.lateFrames++;
+        if (w > 46) {
+          ctx.fillStyle = "#101216"; ctx.font = "10px system-ui, sans-serif";
+          ctx.save(); ctx.beginPath(); ctx.rect(x0, y0, w, FRAME_H); ctx.clip();
+          ctx.fillText(`${i + 1}: ${fmt(fr[i][1] - fr[i][0])}`, x0 + 3, y0 + FRAME_H - 4); ctx.restore();
+        }
+      }
+    } else {
+      const { t, v } = M.p, span = M.hi - M.lo || 1;
+      const Y = (val) => y0 + PLOT_H - (val - M.lo) / span * (PLOT_H - 2) - 1;
+      ctx.fillStyle = "#1c2027"; ctx.fillRect(LABEL_W, y0, W - LABEL_W, PLOT_H);
+      ctx.strokeStyle = "#4cc9f0"; ctx.lineWidth = 1.2; ctx.beginPath();
+      let i = Math.max(0, firstBy(t, view.t0, (x) => x) - 1), started = false, lastY = 0;
+      for (; i < t.length && t[i] <= view.t1; i++) {
+        const x = Math.max(LABEL_W, X(t[i])), yy = Y(v[i]);
+        if (!started) { ctx.moveTo(x, yy); started = true; } else { ctx.lineTo(x, lastY); ctx.lineTo(x, yy); }
+        lastY = yy; markStats.plotPoints++;
+      }
+      if (started) { ctx.lineTo(W, lastY); ctx.stroke(); }
+      ctx.lineWidth = 1;
+      ctx.fillStyle = "#8b93a3"; ctx.font = "10px system-ui, sans-serif";
+      ctx.fillText(`${+M.hi.toPrecision(4)}`, W - 60, y0 + 10); ctx.fillText(`${+M.lo.toPrecision(4)}`, W - 60, y0 + PLOT_H - 2);
+    }
+    ctx.fillStyle = "#16181d"; ctx.fillRect(0, y0 - 2, LABEL_W - 4, M.h);
+    ctx.fillStyle = M.kind === "frames" ? "#3cb371" : "#4cc9f0"; ctx.font = "11px system-ui, sans-serif";
+    ctx.fillText(`${M.kind === "frames" ? "frames" : "plot"}: ${M.name}`.slice(0, 26), 6, y0 + 11);
+    if (M.kind === "frames") {
+      ctx.fillStyle = "#8b93a3"; ctx.font = "10px system-ui, sans-serif";
+      ctx.fillText(`${M.late.size} late of ${M.f.frames.length} (> ${fmt(M.f.target)})`.slice(0, 30), 6, y0 + FRAME_H + 6);
+    }
+  }
+}
+function drawMessages(L, y0) {
+  const ms = L.msgs;
+  let lastX = -10;
+  for (let i = firstBy(ms, view.t0, (m) => m[1]); i < ms.length && ms[i][1] <= view.t1; i++) {
+    const x = X(ms[i][1]);
+    if (x - lastX < 2) continue;
+    lastX = x;
+    ctx.fillStyle = ms[i][3] ? "#" + ms[i][3].toString(16).padStart(6, "0") : "#f2f2f2";
+    ctx.beginPath(); ctx.moveTo(x - 4, y0 - 1); ctx.lineTo(x + 4, y0 - 1); ctx.lineTo(x, y0 + 6); ctx.fill();
+    markStats.messages++;
+  }
+}
 function drawRow(r, y0, h, color, log, lane) {
   let i = first(r, view.t0), lastX = -1;
   const xmax = W;
@@ -101,7 +176,7 @@ function drawRow(r, y0, h, color, log, lane) {
   }
 }
 function draw() {
-  drawnLog = []; drawnCount = 0;
+  drawnLog = []; drawnCount = 0; markStats = { frames: 0, lateFrames: 0, plotPoints: 0, messages: 0 };
   const k = level(); lastLevel = k;
   ctx.fillStyle = "#16181d"; ctx.fillRect(0, 0, W, H);
   ctx.font = "10px system-ui, sans-serif";
@@ -113,6 +188,7 @@ function draw() {
     const x = X(t); ctx.beginPath(); ctx.moveTo(x, TOP - 4); ctx.lineTo(x, H); ctx.stroke();
     ctx.fillText(fmt(t), x + 2, 11);
   }
+  drawMarks();
   for (const L of lanes) {
     const y0 = L.y - scrollY;
     if (y0 + L.h < TOP || y0 > H) continue;
@@ -132,6 +208,7 @@ function draw() {
     }
     ctx.globalAlpha = 1;
     drawRow(pick(L.holds, k), sy + STATE_H, HOLD_H, () => HOLD, false);
+    drawMessages(L, y0);
     // Label column.
     ctx.fillStyle = "#16181d"; ctx.fillRect(0, y0 - 2, LABEL_W - 4, L.h);
     ctx.fillStyle = highlight && highlight.has(L.i) ? "#f0d060" : "#d8dce4";
@@ -178,7 +255,8 @@ function publish(arrows) {
     lanes: lanes.length, laneNames: lanes.slice(0, 64).map((l) => l.th.name),
     laneY: lanes.slice(0, 64).map((l) => l.y - scrollY), view, plot: { x0: LABEL_W, x1: W },
     level: lastLevel, drawnCount, arrows, drawn: drawnLog, firstDrawMs, scriptMs: firstDrawMs - T0,
-    pixels, errors,
+    pixels, errors, marks: markStats,
+    markRows: marks.map((m) => ({ kind: m.kind, name: m.name, y: m.y - scrollY, h: m.h })),
   });
 }
 
@@ -216,8 +294,15 @@ function hover(e) {
   const r = canvas.getBoundingClientRect(), mx = e.clientX - r.left, my = e.clientY - r.top;
   card.style.display = "none";
   if (mx < LABEL_W || mx > W || my < TOP || my > H) return;
-  const yy = my + scrollY, L = lanes.find((l) => yy >= l.y && yy < l.y + l.h);
+  const yy = my + scrollY, M = marks.find((m) => yy >= m.y && yy < m.y + m.h);
+  if (M) return hoverMark(M, Tx(mx), mx, my);
+  const L = lanes.find((l) => yy >= l.y && yy < l.y + l.h);
   if (!L) return;
+  if (yy - L.y < 7 && L.msgs.length) {
+    const tol = 4 * (view.t1 - view.t0) / plotW(), t = Tx(mx);
+    const i = firstBy(L.msgs, t - tol, (m) => m[1]);
+    if (i < L.msgs.length && L.msgs[i][1] <= t + tol) return showCard(`message: ${L.msgs[i][2]}\nat ${fmt(L.msgs[i][1])}\nthread ${L.th.name}`, mx, my);
+  }
   const t = Tx(mx), tol = (view.t1 - view.t0) / plotW(), k = lastLevel, rel = yy - L.y;
   const depths = Math.max(1, L.spans.length);
   let text = null;
@@ -243,12 +328,29 @@ function hover(e) {
   card.style.left = Math.min(mx + 14, W - 280) + "px"; card.style.top = (my + 14) + "px";
 }
 
+function showCard(text, mx, my) {
+  card.textContent = text; card.style.display = "block";
+  card.style.left = Math.min(mx + 14, W - 280) + "px"; card.style.top = (my + 14) + "px";
+}
+function hoverMark(M, t, mx, my) {
+  if (M.kind === "frames") {
+    const fr = M.f.frames, i = firstBy(fr, t, (f) => f[1]);
+    if (i < fr.length && fr[i][0] <= t) {
+      showCard(`${M.name} frame ${i + 1}: ${fmt(fr[i][1] - fr[i][0])}${M.late.has(i) ? " — LATE" : ""}\ntarget ${fmt(M.f.target)} · median ${fmt(M.f.median)}\nat ${fmt(fr[i][0])}`, mx, my);
+    }
+  } else {
+    const { t: ts, v } = M.p, i = firstBy(ts, t, (x) => x) - 1;
+    if (i >= 0) showCard(`plot ${M.name}: ${+v[i].toPrecision(6)}\nsince ${fmt(ts[i])}`, mx, my);
+  }
+}
+
 // Panels.
 const esc = (s) => String(s).replace(/[&<>"]/g, (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;" }[c]));
 document.getElementById("meta").textContent = `${fmt(D.duration)} · ${D.threads.length} threads · ${D.events.toLocaleString()} events · ${D.cpus} CPUs`;
 document.getElementById("answers").innerHTML = D.answers.map((a) =>
   `<div class="answer${a.ok ? "" : " bad"}"><div class="q">${esc(a.question)}</div><div class="v">${esc(+a.value.toFixed(2))} ${esc(a.unit)}</div><div class="a" title="${esc(a.answer)}">${esc(a.answer)}</div></div>`).join("");
 document.getElementById("legend").innerHTML = STATE_LABELS.map((l, i) => `<span><i style="background:${STATE_COLORS[i]}"></i>${l}</span>`).join("")
+  + (marks.length || D.messages.length ? `<span><i style="background:#3cb371"></i>frame</span><span><i style="background:#e5534b"></i>late frame</span><span><i style="background:#4cc9f0"></i>plot</span><span><i style="background:#f2f2f2"></i>message</span>` : "")
   + `<span><i style="background:${PREEMPT}"></i>preempted</span><span><i style="background:${HOLD}"></i>holding a lock</span>`
   + ARROW_NAMES.map((n, i) => `<span><i style="background:${ARROW_COLORS[i]}"></i>${n} arrow</span>`).join("");
 const F = document.getElementById("findings");

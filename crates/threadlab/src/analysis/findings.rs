@@ -91,7 +91,8 @@ pub const SPIN_MIN_SPINS: u64 = 20;
 /// then pure CPU cost (a spin that often finds work is a cheap wake-up instead).
 pub const SPIN_FRUITLESS_SHARE: f64 = 0.8;
 
-/// Long task: a task's self time at least this many times its kind's median...
+/// Long task: a task's time minus the tasks nested in it (its zones are its own work) at least
+/// this many times its kind's median...
 pub const LONG_TASK_OVER_MEDIAN: f64 = 10.0;
 
 /// ...and at least this long (1 ms: shorter tasks finish before imbalance is visible)...
@@ -126,6 +127,8 @@ pub enum Pitfall {
     Preemption,
     /// Other processes take the CPUs (not the program's doing).
     BusyMachine,
+    /// One zone or task makes most of the allocations (counted by `alloc::Counting`).
+    AllocationHeavy,
 }
 
 impl Pitfall {
@@ -141,6 +144,7 @@ impl Pitfall {
             Pitfall::LongTask => "long-task",
             Pitfall::Preemption => "preemption",
             Pitfall::BusyMachine => "busy-machine",
+            Pitfall::AllocationHeavy => "allocation-heavy",
         }
     }
 }
@@ -281,13 +285,14 @@ pub(crate) fn findings(d: &Diagnosis) -> Vec<Finding> {
                 subject: format!("threads {}", g.name),
                 evidence: format!(
                     "of the {} threads of `{}`, the busiest worked {} and the mean {}{}: {:.0}% \
-                     of the group's capacity waited on its slowest member{caveat}",
+                     of the group's capacity waited on its slowest member{}{caveat}",
                     g.threads,
                     g.name,
                     fmt_ns(g.max_work_ns),
                     fmt_ns(g.mean_work_ns as u64),
                     on_cpu_note(g),
-                    100.0 * g.imbalance
+                    100.0 * g.imbalance,
+                    busiest_note(g)
                 ),
                 figure: figure(
                     "1 - mean/max work",
@@ -304,11 +309,15 @@ pub(crate) fn findings(d: &Diagnosis) -> Vec<Finding> {
     for t in &d.long_tasks {
         out.push(Finding {
             pitfall: Pitfall::LongTask,
-            subject: t.name.clone(),
+            subject: match (&t.task, t.named) {
+                (Some(task), true) => format!("{} `{task}`", t.name),
+                _ => t.name.clone(),
+            },
             evidence: format!(
-                "the longest `{}` ran {} on {} against a median of {} over {} tasks, while the \
+                "the longest `{}`{} ran {} on {} against a median of {} over {} tasks, while the \
                  other workers were idle {:.0}% of that time{caveat}",
                 t.name,
+                which_task(t),
                 fmt_ns(t.self_ns),
                 t.thread,
                 fmt_ns(t.median_ns),
@@ -472,4 +481,44 @@ pub(crate) fn findings(d: &Diagnosis) -> Vec<Finding> {
         });
     }
     out
+}
+
+/// Which task a long-task finding is about: its name or spawn location, and its main zone.
+fn which_task(t: &super::LongTask) -> String {
+    let mut out = String::new();
+    match (&t.task, t.named) {
+        (Some(task), true) => out.push_str(&format!(" (`{task}`")),
+        (Some(at), false) => out.push_str(&format!(" (spawned at {at}")),
+        (None, _) => {}
+    }
+    if let Some(z) = &t.zone {
+        out.push_str(if out.is_empty() { " (" } else { ", " });
+        out.push_str(&format!("mostly in zone `{z}`"));
+    }
+    if !out.is_empty() {
+        out.push(')');
+    }
+    out
+}
+
+/// What the busiest thread of an imbalanced group ran most, if the trace says.
+fn busiest_note(g: &super::GroupStats) -> String {
+    let Some(b) = &g.busiest else {
+        return String::new();
+    };
+    let mut parts = Vec::new();
+    if let Some((z, ns)) = &b.zone {
+        parts.push(format!("zone `{z}` ({} self)", fmt_ns(*ns)));
+    }
+    if let Some((task, ns)) = &b.task {
+        parts.push(format!("task `{task}` ({})", fmt_ns(*ns)));
+    }
+    if parts.is_empty() {
+        return String::new();
+    }
+    format!(
+        "; the busiest, {}, ran most {}",
+        b.thread,
+        parts.join(" and ")
+    )
 }

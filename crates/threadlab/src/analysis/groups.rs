@@ -15,7 +15,7 @@ use super::findings::{
 };
 use super::states::{SpanKey, ThreadStats, Walk};
 use super::stats::{median, ratio, Summary};
-use crate::trace::Trace;
+use crate::trace::{NameId, Trace};
 
 /// A group of threads whose names differ only in their digits.
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -53,6 +53,43 @@ pub struct GroupStats {
     pub blocks: u64,
     /// The group's on-CPU time (threads with OS samples).
     pub on_cpu_ns: u64,
+    /// The thread with the most work, and what it ran most (see [`Busiest`]).
+    pub busiest: Option<Busiest>,
+}
+
+/// What the busiest thread of a group ran most: which zone and which task, so a finding can
+/// say *which* piece of work held the group up.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Busiest {
+    /// The thread's name.
+    pub thread: String,
+    /// The zone with the most self time on it, and that time.
+    pub zone: Option<(String, u64)>,
+    /// The task (its name, else its spawn location) with the most time on it, and that time.
+    pub task: Option<(String, u64)>,
+}
+
+/// The zone with the most self time and the labelled task with the most time in `walk`.
+fn busiest(trace: &Trace, walk: &Walk) -> Busiest {
+    let mut zones: BTreeMap<NameId, u64> = BTreeMap::new();
+    let mut tasks: BTreeMap<NameId, u64> = BTreeMap::new();
+    for s in &walk.spans {
+        match (s.key, s.label) {
+            (SpanKey::Zone(n), _) => *zones.entry(n).or_default() += s.self_ns,
+            (SpanKey::Task(_), Some(l)) => *tasks.entry(l).or_default() += s.duration_ns,
+            (SpanKey::Task(_), None) => {}
+        }
+    }
+    let top = |m: BTreeMap<NameId, u64>| {
+        m.into_iter()
+            .max_by_key(|&(_, t)| t)
+            .map(|(n, t)| (trace.name(n).to_owned(), t))
+    };
+    Busiest {
+        thread: walk.stats.name.clone(),
+        zone: top(zones),
+        task: top(tasks),
+    }
 }
 
 impl GroupStats {
@@ -63,13 +100,15 @@ impl GroupStats {
 }
 
 /// Groups the threads; `on_cpu` counts work at each thread's on-CPU share (see the module doc).
-pub(crate) fn groups(walks: &[Walk], on_cpu: bool) -> Vec<GroupStats> {
-    let mut by: BTreeMap<&str, Vec<&ThreadStats>> = BTreeMap::new();
+pub(crate) fn groups(trace: &Trace, walks: &[Walk], on_cpu: bool) -> Vec<GroupStats> {
+    let mut by: BTreeMap<&str, (Vec<&ThreadStats>, Vec<&Walk>)> = BTreeMap::new();
     for w in walks {
-        by.entry(w.stats.group.as_str()).or_default().push(&w.stats);
+        let e = by.entry(w.stats.group.as_str()).or_default();
+        e.0.push(&w.stats);
+        e.1.push(w);
     }
     by.into_iter()
-        .map(|(name, ts)| {
+        .map(|(name, (ts, ws))| {
             let n = ts.len();
             let first = ts.iter().map(|t| t.first_ns).min().unwrap_or(0);
             let last = ts.iter().map(|t| t.last_ns).max().unwrap_or(0);
@@ -92,6 +131,12 @@ pub(crate) fn groups(walks: &[Walk], on_cpu: bool) -> Vec<GroupStats> {
                 })
                 .collect();
             let max_work = work.iter().copied().fold(0.0, f64::max);
+            let busiest_walk = work
+                .iter()
+                .zip(&ws)
+                .filter(|(w, _)| **w == max_work && max_work > 0.0)
+                .map(|(_, walk)| *walk)
+                .next();
             let mean_work = work.iter().sum::<f64>() / n as f64;
             let mut starts: Vec<u64> = ts.iter().map(|t| t.first_ns).collect();
             starts.sort_unstable();
@@ -131,6 +176,7 @@ pub(crate) fn groups(walks: &[Walk], on_cpu: bool) -> Vec<GroupStats> {
                     .iter()
                     .filter(|t| t.os_sampled)
                     .fold(0u64, |a, t| a.saturating_add(t.on_cpu_ns)),
+                busiest: busiest_walk.map(|w| busiest(trace, w)),
             }
         })
         .collect()
@@ -162,6 +208,14 @@ pub(crate) fn spans(trace: &Trace, walks: &[Walk]) -> Vec<SpanStats> {
             let e = by.entry(span_label(trace, s.key)).or_default();
             e.0.push(s.self_ns);
             e.1 = e.1.saturating_add(s.duration_ns);
+            // Named tasks also get a row of their own (`task spawn `flush``), a part of their
+            // kind's row.
+            if let (Some(l), true) = (s.label, s.named) {
+                let label = format!("{} `{}`", span_label(trace, s.key), trace.name(l));
+                let e = by.entry(label).or_default();
+                e.0.push(s.self_ns);
+                e.1 = e.1.saturating_add(s.duration_ns);
+            }
         }
     }
     let mut out: Vec<SpanStats> = by
@@ -184,14 +238,21 @@ pub struct LongTask {
     pub name: String,
     /// The thread that ran it.
     pub thread: String,
-    /// Its self time.
+    /// Its time minus the tasks nested in it (the zones inside it are its own work: a
+    /// `tracing` span in a task is the task's work).
     pub self_ns: u64,
-    /// The median self time of its kind.
+    /// The median of that time over its kind.
     pub median_ns: u64,
     /// Tasks of its kind.
     pub tasks: u64,
     /// Share of the other workers' time, while it ran, that they spent idle.
     pub others_idle: f64,
+    /// Which task: its name (`spawn_named`), else its spawn location, if recorded.
+    pub task: Option<String>,
+    /// Whether `task` is the task's name (else its location).
+    pub named: bool,
+    /// The zone with the most self time inside it (e.g. a `tracing` span), if any.
+    pub zone: Option<String>,
 }
 
 pub(crate) fn long_tasks(trace: &Trace, walks: &[Walk]) -> Vec<LongTask> {
@@ -206,13 +267,13 @@ pub(crate) fn long_tasks(trace: &Trace, walks: &[Walk]) -> Vec<LongTask> {
         .collect();
     let mut out = Vec::new();
     for (name, spans) in by {
-        let median_ns = median(spans.iter().map(|(_, s)| s.self_ns).collect());
+        let median_ns = median(spans.iter().map(|(_, s)| s.work_ns).collect());
         let floor = LONG_TASK_MIN_NS.max((LONG_TASK_OVER_MEDIAN * median_ns as f64) as u64);
         if (spans.len() as u64) < LONG_TASK_MIN_TASKS {
             continue;
         }
         let mut best: Option<LongTask> = None;
-        for &(t, s) in spans.iter().filter(|(_, s)| s.self_ns >= floor) {
+        for &(t, s) in spans.iter().filter(|(_, s)| s.work_ns >= floor) {
             let end = s.begin_ns.saturating_add(s.duration_ns);
             let others: Vec<usize> = workers.iter().copied().filter(|&i| i != t).collect();
             let idle: u64 = others
@@ -220,15 +281,18 @@ pub(crate) fn long_tasks(trace: &Trace, walks: &[Walk]) -> Vec<LongTask> {
                 .map(|&i| walks[i].idle_within(s.begin_ns, end))
                 .sum();
             let others_idle = ratio(idle as f64, (s.duration_ns * others.len() as u64) as f64);
-            let longer = best.as_ref().map_or(true, |b| s.self_ns > b.self_ns);
+            let longer = best.as_ref().map_or(true, |b| s.work_ns > b.self_ns);
             if others_idle >= LONG_TASK_IDLE_SHARE && longer {
                 best = Some(LongTask {
                     name: name.clone(),
                     thread: walks[t].stats.name.clone(),
-                    self_ns: s.self_ns,
+                    self_ns: s.work_ns,
                     median_ns,
                     tasks: spans.len() as u64,
                     others_idle,
+                    task: s.label.map(|l| trace.name(l).to_owned()),
+                    named: s.named,
+                    zone: s.top_zone.map(|z| trace.name(z).to_owned()),
                 });
             }
         }

@@ -30,11 +30,15 @@
 //!   OS view (runnable threads per CPU, preemption).
 //! - `findings.rs`: the thresholds (named constants, each with its reason) and the findings;
 //!   `answers.rs`: the four answers.
+//! - `allocs.rs`: allocations per zone and task (`alloc::Counting`), the allocation-heavy
+//!   finding; `frames.rs`: frame figures (late frames against a target, what ran in them).
 //! - `compare.rs`: two captures side by side; `render.rs`: the text form of both.
 
+mod allocs;
 mod answers;
 mod compare;
 mod findings;
+mod frames;
 mod groups;
 mod locks;
 mod render;
@@ -42,9 +46,11 @@ mod runtime;
 mod states;
 mod stats;
 
+pub use allocs::{AllocStats, ALLOC_HEAVY_MIN, ALLOC_HEAVY_SHARE};
 pub use compare::{compare, CompareRow, Comparison, RuntimeRow, NOISE_RELATIVE};
 pub use findings::*;
-pub use groups::{GroupStats, LongTask, SpanStats};
+pub use frames::{FrameReport, FrameTarget, LateFrame, TOP_NAMES};
+pub use groups::{Busiest, GroupStats, LongTask, SpanStats};
 pub use locks::LockStats;
 pub use render::fmt_ns;
 pub use runtime::{OsStats, RuntimeStats};
@@ -91,6 +97,9 @@ pub struct Diagnosis {
     pub answers: Vec<Answer>,
     /// The pitfalls found.
     pub findings: Vec<Finding>,
+    /// Allocations per zone name and task kind, most first (empty unless the program counted
+    /// them with `threadlab::alloc::Counting`).
+    pub allocs: Vec<AllocStats>,
 }
 
 impl Diagnosis {
@@ -144,7 +153,7 @@ impl Trace {
         let walks: Vec<states::Walk> = self
             .threads()
             .iter()
-            .map(|t| states::walk(t, end))
+            .map(|t| states::walk(t, end, states::TaskArgKeys::of(self)))
             .collect();
         let os = runtime::os(self, &walks);
         let on_cpu = os.active_ns >= OS_MIN_WINDOW_NS;
@@ -152,7 +161,7 @@ impl Trace {
             duration_ns: self.duration_ns(),
             events: self.event_count(),
             dropped: self.dropped_events(),
-            groups: groups::groups(&walks, on_cpu),
+            groups: groups::groups(self, &walks, on_cpu),
             locks: locks::locks(self, &walks),
             spans: groups::spans(self, &walks),
             long_tasks: groups::long_tasks(self, &walks),
@@ -161,9 +170,11 @@ impl Trace {
             threads: Vec::new(),
             answers: Vec::new(),
             findings: Vec::new(),
+            allocs: allocs::allocs(self),
         };
         d.threads = walks.into_iter().map(|w| w.stats).collect();
         d.findings = findings::findings(&d);
+        d.findings.extend(allocs::finding(&d.allocs));
         d.answers = answers::answers(&d, &d.findings);
         d
     }

@@ -108,6 +108,30 @@ pub(crate) struct Span {
     pub(crate) duration_ns: u64,
     /// Duration minus the task and zone spans nested in it (the outermost of them).
     pub(crate) self_ns: u64,
+    /// A task's name ([`crate::trace::ARG_TASK_NAME`]), else its spawn location.
+    pub(crate) label: Option<NameId>,
+    /// Whether `label` is the task's name (not its location).
+    pub(crate) named: bool,
+    /// The zone with the most self time nested in this task (on this thread).
+    pub(crate) top_zone: Option<NameId>,
+    /// Duration minus the tasks nested in it (zones inside a task are its own work).
+    pub(crate) work_ns: u64,
+}
+
+/// The name ids of the task arguments in a trace (`None`: no task carries one).
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct TaskArgKeys {
+    pub(crate) name: Option<NameId>,
+    pub(crate) location: Option<NameId>,
+}
+
+impl TaskArgKeys {
+    pub(crate) fn of(trace: &crate::trace::Trace) -> TaskArgKeys {
+        TaskArgKeys {
+            name: trace.name_id(crate::trace::ARG_TASK_NAME),
+            location: trace.name_id(crate::trace::ARG_TASK_LOCATION),
+        }
+    }
 }
 
 /// One lock wait or hold.
@@ -156,6 +180,12 @@ struct Frame {
     begin_ns: u64,
     /// Time of the outermost task/zone spans nested in this one.
     children_ns: u64,
+    /// A task's name or location, and whether it is the name (see [`Span`]).
+    label: Option<(NameId, bool)>,
+    /// The zone with the most self time nested in this task so far.
+    top_zone: Option<(NameId, u64)>,
+    /// Time of the tasks nested in this one, outermost only.
+    child_tasks_ns: u64,
 }
 
 /// `name` with each run of ASCII digits replaced by `N`.
@@ -178,7 +208,7 @@ pub(crate) fn group_of(name: &str) -> String {
 
 /// Walks one thread; `end_ns` is where spans still open are closed (the recording's end, or
 /// the thread's last event if later).
-pub(crate) fn walk(track: &ThreadTrack, end_ns: u64) -> Walk {
+pub(crate) fn walk(track: &ThreadTrack, end_ns: u64, keys: TaskArgKeys) -> Walk {
     let events = track.events();
     let mut s = ThreadStats {
         name: track.name().to_owned(),
@@ -291,10 +321,30 @@ pub(crate) fn walk(track: &ThreadTrack, end_ns: u64) -> Walk {
                 sw_first.get_or_insert((voluntary, involuntary));
                 sw_last = Some((voluntary, involuntary));
             }
-            EventKind::InjectorPush | EventKind::Counter { .. } => {}
+            EventKind::Arg { key, value } => {
+                // A task's name wins over its location, whichever comes first.
+                if let Some(f) = stack.last_mut().filter(|f| matches!(f.open, Open::Task(_))) {
+                    if Some(key) == keys.name {
+                        f.label = Some((value, true));
+                    } else if Some(key) == keys.location && f.label.is_none() {
+                        f.label = Some((value, false));
+                    }
+                }
+            }
+            EventKind::InjectorPush
+            | EventKind::Counter { .. }
+            | EventKind::FrameMark { .. }
+            | EventKind::FrameStart { .. }
+            | EventKind::Plot { .. }
+            | EventKind::Message { .. }
+            | EventKind::ZoneColor { .. }
+            | EventKind::Allocs { .. } => {}
         }
     }
-    let end = end_ns.max(now);
+    // A thread that exited during the recording has no time after its last event: closing it
+    // at the recording's end gave a thread-per-task trace "other" time summed over thousands of
+    // dead threads (millions of seconds for a 40 s run).
+    let end = if w.stats.exited { now } else { end_ns.max(now) };
     account(&mut w, stack.last().map(|f| f.open), now, end);
     while !stack.is_empty() {
         pop(&mut w, &mut stack, |_| true, end);
@@ -338,6 +388,9 @@ fn push(stack: &mut Vec<Frame>, open: Open, ts: u64) {
         open,
         begin_ns: ts,
         children_ns: 0,
+        label: None,
+        top_zone: None,
+        child_tasks_ns: 0,
     });
 }
 
@@ -360,12 +413,36 @@ fn pop(w: &mut Walk, stack: &mut Vec<Frame>, is: impl Fn(Open) -> bool, ts: u64)
             Open::Spin | Open::LockWait(_) => None,
         };
         if let Some(key) = key {
+            let self_ns = duration_ns.saturating_sub(f.children_ns);
             w.spans.push(Span {
                 key,
                 begin_ns: f.begin_ns,
                 duration_ns,
-                self_ns: duration_ns.saturating_sub(f.children_ns),
+                self_ns,
+                label: f.label.map(|l| l.0),
+                named: f.label.is_some_and(|l| l.1),
+                top_zone: f.top_zone.map(|z| z.0),
+                work_ns: duration_ns.saturating_sub(f.child_tasks_ns),
             });
+            if let SpanKey::Task(_) = key {
+                let outer = stack
+                    .iter_mut()
+                    .rev()
+                    .find(|p| matches!(p.open, Open::Task(_)));
+                if let Some(t) = outer {
+                    t.child_tasks_ns = t.child_tasks_ns.saturating_add(duration_ns);
+                }
+            }
+            // The zone with the most self time in the innermost task around it.
+            if let SpanKey::Zone(name) = key {
+                let task = stack
+                    .iter_mut()
+                    .rev()
+                    .find(|p| matches!(p.open, Open::Task(_)));
+                if let Some(t) = task.filter(|t| t.top_zone.map_or(true, |z| self_ns > z.1)) {
+                    t.top_zone = Some((name, self_ns));
+                }
+            }
             let parent = stack
                 .iter_mut()
                 .rev()
@@ -374,5 +451,68 @@ fn pop(w: &mut Walk, stack: &mut Vec<Frame>, is: impl Fn(Open) -> bool, ts: u64)
                 parent.children_ns = parent.children_ns.saturating_add(duration_ns);
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::trace::{Event, EventKind, TraceBuilder};
+
+    /// A thread that exits early is charged for its own life only, not up to the recording's end.
+    #[test]
+    fn an_exited_thread_has_no_time_after_its_last_event() {
+        let mut b = TraceBuilder::new();
+        let long = b.thread(1, "main");
+        let short = b.thread(2, "task 7");
+        let zone = b.name("work");
+        b.push(
+            long,
+            Event {
+                ts_ns: 0,
+                kind: EventKind::ZoneBegin { name: zone },
+            },
+        );
+        b.push(
+            long,
+            Event {
+                ts_ns: 1_000_000,
+                kind: EventKind::ZoneEnd,
+            },
+        );
+        b.push(
+            short,
+            Event {
+                ts_ns: 100,
+                kind: EventKind::ZoneBegin { name: zone },
+            },
+        );
+        b.push(
+            short,
+            Event {
+                ts_ns: 300,
+                kind: EventKind::ZoneEnd,
+            },
+        );
+        b.push(
+            short,
+            Event {
+                ts_ns: 400,
+                kind: EventKind::ZoneBegin { name: zone },
+            },
+        );
+        b.push(
+            short,
+            Event {
+                ts_ns: 500,
+                kind: EventKind::ZoneEnd,
+            },
+        );
+        b.duration_ns(1_000_000);
+        let d = b.build().diagnose();
+        let t = d.threads.iter().find(|t| t.tid == 2).expect("thread 2");
+        assert!(t.exited);
+        assert_eq!((t.running_ns, t.other_ns), (300, 100));
+        let m = d.threads.iter().find(|t| t.tid == 1).expect("thread 1");
+        assert_eq!((m.running_ns, m.other_ns), (1_000_000, 0));
     }
 }

@@ -124,6 +124,15 @@ fn states_follow_the_innermost_span() {
         (60, K::SpinEnd),
         (60, K::ParkBegin),
         (90, K::ParkEnd),
+        // The recorder samples every live thread at stop: without it the thread would count as
+        // exited at 90 (and charged nothing after its last event).
+        (
+            100,
+            K::OsSched {
+                on_cpu_ns: 0,
+                runqueue_ns: 0,
+            },
+        ),
     ];
     ev.sort_by_key(|e| e.0);
     b.thread("w", Some(0), ev);
@@ -385,4 +394,104 @@ fn compare_sorts_by_absolute_difference_and_flags_noise() {
     assert_eq!(cmp.rows[1].name, "zone compute");
     assert!(cmp.rows[1].noise, "1% more is noise");
     assert!(cmp.to_string().contains("zone alloc"));
+}
+
+#[test]
+fn long_task_imbalance_and_compare_name_the_task_and_its_zone() {
+    // As `long_task_and_wake_latency`, with every task named and located, and the long one
+    // (named `flush`) spending its time in zone `encode`; worker 1 parks meanwhile.
+    let build = |long: u64| {
+        let mut b = B::new(20 * MS, 2);
+        let (key_name, key_at) = (
+            b.name(crate::trace::ARG_TASK_NAME),
+            b.name(crate::trace::ARG_TASK_LOCATION),
+        );
+        let (small, flush, at, encode) = (
+            b.name("small"),
+            b.name("flush"),
+            b.name("app.rs:7:9"),
+            b.name("encode"),
+        );
+        let named = |from: u64, to: u64, name: NameId| {
+            let mut ev = task(from, to).to_vec();
+            ev.insert(
+                1,
+                (
+                    from,
+                    K::Arg {
+                        key: key_name,
+                        value: name,
+                    },
+                ),
+            );
+            ev.insert(
+                2,
+                (
+                    from,
+                    K::Arg {
+                        key: key_at,
+                        value: at,
+                    },
+                ),
+            );
+            ev
+        };
+        let mut ev = Vec::new();
+        for i in 0..10u64 {
+            ev.extend(named(i * 100 * US, i * 100 * US + 50 * US, small));
+        }
+        let mut flush_task = named(2 * MS, 2 * MS + long, flush);
+        flush_task.splice(
+            3..3,
+            zone(encode, 2 * MS + 10 * US, 2 * MS + long - 10 * US),
+        );
+        ev.extend(flush_task);
+        b.thread("threadlab-worker-0", Some(0), ev);
+        b.thread(
+            "threadlab-worker-1",
+            Some(1),
+            vec![(MS, K::ParkBegin), (2 * MS + long + 30 * US, K::ParkEnd)],
+        );
+        b.build().diagnose()
+    };
+    let d = build(10 * MS);
+    let long = d
+        .findings
+        .iter()
+        .find(|f| f.pitfall == Pitfall::LongTask)
+        .unwrap_or_else(|| panic!("long task: {d}"));
+    assert_eq!(long.subject, "task loop-chunk `flush`", "{d}");
+    assert!(
+        long.evidence.contains("(`flush`, mostly in zone `encode`)"),
+        "{}",
+        long.evidence
+    );
+    assert_eq!(d.long_tasks[0].task.as_deref(), Some("flush"));
+    let busiest = d
+        .group("threadlab-worker-N")
+        .and_then(|g| g.busiest.clone())
+        .expect("busiest");
+    assert_eq!(busiest.thread, "threadlab-worker-0");
+    assert_eq!(busiest.zone.as_ref().map(|z| z.0.as_str()), Some("encode"));
+    assert_eq!(busiest.task.as_ref().map(|t| t.0.as_str()), Some("flush"));
+    let imbalance = d
+        .findings
+        .iter()
+        .find(|f| f.pitfall == Pitfall::Imbalance)
+        .unwrap_or_else(|| panic!("imbalance: {d}"));
+    assert!(
+        imbalance.evidence.contains("ran most zone `encode`"),
+        "{}",
+        imbalance.evidence
+    );
+    // Named tasks get rows of their own, which `compare` lines up.
+    assert!(d.spans.iter().any(|s| s.name == "task loop-chunk `flush`"));
+    let cmp = build(5 * MS).compare(&d);
+    let row = cmp
+        .rows
+        .iter()
+        .find(|r| r.name == "task loop-chunk `flush`")
+        .expect("a row for flush");
+    assert_eq!(row.a.count, 1);
+    assert_eq!(row.b.count, 1);
 }

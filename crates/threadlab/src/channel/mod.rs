@@ -19,7 +19,7 @@
 //! The second half of Go's trick is where the woken goroutine goes: `goready` puts it in the
 //! current P's `runnext`, so the receiver runs right after the sender on the same thread. Here
 //! that is the task's waker: a threadlab task woken from one of its pool's workers goes to
-//! that worker's run-next slot (`crate::task::run_next`; still stealable by an idle worker
+//! that worker's run-next slot (`crate::pool::run_next`; still stealable by an idle worker
 //! after a short grace), so a producer and a consumer on one pool hand values over back to
 //! back on one worker with no wake-up of another thread. The channel itself knows no
 //! executor: woken from elsewhere, or with a Tokio or `futures` waker, it is an ordinary

@@ -108,7 +108,7 @@ where
     P: Producer,
     C: Consumer<P::Item>,
 {
-    if !(top && p.len() >= 2 * BLOCK && w.registry().sleep.idle_exists()) {
+    if !(top && p.len() >= 2 * BLOCK && w.registry().idle_exists()) {
         let _span = TaskSpan::enter(TaskKind::LoopChunk, None);
         let hb = w.heartbeat();
         let mut block = 1;
@@ -118,8 +118,7 @@ where
             if len == 0 || c.full() {
                 return c.finish();
             }
-            if len >= 2 && hb.wanted() && hb.poll(LOOP_SPACING, || w.registry().sleep.idle_exists())
-            {
+            if len >= 2 && hb.wanted() && hb.poll(LOOP_SPACING, || w.registry().idle_exists()) {
                 break;
             }
             c.consume_iter(p.take(len.min(block)));

@@ -40,7 +40,7 @@ fn cut_for(len: usize, min: usize) -> Option<&'static WorkerThread> {
         return None;
     }
     let w = WorkerThread::current()?;
-    w.registry().sleep.idle_exists().then_some(w)
+    w.registry().idle_exists().then_some(w)
 }
 
 /// Merges this short are done sequentially.

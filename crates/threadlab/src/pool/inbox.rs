@@ -96,6 +96,12 @@ impl Inbox {
         job
     }
 
+    /// Jobs waiting (read without the lock, for metrics).
+    pub(crate) fn len(&self) -> usize {
+        // Relaxed: a statistic.
+        self.len.load(Ordering::Relaxed)
+    }
+
     /// True when the inbox holds nothing (read without the lock).
     #[inline]
     pub(crate) fn is_empty(&self) -> bool {

@@ -13,7 +13,8 @@
 //!   35 s on a VM whose limit is 65,530 mappings).
 //!
 //! A limit that cannot be read is not checked; a spawn that fails anyway is still reported as
-//! a [`BuildError`] (`Registry::start` joins the threads already started).
+//! a [`BuildError`] (`Registry::start` joins the threads already started). On systems other
+//! than Linux nothing is checked up front (only that last report remains).
 
 use crate::BuildError;
 
@@ -23,7 +24,7 @@ pub(crate) const MAPS_PER_THREAD: usize = 4;
 
 /// Refuses `threads` if one of the system's limits cannot accommodate that many more threads.
 pub(crate) fn check(threads: usize) -> Result<(), BuildError> {
-    if cfg!(any(miri, loom)) {
+    if cfg!(any(miri, loom, not(target_os = "linux"))) {
         // Miri isolates the program from /proc and has no getrlimit; loom's models are small.
         return Ok(());
     }
@@ -76,7 +77,14 @@ fn threads_left_in_system() -> Option<usize> {
     Some(max.saturating_sub(running))
 }
 
+/// Not checked elsewhere.
+#[cfg(not(target_os = "linux"))]
+fn user_thread_limit() -> Option<usize> {
+    None
+}
+
 /// The soft `RLIMIT_NPROC`, unless unlimited or we are root (whom the kernel exempts).
+#[cfg(target_os = "linux")]
 fn user_thread_limit() -> Option<usize> {
     // SAFETY: geteuid has no preconditions.
     if unsafe { libc::geteuid() } == 0 {

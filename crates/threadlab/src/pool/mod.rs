@@ -1,28 +1,33 @@
 //! The pool: a fixed set of long-lived workers that share work by stealing.
 //!
 //! - [`builder`]: configuration and start-up.
+//! - [`affinity`]: `pin_to_cores`: the CPUs a process may use, and pinning failures.
 //! - [`registry`]: what the workers share and how work enters the pool.
 //! - [`limits`]: the system's limits on threads, checked before the workers start.
 //! - [`inbox`]: work addressed to one worker (`spawn_on`, `install_on`, the partitioners).
+//! - [`run_next`]: each worker's run-next slot (the future its last task woke) and the budget.
 //! - [`worker`]: the worker thread's loop.
-//! - [`sleep`]: the idle protocol (search, spin, park, wake) and why no wake-up is lost.
+//! - [`sleep`]: the idle protocol (search, spin, park, wake, retire) and why no wake-up is lost.
+//! - [`seat`]: what a worker is apart from its thread, so an elastic pool's idle workers can
+//!   exit and start again.
 //! - [`metrics`]: per-worker counters.
 
+pub(crate) mod affinity;
 pub(crate) mod builder;
 pub(crate) mod inbox;
 pub(crate) mod limits;
 pub(crate) mod metrics;
 pub(crate) mod registry;
+pub(crate) mod run_next;
+pub(crate) mod seat;
 pub(crate) mod sleep;
 pub(crate) mod worker;
-
-use std::thread::JoinHandle;
 
 use crate::loom::sync::Arc;
 use crate::scope::Scope;
 use crate::NoSuchWorker;
 pub use builder::Builder;
-pub use metrics::{Metrics, WorkerMetrics};
+pub use metrics::{Histogram, Metrics, WorkerMetrics};
 use registry::Registry;
 pub use sleep::WakePolicy;
 use worker::WorkerThread;
@@ -39,7 +44,7 @@ use worker::WorkerThread;
 /// Dropping the pool runs the work already queued, then joins the threads.
 pub struct Pool {
     registry: Arc<Registry>,
-    threads: Vec<JoinHandle<()>>,
+    stopped: bool,
 }
 
 /// What [`Pool::shutdown`] found.
@@ -70,8 +75,11 @@ impl Pool {
         Builder::new()
     }
 
-    pub(crate) fn from_parts(registry: Arc<Registry>, threads: Vec<JoinHandle<()>>) -> Self {
-        Pool { registry, threads }
+    pub(crate) fn from_parts(registry: Arc<Registry>) -> Self {
+        Pool {
+            registry,
+            stopped: false,
+        }
     }
 
     pub(crate) fn registry(&self) -> &Arc<Registry> {
@@ -102,6 +110,7 @@ impl Pool {
     /// assert_eq!(pool.install(|| 6 * 7), 42);
     /// # Ok::<(), threadlab::BuildError>(())
     /// ```
+    #[track_caller]
     pub fn install<OP, R>(&self, op: OP) -> R
     where
         OP: FnOnce() -> R + Send,
@@ -120,8 +129,9 @@ impl Pool {
     /// assert_eq!(rx.recv().unwrap(), 5);
     /// # Ok::<(), threadlab::BuildError>(())
     /// ```
+    #[track_caller]
     pub fn spawn<F: FnOnce() + Send + 'static>(&self, f: F) {
-        self.registry.spawn(f);
+        crate::context::spawn_fn(&self.registry, None, std::panic::Location::caller(), f);
     }
 
     /// Runs `f` on worker `worker` (an index in `0..current_num_threads()`), fire-and-forget.
@@ -141,15 +151,21 @@ impl Pool {
     /// assert!(pool.spawn_on(2, || {}).is_err()); // no worker 2
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
+    #[track_caller]
     pub fn spawn_on<F: FnOnce() + Send + 'static>(
         &self,
         worker: usize,
         f: F,
     ) -> Result<(), NoSuchWorker> {
         self.check_worker(worker)?;
-        let job = self
-            .registry
-            .spawn_job(Some(crate::trace::TaskKind::Spawn), f);
+        let kind = Some(crate::trace::TaskKind::Spawn);
+        let location = std::panic::Location::caller();
+        let job = match crate::context::Tag::capture(None, location) {
+            None => self.registry.spawn_job(kind, f),
+            Some(tag) => self
+                .registry
+                .spawn_job(kind, crate::context::tagged(tag, f)),
+        };
         self.registry.push_to(worker, job);
         Ok(())
     }
@@ -203,6 +219,7 @@ impl Pool {
     /// assert_eq!(halves[0] + halves[1], 4950);
     /// # Ok::<(), threadlab::BuildError>(())
     /// ```
+    #[track_caller]
     pub fn scope<'scope, OP, R>(&self, op: OP) -> R
     where
         OP: FnOnce(&Scope<'scope>) -> R + Send,
@@ -227,14 +244,15 @@ impl Pool {
     }
 
     fn stop(&mut self) {
+        if std::mem::replace(&mut self.stopped, true) {
+            return;
+        }
         self.registry.terminate();
         let on_own_worker =
             WorkerThread::current().is_some_and(|w| Arc::ptr_eq(w.registry(), &self.registry));
-        for h in self.threads.drain(..) {
-            if on_own_worker {
-                continue; // cannot join ourselves; the threads exit on their own
-            }
-            let _ = h.join();
+        // From one of its own workers the pool cannot join itself; the threads exit on their own.
+        if !on_own_worker {
+            self.registry.join_threads();
         }
     }
 }
@@ -242,5 +260,27 @@ impl Pool {
 impl Drop for Pool {
     fn drop(&mut self) {
         self.stop();
+    }
+}
+
+impl Pool {
+    /// [`Pool::spawn`] with a name, which the recorder puts on the task's span
+    /// ([`crate::trace::ARG_TASK_NAME`]) and the doctor and `compare` quote.
+    ///
+    /// ```
+    /// let pool = threadlab::Pool::builder().threads(1).build()?;
+    /// let (tx, rx) = std::sync::mpsc::channel();
+    /// pool.spawn_named("flush", move || tx.send(5).unwrap());
+    /// assert_eq!(rx.recv().unwrap(), 5);
+    /// # Ok::<(), threadlab::BuildError>(())
+    /// ```
+    #[track_caller]
+    pub fn spawn_named<F: FnOnce() + Send + 'static>(&self, name: &'static str, f: F) {
+        crate::context::spawn_fn(
+            &self.registry,
+            Some(name),
+            std::panic::Location::caller(),
+            f,
+        );
     }
 }

@@ -2,7 +2,7 @@
 //! the sleep state, the counters), and the ways work enters the pool (`inject`, `push`,
 //! `in_worker`; work for one given worker goes through its inbox, `super::inbox`).
 
-use std::thread::JoinHandle;
+use std::time::Duration;
 
 use crate::deque::Steal;
 use crate::deque::{Stealer, Worker};
@@ -10,14 +10,17 @@ use crate::heartbeat::Requests;
 use crate::injector::Injector;
 use crate::job::{HeapJob, JobRef, StackJob};
 use crate::latch::{LockLatch, SpinLatch};
-use crate::loom::sync::atomic::{fence, AtomicBool, AtomicPtr, AtomicU64, AtomicUsize, Ordering};
+use crate::loom::sync::atomic::{
+    fence, AtomicBool, AtomicI64, AtomicPtr, AtomicU64, AtomicUsize, Ordering,
+};
 use crate::loom::sync::Arc;
 use crate::pool::builder::Config;
 use crate::pool::inbox::Inbox;
 use crate::pool::metrics::{Metrics, WorkerCounters};
+use crate::pool::run_next::RunNext;
+use crate::pool::seat::{Seat, ThreadSpec};
 use crate::pool::sleep::Sleep;
-use crate::pool::worker::{self, WorkerThread};
-use crate::task::run_next::RunNext;
+use crate::pool::worker::WorkerThread;
 use crate::trace::{hooks, TaskKind};
 use crate::unwind::{self, Payload};
 use crate::util::CachePadded;
@@ -31,20 +34,33 @@ pub(crate) type PanicHandler = Box<dyn Fn(Payload) + Send + Sync>;
 /// the loom facade: a static, and it only decides whether to print.
 static HANDLER_PANICKED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
 
+/// What a pool's workers share. Its fields are the pool's own (`pub(super)`): the rest of the
+/// crate goes through the methods below (submitting work, waiting on a worker, the panic and
+/// cancellation paths, whether a worker is idle).
 pub(crate) struct Registry {
-    pub(crate) stealers: Box<[Stealer<JobRef>]>,
-    pub(crate) injector: Injector<JobRef>,
+    pub(super) stealers: Box<[Stealer<JobRef>]>,
+    pub(super) injector: Injector<JobRef>,
     /// Work addressed to one worker (`Pool::spawn_on`, the partitioners), one inbox each.
-    pub(crate) inboxes: Box<[CachePadded<Inbox>]>,
-    pub(crate) sleep: Sleep,
+    pub(super) inboxes: Box<[CachePadded<Inbox>]>,
+    pub(super) sleep: Sleep,
     /// The workers' heartbeat request flags (`crate::heartbeat`).
-    pub(crate) requests: Requests,
+    pub(super) requests: Requests,
     /// Each worker's run-next slot (futures it woke), indexed like `stealers`.
-    pub(crate) run_next: Box<[CachePadded<RunNext>]>,
-    pub(crate) counters: Box<[CachePadded<WorkerCounters>]>,
-    /// Each worker's state, published by the worker when it starts (null before and after), for
-    /// a guest that borrows the seat of a sleeping worker (`worker::run_as_guest`).
-    pub(crate) seats: Box<[AtomicPtr<WorkerThread>]>,
+    pub(super) run_next: Box<[CachePadded<RunNext>]>,
+    pub(super) counters: Box<[CachePadded<WorkerCounters>]>,
+    /// What each worker is apart from its thread (`super::seat`).
+    pub(super) seats: Box<[Seat]>,
+    /// How worker threads are made (for the first start and for restarts).
+    pub(super) spec: ThreadSpec,
+    /// How long a worker may park before its thread exits; `None`: forever.
+    pub(super) keep_alive: Option<Duration>,
+    /// An elastic pool's reference to itself, for restarting retired workers; emptied by
+    /// `terminate` (see `super::seat`).
+    self_ref: Option<std::sync::Arc<std::sync::Mutex<Option<Arc<Registry>>>>>,
+    /// Each worker's state (`WorkerThread`), published by its current thread when it starts
+    /// (null while no thread runs the seat), for a guest that borrows the seat of a sleeping
+    /// worker (`worker::run_as_guest`).
+    pub(super) guest_seats: Box<[AtomicPtr<WorkerThread>]>,
     /// Work from outside the pool may run on its caller as a guest (`Config::guests_allowed`).
     guests_allowed: bool,
     terminating: AtomicBool,
@@ -52,20 +68,30 @@ pub(crate) struct Registry {
     /// tasks are cancelled ([`Registry::cancel_orphans`]).
     exited: AtomicUsize,
     panicked: AtomicU64,
+    /// Future tasks spawned minus freed by threads that are not this pool's workers.
+    pub(super) futures_outside: AtomicI64,
+    /// Workers time their tasks into histograms (`Builder::time_histograms`).
+    pub(super) time_histograms: bool,
     panic_handler: Option<PanicHandler>,
 }
 
 impl Registry {
     /// Starts the workers. On a spawn failure, stops the ones already started.
-    pub(crate) fn start(
-        mut config: Config,
-    ) -> Result<(Arc<Registry>, Vec<JoinHandle<()>>), BuildError> {
+    pub(crate) fn start(mut config: Config) -> Result<Arc<Registry>, BuildError> {
         let n = config.threads;
         if n == 0 {
             return Err(BuildError::zero_threads());
         }
         crate::pool::limits::check(n)?;
+        let cpus = if config.pin_to_cores {
+            crate::pool::affinity::allowed_cpus().map_err(BuildError::pin_unavailable)?
+        } else {
+            Vec::new()
+        };
         let deques: Vec<Worker<JobRef>> = (0..n).map(|_| Worker::new()).collect();
+        let self_ref = config
+            .keep_alive
+            .map(|_| std::sync::Arc::new(std::sync::Mutex::new(None)));
         let registry = Arc::new(Registry {
             stealers: deques.iter().map(|d| d.stealer()).collect(),
             injector: Injector::new(),
@@ -74,36 +100,71 @@ impl Registry {
             requests: Requests::new(n),
             run_next: (0..n).map(|_| CachePadded::default()).collect(),
             counters: (0..n).map(|_| CachePadded::default()).collect(),
-            seats: (0..n)
+            spec: ThreadSpec {
+                names: (0..n).map(|i| config.name(i)).collect(),
+                stack_size: config.stack_size,
+                cpus,
+            },
+            seats: deques.into_iter().map(Seat::new).collect(),
+            keep_alive: config.keep_alive,
+            self_ref: self_ref.clone(),
+            guest_seats: (0..n)
                 .map(|_| AtomicPtr::new(std::ptr::null_mut()))
                 .collect(),
             guests_allowed: config.guests_allowed(),
             terminating: AtomicBool::new(false),
             exited: AtomicUsize::new(0),
             panicked: AtomicU64::new(0),
+            futures_outside: AtomicI64::new(0),
+            time_histograms: config.time_histograms,
             panic_handler: config.panic_handler.take(),
         });
-        let mut handles = Vec::with_capacity(n);
-        for (index, deque) in deques.into_iter().enumerate() {
-            let mut b = std::thread::Builder::new().name(config.name(index));
-            if let Some(size) = config.stack_size {
-                b = b.stack_size(size);
-            }
-            let reg = Arc::clone(&registry);
-            let pin = config.pin_to_cores;
-            match b.spawn(move || worker::main(reg, index, deque, pin)) {
-                Ok(h) => handles.push(h),
-                Err(e) => {
-                    let started = handles.len();
-                    registry.terminate();
-                    for h in handles {
-                        let _ = h.join();
-                    }
-                    return Err(BuildError::spawn(n, started, e));
-                }
+        if let Some(cell) = self_ref {
+            *cell.lock().unwrap_or_else(|e| e.into_inner()) = Some(Arc::clone(&registry));
+            registry
+                .sleep
+                .set_restart(Box::new(move |index, searching| {
+                    let reg = cell.lock().unwrap_or_else(|e| e.into_inner()).clone();
+                    reg.is_some_and(|r| Registry::start_thread(&r, index, searching).is_ok())
+                }));
+        }
+        for index in 0..n {
+            if let Err(e) = Registry::start_thread(&registry, index, false) {
+                registry.terminate();
+                registry.join_threads();
+                return Err(BuildError::spawn(n, index, e));
             }
         }
-        Ok((registry, handles))
+        if let Err(e) = registry.check_pinned() {
+            registry.terminate();
+            registry.join_threads();
+            return Err(e);
+        }
+        Ok(registry)
+    }
+
+    /// With `pin_to_cores`, waits until every worker has pinned itself (its first act) and
+    /// reports the first that could not (`super::affinity`).
+    fn check_pinned(&self) -> Result<(), BuildError> {
+        if self.spec.cpus.is_empty() {
+            return Ok(());
+        }
+        for (index, c) in self.counters.iter().enumerate() {
+            loop {
+                // Acquire: pairs with the worker's Release store of its result.
+                let v = c.pin.load(Ordering::Acquire);
+                if v == crate::pool::affinity::PIN_PENDING {
+                    std::thread::sleep(std::time::Duration::from_micros(20));
+                    continue;
+                }
+                if let Some(e) = crate::pool::affinity::failure(v) {
+                    let cpu = self.spec.cpus[index % self.spec.cpus.len()];
+                    return Err(BuildError::pin(index, cpu, e));
+                }
+                break;
+            }
+        }
+        Ok(())
     }
 
     pub(crate) fn num_threads(&self) -> usize {
@@ -114,10 +175,18 @@ impl Registry {
         self.terminating.load(Ordering::SeqCst)
     }
 
-    /// Asks the workers to exit once no work is left, and wakes the sleeping ones.
+    /// Asks the workers to exit once no work is left, and wakes the sleeping ones (starting
+    /// the retired ones of an elastic pool, which then exit the usual way). Once no restart is
+    /// under way, an elastic pool drops its reference to itself: nothing retires after
+    /// `wake_all` (every re-check sees `terminating`), so nothing needs restarting.
     pub(crate) fn terminate(&self) {
         self.terminating.store(true, Ordering::SeqCst);
         self.sleep.wake_all();
+        if let Some(cell) = &self.self_ref {
+            self.sleep.wait_for_restarts();
+            let me = cell.lock().unwrap_or_else(|e| e.into_inner()).take();
+            drop(me); // not the last reference: the caller holds one
+        }
     }
 
     /// True once every worker has left its loop for good: nothing queued here will run, so what
@@ -165,17 +234,26 @@ impl Registry {
         !self.injector.is_empty() || self.stealers.iter().any(|s| !s.is_empty())
     }
 
+    /// True when some worker is searching or sleeping, i.e. could take work now (for the
+    /// heartbeat's and the loops' decision to publish work; `super::sleep`).
+    #[inline]
+    pub(crate) fn idle_exists(&self) -> bool {
+        self.sleep.idle_exists()
+    }
+
+    /// Workers time their tasks into histograms (`Builder::time_histograms`).
+    #[inline]
+    pub(crate) fn times_tasks(&self) -> bool {
+        self.time_histograms
+    }
+
     pub(crate) fn wake_specific(&self, index: usize) {
         self.sleep.wake_specific(index);
     }
 
     /// Submits a job from outside the pool (or from another pool's worker).
     pub(crate) fn inject(&self, job: JobRef) {
-        self.injector.push(job);
-        if hooks::enabled() {
-            hooks::injector_push();
-            hooks::queue_depth("injector", self.injector.len() as i64);
-        }
+        self.push_injector(job);
         self.sleep.notify_work();
         // SeqCst: the push, then this fence, then the read of `exited` (see `worker_exited`).
         fence(Ordering::SeqCst);
@@ -184,9 +262,21 @@ impl Registry {
         }
     }
 
-    /// Submits a job: onto the current worker's deque if it belongs to this pool, else into the
-    /// injector.
+    /// Pushes onto the injector and records it; the caller tells the sleep protocol (`inject`,
+    /// or a re-queued task's `super::run_next`).
     #[inline]
+    pub(super) fn push_injector(&self, job: JobRef) {
+        self.injector.push(job);
+        if hooks::enabled() {
+            hooks::injector_push();
+            hooks::queue_depth("injector", self.injector.len() as i64);
+        }
+    }
+
+    /// Submits a job: onto the current worker's deque if it belongs to this pool, else into the
+    /// injector. Always inlined: a spawn's hot path (`Scope::spawn` has two callers of it since
+    /// tasks carry tags, which made LLVM stop inlining it: 13 more instructions per spawn).
+    #[inline(always)]
     pub(crate) fn push(&self, job: JobRef) {
         match WorkerThread::current() {
             Some(w) if std::ptr::eq(&**w.registry(), self) => w.push(job),
@@ -284,15 +374,22 @@ impl Registry {
                 .counters
                 .iter()
                 .enumerate()
-                .map(|(i, c)| c.snapshot(i))
+                .map(|(i, c)| {
+                    let mut m = c.snapshot(i);
+                    m.local_queue_depth = self.stealers[i].len();
+                    m.inbox_depth = self.inboxes[i].len();
+                    m
+                })
                 .collect(),
             injector_depth: self.injector.len(),
             panicked_tasks: self.panicked(),
+            alive_tasks: self.alive_futures(),
         }
     }
 
     /// Runs `op` on a worker of this pool and returns its value: inline on one of our workers,
     /// through the injector otherwise.
+    #[track_caller]
     pub(crate) fn in_worker<OP, R>(this: &Arc<Self>, op: OP) -> R
     where
         OP: FnOnce(&WorkerThread, bool) -> R + Send,
@@ -308,6 +405,7 @@ impl Registry {
     /// From a plain thread: as the guest of a sleeping worker's seat if one sleeps
     /// (`worker::run_as_guest`), else inject and block on a latch.
     #[cold]
+    #[track_caller]
     fn in_worker_cold<OP, R>(this: &Arc<Self>, op: OP) -> R
     where
         OP: FnOnce(&WorkerThread, bool) -> R + Send,
@@ -315,15 +413,17 @@ impl Registry {
     {
         if this.guests_allowed {
             if let Some(index) = this.sleep.lend(crate::loom::thread::current()) {
-                return worker::run_as_guest(this, index, op);
+                return crate::pool::worker::run_as_guest(this, index, op);
             }
         }
         thread_local!(static LOCK_LATCH: LockLatch = LockLatch::new());
+        let tag = crate::context::Tag::capture(None, std::panic::Location::caller());
         LOCK_LATCH.with(|latch| {
             let job = StackJob::new(
                 TaskKind::Install,
                 |injected| {
                     let w = WorkerThread::current().expect("in_worker_cold: not on a worker");
+                    let _entered = tag.as_ref().map(|t| t.enter());
                     op(w, injected)
                 },
                 latch,
@@ -337,16 +437,19 @@ impl Registry {
     /// From another pool's worker: inject here, and keep running the current pool's work while
     /// waiting, so neither pool deadlocks and no extra thread is needed.
     #[cold]
+    #[track_caller]
     fn in_worker_cross<OP, R>(this: &Arc<Self>, current: &WorkerThread, op: OP) -> R
     where
         OP: FnOnce(&WorkerThread, bool) -> R + Send,
         R: Send,
     {
         let latch = SpinLatch::cross(current.registry(), current.index());
+        let tag = crate::context::Tag::capture(None, std::panic::Location::caller());
         let job = StackJob::new(
             TaskKind::Install,
             |injected| {
                 let w = WorkerThread::current().expect("in_worker_cross: not on a worker");
+                let _entered = tag.as_ref().map(|t| t.enter());
                 op(w, injected)
             },
             latch,

@@ -1,5 +1,9 @@
-//! The sleep protocol: how idle workers search, spin, park, and get woken, without losing a
-//! wake-up and without burning CPU while the pool is idle.
+//! The sleep protocol: how idle workers search, spin, park, get woken and (in an elastic pool)
+//! retire, without losing a wake-up and without burning CPU while the pool is idle.
+//!
+//! (Over 600 lines: about 190 of them are this design note, kept beside the code it justifies,
+//! as rayon-core keeps `sleep/README.md` beside its sleep module; the loom models are in
+//! `sleep_loom.rs`.)
 //!
 //! # States
 //!
@@ -55,7 +59,7 @@
 //!
 //! # The run-next slot
 //!
-//! A future woken on a worker goes to that worker's run-next slot (`crate::task::run_next`),
+//! A future woken on a worker goes to that worker's run-next slot (`crate::pool::run_next`),
 //! not to its deque. Only a worker writes its own slot, and only while it runs code (a task,
 //! or a `block_on`/`join` waiting on it), and it takes from its slot before anything else and
 //! re-checks it before it parks. So work in a slot always has an awake owner that will run it:
@@ -131,13 +135,44 @@
 //! Parking uses `std::thread::park`, which is a futex wait on Linux; the wake reason is handed
 //! over in a per-worker word, so spurious returns from `park` are harmless. Nothing runs
 //! periodically (except under [`WakePolicy::Lazy`]): an idle pool makes no system calls at all.
+//!
+//! # Retiring: the elastic pool
+//!
+//! With a keep-alive ([`Builder::keep_alive`](crate::Builder::keep_alive)), a worker parked
+//! that long with nobody waking it *retires*: its thread exits. A retired worker is a sleeper
+//! whose wake-up starts a thread instead of unparking one:
+//!
+//! - it stays in the sleeper list and in the `sleeping` count, so a pusher's fence pair above
+//!   works unchanged: a pusher that sees `sleeping > 0` and nobody searching calls `wake_one`,
+//!   which takes a sleeper off the list, retired or not;
+//! - the decision to retire is taken under the sleeper-list lock ([`Sleep::try_retire`]): if
+//!   the worker is still in the list, it marks itself retired there and leaves; if it is not, a
+//!   waker took it out meanwhile and left its reason, and it stays;
+//! - a waker that takes a retired worker off the list (under the same lock) clears the mark and,
+//!   after the lock, starts a thread for that seat (the `restart` function `Registry` installs,
+//!   `super::seat`) with the wake's meaning: counted as searching for `wake_one`, not for
+//!   `wake_specific` (work in its inbox) or `wake_all` (shutdown).
+//!
+//! So every wake-up that would have unparked a parked worker starts a retired one: the
+//! retire/return race (a push right as the last worker retires) is the lock's: the retiring
+//! worker's critical section comes before the waker's (the waker then restarts it) or after it
+//! (the worker then finds itself off the list and stays). `sleep_loom.rs` models it. If the OS
+//! refuses the thread, the seat goes back on the list, still retired, and the next submission
+//! tries again (said once on stderr, counted in the metrics).
+//!
+//! Go keeps idle threads forever (`stopm` parks an M on the idle list until `startm` hands it a
+//! P; `runtime/proc.go`), and so do Rayon (rayon-core's `sleep` module: a sleeping worker blocks
+//! on its condvar until woken or the pool ends) and Tokio's core workers; Tokio's *blocking*
+//! pool is the precedent for retiring: an idle blocking thread waits on a condvar with a
+//! timeout (`thread_keep_alive`, 10 s by default, `runtime/blocking/pool.rs`) and exits when it
+//! times out with nothing to do, and a later `spawn_blocking` starts a new one.
 
 use std::sync::OnceLock;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use crate::loom::thread::Thread;
 
-use crate::loom::sync::atomic::{fence, AtomicBool, AtomicU32, AtomicU64, Ordering};
+use crate::loom::sync::atomic::{fence, AtomicBool, AtomicU32, AtomicU64, AtomicUsize, Ordering};
 use crate::loom::sync::Mutex;
 use crate::util::CachePadded;
 
@@ -227,12 +262,23 @@ const LENT: u32 = 3;
 #[derive(Default)]
 struct Parker {
     wake: AtomicU32,
-    thread: OnceLock<Thread>,
+    /// The seat's current thread (a restarted worker registers its new thread here).
+    thread: Mutex<Option<Thread>>,
+    /// The worker retired (its thread exited) and waits in the sleeper list to be restarted.
+    /// Read and written only under the sleeper-list lock, which orders it: Relaxed.
+    retired: AtomicBool,
     /// The worker sleeps with nothing on its stack (in its main loop, not in a latch wait), so
-    /// its seat may be lent. Written and read under the sleeper-list lock only; an atomic only
-    /// because `Sleep` is shared.
+    /// its seat may be lent (unless it retired). Written and read under the sleeper-list lock
+    /// only; an atomic only because `Sleep` is shared.
     lendable: AtomicBool,
 }
+
+/// Starts a thread for retired worker `index`, counted as searching if the flag says so; false
+/// if the OS refused (see `super::seat`).
+pub(crate) type Restart = Box<dyn Fn(usize, bool) -> bool + Send + Sync>;
+
+/// Said once per process: a restart failed.
+static RESTART_FAILED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
 
 /// What happened in [`Sleep::sleep`].
 #[derive(Debug, Clone, Copy)]
@@ -243,6 +289,8 @@ pub(crate) struct Woken {
     pub(crate) searching: bool,
     /// The park ended by its timeout ([`WakePolicy::Lazy`]), not because somebody woke it.
     pub(crate) timed_out: bool,
+    /// The worker retired: its thread must leave (see "Retiring" in the module doc).
+    pub(crate) retired: bool,
 }
 
 /// The idle-worker bookkeeping of one pool.
@@ -257,6 +305,10 @@ pub(crate) struct Sleep {
     guests: Mutex<Vec<Option<Thread>>>,
     num_workers: usize,
     policy: WakePolicy,
+    /// Set by an elastic pool (`super::seat`): how a retired worker is started again.
+    restart: OnceLock<Restart>,
+    /// Retired workers taken off the sleeper list whose restart has not finished yet.
+    restarts_in_flight: AtomicUsize,
 }
 
 impl Sleep {
@@ -268,6 +320,8 @@ impl Sleep {
             guests: Mutex::new((0..num_workers).map(|_| None).collect()),
             num_workers,
             policy,
+            restart: OnceLock::new(),
+            restarts_in_flight: AtomicUsize::new(0),
         }
     }
 
@@ -276,11 +330,19 @@ impl Sleep {
         self.policy
     }
 
-    /// Called by each worker on its own thread before it can be parked.
+    /// Called by each worker (each thread of a restarted worker too) on its own thread before
+    /// it can be parked.
     pub(crate) fn register_thread(&self, index: usize) {
-        let _ = self.parkers[index]
+        *self.parkers[index]
             .thread
-            .set(crate::loom::thread::current());
+            .lock()
+            .unwrap_or_else(|e| e.into_inner()) = Some(crate::loom::thread::current());
+    }
+
+    /// Installs how retired workers are started again (an elastic pool, once, before any
+    /// worker can retire).
+    pub(crate) fn set_restart(&self, restart: Restart) {
+        let _ = self.restart.set(restart);
     }
 
     /// A snapshot of the packed counts (for metrics and debugging).
@@ -408,12 +470,15 @@ impl Sleep {
         let Some(index) = sleepers.pop() else { return };
         self.state
             .fetch_add(SEARCHER.wrapping_sub(SLEEPER), Ordering::SeqCst);
-        // Set under the lock, so `cancel_sleep` reads it consistently (see there).
-        self.parkers[index]
-            .wake
-            .store(WOKEN_SEARCHING, Ordering::Release);
+        let retired = self.take_retired(index);
+        if !retired {
+            // Set under the lock, so `cancel_sleep` reads it consistently (see there).
+            self.parkers[index]
+                .wake
+                .store(WOKEN_SEARCHING, Ordering::Release);
+        }
         drop(sleepers);
-        self.unpark(index);
+        self.unpark(index, retired, true);
     }
 
     /// Wakes worker `index` if it is sleeping (its latch was set, or its inbox got a job). Not
@@ -425,9 +490,12 @@ impl Sleep {
         if let Some(pos) = sleepers.iter().position(|&i| i == index) {
             sleepers.swap_remove(pos);
             self.state.fetch_sub(SLEEPER, Ordering::SeqCst);
-            self.parkers[index].wake.store(WOKEN, Ordering::Release);
+            let retired = self.take_retired(index);
+            if !retired {
+                self.parkers[index].wake.store(WOKEN, Ordering::Release);
+            }
             drop(sleepers);
-            self.unpark(index);
+            self.unpark(index, retired, false);
             return;
         }
         // Not in the list: it has not registered yet (its re-check will see the set latch) or
@@ -447,21 +515,28 @@ impl Sleep {
     #[cold]
     pub(crate) fn wake_all(&self) {
         let mut sleepers = self.lock_sleepers();
-        let woken: Vec<usize> = sleepers.drain(..).collect();
+        let woken: Vec<(usize, bool)> = sleepers
+            .drain(..)
+            .map(|index| (index, self.take_retired(index)))
+            .collect();
         self.state
             .fetch_sub(SLEEPER * woken.len() as u64, Ordering::SeqCst);
-        for &index in &woken {
-            self.parkers[index].wake.store(WOKEN, Ordering::Release);
+        for &(index, retired) in &woken {
+            if !retired {
+                self.parkers[index].wake.store(WOKEN, Ordering::Release);
+            }
         }
         drop(sleepers);
-        for index in woken {
-            self.unpark(index);
+        for (index, retired) in woken {
+            self.unpark(index, retired, false);
         }
     }
 
     /// Puts worker `index` to sleep: announce, fence, re-check (`has_work` and the optional
     /// latch), then park until woken. `searching` says whether it currently counts as a
-    /// searcher (its count moves to the sleepers in the same atomic step).
+    /// searcher (its count moves to the sleepers in the same atomic step). With `retire_at`,
+    /// a worker still parked, unwoken, at that instant retires (`Woken::retired`; see
+    /// "Retiring" in the module doc).
     #[cold]
     #[inline(never)]
     pub(crate) fn sleep(
@@ -469,6 +544,7 @@ impl Sleep {
         index: usize,
         searching: bool,
         latch: Option<&crate::latch::CoreLatch>,
+        retire_at: Option<Instant>,
         has_work: impl Fn() -> bool,
         before_park: impl FnOnce(),
     ) -> Woken {
@@ -505,6 +581,7 @@ impl Sleep {
                     parked: false,
                     searching,
                     timed_out: false,
+                    retired: false,
                 };
             }
         }
@@ -523,10 +600,39 @@ impl Sleep {
                 parker.wake.store(NOT_WOKEN, Ordering::Relaxed);
                 break reason;
             }
-            if self.policy != WakePolicy::Lazy || reason == LENT {
+            if reason == LENT {
+                // Our seat is lent to a guest: park until it is given back, without a keep-alive
+                // meanwhile (we are off the sleeper list and may not retire; `give_back` unparks
+                // an elastic pool's worker so that its keep-alive resumes).
                 crate::loom::thread::park();
+                continue;
+            }
+            // The keep-alive: past it, retire unless a waker took us off the list meanwhile
+            // (then its reason is in our word, and the next turn reads it).
+            let now = retire_at.map(|_| Instant::now());
+            if let (Some(at), Some(now)) = (retire_at, now) {
+                if now >= at {
+                    if self.try_retire(index) {
+                        return Woken {
+                            parked: true,
+                            searching: false,
+                            timed_out: true,
+                            retired: true,
+                        };
+                    }
+                    continue;
+                }
+            }
+            let until_retire = retire_at.zip(now).map(|(at, now)| at - now);
+            if self.policy != WakePolicy::Lazy {
+                match until_retire {
+                    Some(left) => crate::loom::thread::park_timeout(left),
+                    None => crate::loom::thread::park(),
+                }
             } else if !polled {
-                crate::loom::thread::park_timeout(LAZY_POLL);
+                crate::loom::thread::park_timeout(
+                    until_retire.map_or(LAZY_POLL, |l| l.min(LAZY_POLL)),
+                );
                 polled = true;
             } else {
                 // The lazy policy's poll: leave the sleeper list and go look for work. A waker
@@ -542,6 +648,7 @@ impl Sleep {
                     parked: true,
                     searching,
                     timed_out: true,
+                    retired: false,
                 };
             }
         };
@@ -552,6 +659,43 @@ impl Sleep {
             parked: true,
             searching: reason == WOKEN_SEARCHING,
             timed_out: false,
+            retired: false,
+        }
+    }
+
+    /// The keep-alive ran out: retire if still in the sleeper list (nobody woke us), staying
+    /// there, counted as sleeping, marked retired. False if a waker took us out: its reason is
+    /// in our word.
+    fn try_retire(&self, index: usize) -> bool {
+        let sleepers = self.lock_sleepers();
+        let listed = sleepers.contains(&index);
+        if listed {
+            // Relaxed: only read and written under the sleeper-list lock, held here.
+            self.parkers[index].retired.store(true, Ordering::Relaxed);
+        }
+        listed
+    }
+
+    /// Clears and returns the retired mark of a worker just taken off the sleeper list (under
+    /// its lock).
+    fn take_retired(&self, index: usize) -> bool {
+        // Relaxed: under the sleeper-list lock (see `Parker::retired`).
+        let retired = self.parkers[index].retired.swap(false, Ordering::Relaxed);
+        if retired {
+            // SeqCst: made under the sleeper-list lock, so `wait_for_restarts` after a
+            // `wake_all` (which takes that lock) sees it; pairs with the decrement in `restart`.
+            self.restarts_in_flight.fetch_add(1, Ordering::SeqCst);
+        }
+        retired
+    }
+
+    /// Waits until every restart begun before this call's caller last held the sleeper-list
+    /// lock has finished (its thread started and its handle stored, or given up). Short: a
+    /// thread start.
+    pub(crate) fn wait_for_restarts(&self) {
+        // SeqCst: pairs with the increment in `take_retired` and the decrement in `restart`.
+        while self.restarts_in_flight.load(Ordering::SeqCst) > 0 {
+            crate::loom::thread::yield_now();
         }
     }
 
@@ -595,9 +739,11 @@ impl Sleep {
         let mut sleepers = self.lock_sleepers();
         // The longest sleeper (wakers take the newest, whose cache is warmer). Relaxed: under the
         // lock (see `Parker::lendable`).
-        let pos = sleepers
-            .iter()
-            .position(|&i| self.parkers[i].lendable.load(Ordering::Relaxed))?;
+        let pos = sleepers.iter().position(|&i| {
+            let p = &self.parkers[i];
+            // A retired worker has no thread, hence no seat state to lend.
+            p.lendable.load(Ordering::Relaxed) && !p.retired.load(Ordering::Relaxed)
+        })?;
         let index = sleepers.remove(pos);
         self.state.fetch_sub(SLEEPER, Ordering::SeqCst);
         // Under the lock, like every reason; Relaxed suffices (the worker reads it under the lock
@@ -632,14 +778,36 @@ impl Sleep {
         // R2.
         if has_work() {
             self.wake_specific(index);
+        } else if self.restart.get().is_some() {
+            // An elastic pool: the worker parked without its keep-alive while lent; unpark it
+            // so that it reads its (cleared) word and resumes the keep-alive's count-down (not a
+            // wake-up: nothing is recorded).
+            let thread = self.parkers[index]
+                .thread
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .clone();
+            if let Some(thread) = thread {
+                thread.unpark();
+            }
         }
     }
 
-    /// Unparks worker `index`, recording the wake on the waker's track (the arrow to the woken
-    /// worker's next `park_end`).
-    fn unpark(&self, index: usize) {
+    /// Unparks worker `index`, or starts it again if it had `retired`, recording the wake on
+    /// the waker's track (the arrow to the woken worker's next `park_end`). `searching`: the
+    /// waker counted it as searching.
+    fn unpark(&self, index: usize, retired: bool, searching: bool) {
         crate::trace::hooks::wake(index);
-        if let Some(thread) = self.parkers[index].thread.get() {
+        if retired {
+            self.restart(index, searching);
+            return;
+        }
+        let thread = self.parkers[index]
+            .thread
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone();
+        if let Some(thread) = thread {
             thread.unpark();
         }
     }
@@ -647,6 +815,38 @@ impl Sleep {
     /// Only while holding the sleeper list's lock (the lock order).
     fn lock_guests(&self) -> crate::loom::sync::MutexGuard<'_, Vec<Option<Thread>>> {
         self.guests.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Starts retired worker `index`. If the OS refuses a thread, puts it back in the sleeper
+    /// list, retired, undoing the waker's count: the next wake-up tries again.
+    #[cold]
+    fn restart(&self, index: usize, searching: bool) {
+        let started = self.restart.get().is_some_and(|r| r(index, searching));
+        if started {
+            // SeqCst: pairs with `wait_for_restarts`; after the new handle was stored.
+            self.restarts_in_flight.fetch_sub(1, Ordering::SeqCst);
+            return;
+        }
+        let mut sleepers = self.lock_sleepers();
+        sleepers.push(index);
+        // Relaxed: under the sleeper-list lock (see `Parker::retired`).
+        self.parkers[index].retired.store(true, Ordering::Relaxed);
+        let delta = if searching {
+            SLEEPER.wrapping_sub(SEARCHER)
+        } else {
+            SLEEPER
+        };
+        self.state.fetch_add(delta, Ordering::SeqCst);
+        drop(sleepers);
+        // SeqCst: as above.
+        self.restarts_in_flight.fetch_sub(1, Ordering::SeqCst);
+        // Relaxed: only decides whether to print.
+        if !RESTART_FAILED.swap(true, std::sync::atomic::Ordering::Relaxed) {
+            eprintln!(
+                "threadlab: could not start a thread for a retired worker of an elastic pool; \
+                 its work waits for the next submission to try again (printed once per process)"
+            );
+        }
     }
 
     fn lock_sleepers(&self) -> crate::loom::sync::MutexGuard<'_, Vec<usize>> {
@@ -657,173 +857,5 @@ impl Sleep {
 /// Loom models of the protocol (run by `.ci/run` with the lib's other `loom_*` tests): a lost
 /// wake-up shows up as a deadlock, which loom reports.
 #[cfg(all(test, loom))]
-mod loom_tests {
-    use super::Sleep;
-    use crate::latch::CoreLatch;
-    use crate::loom::sync::atomic::{AtomicUsize, Ordering};
-    use crate::loom::sync::Arc;
-    use crate::loom::thread;
-    use crate::pool::WakePolicy;
-
-    /// A job pushed from outside the pool (the injector's SeqCst length, then `notify_work`)
-    /// while the only worker goes to sleep, under each wake policy: the worker always ends up
-    /// seeing it (woken, or, under the lazy policy, at its next poll).
-    fn outside_push_vs_going_to_sleep(policy: WakePolicy) {
-        crate::loom::model(move || {
-            let sleep = Arc::new(Sleep::new(1, policy));
-            let queue = Arc::new(AtomicUsize::new(0));
-            let (s, q) = (Arc::clone(&sleep), Arc::clone(&queue));
-            let worker = thread::spawn(move || {
-                s.register_thread(0);
-                let mut searching = false;
-                // SeqCst: the injector's length, as `Registry::has_visible_work` reads it.
-                while q.load(Ordering::SeqCst) == 0 {
-                    let woken = s.sleep(0, searching, None, || q.load(Ordering::SeqCst) > 0, || {});
-                    searching = woken.searching;
-                }
-                if searching {
-                    s.stop_searching();
-                }
-            });
-            queue.store(1, Ordering::SeqCst);
-            sleep.notify_work();
-            worker.join().unwrap();
-        });
-    }
-
-    #[test]
-    fn loom_outside_push_vs_going_to_sleep() {
-        outside_push_vs_going_to_sleep(WakePolicy::Default);
-    }
-
-    #[test]
-    fn loom_outside_push_vs_going_to_sleep_eager() {
-        outside_push_vs_going_to_sleep(WakePolicy::Eager);
-    }
-
-    #[test]
-    fn loom_outside_push_vs_going_to_sleep_lazy() {
-        outside_push_vs_going_to_sleep(WakePolicy::Lazy);
-    }
-
-    /// A worker sleeping in its loop (no latch) whose seat a guest borrows: the worker never
-    /// returns from `sleep` while the seat is lent (also when the lend comes during its re-check
-    /// before parking), and a job the guest leaves behind, whose push woke nobody, is seen: the
-    /// worker ends up running it (`give_back`'s re-check wakes it, or its own re-check sees it).
-    /// When no seat can be lent (the worker has not gone to sleep yet), the guest falls back to
-    /// the outside push.
-    #[test]
-    fn loom_lend_and_give_back_vs_going_to_sleep() {
-        crate::loom::model(|| {
-            let sleep = Arc::new(Sleep::new(1, WakePolicy::Default));
-            let queue = Arc::new(AtomicUsize::new(0));
-            let lent = Arc::new(AtomicUsize::new(0));
-            let (s, q, l) = (Arc::clone(&sleep), Arc::clone(&queue), Arc::clone(&lent));
-            let worker = thread::spawn(move || {
-                s.register_thread(0);
-                let mut searching = false;
-                while q.load(Ordering::SeqCst) == 0 {
-                    let woken = s.sleep(0, searching, None, || q.load(Ordering::SeqCst) > 0, || {});
-                    assert_eq!(l.load(Ordering::SeqCst), 0, "woke into a lent seat");
-                    searching = woken.searching;
-                }
-                if searching {
-                    s.stop_searching();
-                }
-            });
-            match sleep.lend(thread::current()) {
-                Some(index) => {
-                    assert_eq!(index, 0);
-                    lent.store(1, Ordering::SeqCst);
-                    // The guest's leftover job, pushed onto the seat: a local push, no wake.
-                    queue.store(1, Ordering::SeqCst);
-                    lent.store(0, Ordering::SeqCst);
-                    sleep.give_back(0, || queue.load(Ordering::SeqCst) > 0);
-                }
-                None => {
-                    queue.store(1, Ordering::SeqCst);
-                    sleep.notify_work();
-                }
-            }
-            worker.join().unwrap();
-        });
-    }
-
-    /// A guest waiting on a latch of its borrowed seat (`WorkerThread::guest_wait`) while a thief
-    /// sets it: the thief's `wake_specific` finds the seat lent and wakes the guest, which
-    /// always returns; the seat's worker stays parked until the seat is given back.
-    #[test]
-    fn loom_guest_latch_wait_vs_set() {
-        crate::loom::model(|| {
-            let sleep = Arc::new(Sleep::new(1, WakePolicy::Default));
-            let queue = Arc::new(AtomicUsize::new(0));
-            let (s, q) = (Arc::clone(&sleep), Arc::clone(&queue));
-            let worker = thread::spawn(move || {
-                s.register_thread(0);
-                let mut searching = false;
-                while q.load(Ordering::SeqCst) == 0 {
-                    let woken = s.sleep(0, searching, None, || q.load(Ordering::SeqCst) > 0, || {});
-                    searching = woken.searching;
-                }
-                if searching {
-                    s.stop_searching();
-                }
-            });
-            // Wait until the worker sleeps, so the seat can be lent.
-            let index = loop {
-                if let Some(i) = sleep.lend(thread::current()) {
-                    break i;
-                }
-                thread::yield_now();
-            };
-            let latch = Arc::new(CoreLatch::new());
-            let (s, l) = (Arc::clone(&sleep), Arc::clone(&latch));
-            let thief = thread::spawn(move || {
-                // SAFETY: `l` is alive (the Arc) for the whole call.
-                if unsafe { CoreLatch::set_core(&*l) } {
-                    s.wake_specific(index);
-                }
-            });
-            // The guest's wait: announce, park, withdraw the announcement, look again.
-            while !latch.probe() {
-                if latch.get_sleepy() {
-                    thread::park();
-                    latch.wake_up();
-                }
-            }
-            thief.join().unwrap();
-            sleep.give_back(index, || queue.load(Ordering::SeqCst) > 0);
-            queue.store(1, Ordering::SeqCst);
-            sleep.notify_work();
-            worker.join().unwrap();
-        });
-    }
-
-    /// A worker waiting for its latch (a stolen `join` half) goes to sleep while the thief sets
-    /// the latch and wakes it: the waiter always returns.
-    #[test]
-    fn loom_latch_set_vs_waiter_going_to_sleep() {
-        crate::loom::model(|| {
-            let sleep = Arc::new(Sleep::new(1, WakePolicy::Default));
-            let latch = Arc::new(CoreLatch::new());
-            let (s, l) = (Arc::clone(&sleep), Arc::clone(&latch));
-            let waiter = thread::spawn(move || {
-                s.register_thread(0);
-                let mut searching = false;
-                while !l.probe() {
-                    let woken = s.sleep(0, searching, Some(&l), || false, || {});
-                    searching = woken.searching;
-                }
-                if searching {
-                    s.stop_searching();
-                }
-            });
-            // The thief's `SpinLatch::set`: set the core, wake the target if it announced sleep.
-            // SAFETY: `latch` is alive (the Arc) for the whole call.
-            if unsafe { CoreLatch::set_core(&*latch) } {
-                sleep.wake_specific(0);
-            }
-            waiter.join().unwrap();
-        });
-    }
-}
+#[path = "sleep_loom.rs"]
+mod loom_tests;

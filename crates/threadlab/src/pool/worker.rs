@@ -1,7 +1,7 @@
 //! The worker thread: its local state (reached through a thread-local pointer) and its loop.
 //!
 //! Where work comes from, in order (as in rayon-core and Tokio): the worker's run-next slot (the
-//! future its last task woke, see `crate::task::run_next`), its own deque (LIFO, a warm cache),
+//! future its last task woke, see `crate::pool::run_next`), its own deque (LIFO, a warm cache),
 //! then its inbox (work addressed to this worker, `super::inbox`; TBB likewise reads its mailbox
 //! before stealing), then the injector (a batch), then a random victim's deque (a batch, oldest
 //! work first). When all are empty it spins briefly (see [`SPIN_BEFORE_PARK`]), looking also at
@@ -49,6 +49,15 @@ thread_local! {
 /// work elsewhere in the pool (it is on no sleeper list).
 const GUEST_PARK: Duration = Duration::from_millis(1);
 
+/// Why a worker's loop returned.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Exit {
+    /// The pool is shutting down: the worker is gone for good.
+    Shutdown,
+    /// Idle past the keep-alive: the thread goes; the seat may get another (`super::seat`).
+    Retired,
+}
+
 /// How a spin ended.
 enum Spun {
     Job(JobRef),
@@ -64,24 +73,28 @@ pub(crate) struct WorkerThread {
     rng: Cell<u64>,
     searching: Cell<bool>,
     awake_since: Cell<Instant>,
+    /// The task count when this worker last went idle, and when: the start of its idle stretch,
+    /// for the keep-alive (set on the idle path only, so running tasks costs nothing more).
+    idle_mark: Cell<(u64, Instant)>,
+    /// The job being timed was a future's poll (`WorkerThread::note_poll`).
+    polled: Cell<bool>,
     heartbeat: Heartbeat,
     /// Free chunks for the job arenas of the scopes this worker runs (`crate::arena`).
     chunks: ChunkCache,
 }
 
-/// The body of a worker thread.
-pub(crate) fn main(registry: Arc<Registry>, index: usize, deque: Worker<JobRef>, pin: bool) {
-    if pin {
-        pin_to_core(index);
-    }
+/// The body of a worker thread on seat `index` (`searching`: a waker already counted it as a
+/// searcher, see `super::seat`).
+pub(crate) fn main(registry: Arc<Registry>, index: usize, searching: bool) {
+    pin(&registry, index);
+    let deque = registry.seats[index].take_deque();
     registry.sleep.register_thread(index);
     hooks::worker_start(index);
-    // SAFETY: gettid has no preconditions.
-    let tid = unsafe { libc::gettid() } as u64;
-    // Relaxed: read only by metrics, as a statistic.
-    registry.counters[index]
-        .os_tid
-        .store(tid, Ordering::Relaxed);
+    let counters = &registry.counters[index];
+    // Relaxed: read only by metrics, as statistics. A seat's threads run one after the other
+    // (each joins the previous one), so these stay single-writer.
+    counters.os_tid.store(os_thread_id(), Ordering::Relaxed);
+    counters.parked.store(false, Ordering::Relaxed);
     // SAFETY: the flag lives in the registry, which `worker` keeps alive (its `registry` field)
     // for as long as the heartbeat state exists.
     let heartbeat =
@@ -91,33 +104,53 @@ pub(crate) fn main(registry: Arc<Registry>, index: usize, deque: Worker<JobRef>,
         deque,
         registry,
         rng: Cell::new(0x9E37_79B9_7F4A_7C15 ^ ((index as u64 + 1) << 17)),
-        searching: Cell::new(false),
+        searching: Cell::new(searching),
         awake_since: Cell::new(Instant::now()),
+        idle_mark: Cell::new((u64::MAX, Instant::now())),
+        polled: Cell::new(false),
         heartbeat,
         chunks: ChunkCache::new(),
     };
     CURRENT.with(|c| c.set(&worker));
     // Release: pairs with the Acquire load of a guest that borrows this seat (`run_as_guest`).
-    worker.registry.seats[index].store(
+    worker.registry.guest_seats[index].store(
         &worker as *const WorkerThread as *mut WorkerThread,
         Ordering::Release,
     );
     // Every value from the user is dropped where a panic is caught (`crate::unwind`), so no
     // panic should reach here. If one does (a bug of threadlab's), the worker says so and goes
     // back to its loop: a worker never leaves before shutdown, or its inbox would be lost.
-    while let Err(p) = crate::unwind::halt_unwinding(|| worker.main_loop()) {
-        eprintln!(
-            "threadlab: worker {index}: a panic escaped every task (a threadlab bug, please \
-             report it): {}; the worker goes on",
-            crate::unwind::payload_message(&p)
-        );
-        worker.registry.drop_user_value(p);
-    }
+    let exit = loop {
+        match crate::unwind::halt_unwinding(|| worker.main_loop()) {
+            Ok(exit) => break exit,
+            Err(p) => {
+                eprintln!(
+                    "threadlab: worker {index}: a panic escaped every task (a threadlab bug, \
+                     please report it): {}; the worker goes on",
+                    crate::unwind::payload_message(&p)
+                );
+                worker.registry.drop_user_value(p);
+            }
+        }
+    };
     CURRENT.with(|c| c.set(std::ptr::null()));
-    // No guest can hold the seat now: a seat is lent only while its worker sleeps in its loop,
-    // which it has left for good. Relaxed: nobody reads it after this.
-    worker.registry.seats[index].store(std::ptr::null_mut(), Ordering::Relaxed);
-    worker.registry.worker_exited();
+    // No guest can hold the seat's state now: a seat is lent only while its worker sleeps in
+    // its loop, which this thread has left. Relaxed: a guest reads it only after a lend, which
+    // the sleeper list's lock orders after a later thread's store (`main`).
+    worker.registry.guest_seats[index].store(std::ptr::null_mut(), Ordering::Relaxed);
+    let WorkerThread {
+        deque, registry, ..
+    } = worker;
+    let counters = &registry.counters[index];
+    registry.seats[index].put_deque(deque);
+    // Relaxed: statistics (see `WorkerCounters::starts`).
+    match exit {
+        Exit::Retired => counters.retirements.fetch_add(1, Ordering::Relaxed),
+        Exit::Shutdown => counters.exits.fetch_add(1, Ordering::Relaxed),
+    };
+    if exit == Exit::Shutdown {
+        registry.worker_exited();
+    }
 }
 
 /// Runs `op` on the calling thread, which is no worker of any pool, as the guest of `registry`'s
@@ -137,7 +170,7 @@ where
 {
     // Acquire: pairs with the worker's Release store in `main`; the worker stored it before it
     // ever slept, and it was lent to us because it sleeps (the sleeper list's lock orders both).
-    let seat = registry.seats[index].load(Ordering::Acquire);
+    let seat = registry.guest_seats[index].load(Ordering::Acquire);
     // SAFETY: the pointer is the seat's `WorkerThread`, live on its worker's stack until the
     // worker leaves its loop, which it cannot while parked with its seat lent; and the lend
     // makes us its only user until `give_back` (the worker touches it again only after a waker
@@ -162,15 +195,46 @@ where
     op(seat, false)
 }
 
-fn pin_to_core(index: usize) {
-    // SAFETY: a zeroed cpu_set_t is a valid empty set; CPU_SET writes within it; the syscall
-    // reads it for the calling thread (pid 0).
-    unsafe {
-        let mut set: libc::cpu_set_t = std::mem::zeroed();
-        let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
-        libc::CPU_SET(index % cpus, &mut set);
-        libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set);
+/// The OS's id of the calling thread (Linux `gettid`; elsewhere a number unique among the
+/// process's live threads, from the address of a thread-local).
+fn os_thread_id() -> u64 {
+    #[cfg(target_os = "linux")]
+    {
+        // SAFETY: gettid has no preconditions.
+        unsafe { libc::gettid() as u64 }
     }
+    #[cfg(not(target_os = "linux"))]
+    {
+        thread_local!(static ID: u8 = const { 0 });
+        ID.with(|id| id as *const u8 as u64)
+    }
+}
+
+/// Pins this thread as `pin_to_cores` asked (`super::affinity`) and publishes the result.
+fn pin(registry: &Registry, index: usize) {
+    let cpus = &registry.spec.cpus;
+    if cpus.is_empty() {
+        return;
+    }
+    let cpu = cpus[index % cpus.len()];
+    let result = super::affinity::pin_current(cpu);
+    if let Err(e) = &result {
+        // The first start is reported by `build()`; a restart's failure only here.
+        static SAID: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+        // Relaxed: only decides whether to print.
+        if registry.counters[index].starts.load(Ordering::Relaxed) > 1
+            && !SAID.swap(true, std::sync::atomic::Ordering::Relaxed)
+        {
+            eprintln!(
+                "threadlab: worker {index} restarted but could not be pinned to CPU {cpu} \
+                 ({e}); it runs unpinned (printed once per process)"
+            );
+        }
+    }
+    // Release: pairs with `Registry::check_pinned`'s Acquire load.
+    registry.counters[index]
+        .pin
+        .store(super::affinity::encode(cpu, &result), Ordering::Release);
 }
 
 impl WorkerThread {
@@ -251,13 +315,45 @@ impl WorkerThread {
     #[inline]
     pub(crate) fn execute(&self, job: JobRef) {
         self.heartbeat.new_task();
-        // SAFETY: every JobRef in our queues is executed exactly once: it was popped or stolen.
-        unsafe { job.execute() };
+        if self.registry.time_histograms {
+            self.execute_timed(job);
+        } else {
+            // SAFETY: every JobRef in our queues is executed exactly once: it was popped or
+            // stolen.
+            unsafe { job.execute() };
+        }
         WorkerCounters::add(&self.counters().tasks, 1);
     }
 
-    fn main_loop(&self) {
-        loop {
+    /// The job this worker is running (with time histograms on) was a future's poll
+    /// (`crate::task::cell`, at the end of the poll).
+    pub(crate) fn note_poll() {
+        if let Some(w) = WorkerThread::current() {
+            w.polled.set(true);
+        }
+    }
+
+    /// [`WorkerThread::execute`] with the job's wall time counted in a histogram
+    /// (`super::metrics`, "Histograms").
+    #[inline(never)]
+    fn execute_timed(&self, job: JobRef) {
+        self.polled.set(false);
+        let start = Instant::now();
+        // SAFETY: as in `execute`: the job was popped or stolen, and runs once.
+        unsafe { job.execute() };
+        let nanos = start.elapsed().as_nanos() as u64;
+        let counters = self.counters();
+        // Set by the job if it was a future's poll (`note_poll`); a job run inside this one
+        // consumed its own mark before.
+        if self.polled.replace(false) {
+            counters.poll_time.record(nanos);
+        } else {
+            counters.task_time.record(nanos);
+        }
+    }
+
+    fn main_loop(&self) -> Exit {
+        let exit = loop {
             if let Some(job) = self.find_work() {
                 self.execute(job);
                 continue;
@@ -267,13 +363,16 @@ impl WorkerThread {
                 && !self.registry.has_visible_work()
                 && self.registry.inboxes[self.index].close_if_empty()
             {
-                break;
+                break Exit::Shutdown;
             }
-            self.idle(None);
-        }
+            if self.idle(None) {
+                break Exit::Retired;
+            }
+        };
         if self.searching.replace(false) {
             self.registry.sleep.stop_searching();
         }
+        exit
     }
 
     /// Runs other work until `latch` is set (a stolen `join` half, a scope, a cross-pool
@@ -282,7 +381,9 @@ impl WorkerThread {
         while !latch.probe() {
             match self.find_work() {
                 Some(job) => self.execute(job),
-                None => self.idle(Some(latch)),
+                None => {
+                    self.idle(Some(latch));
+                }
             }
         }
     }
@@ -300,7 +401,7 @@ impl WorkerThread {
         }
     }
 
-    /// Own run-next slot (futures, `crate::task::run_next`), own deque, own inbox, then the
+    /// Own run-next slot (futures, `crate::pool::run_next`), own deque, own inbox, then the
     /// injector and the other workers.
     #[inline]
     fn find_work(&self) -> Option<JobRef> {
@@ -312,7 +413,7 @@ impl WorkerThread {
             .or_else(|| self.take_mail())
             .or_else(|| self.steal());
         if job.is_some() {
-            // The run-next budget counts slot tasks in a row (see `crate::task::run_next`).
+            // The run-next budget counts slot tasks in a row (see `crate::pool::run_next`).
             self.end_run_next_streak();
         }
         job
@@ -392,23 +493,41 @@ impl WorkerThread {
     }
 
     /// Nothing to do: spin a little (if allowed to search, or if waiting on a latch), then sleep.
+    /// True if the worker retired (only from the main loop, `latch` being `None`).
     #[cold]
-    fn idle(&self, latch: Option<&CoreLatch>) {
+    fn idle(&self, latch: Option<&CoreLatch>) -> bool {
         if !self.searching.get() && self.registry.sleep.try_start_searching() {
             self.searching.set(true);
             // After the SeqCst RMW that counts us as searching (`crate::heartbeat`, step 5).
             self.registry.requests.request_from_others(self.index);
         }
         if (self.searching.get() || latch.is_some()) && self.spin(latch) {
-            return;
+            return false;
         }
         if let Some(l) = latch {
             if GUEST.with(|g| g.get()) {
                 self.guest_wait(l);
-                return;
+                return false;
             }
         }
-        self.sleep(latch);
+        self.sleep(latch)
+    }
+
+    /// When this worker retires if it stays idle: the start of its idle stretch plus the
+    /// keep-alive, for an elastic pool's main loop only (`latch` is `None`).
+    fn retire_at(&self, latch: Option<&CoreLatch>) -> Option<Instant> {
+        let keep_alive = self.registry.keep_alive?;
+        if latch.is_some() {
+            return None;
+        }
+        // Relaxed: our own counter.
+        let tasks = self.counters().tasks.load(Ordering::Relaxed);
+        let (seen, mut since) = self.idle_mark.get();
+        if seen != tasks {
+            since = Instant::now();
+            self.idle_mark.set((tasks, since));
+        }
+        Some(since + keep_alive)
     }
 
     /// Spins for up to [`SPIN_BEFORE_PARK`]; true if it found work (and ran it) or the latch was
@@ -430,7 +549,7 @@ impl WorkerThread {
     fn spin_until_deadline(&self, latch: Option<&CoreLatch>) -> Spun {
         let deadline = Instant::now() + SPIN_BEFORE_PARK;
         // Futures: the other workers' run-next slots, taken only after a grace (see
-        // `crate::task::run_next`).
+        // `crate::pool::run_next`).
         let mut watch = None;
         let mut first = true;
         loop {
@@ -460,13 +579,16 @@ impl WorkerThread {
     }
 
     /// Sleeps by the protocol of `super::sleep`, recording the park (the waker records the wake).
-    fn sleep(&self, latch: Option<&CoreLatch>) {
+    /// True if the worker retired instead (an elastic pool's keep-alive ran out).
+    fn sleep(&self, latch: Option<&CoreLatch>) -> bool {
         let counters = self.counters();
         let registry = &self.registry;
+        let retire_at = self.retire_at(latch);
         let woken = registry.sleep.sleep(
             self.index,
             self.searching.get(),
             latch,
+            retire_at,
             // R2 of the sleep protocol: the shared queues, and this worker's own run-next slot
             // and inbox (`super::sleep`, "The run-next slot" and "Work for one worker").
             || {
@@ -487,6 +609,12 @@ impl WorkerThread {
                 hooks::park_begin();
             },
         );
+        if woken.retired {
+            hooks::park_end();
+            // Its searcher count moved to the sleepers when it went to sleep.
+            self.searching.set(false);
+            return true;
+        }
         if woken.parked {
             hooks::park_end();
             counters.parked.store(false, Ordering::Relaxed);
@@ -497,6 +625,7 @@ impl WorkerThread {
             self.awake_since.set(Instant::now());
         }
         self.searching.set(woken.searching);
+        false
     }
 
     /// The guest of this seat leaves (`run_as_guest`): it stops searching, lets go of the seat,

@@ -28,6 +28,7 @@ use crate::job::JobRef;
 use crate::loom::cell::UnsafeCell;
 use crate::loom::sync::Arc;
 use crate::pool::registry::Registry;
+use crate::pool::worker::WorkerThread;
 use crate::task::state::{Idle, State};
 use crate::task::waker;
 use crate::trace::hooks::{self, TaskSpan};
@@ -104,6 +105,7 @@ where
         stage: UnsafeCell::new(Stage::Running(future)),
     });
     let task = NonNull::from(Box::leak(cell)).cast::<Header>();
+    registry.task_spawned();
     let job = job_ref(task);
     hooks::spawn(job.id());
     registry.push(job);
@@ -128,8 +130,14 @@ pub(crate) fn task_id(task: NonNull<Header>) -> u64 {
 /// `data` is a task cell with SCHEDULED set, whose reference this job owns.
 unsafe fn run_job(data: *const ()) {
     let task = NonNull::new(data as *mut Header).expect("run_job: null task");
+    // SAFETY: the job's reference keeps the header alive until the poll.
+    let timed = unsafe { task.as_ref().registry.times_tasks() };
     // SAFETY: the job's reference keeps the header alive; the vtable matches the cell.
     unsafe { (task.as_ref().vtable.poll)(task) }
+    if timed {
+        // After the poll (which may have run other jobs inside it, each counted on its own).
+        WorkerThread::note_poll();
+    }
 }
 
 /// Polls the future once and moves the task to its next state.
@@ -272,6 +280,7 @@ where
     let cell = unsafe { Box::from_raw(task.cast::<Cell<F>>().as_ptr()) };
     // The cell's own reference goes with it; this one reports a panic of its drop.
     let registry = Arc::clone(&cell.header.registry);
+    registry.task_freed();
     registry.drop_user_value(cell);
 }
 

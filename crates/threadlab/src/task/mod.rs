@@ -6,9 +6,10 @@
 //! job (a `JobRef` whose run polls the future once), so futures share the deques, the
 //! injector, stealing and the sleep protocol with `join`, `scope` and `spawn`, and one pool
 //! serves a program that mixes both. Its waker (`waker`) re-queues it: into the run-next slot of
-//! the worker that woke it (`run_next`, stealable by idle workers after a short grace), into the
-//! injector when woken from outside the pool, or at the back of the queue when it woke itself or
-//! its worker's budget of run-next polls is spent (`run_next`, "The budget"). The design follows
+//! the worker that woke it (`crate::pool::run_next`, stealable by idle workers after a short
+//! grace), into the injector when woken from outside the pool, or at the back of the queue when
+//! it woke itself or its worker's budget of run-next polls is spent (`crate::pool::run_next`,
+//! "The budget"). The design follows
 //! the multi-threaded executors of Go (`runnext`, `runqsteal`), Tokio (task state word, LIFO
 //! slot, `MAX_LIFO_POLLS_PER_TICK`) and the fifth seed's account of Kyo; see each file.
 //!
@@ -22,7 +23,6 @@
 pub(crate) mod block_on;
 mod cell;
 mod join_handle;
-pub(crate) mod run_next;
 #[cfg(loom)]
 pub mod state;
 #[cfg(not(loom))]
@@ -33,8 +33,11 @@ use std::future::Future;
 
 pub use join_handle::JoinHandle;
 
+use crate::context::{Tag, Tagged};
 use crate::pool::registry::Registry;
 use crate::Pool;
+pub(crate) use cell::{job_ref, Header};
+use std::panic::Location;
 
 impl Pool {
     /// Runs `future` on the pool's workers and returns its [`JoinHandle`] (itself a future, or
@@ -46,12 +49,13 @@ impl Pool {
     /// assert_eq!(pool.block_on(h), 1);
     /// # Ok::<(), threadlab::BuildError>(())
     /// ```
+    #[track_caller]
     pub fn spawn_future<F>(&self, future: F) -> JoinHandle<F::Output>
     where
         F: Future + Send + 'static,
         F::Output: Send + 'static,
     {
-        JoinHandle::new(cell::spawn(self.registry(), future))
+        spawn_tagged(self.registry(), None, Location::caller(), future)
     }
 
     /// Runs `future` to completion on one of the pool's workers and returns its output
@@ -86,12 +90,18 @@ impl Pool {
 /// let h = threadlab::spawn_future(async { "hi" });
 /// assert_eq!(h.join(), "hi");
 /// ```
+#[track_caller]
 pub fn spawn_future<F>(future: F) -> JoinHandle<F::Output>
 where
     F: Future + Send + 'static,
     F::Output: Send + 'static,
 {
-    JoinHandle::new(cell::spawn(crate::global::current_registry(), future))
+    spawn_tagged(
+        crate::global::current_registry(),
+        None,
+        Location::caller(),
+        future,
+    )
 }
 
 /// Runs `future` to completion on this thread and returns its output. On a worker, the worker
@@ -108,4 +118,79 @@ where
 /// ```
 pub fn block_on<F: Future>(future: F) -> F::Output {
     block_on::block_on_here(future)
+}
+
+/// A future on `registry`, tagged with its name, location and spawn context when there is any
+/// to carry (`crate::context`): each poll then runs inside the tag.
+#[inline]
+fn spawn_tagged<F>(
+    registry: &std::sync::Arc<Registry>,
+    name: Option<&'static str>,
+    location: &'static Location<'static>,
+    future: F,
+) -> JoinHandle<F::Output>
+where
+    F: Future + Send + 'static,
+    F::Output: Send + 'static,
+{
+    match Tag::capture(name, location) {
+        None => JoinHandle::new(cell::spawn(registry, future)),
+        Some(tag) => spawn_with_tag(registry, tag, future),
+    }
+}
+
+/// The tagged future, out of line: the untagged path stays as small as it was.
+#[cold]
+#[inline(never)]
+fn spawn_with_tag<F>(
+    registry: &std::sync::Arc<Registry>,
+    tag: Tag,
+    future: F,
+) -> JoinHandle<F::Output>
+where
+    F: Future + Send + 'static,
+    F::Output: Send + 'static,
+{
+    JoinHandle::new(cell::spawn(registry, Tagged::new(tag, future)))
+}
+
+/// [`spawn_future`] with a name, which the recorder puts on every poll's task span
+/// ([`crate::trace::ARG_TASK_NAME`]) and the doctor and `compare` quote.
+///
+/// ```
+/// let h = threadlab::spawn_future_named("fetch", async { 3 });
+/// assert_eq!(h.join(), 3);
+/// ```
+#[track_caller]
+pub fn spawn_future_named<F>(name: &'static str, future: F) -> JoinHandle<F::Output>
+where
+    F: Future + Send + 'static,
+    F::Output: Send + 'static,
+{
+    spawn_tagged(
+        crate::global::current_registry(),
+        Some(name),
+        Location::caller(),
+        future,
+    )
+}
+
+impl Pool {
+    /// [`Pool::spawn_future`] with a name, which the recorder puts on every poll's task span
+    /// ([`crate::trace::ARG_TASK_NAME`]) and the doctor and `compare` quote.
+    ///
+    /// ```
+    /// let pool = threadlab::Pool::builder().threads(1).build()?;
+    /// let h = pool.spawn_future_named("fetch", async { 1 });
+    /// assert_eq!(pool.block_on(h), 1);
+    /// # Ok::<(), threadlab::BuildError>(())
+    /// ```
+    #[track_caller]
+    pub fn spawn_future_named<F>(&self, name: &'static str, future: F) -> JoinHandle<F::Output>
+    where
+        F: Future + Send + 'static,
+        F::Output: Send + 'static,
+    {
+        spawn_tagged(self.registry(), Some(name), Location::caller(), future)
+    }
 }

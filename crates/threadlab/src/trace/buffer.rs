@@ -163,6 +163,13 @@ impl ChunkRecords {
     }
 }
 
+impl ChunkRecords {
+    /// How many records are left.
+    pub(crate) fn len(&self) -> usize {
+        self.len - self.next
+    }
+}
+
 impl Iterator for ChunkRecords {
     type Item = Record;
     fn next(&mut self) -> Option<Record> {
@@ -324,4 +331,17 @@ fn allocate(cap: usize, limit: Option<usize>) -> Option<Arc<Chunk>> {
 /// Locks a std mutex, ignoring poisoning (the data behind these locks stays consistent).
 pub(crate) fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+impl ThreadBuf {
+    /// The chunks, oldest first, and the events dropped so far, leaving them in place: what
+    /// `Recording::snapshot` copies while the owner keeps writing (it reads only the records
+    /// published before it took each chunk's length; holding the chunks keeps the flight
+    /// recorder from reusing them meanwhile, so it allocates fresh ones instead).
+    pub(crate) fn peek(&self) -> (Vec<Arc<Chunk>>, u64) {
+        let chunks = lock(&self.chunks).iter().cloned().collect();
+        // Relaxed: see `drop_capped`; a snapshot's count may miss the owner's latest drops.
+        let capped = self.capped.load(Ordering::Relaxed);
+        (chunks, *lock(&self.dropped) + capped)
+    }
 }

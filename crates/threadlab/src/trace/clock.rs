@@ -23,6 +23,7 @@ pub(crate) fn now() -> u64 {
 }
 
 /// Nanoseconds of `CLOCK_MONOTONIC`.
+#[cfg(unix)]
 pub(crate) fn monotonic_ns() -> u64 {
     let mut ts = libc::timespec {
         tv_sec: 0,
@@ -31,6 +32,18 @@ pub(crate) fn monotonic_ns() -> u64 {
     // SAFETY: `ts` is a valid, writable timespec and CLOCK_MONOTONIC is always supported.
     unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
     ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
+}
+
+/// Elsewhere: nanoseconds of `std::time::Instant` since the first call (monotonic, as the
+/// recorder needs; not comparable with other processes' clocks).
+#[cfg(not(unix))]
+pub(crate) fn monotonic_ns() -> u64 {
+    static START: std::sync::OnceLock<std::time::Instant> = std::sync::OnceLock::new();
+    START
+        .get_or_init(std::time::Instant::now)
+        .elapsed()
+        .as_nanos() as u64
+        + 1
 }
 
 /// A pair of readings of the raw clock and of `CLOCK_MONOTONIC`, taken back to back.

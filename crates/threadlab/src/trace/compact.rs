@@ -12,7 +12,7 @@
 //! Only this module writes an [`EventBuf`], so its bytes always decode; iteration stops at the
 //! end of the bytes.
 
-use super::event::{Event, EventKind, FlowId, NameId, TaskKind};
+use super::event::{Event, EventKind, FlowId, NameId, PlotValue, TaskKind};
 
 /// A decoding error: the byte offset and what was wrong there.
 pub(crate) type Bad = (u64, String);
@@ -142,6 +142,38 @@ pub(crate) fn write_kind(w: &mut Vec<u8>, k: &EventKind) {
             u(voluntary);
             u(involuntary);
         }
+        FrameMark { name } => {
+            u(19);
+            u(name.0 as u64);
+        }
+        FrameStart { name } => {
+            u(20);
+            u(name.0 as u64);
+        }
+        Plot { name, value } => {
+            u(21);
+            u(name.0 as u64);
+            u(value.0);
+        }
+        Message { text, rgb } => {
+            u(22);
+            u(text.0 as u64);
+            u(rgb as u64);
+        }
+        ZoneColor { rgb } => {
+            u(23);
+            u(rgb as u64);
+        }
+        Allocs { count, bytes } => {
+            u(24);
+            u(count);
+            u(bytes);
+        }
+        Arg { key, value } => {
+            u(40);
+            u(key.0 as u64);
+            u(value.0 as u64);
+        }
     }
 }
 
@@ -232,6 +264,31 @@ pub(crate) fn read_kind<S: Source>(r: &mut S, names: usize) -> Result<EventKind,
         18 => OsSwitches {
             voluntary: r.u("a switch count")?,
             involuntary: r.u("a switch count")?,
+        },
+        19 => FrameMark {
+            name: name(r, names)?,
+        },
+        20 => FrameStart {
+            name: name(r, names)?,
+        },
+        21 => Plot {
+            name: name(r, names)?,
+            value: PlotValue(r.u("a plot value")?),
+        },
+        22 => Message {
+            text: name(r, names)?,
+            rgb: r.u32("a colour")?,
+        },
+        23 => ZoneColor {
+            rgb: r.u32("a colour")?,
+        },
+        24 => Allocs {
+            count: r.u("an allocation count")?,
+            bytes: r.u("a byte count")?,
+        },
+        40 => Arg {
+            key: name(r, names)?,
+            value: name(r, names)?,
         },
         _ => return Err((at, format!("event kind {code} is unknown"))),
     })

@@ -126,7 +126,36 @@ fn decode_thread(
     let mut holds: Vec<(u64, super::event::NameId)> = Vec::new();
     let mut worker = None;
     let mut last_ts = 0;
-    for r in rt.records {
+    // Allocation counts at the begin of open spans: (stack depth, allocations, bytes).
+    let mut alloc_open: Vec<(usize, u64, u64)> = Vec::new();
+    let mut alloc_end: Option<(usize, u64, u64)> = None;
+    // An `ARG` whose value is still arriving in `ARG_BYTES` records: key, bytes, length.
+    let mut partial: Option<(super::event::NameId, Vec<u8>, usize)> = None;
+    let mut records = rt.records;
+    while let Some(r) = records.next() {
+        if r.kind == raw::TEXT {
+            continue; // text whose header was not kept
+        }
+        if r.kind == raw::ARG_BYTES {
+            if let Some((key, mut bytes, len)) = partial.take() {
+                bytes.extend_from_slice(&r.a.to_le_bytes());
+                bytes.extend_from_slice(&r.b.to_le_bytes());
+                bytes.extend_from_slice(&r.c.to_le_bytes());
+                if bytes.len() >= len {
+                    bytes.truncate(len);
+                    let value = names.intern(&String::from_utf8_lossy(&bytes));
+                    let ts_ns = conv.ns_since_start(r.ts).max(last_ts);
+                    last_ts = ts_ns;
+                    let kind = EventKind::Arg { key, value };
+                    events.push(Event { ts_ns, kind });
+                } else {
+                    partial = Some((key, bytes, len));
+                }
+            }
+            continue;
+        }
+        // An argument cut short (by the flight recorder or the cap) is dropped.
+        partial = None;
         let r = &r;
         let ts_ns = conv.ns_since_start(r.ts).max(last_ts);
         last_ts = ts_ns;
@@ -219,6 +248,71 @@ fn decode_thread(
                 worker = Some(r.c);
                 continue;
             }
+            raw::FRAME_MARK => EventKind::FrameMark { name: name() },
+            raw::FRAME_START => EventKind::FrameStart { name: name() },
+            raw::PLOT => EventKind::Plot {
+                name: name(),
+                value: super::event::PlotValue(r.b),
+            },
+            raw::MESSAGE_STATIC => EventKind::Message {
+                text: name(),
+                rgb: r.b as u32,
+            },
+            raw::MESSAGE | raw::ZONE_BEGIN_TEXT => {
+                let text = super::recorder::text_of(r.c, &mut records);
+                let id = names.intern(&text);
+                if r.kind == raw::MESSAGE {
+                    EventKind::Message {
+                        text: id,
+                        rgb: r.b as u32,
+                    }
+                } else {
+                    EventKind::ZoneBegin { name: id }
+                }
+            }
+            raw::ZONE_COLOR => {
+                if stack.last() != Some(&Open::Zone) {
+                    continue;
+                }
+                EventKind::ZoneColor { rgb: r.c }
+            }
+            raw::ALLOC_MARK => {
+                if r.c == 1 {
+                    alloc_open.push((stack.len(), r.a, r.b));
+                } else {
+                    alloc_end = Some((stack.len(), r.a, r.b));
+                }
+                continue;
+            }
+            raw::ARG => {
+                // SAFETY: an `ARG`'s key is a `&'static str` recorded by `hooks::arg`.
+                let key = unsafe { names.intern_static(r.a, r.c & 0xffff) };
+                let len = (r.c >> 16) as usize;
+                let head = r.b.to_le_bytes();
+                if len > head.len() {
+                    partial = Some((key, head.to_vec(), len));
+                    continue;
+                }
+                let value = names.intern(&String::from_utf8_lossy(&head[..len]));
+                EventKind::Arg { key, value }
+            }
+            raw::TASK_NAME => {
+                let value = name();
+                EventKind::Arg {
+                    key: names.intern(super::event::ARG_TASK_NAME),
+                    value,
+                }
+            }
+            raw::TASK_LOCATION => {
+                // SAFETY: the file name of a `&'static Location` (`hooks::task_tag`).
+                let file = unsafe { names.intern_static(r.a, r.c) };
+                let file = names.names[file.0 as usize].clone();
+                let at = format!("{file}:{}:{}", r.b >> 32, r.b & 0xffff_ffff);
+                EventKind::Arg {
+                    key: names.intern(super::event::ARG_TASK_LOCATION),
+                    value: names.intern(&at),
+                }
+            }
             _ => continue,
         };
         if let Some(open) = open_of(&kind) {
@@ -227,9 +321,21 @@ fn decode_thread(
             if stack.last() != Some(&want) {
                 continue; // its begin was dropped by the flight recorder, or misnested
             }
+            let depth = stack.len();
+            if let Some((d, n, b)) = alloc_end.take().filter(|e| e.0 == depth) {
+                if let Some(&(_, n0, b0)) = alloc_open.last().filter(|o| o.0 == d) {
+                    let kind = EventKind::Allocs {
+                        count: n.saturating_sub(n0),
+                        bytes: b.saturating_sub(b0),
+                    };
+                    events.push(Event { ts_ns, kind });
+                }
+            }
+            alloc_open.retain(|o| o.0 < depth);
             stack.pop();
         }
         events.push(Event { ts_ns, kind });
+        alloc_end = None;
     }
     let end = duration_ns.max(last_ts);
     while let Some(open) = stack.pop() {

@@ -184,7 +184,91 @@ pub enum EventKind {
         /// Involuntary (preemption) switches.
         involuntary: u64,
     },
+    /// A frame of the frame set `name` ends here (Tracy's `FrameMark` / `FrameMarkNamed`): in a
+    /// continuous set the next frame starts at the same instant; in a discontinuous one (after a
+    /// [`EventKind::FrameStart`]) the frame is the time since that start. See
+    /// `trace::frame_mark`.
+    FrameMark {
+        /// The frame set (`"frame"` for the program's main frames).
+        name: NameId,
+    },
+    /// A frame of the discontinuous frame set `name` starts (Tracy's `FrameMarkStart`); the next
+    /// [`EventKind::FrameMark`] of `name` ends it. See `trace::frame_start`.
+    FrameStart {
+        /// The frame set.
+        name: NameId,
+    },
+    /// A named value over time (Tracy's `TracyPlot`), drawn as a counter track.
+    Plot {
+        /// The plot's name.
+        name: NameId,
+        /// Its new value.
+        value: PlotValue,
+    },
+    /// Instant text on this thread's track (Tracy's `TracyMessage` / `TracyMessageC`).
+    Message {
+        /// The text (in the name table).
+        text: NameId,
+        /// Its colour as `0xRRGGBB`; 0 for the default.
+        rgb: u32,
+    },
+    /// The innermost open zone's colour (Tracy's `ZoneColor`), `0xRRGGBB`.
+    ZoneColor {
+        /// The colour.
+        rgb: u32,
+    },
+    /// What the innermost open zone or task allocated from its begin to its end (children
+    /// included), as counted by `threadlab::alloc::Counting`; comes right before that span's
+    /// `ZoneEnd` or `TaskEnd`.
+    Allocs {
+        /// Allocations (`alloc`, `alloc_zeroed` and `realloc` calls).
+        count: u64,
+        /// Bytes asked for by those calls.
+        bytes: u64,
+    },
+    /// An argument of the innermost zone or task open on this thread: a `tracing` span's field,
+    /// a task's name ([`ARG_TASK_NAME`]) or spawn location ([`ARG_TASK_LOCATION`]), a span's
+    /// identity ([`ARG_SPAN_ID`], [`ARG_SPAN_PARENT`]). It follows its span's begin (after the
+    /// begin's other arguments); both `key` and `value` are names.
+    Arg {
+        /// The argument's name.
+        key: NameId,
+        /// Its value, as text.
+        value: NameId,
+    },
 }
+
+/// A plot's value: an `f64` kept by its bits, so that events compare exactly.
+#[derive(Clone, Copy, PartialEq, Eq, Hash)]
+pub struct PlotValue(pub u64);
+
+impl PlotValue {
+    /// The value of `v`.
+    pub fn new(v: f64) -> PlotValue {
+        PlotValue(v.to_bits())
+    }
+    /// The value.
+    pub fn get(self) -> f64 {
+        f64::from_bits(self.0)
+    }
+}
+
+impl fmt::Debug for PlotValue {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}", self.get())
+    }
+}
+
+/// The [`EventKind::Arg`] key of a task's name (`Pool::spawn_named`, `Scope::spawn_named`, …).
+pub const ARG_TASK_NAME: &str = "task.name";
+/// The [`EventKind::Arg`] key of a task's spawn location (`file:line:column`).
+pub const ARG_TASK_LOCATION: &str = "task.location";
+/// The [`EventKind::Arg`] key of a span's identity: every zone that is one entry of the same
+/// span (e.g. a `tracing` span entered on the spawning thread, then again on the worker that
+/// runs a task spawned inside it) carries the same value.
+pub const ARG_SPAN_ID: &str = "span.id";
+/// The [`EventKind::Arg`] key of the span a span was created in (its `ARG_SPAN_ID`).
+pub const ARG_SPAN_PARENT: &str = "span.parent";
 
 /// One thread's events, kept encoded (a few bytes per event, see [`Events`]).
 #[derive(Clone, Debug, PartialEq, Eq)]

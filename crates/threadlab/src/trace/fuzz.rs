@@ -39,6 +39,11 @@ fn every_kind() -> Trace {
             involuntary: 2,
         },
         K::ZoneBegin { name: n },
+        K::ZoneColor { rgb: 0xff0000 },
+        K::Arg {
+            key: n,
+            value: NameId(1),
+        },
         K::TaskBegin {
             kind: TaskKind::Join,
             flow: Some(FlowId(1)),
@@ -62,6 +67,20 @@ fn every_kind() -> Trace {
             lock: 9,
             name: n,
             handoff: None,
+        },
+        K::FrameStart { name: NameId(2) },
+        K::Plot {
+            name: NameId(3),
+            value: super::event::PlotValue::new(-2.5),
+        },
+        K::Message {
+            text: NameId(4),
+            rgb: 0x00ff00,
+        },
+        K::FrameMark { name: NameId(2) },
+        K::Allocs {
+            count: 3,
+            bytes: 96,
         },
         K::TaskEnd,
         K::SpinBegin,
@@ -99,7 +118,13 @@ fn every_kind() -> Trace {
                 events: events(5),
             },
         ],
-        names: vec!["zone".into(), "depth".into()],
+        names: vec![
+            "zone".into(),
+            "depth".into(),
+            "request".into(),
+            "fps".into(),
+            "hello".into(),
+        ],
         duration_ns: 400,
         dropped: 0,
         cpus: 2,

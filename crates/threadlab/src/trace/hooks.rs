@@ -30,11 +30,15 @@
 //!   `park_end`).
 //! - `injector_push()` when a job is pushed onto the global injector from outside the pool.
 //! - `queue_depth(counter, value)`: a counter track, e.g. `queue_depth("injector", len)`.
+//!
+//! When the program's global allocator is `alloc::Counting`, task and zone begins and ends also
+//! write the thread's allocation counts (one more record each, in the same chunk), which the
+//! decoder turns into an `EventKind::Allocs` before each span's end.
 
 use super::buffer::Record;
 use super::event::TaskKind;
 use super::intern::raw_name;
-use super::recorder::{generation, record};
+use super::recorder::{generation, record, record_span};
 use super::{os, raw};
 
 /// Whether a recording is on (one relaxed load).
@@ -53,13 +57,13 @@ pub fn worker_start(index: usize) {
 /// A task of kind `kind` starts running on this thread.
 #[inline]
 pub fn task_begin(kind: TaskKind) {
-    record(raw::TASK_BEGIN, 0, 0, kind.code());
+    record_span(raw::TASK_BEGIN, 0, 0, kind.code(), true);
 }
 
 /// A task spawned with `spawn(flow)` starts running on this thread.
 #[inline]
 pub fn task_begin_from(kind: TaskKind, flow: u64) {
-    record(raw::TASK_BEGIN, flow, 1, kind.code());
+    record_span(raw::TASK_BEGIN, flow, 1, kind.code(), true);
 }
 
 /// A task span on this thread that ends when dropped, also while unwinding; records nothing
@@ -95,7 +99,7 @@ impl Drop for TaskSpan {
 /// The innermost running task on this thread ends.
 #[inline]
 pub fn task_end() {
-    record(raw::TASK_END, 0, 0, 0);
+    record_span(raw::TASK_END, 0, 0, 0, false);
 }
 
 /// A job identified by `flow` became runnable (see the module doc for the id).
@@ -181,13 +185,13 @@ pub fn queue_depth(counter: &'static str, value: i64) {
 #[inline(always)]
 pub(crate) fn zone_begin(name: &'static str) {
     let (ptr, len) = raw_name(name);
-    record(raw::ZONE_BEGIN, ptr, 0, len);
+    record_span(raw::ZONE_BEGIN, ptr, 0, len, true);
 }
 
 /// Records a user zone's end.
 #[inline(always)]
 pub(crate) fn zone_end() {
-    record(raw::ZONE_END, 0, 0, 0);
+    record_span(raw::ZONE_END, 0, 0, 0, false);
 }
 
 /// `sync::Mutex`: this thread starts waiting for lock `id`.
@@ -215,4 +219,93 @@ pub(crate) fn lock_released(name: &'static str, id: u64, handoff: Option<u64>) {
     if let Some(seq) = handoff {
         record(raw::LOCK_HANDOFF_OUT, seq, id, 0);
     }
+}
+
+/// Begins a zone named `name` on this thread's track without a guard (what a bridge from
+/// another instrumentation API calls on a span's entry; pair it with [`zone_exit`]). Costs one
+/// relaxed load when no recording is on.
+#[inline]
+pub fn zone_enter(name: &'static str) {
+    if enabled() {
+        zone_begin(name);
+    }
+}
+
+/// Ends the innermost zone begun with [`zone_enter`] (or `zone!`) on this thread.
+#[inline]
+pub fn zone_exit() {
+    zone_end();
+}
+
+/// Attaches an argument to the innermost zone or task open on this thread (recorded as
+/// [`EventKind::Arg`](super::EventKind::Arg)). The value is copied into the thread's buffer:
+/// 8 bytes in the first 32-byte record, 20 in each further one; keys and values longer than
+/// 65,535 bytes are cut there (at a character boundary).
+///
+/// ```
+/// use threadlab::trace::{hooks, EventKind};
+/// let rec = threadlab::trace::start();
+/// hooks::zone_enter("request");
+/// hooks::arg("path", "/index.html");
+/// hooks::zone_exit();
+/// let trace = rec.stop();
+/// let args: Vec<_> = trace.threads()[0].events().iter().filter_map(|e| match e.kind {
+///     EventKind::Arg { key, value } => Some((trace.name(key).to_owned(), trace.name(value).to_owned())),
+///     _ => None,
+/// }).collect();
+/// assert_eq!(args, [("path".to_owned(), "/index.html".to_owned())]);
+/// ```
+#[inline]
+pub fn arg(key: &'static str, value: &str) {
+    if enabled() {
+        arg_on(key, value);
+    }
+}
+
+#[inline(never)]
+fn arg_on(key: &'static str, value: &str) {
+    let key = cut(key);
+    let value = cut(value).as_bytes();
+    let mut first = [0u8; 8];
+    let n = value.len().min(8);
+    first[..n].copy_from_slice(&value[..n]);
+    let c = key.len() as u32 | (value.len() as u32) << 16;
+    record(raw::ARG, key.as_ptr() as u64, u64::from_le_bytes(first), c);
+    for chunk in value[n..].chunks(20) {
+        let mut b = [0u8; 20];
+        b[..chunk.len()].copy_from_slice(chunk);
+        let word = |i: usize| u64::from_le_bytes(b[i..i + 8].try_into().expect("8 bytes"));
+        let last = u32::from_le_bytes(b[16..20].try_into().expect("4 bytes"));
+        record(raw::ARG_BYTES, word(0), word(8), last);
+    }
+}
+
+/// `s` cut to at most 65,535 bytes at a character boundary (what an `ARG` record's length
+/// fields hold).
+fn cut(s: &str) -> &str {
+    let mut end = s.len().min(u16::MAX as usize);
+    while !s.is_char_boundary(end) {
+        end -= 1;
+    }
+    &s[..end]
+}
+
+/// The running task's name and spawn location, recorded right after its `task_begin` as
+/// [`super::ARG_TASK_NAME`] and [`super::ARG_TASK_LOCATION`] arguments.
+#[inline(never)]
+pub(crate) fn task_tag(
+    name: Option<&'static str>,
+    location: &'static std::panic::Location<'static>,
+) {
+    if let Some(name) = name {
+        let (ptr, len) = raw_name(name);
+        record(raw::TASK_NAME, ptr, 0, len);
+    }
+    let (ptr, len) = raw_name(location.file());
+    record(
+        raw::TASK_LOCATION,
+        ptr,
+        (location.line() as u64) << 32 | location.column() as u64,
+        len,
+    );
 }

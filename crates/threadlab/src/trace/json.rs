@@ -105,6 +105,39 @@ pub(crate) fn encode(trace: &Trace) -> String {
                 } => format!(
                     r#"{{"ph":"C","name":"os switches","pid":{pid},"tid":{tid},"ts":{ts},"args":{{"voluntary":{voluntary},"involuntary":{involuntary}}}}}"#
                 ),
+                EventKind::FrameMark { name } | EventKind::FrameStart { name } => {
+                    let what = if matches!(e.kind, EventKind::FrameMark { .. }) {
+                        "frame mark"
+                    } else {
+                        "frame start"
+                    };
+                    format!(
+                        r#"{{"ph":"i","s":"g","name":"{what}: {}","cat":"frame",{common}}}"#,
+                        escape(trace.name(name))
+                    )
+                }
+                EventKind::Plot { name, value } => {
+                    let v = value.get();
+                    let v = if v.is_finite() { v } else { 0.0 };
+                    format!(
+                        r#"{{"ph":"C","name":"{}",{common},"args":{{"value":{v}}}}}"#,
+                        escape(trace.name(name))
+                    )
+                }
+                EventKind::Message { text, .. } => format!(
+                    r#"{{"ph":"i","s":"t","name":"{}","cat":"message",{common}}}"#,
+                    escape(trace.name(text))
+                ),
+                EventKind::Allocs { count, bytes } => format!(
+                    r#"{{"ph":"i","s":"t","name":"allocs","cat":"alloc",{common},"args":{{"count":{count},"bytes":{bytes}}}}}"#
+                ),
+                EventKind::ZoneColor { .. } => continue,
+                EventKind::Arg { key, value } => format!(
+                    r#"{{"ph":"i","s":"t","name":"arg: {}","cat":"arg",{common},"args":{{"{}":"{}"}}}}"#,
+                    escape(trace.name(key)),
+                    escape(trace.name(key)),
+                    escape(trace.name(value))
+                ),
             };
             events.push(line);
             // The flow's end binds to the enclosing slice of the task that starts here.

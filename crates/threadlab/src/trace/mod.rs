@@ -17,6 +17,13 @@
 //! # Ok::<(), threadlab::trace::TraceError>(())
 //! ```
 //!
+//! Without editing code: `THREADLAB_TRACE=run.pftrace ./program` records the global pool from
+//! its start and saves the trace from an `atexit` handler when the program exits normally
+//! (returning from `main` or `std::process::exit`); [`save_env`] saves it earlier. A flight
+//! recorder is read without stopping it by [`Recording::snapshot`]. Beside zones, Tracy's
+//! vocabulary: [`frame_mark`] and friends, [`plot`], [`message`], [`Zone::begin_dynamic`],
+//! [`Zone::color`]; and `alloc::Counting` attributes allocations to zones and tasks.
+//!
 //! How it works, one file per mechanism:
 //! - `recorder.rs`: the on/off flag (the recording's generation), the registry of buffers, each
 //!   thread's cursor; `buffer.rs`: per-thread chunks of fixed 32-byte records, single writer, no
@@ -29,6 +36,8 @@
 //!   `compact.rs`, how a track keeps its events encoded, a few bytes each).
 //! - `builder.rs`: [`TraceBuilder`], a trace from events observed elsewhere (`threadlab run`,
 //!   another format, tests).
+//! - `marks.rs`: frame marks, plots, messages, dynamic zone names and colours (Tracy's
+//!   vocabulary); `frames.rs`: frames from the marks; `env.rs`: `THREADLAB_TRACE`.
 //! - `perfetto.rs` (protobuf TrackEvent), `json.rs` (Chrome JSON), `load.rs` (native `.tltrace`,
 //!   written and read back), `pftrace_read.rs` (`.pftrace` read back).
 
@@ -37,14 +46,17 @@ mod builder;
 mod clock;
 mod compact;
 mod decode;
+mod env;
 mod error;
 mod event;
+mod frames;
 #[cfg(test)]
 mod fuzz;
 pub mod hooks;
 mod intern;
 mod json;
 mod load;
+mod marks;
 mod os;
 mod perfetto;
 mod pftrace_read;
@@ -57,8 +69,14 @@ use std::path::Path;
 
 pub use builder::TraceBuilder;
 pub use compact::{EventIter, Events};
+pub use env::{save_env, TRACE_ENV};
 pub use error::TraceError;
-pub use event::{Event, EventKind, FlowId, NameId, TaskKind, ThreadTrack, Trace};
+pub use event::{Event, EventKind, FlowId, NameId, PlotValue, TaskKind, ThreadTrack, Trace};
+pub use event::{ARG_SPAN_ID, ARG_SPAN_PARENT, ARG_TASK_LOCATION, ARG_TASK_NAME};
+pub use marks::{
+    frame_end, frame_mark, frame_mark_named, frame_start, message, message_color, message_static,
+    plot, MAIN_FRAME, MAX_TEXT_BYTES,
+};
 pub use zone::Zone;
 
 use buffer::lock;
@@ -205,6 +223,61 @@ impl Recording {
         self.finish()
     }
 
+    /// A trace of what this recording holds now, without stopping it (for a flight recorder:
+    /// its last seconds, e.g. when a frame was late). Spans still open are closed at the
+    /// snapshot's end; events recorded while it is taken may be left out. The recording goes on,
+    /// and a later snapshot or [`Recording::stop`] sees these events again.
+    ///
+    /// ```
+    /// let rec = threadlab::trace::flight_recorder(1 << 20);
+    /// { let _z = threadlab::zone!("first"); }
+    /// let one = rec.snapshot();
+    /// { let _z = threadlab::zone!("second"); }
+    /// let two = rec.snapshot();
+    /// assert!(one.name_id("first").is_some() && one.name_id("second").is_none());
+    /// assert!(two.name_id("first").is_some() && two.name_id("second").is_some());
+    /// let _ = rec.stop();
+    /// ```
+    pub fn snapshot(&self) -> Trace {
+        let reg = lock(&REGISTRY);
+        if !reg.active || reg.generation != self.generation {
+            return Trace {
+                cpus: available_cpus(),
+                ..Trace::default()
+            };
+        }
+        let start = reg.start.unwrap_or_else(clock::Anchor::take);
+        // Each chunk's published length is read before the end is taken, so every record
+        // copied is older than the end.
+        let taken: Vec<_> = reg
+            .bufs
+            .iter()
+            .map(|b| {
+                let (chunks, dropped) = b.peek();
+                let records: Vec<buffer::ChunkRecords> =
+                    chunks.into_iter().map(buffer::ChunkRecords::new).collect();
+                (b.tid, lock(&b.name).clone(), records, dropped)
+            })
+            .collect();
+        drop(reg);
+        let end = clock::Anchor::take();
+        let conv = clock::Converter::new(start, end);
+        let raws = taken
+            .into_iter()
+            .map(|(tid, name, records, dropped)| {
+                let len = records.iter().map(|r| r.len()).sum();
+                decode::RawThread {
+                    tid,
+                    name,
+                    records: Box::new(records.into_iter().flatten()),
+                    len,
+                    dropped,
+                }
+            })
+            .collect();
+        decode::decode(raws, &conv, end.raw)
+    }
+
     fn finish(&self) -> Trace {
         let mut reg = lock(&REGISTRY);
         let end = clock::Anchor::take();
@@ -336,4 +409,9 @@ fn extension(path: &Path) -> Option<String> {
     path.extension()
         .and_then(|e| e.to_str())
         .map(str::to_ascii_lowercase)
+}
+
+/// Starts the recording `THREADLAB_TRACE` asks for (the global pool's start-up calls it).
+pub(crate) fn start_from_env() {
+    env::start_from_env();
 }

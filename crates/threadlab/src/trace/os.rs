@@ -9,9 +9,13 @@
 //! a new buffer chunk and at thread exit, at most once per [`MIN_INTERVAL_NS`] per thread (so a
 //! thread that parks thousands of times a second pays for a few hundred samples at most), plus
 //! once per live thread at `stop` (read by tid, from `/proc/self/task/<tid>/`).
+//!
+//! Linux only: on other systems there are no samples (`read_self` and `read_other` return
+//! `None`) and the thread id is a number unique among the live threads.
 
 use std::cell::{Cell, RefCell};
 use std::fs::File;
+#[cfg(target_os = "linux")]
 use std::os::unix::fs::FileExt;
 
 use super::buffer::Record;
@@ -29,9 +33,17 @@ thread_local! {
 }
 
 /// The calling thread's OS thread id.
+#[cfg(target_os = "linux")]
 pub(crate) fn gettid() -> u64 {
     // SAFETY: `gettid` takes no arguments and cannot fail.
     unsafe { libc::syscall(libc::SYS_gettid) as u64 }
+}
+
+/// Elsewhere: the address of a thread-local, unique among the live threads.
+#[cfg(not(target_os = "linux"))]
+pub(crate) fn gettid() -> u64 {
+    thread_local!(static ID: u8 = const { 0 });
+    ID.with(|id| id as *const u8 as u64)
 }
 
 /// Cumulative figures of one thread.
@@ -63,6 +75,9 @@ fn parse_status(text: &str) -> Option<(u64, u64)> {
 /// Reads the figures of thread `tid` of this process (any thread; slow: opens two files).
 #[cold]
 pub(crate) fn read_other(tid: u64) -> Option<OsSample> {
+    if !cfg!(target_os = "linux") {
+        return None;
+    }
     let dir = format!("/proc/self/task/{tid}");
     let sched = std::fs::read_to_string(format!("{dir}/schedstat")).ok()?;
     let status = std::fs::read_to_string(format!("{dir}/status")).ok()?;
@@ -80,6 +95,14 @@ pub(crate) fn read_other(tid: u64) -> Option<OsSample> {
 /// when the cached file's thread-local may already be destroyed (thread-locals are destroyed in
 /// reverse order of first use, and the recorder's exit sample runs in an earlier one's
 /// destructor), it opens the file afresh.
+#[cfg(not(target_os = "linux"))]
+pub(crate) fn read_self() -> Option<OsSample> {
+    let _ = &SCHEDSTAT;
+    None
+}
+
+/// Reads the calling thread's figures (see the Linux version).
+#[cfg(target_os = "linux")]
 #[cold]
 pub(crate) fn read_self() -> Option<OsSample> {
     let mut buf = [0u8; 128];

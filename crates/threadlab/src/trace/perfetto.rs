@@ -9,6 +9,10 @@
 //! Spans (zones, tasks, spinning, parked, lock waits) are SLICE_BEGIN/SLICE_END pairs on the
 //! thread track; spawns, steals, wake-ups and lock hand-offs are flows (arrows) between
 //! events: the TrackEvent `flow_ids` on the origin and `terminating_flow_ids` on the target.
+//! A span's arguments ([`EventKind::Arg`]: `tracing` fields, a task's name and location) are
+//! text debug annotations on its slice begin; the zones that are entries of one span (the same
+//! `span.id`, e.g. a span carried into a task on another worker) share a flow, so Perfetto
+//! draws an arrow from each entry to the next.
 //! Each thread writes on its own packet sequence. What Perfetto has no field for rides in debug
 //! annotations, so that `pftrace_read.rs` reads the trace back whole: the duration, dropped and
 //! CPU counts on a `threadlab trace` instant of the process track, a worker's index on a
@@ -48,11 +52,13 @@ pub(super) const TE_TRACK: u32 = 11;
 pub(super) const TE_CATEGORY: u32 = 22;
 pub(super) const TE_NAME: u32 = 23;
 pub(super) const TE_COUNTER: u32 = 30;
+pub(super) const TE_DOUBLE_COUNTER: u32 = 44;
 pub(super) const TE_FLOW: u32 = 47;
 pub(super) const TE_TERMINATING_FLOW: u32 = 48;
 // DebugAnnotation fields.
 pub(super) const DA_UINT: u32 = 3;
 pub(super) const DA_NAME: u32 = 10;
+pub(super) const DA_STRING: u32 = 6;
 // TrackEvent.Type values.
 pub(super) const SLICE_BEGIN: u64 = 1;
 pub(super) const SLICE_END: u64 = 2;
@@ -66,6 +72,9 @@ pub(crate) const META_NAME: &str = "threadlab trace";
 pub(crate) const END_NAME: &str = "threadlab end";
 /// The thread-track instant (at 0) that carries a worker's index.
 pub(crate) const WORKER_NAME: &str = "threadlab worker";
+/// A thread-track instant carrying an argument that follows no span begin (its text
+/// annotation is the argument).
+pub(crate) const ARG_NAME: &str = "threadlab arg";
 
 /// A protobuf message being written.
 #[derive(Default)]
@@ -120,8 +129,12 @@ struct Ev<'a> {
     flows: Vec<u64>,
     terminating: Vec<u64>,
     counter: Option<i64>,
+    /// A plot's value (`double_counter_value`).
+    double: Option<f64>,
     /// Debug annotations (name, unsigned value).
     args: Vec<(&'static str, u64)>,
+    /// Debug annotations (name, text): the trace's [`EventKind::Arg`]s.
+    str_args: Vec<(&'a str, &'a str)>,
 }
 
 impl<'a> Ev<'a> {
@@ -135,7 +148,9 @@ impl<'a> Ev<'a> {
             flows: vec![],
             terminating: vec![],
             counter: None,
+            double: None,
             args: vec![],
+            str_args: vec![],
         }
     }
 }
@@ -186,6 +201,9 @@ impl Out {
             if let Some(v) = e.counter {
                 t.uint(TE_COUNTER, v as u64);
             }
+            if let Some(v) = e.double {
+                t.fixed64(TE_DOUBLE_COUNTER, v.to_bits());
+            }
             for f in &e.flows {
                 t.fixed64(TE_FLOW, *f);
             }
@@ -195,6 +213,11 @@ impl Out {
             for &(name, v) in &e.args {
                 let mut a = Msg::default();
                 a.str(DA_NAME, name).uint(DA_UINT, v);
+                t.msg(TE_DEBUG, &a);
+            }
+            for &(name, v) in &e.str_args {
+                let mut a = Msg::default();
+                a.str(DA_NAME, name).str(DA_STRING, v);
                 t.msg(TE_DEBUG, &a);
             }
             p.msg(P_TRACK_EVENT, &t);
@@ -227,6 +250,7 @@ pub(crate) fn encode(trace: &Trace) -> Vec<u8> {
     // Thread, lock and counter tracks.
     let mut lock_tracks: HashMap<(usize, u64), u64> = HashMap::new();
     let mut counter_tracks: HashMap<u32, u64> = HashMap::new();
+    let mut plot_tracks: HashMap<u32, u64> = HashMap::new();
     for (i, t) in trace.threads.iter().enumerate() {
         out.packet(1, false, None, |p| {
             let mut th = Msg::default();
@@ -266,6 +290,12 @@ pub(crate) fn encode(trace: &Trace) -> Vec<u8> {
                     counter_tracks.insert(name.0, uuid);
                     out.descriptor(uuid, Some(PROCESS_UUID), trace.name(name), true);
                 }
+                EventKind::Plot { name, .. } if !plot_tracks.contains_key(&name.0) => {
+                    let uuid = PLOT_TRACKS + name.0 as u64;
+                    plot_tracks.insert(name.0, uuid);
+                    let label = format!("{PLOT_PREFIX}{}", trace.name(name));
+                    out.descriptor(uuid, Some(PROCESS_UUID), &label, true);
+                }
                 _ => {}
             }
         }
@@ -304,11 +334,13 @@ pub(crate) fn encode(trace: &Trace) -> Vec<u8> {
         .iter()
         .map(|n| (format!("wait: {n}"), format!("hold: {n}")))
         .collect();
+    let mut span_flows: HashMap<u32, u64> = HashMap::new();
     for (i, t) in trace.threads.iter().enumerate() {
         let seq = i as u32 + 2;
         let track = thread_uuid(i);
         let mut first = true;
         let mut waiting = None;
+        let mut allocs = None;
         let mut emit = |out: &mut Out, e: Ev<'_>| {
             if first {
                 out.packet(seq, true, None, |_| {});
@@ -321,19 +353,33 @@ pub(crate) fn encode(trace: &Trace) -> Vec<u8> {
             ev.args.push(("worker", w as u64));
             emit(&mut out, ev);
         }
-        for e in &t.events {
+        let mut events = t.events.iter().peekable();
+        // A span's arguments ride on its begin as text annotations.
+        while let Some(e) = events.next() {
             let ts = e.ts_ns;
             match e.kind {
                 EventKind::ZoneBegin { name } => {
                     let mut ev = Ev::new(ts, track, SLICE_BEGIN, Some(trace.name(name)));
                     ev.category = Some("zone");
+                    take_args(&mut ev, &mut events, trace, &mut span_flows);
+                    emit(&mut out, ev);
+                }
+                EventKind::Arg { key, value } => {
+                    let mut ev = Ev::new(ts, track, INSTANT, Some(ARG_NAME));
+                    ev.str_args.push((trace.name(key), trace.name(value)));
                     emit(&mut out, ev);
                 }
                 EventKind::ZoneEnd
                 | EventKind::TaskEnd
                 | EventKind::SpinEnd
                 | EventKind::ParkEnd => {
-                    emit(&mut out, Ev::new(ts, track, SLICE_END, None));
+                    let mut ev = Ev::new(ts, track, SLICE_END, None);
+                    // Perfetto shows an end's annotations among its slice's arguments.
+                    if let Some((count, bytes)) = allocs.take() {
+                        ev.args.push((ALLOCS_ARG, count));
+                        ev.args.push((ALLOC_BYTES_ARG, bytes));
+                    }
+                    emit(&mut out, ev);
                 }
                 EventKind::TaskBegin { kind, flow } => {
                     let mut ev = Ev::new(
@@ -344,6 +390,7 @@ pub(crate) fn encode(trace: &Trace) -> Vec<u8> {
                     );
                     ev.category = Some("task");
                     ev.terminating.extend(flow.map(|f| f.0));
+                    take_args(&mut ev, &mut events, trace, &mut span_flows);
                     emit(&mut out, ev);
                 }
                 EventKind::Spawn { flow } => {
@@ -463,7 +510,46 @@ pub(crate) fn encode(trace: &Trace) -> Vec<u8> {
                         emit(&mut out, ev);
                     }
                 }
+                EventKind::FrameMark { name } | EventKind::FrameStart { name } => {
+                    let mut ev = Ev::new(ts, track, INSTANT, Some(trace.name(name)));
+                    ev.category = Some(if matches!(e.kind, EventKind::FrameMark { .. }) {
+                        FRAME_MARK_CATEGORY
+                    } else {
+                        FRAME_START_CATEGORY
+                    });
+                    emit(&mut out, ev);
+                }
+                EventKind::Plot { name, value } => {
+                    let mut ev = Ev::new(ts, plot_tracks[&name.0], COUNTER, None);
+                    ev.double = Some(value.get());
+                    emit(&mut out, ev);
+                }
+                EventKind::Message { text, rgb } => {
+                    let mut ev = Ev::new(ts, track, INSTANT, Some(trace.name(text)));
+                    ev.category = Some(MESSAGE_CATEGORY);
+                    if rgb != 0 {
+                        ev.args.push((COLOR_ARG, rgb as u64));
+                    }
+                    emit(&mut out, ev);
+                }
+                EventKind::ZoneColor { rgb } => {
+                    let mut ev = Ev::new(ts, track, INSTANT, Some(ZONE_COLOR_NAME));
+                    ev.args.push((COLOR_ARG, rgb as u64));
+                    emit(&mut out, ev);
+                }
+                EventKind::Allocs { count, bytes } => allocs = Some((count, bytes)),
             }
+        }
+    }
+    // Each frame set as a track of its frames (derived from the marks: the reader skips it).
+    for (k, set) in trace.frame_sets().into_iter().enumerate() {
+        let uuid = FRAME_TRACKS + k as u64;
+        let label = format!("{FRAMES_PREFIX}{}", trace.name(set));
+        out.descriptor(uuid, Some(PROCESS_UUID), &label, false);
+        for (n, (begin, end)) in trace.frames(trace.name(set)).into_iter().enumerate() {
+            let name = format!("frame {}", n + 1);
+            out.event(1, &Ev::new(begin, uuid, SLICE_BEGIN, Some(&name)));
+            out.event(1, &Ev::new(end, uuid, SLICE_END, None));
         }
     }
     // The last packet, so that a reader can tell a whole file from a truncated one.
@@ -474,6 +560,31 @@ pub(crate) fn encode(trace: &Trace) -> Vec<u8> {
     out.trace.0
 }
 
+/// Moves the [`EventKind::Arg`]s that follow a span's begin onto it, as text annotations.
+/// A zone that is one entry of a span (its `span.id` argument) also gets a flow of that span:
+/// Perfetto draws an arrow from each entry to the next one, e.g. from the span on the thread
+/// that spawned a task to the same span entered on the worker that ran it.
+fn take_args<'a>(
+    ev: &mut Ev<'a>,
+    events: &mut std::iter::Peekable<impl Iterator<Item = super::event::Event>>,
+    trace: &'a Trace,
+    span_flows: &mut HashMap<u32, u64>,
+) {
+    while let Some(EventKind::Arg { key, value }) = events.peek().map(|e| e.kind) {
+        let key_text = trace.name(key);
+        ev.str_args.push((key_text, trace.name(value)));
+        if key_text == super::event::ARG_SPAN_ID && ev.category == Some("zone") {
+            let next = SPAN_FLOWS + span_flows.len() as u64;
+            ev.flows.push(*span_flows.entry(value.0).or_insert(next));
+        }
+        events.next();
+    }
+}
+
+/// The first flow id of the spans' flows, far above the trace's own (one per spawn or
+/// hand-off) and the steal and wake-up arrows numbered after them.
+const SPAN_FLOWS: u64 = 1 << 48;
+
 /// The per-thread OS counter tracks, in order (uuid = thread track + 1 + index).
 pub(super) const OS_COUNTERS: [&str; 4] = [
     "on-CPU ns",
@@ -481,3 +592,20 @@ pub(super) const OS_COUNTERS: [&str; 4] = [
     "voluntary switches",
     "involuntary switches",
 ];
+
+/// Plot tracks: `uuid = PLOT_TRACKS + name id`, named `plot: NAME`.
+pub(super) const PLOT_TRACKS: u64 = 0x7100_0000_0000;
+/// Frame tracks (one per frame set): `uuid = FRAME_TRACKS + k`, named `frames: NAME`.
+pub(super) const FRAME_TRACKS: u64 = 0x7200_0000_0000;
+pub(super) const PLOT_PREFIX: &str = "plot: ";
+pub(super) const FRAMES_PREFIX: &str = "frames: ";
+/// Categories of the instants of frame marks, frame starts and messages on a thread's track.
+pub(super) const FRAME_MARK_CATEGORY: &str = "frame";
+pub(super) const FRAME_START_CATEGORY: &str = "frame start";
+pub(super) const MESSAGE_CATEGORY: &str = "message";
+/// The instant that carries a zone's colour (`color` annotation).
+pub(super) const ZONE_COLOR_NAME: &str = "zone color";
+pub(super) const COLOR_ARG: &str = "color";
+/// Annotations of a zone's or task's slice end: what it allocated.
+pub(super) const ALLOCS_ARG: &str = "allocs";
+pub(super) const ALLOC_BYTES_ARG: &str = "alloc_bytes";

@@ -20,6 +20,8 @@
 use std::collections::HashMap;
 
 use super::compact::Bad;
+#[cfg(test)]
+use super::event::PlotValue;
 use super::event::{Event, EventKind, FlowId, NameId, TaskKind, ThreadTrack, Trace};
 use super::perfetto::*;
 
@@ -157,9 +159,12 @@ struct Te {
     name: Option<String>,
     category: Option<String>,
     counter: u64,
+    double: Option<f64>,
     flow: Option<u64>,
     terminating: Option<u64>,
     args: Vec<(String, u64)>,
+    /// Text annotations: the trace's `EventKind::Arg`s, in order.
+    str_args: Vec<(String, String)>,
 }
 
 impl Te {
@@ -189,19 +194,24 @@ fn track_event(b: &[u8], base: usize, ts: u64) -> Result<Te, Bad> {
             (TE_NAME, Val::Bytes(n)) => e.name = Some(text(n, at)?),
             (TE_CATEGORY, Val::Bytes(n)) => e.category = Some(text(n, at)?),
             (TE_COUNTER, Val::Int(c)) => e.counter = c,
+            (TE_DOUBLE_COUNTER, Val::Int(bits)) => e.double = Some(f64::from_bits(bits)),
             (TE_FLOW, Val::Int(c)) => e.flow = Some(c),
             (TE_TERMINATING_FLOW, Val::Int(c)) => e.terminating = Some(c),
             (TE_DEBUG, Val::Bytes(a)) => {
-                let (mut name, mut val) = (String::new(), 0);
+                let (mut name, mut val, mut string) = (String::new(), 0, None);
                 let mut aw = Wire::new(a, at);
                 while let Some((f, at, v)) = aw.next()? {
                     match (f, v) {
                         (DA_NAME, Val::Bytes(n)) => name = text(n, at)?,
                         (DA_UINT, Val::Int(x)) => val = x,
+                        (DA_STRING, Val::Bytes(s)) => string = Some(text(s, at)?),
                         _ => {}
                     }
                 }
-                e.args.push((name, val));
+                match string {
+                    Some(s) => e.str_args.push((name, s)),
+                    None => e.args.push((name, val)),
+                }
             }
             _ => {}
         }
@@ -215,6 +225,7 @@ enum Role {
     Os(usize, usize),
     Hold(usize, String),
     Counter(String),
+    Plot(String),
     Other,
 }
 
@@ -330,7 +341,10 @@ pub(crate) fn decode(bytes: &[u8]) -> Result<Trace, Bad> {
                 Some(n) => Role::Hold(i, n.to_owned()),
                 None => Role::Other,
             },
-            (None, true) => Role::Counter(d.name.clone()),
+            (None, true) => match d.name.strip_prefix(PLOT_PREFIX) {
+                Some(n) => Role::Plot(n.to_owned()),
+                None => Role::Counter(d.name.clone()),
+            },
             (None, false) => continue,
         };
         roles.insert(d.uuid, role);
@@ -345,6 +359,12 @@ pub(crate) fn decode(bytes: &[u8]) -> Result<Trace, Bad> {
         let mut os = [0u64; 4];
         let mut handoff = None;
         for e in evs {
+            if let Some(allocs) = allocs_of(e, &roles, i) {
+                t.events.push(Event {
+                    ts_ns: e.ts,
+                    kind: allocs,
+                });
+            }
             let kind = match roles.get(&e.track) {
                 Some(Role::Thread(j)) if *j == i => thread_event(e, &mut open, &mut names, t)?,
                 Some(Role::Os(j, k)) if *j == i => {
@@ -385,6 +405,10 @@ pub(crate) fn decode(bytes: &[u8]) -> Result<Trace, Bad> {
                     name: names.id(n),
                     value: e.counter as i64,
                 }),
+                Some(Role::Plot(n)) => Some(EventKind::Plot {
+                    name: names.id(n),
+                    value: super::event::PlotValue::new(e.double.unwrap_or(0.0)),
+                }),
                 // Arrow ends drawn on another thread's track.
                 Some(Role::Thread(_)) => None,
                 _ => {
@@ -396,6 +420,13 @@ pub(crate) fn decode(bytes: &[u8]) -> Result<Trace, Bad> {
             };
             if let Some(kind) = kind {
                 t.events.push(Event { ts_ns: e.ts, kind });
+            }
+            if matches!(roles.get(&e.track), Some(Role::Thread(j)) if *j == i) {
+                for (key, value) in &e.str_args {
+                    let (key, value) = (names.id(key), names.id(value));
+                    let kind = EventKind::Arg { key, value };
+                    t.events.push(Event { ts_ns: e.ts, kind });
+                }
             }
         }
     }
@@ -446,30 +477,52 @@ fn thread_event(
             Some(_) => None,
             None => return Err((e.at as u64, "a slice ends that never began".to_owned())),
         },
-        INSTANT => match name {
-            WORKER_NAME => {
+        INSTANT => match (e.category.as_deref(), name) {
+            (Some(FRAME_MARK_CATEGORY), n) => Some(FrameMark { name: names.id(n) }),
+            (Some(FRAME_START_CATEGORY), n) => Some(FrameStart { name: names.id(n) }),
+            (Some(MESSAGE_CATEGORY), n) => Some(Message {
+                text: names.id(n),
+                rgb: e.arg(COLOR_ARG).unwrap_or(0) as u32,
+            }),
+            (None, ZONE_COLOR_NAME) => Some(ZoneColor {
+                rgb: e.arg(COLOR_ARG)? as u32,
+            }),
+            (_, WORKER_NAME) => {
                 t.worker = Some(
                     u32::try_from(e.arg("worker")?)
                         .map_err(|_| (e.at as u64, "bad worker index".to_owned()))?,
                 );
                 None
             }
-            "spawn" => Some(Spawn {
+            (_, "spawn") => Some(Spawn {
                 flow: FlowId(e.flow.ok_or_else(|| missing("flow-less spawn"))?),
             }),
-            "steal attempt" => Some(StealAttempt {
+            (_, "steal attempt") => Some(StealAttempt {
                 victim: e.arg("victim")? as u32,
             }),
-            "steal" => Some(Steal {
+            (_, "steal") => Some(Steal {
                 victim: e.arg("victim")? as u32,
             }),
-            "wake" => Some(Wake {
+            (_, "wake") => Some(Wake {
                 woken: e.arg("woken")? as u32,
             }),
-            "injector push" => Some(InjectorPush),
+            (_, "injector push") => Some(InjectorPush),
+            // Its argument follows, from the text annotation.
+            (_, ARG_NAME) => None,
             _ => return Err(missing("instant")),
         },
         _ => return Err(missing("event type of")),
+    })
+}
+
+/// The allocation counts a zone's or task's slice end carries, as the event that precedes it.
+fn allocs_of(e: &Te, roles: &HashMap<u64, Role>, i: usize) -> Option<EventKind> {
+    if e.ty != SLICE_END || !matches!(roles.get(&e.track), Some(Role::Thread(j)) if *j == i) {
+        return None;
+    }
+    Some(EventKind::Allocs {
+        count: e.arg(ALLOCS_ARG).ok()?,
+        bytes: e.arg(ALLOC_BYTES_ARG).ok()?,
     })
 }
 

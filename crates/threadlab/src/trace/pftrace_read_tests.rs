@@ -7,7 +7,9 @@ use super::*;
 #[test]
 fn every_kind_round_trips() {
     use EventKind::*;
-    let names = vec!["decode".to_owned(), "queue".to_owned(), "depth".to_owned()];
+    let names = ["decode", "queue", "depth", "frame", "fps", "hello"]
+        .map(str::to_owned)
+        .to_vec();
     let ev = |ts_ns, kind| Event { ts_ns, kind };
     let a = vec![
         ev(0, ParkBegin),
@@ -20,6 +22,21 @@ fn every_kind_round_trips() {
             },
         ),
         ev(7, ZoneBegin { name: NameId(0) }),
+        ev(7, ZoneColor { rgb: 0x123456 }),
+        ev(
+            7,
+            Arg {
+                key: NameId(1),
+                value: NameId(2),
+            },
+        ),
+        ev(
+            7,
+            Arg {
+                key: NameId(2),
+                value: NameId(0),
+            },
+        ),
         ev(
             8,
             LockWait {
@@ -43,8 +60,38 @@ fn every_kind_round_trips() {
                 handoff: None,
             },
         ),
+        ev(
+            11,
+            Allocs {
+                count: 2,
+                bytes: 64,
+            },
+        ),
         ev(11, ZoneEnd),
         ev(12, TaskEnd),
+        ev(12, FrameStart { name: NameId(3) }),
+        ev(
+            12,
+            Plot {
+                name: NameId(4),
+                value: PlotValue::new(59.5),
+            },
+        ),
+        ev(
+            12,
+            Message {
+                text: NameId(5),
+                rgb: 0,
+            },
+        ),
+        ev(
+            13,
+            Message {
+                text: NameId(5),
+                rgb: 0xff0000,
+            },
+        ),
+        ev(13, FrameMark { name: NameId(3) }),
         ev(
             13,
             Counter {
@@ -75,6 +122,13 @@ fn every_kind_round_trips() {
         ev(1, Spawn { flow: FlowId(3) }),
         ev(2, Wake { woken: 0 }),
         ev(3, InjectorPush),
+        ev(
+            3,
+            Arg {
+                key: NameId(0),
+                value: NameId(1),
+            },
+        ),
         ev(
             4,
             LockAcquired {
@@ -125,7 +179,13 @@ fn every_kind_round_trips() {
 fn resolve(t: &Trace, k: EventKind) -> String {
     use EventKind::*;
     match k {
-        ZoneBegin { name } | Counter { name, .. } | LockWait { name, .. } => {
+        ZoneBegin { name }
+        | Counter { name, .. }
+        | LockWait { name, .. }
+        | FrameMark { name }
+        | FrameStart { name }
+        | Plot { name, .. }
+        | Message { text: name, .. } => {
             format!("{k:?} {}", t.name(name)).replace(&format!("{name:?}"), "")
         }
         LockAcquired { name, .. } | LockReleased { name, .. } => {

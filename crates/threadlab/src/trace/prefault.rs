@@ -42,6 +42,10 @@ fn populate(chunk: &Chunk) {
     let page = 4096;
     let start = (ptr as usize).next_multiple_of(page);
     let end = (ptr as usize + len) / page * page;
+    // Elsewhere the chunk is faulted in by its first writes, as without the helper.
+    #[cfg(not(target_os = "linux"))]
+    let _ = (start, end);
+    #[cfg(target_os = "linux")]
     if end > start {
         // SAFETY: the range lies inside the chunk's allocation, which `chunk` keeps alive;
         // MADV_POPULATE_WRITE only populates page tables and changes no byte of the range.

@@ -38,3 +38,32 @@ pub(crate) const OS_SCHED: u32 = 20;
 pub(crate) const OS_SWITCHES: u32 = 21;
 /// c = worker index of this thread.
 pub(crate) const WORKER: u32 = 22;
+/// a = name ptr, c = name len: a frame of that frame set ends.
+pub(crate) const FRAME_MARK: u32 = 23;
+/// a = name ptr, c = name len: a discontinuous frame starts.
+pub(crate) const FRAME_START: u32 = 24;
+/// a = name ptr, c = name len, b = the value's `f64` bits.
+pub(crate) const PLOT: u32 = 25;
+/// b = colour, c = text length; the text follows in `TEXT` records.
+pub(crate) const MESSAGE: u32 = 26;
+/// a = text ptr, c = text len (a `&'static str`), b = colour.
+pub(crate) const MESSAGE_STATIC: u32 = 27;
+/// c = name length; a zone begins whose name follows in `TEXT` records.
+pub(crate) const ZONE_BEGIN_TEXT: u32 = 28;
+/// c = colour of the innermost open zone.
+pub(crate) const ZONE_COLOR: u32 = 29;
+/// Up to 24 bytes of the text of the record before: `ts`, `a`, `b` in little-endian order,
+/// c = how many of them are text. Its `ts` is not a timestamp.
+pub(crate) const TEXT: u32 = 30;
+/// a = the thread's allocations so far, b = its bytes so far (`alloc::Counting`); c = 1: taken
+/// right after a zone or task began, c = 2: right before one ends.
+pub(crate) const ALLOC_MARK: u32 = 31;
+/// An argument of the open zone or task: a = key ptr, c = key len (low 16 bits) | value len
+/// (high 16 bits), b = the value's first 8 bytes; the rest follows in `ARG_BYTES` records.
+pub(crate) const ARG: u32 = 40;
+/// The next 20 bytes of an `ARG`'s value: a, b (little-endian), then c.
+pub(crate) const ARG_BYTES: u32 = 41;
+/// The running task's name: a = ptr, c = len.
+pub(crate) const TASK_NAME: u32 = 42;
+/// The running task's spawn location: a = file ptr, c = file len, b = line << 32 | column.
+pub(crate) const TASK_LOCATION: u32 = 43;

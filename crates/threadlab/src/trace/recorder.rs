@@ -60,6 +60,7 @@ pub(crate) fn switch_on(reg: &mut Registry) {
     // SeqCst: orders the flag after the registry update for threads that read both; the hot
     // path's relaxed load only needs to see it eventually.
     STATE.store(reg.generation, Ordering::SeqCst);
+    crate::context::set_recording(true);
 }
 
 /// Turns recording off (the caller holds the registry lock).
@@ -67,6 +68,7 @@ pub(crate) fn switch_off(reg: &mut Registry) {
     reg.active = false;
     // SeqCst: see `switch_on`.
     STATE.store(0, Ordering::SeqCst);
+    crate::context::set_recording(false);
 }
 
 /// One thread's cursor into its current chunk: plain cells, no destructor, so the hot path's
@@ -143,6 +145,11 @@ pub(crate) fn record(kind: u32, a: u64, b: u64, c: u32) {
 #[inline]
 fn record_on(gen: u64, kind: u32, a: u64, b: u64, c: u32) {
     let ts = clock::now();
+    push(gen, Record { ts, a, b, kind, c });
+}
+
+#[inline]
+fn push(gen: u64, rec: Record) {
     let _ = HOT.try_with(|h| {
         if h.generation.get() != gen || h.index.get() == h.capacity.get() {
             // `try_with`: once `COLD` is destroyed (thread exit) events are dropped.
@@ -153,7 +160,7 @@ fn record_on(gen: u64, kind: u32, a: u64, b: u64, c: u32) {
             // SAFETY: a non-zero capacity means `chunk` is set and kept alive by `COLD.owned`
             // (whose drop zeroes the capacity first); this thread is its only writer, and
             // `index` is its current length, below its capacity (checked just above).
-            unsafe { (*h.chunk.get()).push_at(index, Record { ts, a, b, kind, c }) };
+            unsafe { (*h.chunk.get()).push_at(index, rec) };
             h.index.set(index + 1);
         }
     });
@@ -266,4 +273,139 @@ pub(crate) fn set_worker_index(index: u32) {
             record(super::raw::WORKER, 0, 0, index);
         }
     });
+}
+
+/// The longest text a message or dynamic zone name keeps, in bytes (longer ones are cut at a
+/// character boundary).
+pub(crate) const MAX_TEXT: usize = 1024;
+
+/// Bytes of text one `TEXT` record carries.
+const TEXT_BYTES: usize = 24;
+
+/// Records `kind` (with `b`, and `c` = the text's length) followed by the text in `TEXT`
+/// records, all in one chunk (so the flight recorder keeps or drops them together, and no OS
+/// sample of a new chunk comes between them).
+pub(crate) fn record_text(kind: u32, b: u64, text: &str) {
+    record_text_then(kind, b, text, false);
+}
+
+/// [`record_text`], then (`allocs`) an `ALLOC_MARK` of a span that just began, in the same chunk.
+pub(crate) fn record_text_then(kind: u32, b: u64, text: &str, allocs: bool) {
+    let gen = generation();
+    if gen == 0 {
+        return;
+    }
+    let mut end = text.len().min(MAX_TEXT);
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    let bytes = &text.as_bytes()[..end];
+    let mut recs = [Record::default(); 2 + MAX_TEXT.div_ceil(TEXT_BYTES)];
+    recs[0] = Record {
+        ts: clock::now(),
+        a: 0,
+        b,
+        kind,
+        c: bytes.len() as u32,
+    };
+    let mut n = 1;
+    for piece in bytes.chunks(TEXT_BYTES) {
+        let mut buf = [0u8; TEXT_BYTES];
+        buf[..piece.len()].copy_from_slice(piece);
+        let word = |i: usize| u64::from_le_bytes(buf[i * 8..i * 8 + 8].try_into().expect("8"));
+        recs[n] = Record {
+            ts: word(0),
+            a: word(1),
+            b: word(2),
+            kind: super::raw::TEXT,
+            c: piece.len() as u32,
+        };
+        n += 1;
+    }
+    if allocs {
+        let (count, bytes) = crate::alloc::thread_counts();
+        recs[n] = Record {
+            ts: recs[0].ts,
+            a: count,
+            b: bytes,
+            kind: super::raw::ALLOC_MARK,
+            c: 1,
+        };
+        n += 1;
+    }
+    push_group(gen, &recs[..n]);
+}
+
+/// The text carried by the `TEXT` records that follow a header of `len` bytes.
+pub(crate) fn text_of(len: u32, texts: &mut dyn Iterator<Item = Record>) -> String {
+    let mut bytes = Vec::with_capacity(len as usize);
+    while bytes.len() < len as usize {
+        let Some(r) = texts.next() else { break };
+        let mut buf = [0u8; TEXT_BYTES];
+        buf[..8].copy_from_slice(&r.ts.to_le_bytes());
+        buf[8..16].copy_from_slice(&r.a.to_le_bytes());
+        buf[16..].copy_from_slice(&r.b.to_le_bytes());
+        bytes.extend_from_slice(&buf[..(r.c as usize).min(TEXT_BYTES)]);
+    }
+    String::from_utf8_lossy(&bytes).into_owned()
+}
+
+/// Records `recs` (timestamps taken by the caller) one after another in one chunk, or none of
+/// them if they do not fit in a fresh chunk (the memory cap, or a tiny flight-recorder chunk).
+pub(crate) fn push_group(gen: u64, recs: &[Record]) {
+    let _ = HOT.try_with(|h| {
+        if h.generation.get() != gen || h.capacity.get() - h.index.get() < recs.len() {
+            let _ = COLD.try_with(|cold| refill(h, cold, gen));
+        }
+        let index = h.index.get();
+        if h.generation.get() != gen || h.capacity.get().saturating_sub(index) < recs.len() {
+            return;
+        }
+        for (k, rec) in recs.iter().enumerate() {
+            // SAFETY: as in `record_on`; `index + k` is below the capacity (checked above) and
+            // is the chunk's current length, since this thread publishes them in order.
+            unsafe { (*h.chunk.get()).push_at(index + k, *rec) };
+        }
+        h.index.set(index + recs.len());
+    });
+}
+
+/// Records `kind` and, right after it in the same chunk, an `ALLOC_MARK` with the thread's
+/// allocation counts (`begin`: the span just began; else it is about to end, and the mark comes
+/// first).
+#[inline(never)]
+pub(crate) fn record_with_allocs(kind: u32, a: u64, b: u64, c: u32, begin: bool) {
+    let gen = generation();
+    if gen == 0 {
+        return;
+    }
+    let (count, bytes) = crate::alloc::thread_counts();
+    let ts = clock::now();
+    let span = Record { ts, a, b, kind, c };
+    let mark = Record {
+        ts,
+        a: count,
+        b: bytes,
+        kind: super::raw::ALLOC_MARK,
+        c: if begin { 1 } else { 2 },
+    };
+    if begin {
+        push_group(gen, &[span, mark]);
+    } else {
+        push_group(gen, &[mark, span]);
+    }
+}
+
+/// Records a span's begin or end: with the thread's allocation counts when a
+/// `alloc::Counting` allocator is in use, else as [`record`].
+#[inline(always)]
+pub(crate) fn record_span(kind: u32, a: u64, b: u64, c: u32, begin: bool) {
+    let gen = generation();
+    if gen != 0 {
+        if crate::alloc::counting() {
+            record_with_allocs(kind, a, b, c, begin);
+        } else {
+            record_on(gen, kind, a, b, c);
+        }
+    }
 }

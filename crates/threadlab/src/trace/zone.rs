@@ -7,7 +7,7 @@ use super::hooks;
 #[must_use = "a zone ends when dropped: bind it with `let _z = ...`"]
 #[derive(Debug)]
 pub struct Zone {
-    recorded: bool,
+    pub(super) recorded: bool,
 }
 
 impl Zone {

@@ -1,4 +1,5 @@
-//! The run-next slot and the cooperative budget.
+//! The run-next slot and the cooperative budget: a queue of the pool's (each worker reads its
+//! own first, and the others' when searching), holding future tasks (`crate::task`).
 //!
 //! # The slot
 //!
@@ -52,7 +53,7 @@ use crate::job::JobRef;
 use crate::loom::sync::atomic::{AtomicPtr, AtomicU32, AtomicU64, Ordering};
 use crate::pool::sleep::Submit;
 use crate::pool::worker::WorkerThread;
-use crate::task::cell::{job_ref, Header};
+use crate::task::{job_ref, Header};
 use crate::trace::hooks;
 
 /// Tasks a worker takes from its run-next slot in a row before a woken task goes to the back
@@ -160,11 +161,7 @@ impl WorkerThread {
     pub(crate) fn push_yielded(&self, job: JobRef) {
         let registry = self.registry();
         let others_waiting = !registry.injector.is_empty() || !self.deque_is_empty();
-        registry.injector.push(job);
-        if hooks::enabled() {
-            hooks::injector_push();
-            hooks::queue_depth("injector", registry.injector.len() as i64);
-        }
+        registry.push_injector(job);
         registry.sleep.notify(Submit::Yield { others_waiting });
     }
 

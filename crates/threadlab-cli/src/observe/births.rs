@@ -1,0 +1,634 @@
+//! Every thread's birth and death, exactly, for `threadlab run`: the observer starts the command
+//! as a traced child (`PTRACE_TRACEME` before `execve`) and asks the kernel to trace each thread
+//! it clones (`PTRACE_O_TRACECLONE`). Each `clone` of a thread then stops the creating thread
+//! with `PTRACE_EVENT_CLONE` (the new thread's id in `PTRACE_GETEVENTMSG`) and starts the new
+//! one stopped; the tracer notes the time and lets both go on. A traced thread's exit is reported
+//! to the tracer (`waitid` sees it as a zombie until the tracer reaps it), so deaths cost the
+//! program no stop: with `WNOWAIT` the tracer first reads the dead thread's `comm` and
+//! `schedstat` (its whole time on a CPU and runnable-but-waiting), then reaps it.
+//! Semantics: ptrace(2) ("PTRACE_O_TRACECLONE", "Death under ptrace", "Group-stop").
+//!
+//! Why ptrace: it needs no privilege for one's own child, which is what `run` promises. The
+//! alternatives need more: the `sched:sched_process_fork`/`task:task_newtask` tracepoints
+//! through `perf_event_open` need `perf_event_paranoid` ≤ −1 or `CAP_PERFMON` (raw tracepoint
+//! access; Debian and Ubuntu ship 2 or more), and the netlink proc connector needs
+//! `CAP_NET_ADMIN`. Their advantage would be that the program never stops; ptrace stops the
+//! creating thread and the new one once per creation (the README gives the measured cost).
+//!
+//! The sampler still reads each live thread's state from `/proc`; `merge` puts the two together:
+//! a sampled thread gets its exact birth and death and its final time on a CPU; a thread that
+//! lived between two samples, which the sampler never saw, is added with those alone.
+//!
+//! Thread ids are reused (`pid_max` is often 32,768), so lives are kept in order of birth and a
+//! sampled thread is matched to the latest life of its id born before it was first sampled.
+//! A traced thread's initial stop and its creator's clone event may reach the tracer in either
+//! order; whichever comes first is the birth. Signals other than the initial stop are passed on;
+//! a group-stop (e.g. SIGTSTP) is resumed at once (the old-style tracing `PTRACE_TRACEME` gives
+//! has no `PTRACE_LISTEN`), so job control does not stop a traced program.
+
+use std::collections::HashMap;
+use std::io;
+use std::os::unix::process::CommandExt;
+use std::os::unix::thread::JoinHandleExt;
+use std::process::Command;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{mpsc, Arc};
+use std::thread::JoinHandle;
+use std::time::Instant;
+
+use super::sampler::{Observed, ThreadLog};
+
+/// One thread's life as the tracer saw it.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Life {
+    /// Its id.
+    pub tid: u64,
+    /// Its name when it died (or `""` if it could not be read).
+    pub name: String,
+    /// When the tracer learned of its creation, ns since the observation began (0 for the
+    /// command's first thread).
+    pub born_ns: u64,
+    /// When the tracer learned of its death; `None` for the process's last thread, which ends
+    /// with the observation.
+    pub died_ns: Option<u64>,
+    /// Its whole time on a CPU and runnable-but-waiting, ns, read as it died.
+    pub on_cpu_ns: u64,
+    /// See `on_cpu_ns`.
+    pub runqueue_ns: u64,
+    /// It existed before the observation began (`watch`): its birth is unknown.
+    pub pre_existing: bool,
+}
+
+/// What the tracer saw of the whole run.
+#[derive(Clone, Debug, Default)]
+pub struct Lives {
+    /// Every thread, in order of birth.
+    pub lives: Vec<Life>,
+    /// The tracer's own CPU time, ns.
+    pub tracer_cpu_ns: u64,
+    /// The command's exit code, or `None` if a signal killed it.
+    pub exit_code: Option<i32>,
+    /// When the tracer learned the command's process had exited, ns.
+    pub end_ns: u64,
+    /// Why tracing stopped early, if it did (the counts are then incomplete).
+    pub error: Option<String>,
+}
+
+/// The traced command: its pid and the tracer thread, whose result is the lives.
+pub struct Traced {
+    /// The command's process id.
+    pub pid: u32,
+    /// Set once the command's process has exited (the sampler stops then).
+    pub done: Arc<AtomicBool>,
+    tracer: JoinHandle<Lives>,
+}
+
+impl Traced {
+    /// Waits for the tracer (it ends when the command has exited).
+    pub fn finish(self) -> Lives {
+        self.tracer.join().unwrap_or_else(|_| Lives {
+            error: Some("the tracer thread panicked".into()),
+            ..Lives::default()
+        })
+    }
+}
+
+/// Starts `cmd` traced. The tracer thread spawns it (ptrace ties a tracee to the thread that
+/// traces it) and records births and deaths against `start`.
+pub fn spawn(mut cmd: Command, start: Instant) -> io::Result<Traced> {
+    // SAFETY: the closure runs in the forked child before `execve`; `ptrace(PTRACE_TRACEME)` is
+    // a single system call, async-signal-safe, touching no memory of ours.
+    unsafe {
+        cmd.pre_exec(|| {
+            if libc::ptrace(libc::PTRACE_TRACEME, 0, 0, 0) != 0 {
+                return Err(io::Error::last_os_error());
+            }
+            Ok(())
+        });
+    }
+    let done = Arc::new(AtomicBool::new(false));
+    let done2 = Arc::clone(&done);
+    let (tx, rx) = mpsc::channel();
+    let tracer = std::thread::Builder::new()
+        .name("threadlab-tracer".into())
+        .spawn(move || {
+            let child = match cmd.spawn() {
+                Ok(c) => c,
+                Err(e) => {
+                    let _ = tx.send(Err(e));
+                    return Lives::default();
+                }
+            };
+            let pid = child.id();
+            // Every wait from here on is the tracer's own `waitid`/`waitpid`; `child` is never
+            // waited on through std (dropping a `Child` neither waits nor kills).
+            drop(child);
+            let _ = tx.send(Ok(pid));
+            let cpu0 = super::sampler::thread_cpu_ns();
+            let mut lives = trace_loop(pid, start);
+            lives.tracer_cpu_ns = super::sampler::thread_cpu_ns().saturating_sub(cpu0);
+            // Pairs with the sampler's Acquire load: the lives are handed over by `join`, this
+            // flag only says "stop sampling".
+            done2.store(true, Ordering::Release);
+            lives
+        })?;
+    match rx.recv() {
+        Ok(Ok(pid)) => Ok(Traced { pid, done, tracer }),
+        Ok(Err(e)) => {
+            let _ = tracer.join();
+            Err(e)
+        }
+        Err(_) => {
+            let _ = tracer.join();
+            Err(io::Error::other(
+                "the tracer thread ended before the command started",
+            ))
+        }
+    }
+}
+
+fn ns_since(start: Instant) -> u64 {
+    start.elapsed().as_nanos() as u64
+}
+
+/// Live threads: tid → index in `Lives::lives`, and whether it has been let go after its
+/// initial stop.
+type Live = HashMap<u64, (usize, bool)>;
+
+/// The tracer's loop for `run`: the command's first thread is traced from its `execve`.
+fn trace_loop(pid: u32, start: Instant) -> Lives {
+    let mut out = Lives::default();
+    let mut live = Live::new();
+    out.lives.push(Life {
+        tid: u64::from(pid),
+        ..Life::default()
+    });
+    live.insert(u64::from(pid), (0, true));
+    event_loop(pid, start, out, live, false, None)
+}
+
+/// Runs until the process has exited or, for `watch`, `stop` is set (the caller then interrupts
+/// the wait with a signal). `seized`: the threads were attached with PTRACE_SEIZE, so new ones
+/// start in PTRACE_EVENT_STOP rather than with SIGSTOP.
+fn event_loop(
+    pid: u32,
+    start: Instant,
+    mut out: Lives,
+    mut live: Live,
+    seized: bool,
+    stop: Option<&AtomicBool>,
+) -> Lives {
+    let mut options_set = seized;
+    loop {
+        // SAFETY: `info` is a plain struct for the kernel to fill.
+        let mut info: libc::siginfo_t = unsafe { std::mem::zeroed() };
+        // SAFETY: valid pointer to `info`; WNOWAIT leaves the child waitable.
+        let rc = unsafe {
+            libc::waitid(
+                libc::P_ALL,
+                0,
+                &mut info,
+                libc::WEXITED | libc::WSTOPPED | libc::__WALL | libc::WNOWAIT,
+            )
+        };
+        if rc != 0 {
+            let e = io::Error::last_os_error();
+            match e.raw_os_error() {
+                // Relaxed: the flag only ends the loop; the lives go back through `join`.
+                Some(libc::EINTR) if stop.is_some_and(|f| f.load(Ordering::Relaxed)) => break,
+                Some(libc::EINTR) => continue,
+                Some(libc::ECHILD) => break,
+                _ => {
+                    out.error = Some(format!("waitid: {e}"));
+                    break;
+                }
+            }
+        }
+        // SAFETY: waitid filled `info` for a child state change, so si_pid is set.
+        let tid = unsafe { info.si_pid() } as u64;
+        let now = ns_since(start);
+        let code = info.si_code;
+        if matches!(code, libc::CLD_EXITED | libc::CLD_KILLED | libc::CLD_DUMPED) {
+            // Dead (a zombie until reaped): read what it did, then reap it.
+            let entry = live.remove(&tid);
+            let (on_cpu_ns, runqueue_ns, name) = read_dead(pid, tid);
+            let mut status = 0;
+            // SAFETY: reaps the zombie `tid`; `status` is a valid int.
+            unsafe { libc::waitpid(tid as i32, &mut status, libc::__WALL) };
+            if let Some((i, _)) = entry {
+                let l = &mut out.lives[i];
+                (l.on_cpu_ns, l.runqueue_ns) = (on_cpu_ns, runqueue_ns);
+                if !name.is_empty() {
+                    l.name = name;
+                }
+                if tid != u64::from(pid) {
+                    l.died_ns = Some(now);
+                }
+            }
+            if tid == u64::from(pid) {
+                // The thread-group leader is reported last, once every other thread is gone.
+                out.exit_code = libc::WIFEXITED(status).then(|| libc::WEXITSTATUS(status));
+                out.end_ns = now;
+                break;
+            }
+            continue;
+        }
+        let mut status = 0;
+        // SAFETY: consumes the stop `waitid` reported for `tid`; `status` is a valid int.
+        if unsafe { libc::waitpid(tid as i32, &mut status, libc::__WALL) } != tid as i32 {
+            continue;
+        }
+        if !libc::WIFSTOPPED(status) {
+            // It died between the two waits (already reaped: no final figures).
+            if let Some((i, _)) = live.remove(&tid) {
+                if tid != u64::from(pid) {
+                    out.lives[i].died_ns = Some(now);
+                }
+            }
+            if tid == u64::from(pid) {
+                out.exit_code = libc::WIFEXITED(status).then(|| libc::WEXITSTATUS(status));
+                out.end_ns = now;
+                break;
+            }
+            continue;
+        }
+        let sig = libc::WSTOPSIG(status);
+        let event = status >> 16;
+        let mut inject = 0;
+        if event == libc::PTRACE_EVENT_CLONE {
+            let mut msg: libc::c_ulong = 0;
+            // SAFETY: `tid` is in a ptrace stop; the kernel writes the new thread's id to `msg`.
+            let ok = unsafe { libc::ptrace(libc::PTRACE_GETEVENTMSG, tid, 0, &mut msg) } == 0;
+            if ok {
+                // `c_ulong` is 32 bits wide on 32-bit targets.
+                #[allow(clippy::useless_conversion)]
+                born(&mut out, &mut live, u64::from(msg), now);
+            }
+        } else if seized && event == PTRACE_EVENT_STOP && !live.get(&tid).is_some_and(|l| l.1) {
+            // A new thread's initial stop under PTRACE_SEIZE.
+            born(&mut out, &mut live, tid, now);
+            if let Some(l) = live.get_mut(&tid) {
+                l.1 = true;
+            }
+        } else if seized && event == PTRACE_EVENT_STOP {
+            // A group-stop (SIGSTOP, SIGTSTP…): stay stopped but keep reporting, as job control
+            // expects (PTRACE_LISTEN exists only for seized tracees).
+            // SAFETY: `tid` is in a group-stop of a seized tracee.
+            unsafe { libc::ptrace(libc::PTRACE_LISTEN, tid, 0, 0) };
+            continue;
+        } else if event != 0 {
+            // PTRACE_EVENT_EXEC and the like: nothing to note.
+        } else if sig == libc::SIGTRAP && !options_set && tid == u64::from(pid) {
+            // The stop after `execve` that PTRACE_TRACEME asks for: trace clones from here on;
+            // PTRACE_O_EXITKILL kills the command if the observer dies.
+            options_set = true;
+            let opts =
+                libc::PTRACE_O_TRACECLONE | libc::PTRACE_O_TRACEEXEC | libc::PTRACE_O_EXITKILL;
+            // SAFETY: `tid` is in a ptrace stop; the options are a plain bit set.
+            if unsafe { libc::ptrace(libc::PTRACE_SETOPTIONS, tid, 0, opts) } != 0 {
+                out.error = Some(format!("PTRACE_SETOPTIONS: {}", io::Error::last_os_error()));
+            }
+        } else if sig == libc::SIGSTOP && !live.get(&tid).is_some_and(|l| l.1) {
+            // A new thread's initial stop, possibly before its creator's clone event.
+            born(&mut out, &mut live, tid, now);
+            if let Some(l) = live.get_mut(&tid) {
+                l.1 = true;
+            }
+        } else {
+            // SAFETY: `si` is a plain struct for the kernel to fill.
+            let mut si: libc::siginfo_t = unsafe { std::mem::zeroed() };
+            // SAFETY: `tid` is in a ptrace stop; the kernel writes its signal's info to `si`.
+            let delivery = unsafe { libc::ptrace(libc::PTRACE_GETSIGINFO, tid, 0, &mut si) } == 0;
+            // A signal on its way to the program is passed on; a group-stop (GETSIGINFO fails)
+            // is resumed.
+            if delivery {
+                inject = sig;
+            }
+        }
+        // SAFETY: `tid` is in a ptrace stop; resuming it with signal `inject` (0 for none).
+        unsafe { libc::ptrace(libc::PTRACE_CONT, tid, 0, inject as libc::c_ulong) };
+    }
+    out
+}
+
+/// `PTRACE_EVENT_STOP` (linux/ptrace.h), not in every libc version.
+const PTRACE_EVENT_STOP: i32 = 128;
+
+/// A running process traced from outside (`watch`): see [`attach`].
+pub struct Attached {
+    /// Set once the process has exited.
+    pub done: Arc<AtomicBool>,
+    stop: Arc<AtomicBool>,
+    tracer: JoinHandle<Lives>,
+}
+
+impl Attached {
+    /// Ends the tracing: the tracer thread leaves its loop and exits, which detaches every
+    /// thread it traced (the kernel restarts the stopped ones; ptrace(2), "If the tracer dies").
+    pub fn finish(self) -> Lives {
+        // Relaxed: see `event_loop`.
+        self.stop.store(true, Ordering::Relaxed);
+        let tid = self.tracer.as_pthread_t();
+        // The tracer may be between its flag check and `waitid`: signal until it has gone.
+        while !self.tracer.is_finished() {
+            // SAFETY: `tid` is the tracer thread, alive until `is_finished`, and the wake-up
+            // signal's handler (installed by `attach`) does nothing.
+            unsafe { libc::pthread_kill(tid, WAKE) };
+            std::thread::sleep(std::time::Duration::from_millis(5));
+        }
+        self.tracer.join().unwrap_or_default()
+    }
+}
+
+/// The signal that interrupts the tracer's `waitid` when `watch` ends.
+const WAKE: libc::c_int = libc::SIGUSR2;
+
+extern "C" fn wake_handler(_: libc::c_int) {}
+
+/// Attaches to every thread of running process `pid` (PTRACE_SEIZE with PTRACE_O_TRACECLONE,
+/// over and over until a pass finds no new thread: a thread not yet attached may create one
+/// meanwhile). `Err` when ptrace access is refused; the caller then samples only. Threads
+/// found at attach time are `pre_existing`.
+pub fn attach(pid: u32, start: Instant) -> io::Result<Attached> {
+    // SAFETY: installs a handler that does nothing, without SA_RESTART, so the signal makes the
+    // tracer's `waitid` return EINTR; `sa` is fully initialised.
+    unsafe {
+        let mut sa: libc::sigaction = std::mem::zeroed();
+        sa.sa_sigaction = wake_handler as *const () as usize;
+        libc::sigemptyset(&mut sa.sa_mask);
+        libc::sigaction(WAKE, &sa, std::ptr::null_mut());
+    }
+    let done = Arc::new(AtomicBool::new(false));
+    let stop = Arc::new(AtomicBool::new(false));
+    let (done2, stop2) = (Arc::clone(&done), Arc::clone(&stop));
+    let (tx, rx) = mpsc::channel();
+    let tracer = std::thread::Builder::new()
+        .name("threadlab-tracer".into())
+        .spawn(move || {
+            let (mut out, mut live) = (Lives::default(), Live::new());
+            loop {
+                let tids = match super::procfs::tasks(pid) {
+                    Ok(t) => t,
+                    Err(e) => {
+                        let _ = tx.send(Err(e));
+                        return out;
+                    }
+                };
+                let mut new = 0;
+                let mut fresh: Vec<u64> =
+                    tids.into_iter().filter(|t| !live.contains_key(t)).collect();
+                // The leader first: access is granted per process, so once it is traced an
+                // error on another thread means that thread is exiting (ptrace refuses a
+                // zombie with EPERM), not that access is refused.
+                fresh.sort_by_key(|&t| t != u64::from(pid));
+                for tid in fresh {
+                    let opts = libc::PTRACE_O_TRACECLONE;
+                    // SAFETY: attaches to thread `tid` without stopping it; plain arguments.
+                    if unsafe { libc::ptrace(libc::PTRACE_SEIZE, tid, 0, opts) } != 0 {
+                        let e = io::Error::last_os_error();
+                        if e.raw_os_error() == Some(libc::ESRCH) || !live.is_empty() {
+                            continue; // exited or exiting meanwhile
+                        }
+                        let _ = tx.send(Err(e));
+                        return out; // exiting detaches the threads seized so far
+                    }
+                    out.lives.push(Life {
+                        tid,
+                        pre_existing: true,
+                        ..Life::default()
+                    });
+                    live.insert(tid, (out.lives.len() - 1, true));
+                    new += 1;
+                }
+                if new == 0 {
+                    break;
+                }
+            }
+            let _ = tx.send(Ok(()));
+            let cpu0 = super::sampler::thread_cpu_ns();
+            let mut lives = event_loop(pid, start, out, live, true, Some(&stop2));
+            lives.tracer_cpu_ns = super::sampler::thread_cpu_ns().saturating_sub(cpu0);
+            // Pairs with the sampler's Acquire load (see `spawn`).
+            done2.store(true, Ordering::Release);
+            lives
+        })?;
+    match rx.recv() {
+        Ok(Ok(())) => Ok(Attached { done, stop, tracer }),
+        Ok(Err(e)) => {
+            let _ = tracer.join();
+            Err(e)
+        }
+        Err(_) => {
+            let _ = tracer.join();
+            Err(io::Error::other("the tracer thread ended before attaching"))
+        }
+    }
+}
+
+/// Notes the birth of `tid` unless it is already known (its initial stop and its creator's clone
+/// event both announce it).
+fn born(out: &mut Lives, live: &mut Live, tid: u64, now: u64) {
+    live.entry(tid).or_insert_with(|| {
+        out.lives.push(Life {
+            tid,
+            born_ns: now,
+            ..Life::default()
+        });
+        (out.lives.len() - 1, false)
+    });
+}
+
+/// A dead (zombie) thread's time on a CPU, time runnable-but-waiting, and name.
+fn read_dead(pid: u32, tid: u64) -> (u64, u64, String) {
+    let dir = format!("/proc/{pid}/task/{tid}");
+    let sched = std::fs::read_to_string(format!("{dir}/schedstat")).unwrap_or_default();
+    let mut it = sched
+        .split_ascii_whitespace()
+        .map(|x| x.parse::<u64>().unwrap_or(0));
+    let (on, rq) = (it.next().unwrap_or(0), it.next().unwrap_or(0));
+    let name = std::fs::read_to_string(format!("{dir}/comm")).unwrap_or_default();
+    (on, rq, name.trim_end().to_owned())
+}
+
+/// Puts the tracer's lives into the samples: see the module doc. `period_ns` is the sampling
+/// period (a thread first sampled at tick *t* was born before *t* plus one period).
+pub fn merge(o: &mut Observed, lives: &Lives, period_ns: u64) {
+    let mut by_tid: HashMap<u64, Vec<usize>> = HashMap::new();
+    for (i, l) in lives.lives.iter().enumerate() {
+        by_tid.entry(l.tid).or_default().push(i);
+    }
+    let mut matched = vec![false; lives.lives.len()];
+    for t in &mut o.threads {
+        let first = t.samples.first().map_or(0, |s| s.ts_ns);
+        let Some(i) = by_tid.get(&t.tid).and_then(|v| {
+            v.iter()
+                .rev()
+                .copied()
+                .find(|&i| !matched[i] && lives.lives[i].born_ns <= first + period_ns)
+        }) else {
+            continue;
+        };
+        matched[i] = true;
+        let l = &lives.lives[i];
+        // The tracer may learn of a birth just after a tick read the new thread, and a dead
+        // thread stays readable (a zombie) until the tracer reaps it: the samples bound the
+        // life.
+        t.born_ns = (!l.pre_existing).then(|| l.born_ns.min(first));
+        if let Some(d) = l.died_ns {
+            t.samples.retain(|s| s.ts_ns <= d);
+            t.exited_ns = l.died_ns;
+            t.end = Some((l.on_cpu_ns, l.runqueue_ns));
+        }
+        // The name at death: a thread sampled right after its birth may not have set its own.
+        if !l.name.is_empty() {
+            t.name.clone_from(&l.name);
+        }
+    }
+    for (i, l) in lives.lives.iter().enumerate() {
+        if !matched[i] {
+            o.threads.push(ThreadLog {
+                tid: l.tid,
+                name: l.name.clone(),
+                born_ns: (!l.pre_existing).then_some(l.born_ns),
+                exited_ns: l.died_ns,
+                samples: Vec::new(),
+                end: l.died_ns.map(|_| (l.on_cpu_ns, l.runqueue_ns)),
+            });
+        }
+    }
+    o.threads.sort_by_key(|t| (t.born_ns.unwrap_or(0), t.tid));
+    o.duration_ns = o.duration_ns.max(lives.end_ns);
+    // The most threads alive at once, from the exact births and deaths.
+    let mut edges: Vec<(u64, i64)> = Vec::new();
+    for l in &lives.lives {
+        edges.push((l.born_ns, 1));
+        if let Some(d) = l.died_ns {
+            edges.push((d, -1));
+        }
+    }
+    edges.sort_unstable();
+    let (mut alive, mut most) = (0i64, 0i64);
+    for (_, d) in edges {
+        alive += d;
+        most = most.max(alive);
+    }
+    o.max_threads = most as usize;
+    let pre = lives.lives.iter().filter(|l| l.pre_existing).count();
+    // `run`: the first life is the command's first thread, not one it created.
+    let first = usize::from(pre == 0 && !lives.lives.is_empty());
+    o.exact = Some(ExactCounts {
+        created: (lives.lives.len() - pre - first) as u64,
+        exited: lives.lives.iter().filter(|l| l.died_ns.is_some()).count() as u64,
+        tracer_cpu_ns: lives.tracer_cpu_ns,
+        error: lives.error.clone(),
+        attached: pre > 0,
+    });
+}
+
+/// The tracer's counts, kept in `Observed`.
+#[derive(Clone, Debug, Default)]
+pub struct ExactCounts {
+    /// Threads the command created (its first thread not counted).
+    pub created: u64,
+    /// Of which exited before the command's process did.
+    pub exited: u64,
+    /// The tracer's own CPU time, ns.
+    pub tracer_cpu_ns: u64,
+    /// Why tracing stopped early, if it did.
+    pub error: Option<String>,
+    /// The process was running before (`watch`): only threads created since attaching count.
+    pub attached: bool,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::sampler::Sample;
+    use super::super::syscall::State;
+    use super::*;
+
+    fn sample(ts_ns: u64) -> Sample {
+        Sample {
+            ts_ns,
+            state: State::Runnable,
+            cpu: 0,
+            on_cpu_ns: 0,
+            runqueue_ns: 0,
+            slices: 0,
+            switches: None,
+        }
+    }
+
+    fn life(tid: u64, born_ns: u64, died_ns: Option<u64>, on_cpu_ns: u64) -> Life {
+        Life {
+            tid,
+            name: format!("t{tid}"),
+            born_ns,
+            died_ns,
+            on_cpu_ns,
+            ..Life::default()
+        }
+    }
+
+    /// Thread id 7 lives twice (reused); the sampler saw only its second life, and one sample
+    /// after it died (a zombie not yet reaped). Thread 8 was never sampled.
+    #[test]
+    fn lives_fill_in_the_samples_with_reused_ids() {
+        let mut o = Observed {
+            threads: vec![
+                ThreadLog {
+                    tid: 1,
+                    name: "main".into(),
+                    born_ns: Some(0),
+                    exited_ns: None,
+                    samples: vec![sample(0), sample(100)],
+                    end: None,
+                },
+                ThreadLog {
+                    tid: 7,
+                    name: String::new(),
+                    born_ns: Some(45),
+                    exited_ns: Some(100),
+                    samples: vec![sample(50), sample(75)],
+                    end: None,
+                },
+            ],
+            duration_ns: 100,
+            ..Observed::default()
+        };
+        let lives = Lives {
+            lives: vec![
+                life(1, 0, None, 90),
+                life(7, 10, Some(20), 5),
+                life(8, 30, Some(35), 3),
+                life(7, 40, Some(70), 25),
+            ],
+            end_ns: 120,
+            ..Lives::default()
+        };
+        merge(&mut o, &lives, 25);
+        let x = o.exact.as_ref().expect("exact counts");
+        assert_eq!((x.created, x.exited, x.attached), (3, 3, false));
+        assert_eq!(o.threads.len(), 4, "{:?}", o.threads);
+        let sevens: Vec<&ThreadLog> = o.threads.iter().filter(|t| t.tid == 7).collect();
+        assert_eq!(sevens.len(), 2);
+        let (first, second) = (sevens[0], sevens[1]);
+        assert_eq!(
+            (first.born_ns, first.exited_ns, first.samples.len()),
+            (Some(10), Some(20), 0)
+        );
+        assert_eq!(first.end, Some((5, 0)));
+        assert_eq!((second.born_ns, second.exited_ns), (Some(40), Some(70)));
+        assert_eq!(
+            second.samples.len(),
+            1,
+            "the sample after its death is dropped"
+        );
+        assert_eq!((second.name.as_str(), second.end), ("t7", Some((25, 0))));
+        assert!(o.threads.iter().any(|t| t.tid == 8 && t.samples.is_empty()));
+        assert_eq!(
+            o.duration_ns, 120,
+            "the observation ends when the process has"
+        );
+        assert_eq!(o.max_threads, 2, "main and one other at a time");
+    }
+}

@@ -1,0 +1,89 @@
+//! The elastic pool under stress: a pool of its own with a keep-alive of 0–1 ms, so its
+//! workers retire between and during the scenarios and every kind of submission (joins,
+//! scopes, loops, serial queues, futures and channels, work for one given worker) has to
+//! start them again. The scenarios book their own tasks as on the shared pool; this adds the
+//! seat's books: each worker's threads started and retired agree, and the pool shuts down with
+//! every task run.
+
+use super::scenarios::{self, exactly_once, Slots};
+use super::{Ledger, Rng};
+use std::sync::Arc;
+use std::time::Duration;
+use threadlab::Pool;
+
+/// One elastic pool: a few rounds of a random scenario with a random pause between (longer
+/// than the keep-alive half the time), then its shutdown.
+pub fn elastic_pool(rng: &mut Rng, ledger: &Ledger) {
+    let threads = rng.range(1, 4) as usize;
+    let keep_alive = Duration::from_micros(rng.range(0, 1_000));
+    let pool = match Pool::builder()
+        .threads(threads)
+        .keep_alive(keep_alive)
+        .panic_handler(|_| {})
+        .build()
+    {
+        Ok(p) => p,
+        Err(e) => return ledger.discrepancy(format!("elastic pool: {e}")),
+    };
+    ledger.pool_built();
+    for _ in 0..rng.range(1, 6) {
+        match rng.below(6) {
+            0 => scenarios::join_tree(rng, &pool, ledger),
+            1 => scenarios::scope_spawns(rng, &pool, ledger),
+            2 => scenarios::loops(rng, &pool, ledger),
+            3 => scenarios::serial_queues(rng, &pool, ledger),
+            4 => scenarios::futures(rng, &pool, ledger),
+            _ => mailed(rng, &pool, ledger, threads),
+        }
+        std::thread::sleep(Duration::from_micros(rng.range(0, 3_000)));
+    }
+    for w in pool.metrics().workers {
+        // A worker's threads: started once, then once per retirement (the last one may be
+        // starting or running now).
+        if w.starts < w.retirements || w.starts > w.retirements + 1 {
+            ledger.discrepancy(format!(
+                "elastic pool: worker {} started {} threads and retired {}",
+                w.index, w.starts, w.retirements
+            ));
+        }
+    }
+    pool.shutdown();
+}
+
+/// `spawn_on` and `install_on` each worker, from outside, with pauses that let it retire.
+fn mailed(rng: &mut Rng, pool: &Pool, ledger: &Ledger, threads: usize) {
+    let n = rng.range(1, 64) as usize;
+    let slots = Arc::new(Slots::new(2 * n));
+    let (tx, rx) = std::sync::mpsc::channel();
+    for i in 0..n {
+        let w = i % threads;
+        let (s, tx) = (Arc::clone(&slots), tx.clone());
+        if pool
+            .spawn_on(w, move || {
+                s.hit(i);
+                let _ = tx.send(());
+            })
+            .is_err()
+        {
+            ledger.discrepancy(format!("elastic pool: spawn_on({w}) refused"));
+        }
+        let s = Arc::clone(&slots);
+        match pool.install_on(w, move || {
+            s.hit(n + i);
+            threadlab::current_thread_index()
+        }) {
+            Ok(Some(at)) if at == w => {}
+            other => ledger.discrepancy(format!("elastic pool: install_on({w}) ran at {other:?}")),
+        }
+        if rng.below(8) == 0 {
+            std::thread::sleep(Duration::from_micros(rng.range(0, 2_000)));
+        }
+    }
+    drop(tx);
+    for _ in 0..n {
+        if rx.recv().is_err() {
+            break;
+        }
+    }
+    exactly_once(ledger, "elastic pool: spawn_on/install_on", &slots);
+}

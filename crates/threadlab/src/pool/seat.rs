@@ -1,0 +1,136 @@
+//! Seats: what a worker is apart from its thread, so that an elastic pool
+//! ([`Builder::keep_alive`](crate::Builder::keep_alive)) can let the thread go and start
+//! another one later.
+//!
+//! Everything the pool shares about worker `i` is indexed by `i` and lives in the registry for
+//! the pool's whole life: the thieves' end of its deque, its inbox, run-next slot, heartbeat
+//! flag, counters and parker. The seat adds the two things a thread owns: the owner's end of
+//! the deque (kept here while no thread holds it: before the first start and while retired)
+//! and the latest thread's `JoinHandle`.
+//!
+//! # Starting, retiring, starting again
+//!
+//! - [`Registry::start_thread`] starts the seat's next thread. The new thread first joins the
+//!   seat's previous one (a retired thread may still be on its way out), then takes the
+//!   owner's end of the deque from the seat. So at most one thread runs a seat's loop at a
+//!   time, and the counters' single-writer rule holds across threads (the join orders them).
+//! - A worker retires from its idle loop only (never inside a `join`, `scope` or `block_on`
+//!   wait, whose frames are on its stack), after the sleep protocol let it (`super::sleep`,
+//!   "Retiring"); its deque, run-next slot and inbox are empty then (its re-check before parking
+//!   saw so). It puts its deque back here and its thread returns.
+//! - A wake-up that reaches a retired worker calls the `restart` installed in `Sleep`, which
+//!   starts a thread through the registry. The registry keeps a reference to itself for that
+//!   (an elastic pool only), dropped by `Registry::terminate` once no restart is under way.
+//! - Shutdown wakes every sleeper, retired ones included: each gets a thread that finds the
+//!   pool terminating, closes its inbox (running what it holds first) and exits as usual.
+//!   Then `Pool::shutdown` joins every seat's latest thread, which joined its predecessors.
+
+use std::sync::Mutex;
+use std::thread::JoinHandle;
+
+use crate::deque::Worker;
+use crate::job::JobRef;
+use crate::loom::sync::atomic::Ordering;
+use crate::loom::sync::Arc;
+use crate::pool::registry::Registry;
+use crate::pool::worker;
+
+/// One worker's seat.
+#[derive(Default)]
+pub(crate) struct Seat {
+    /// The owner's end of the worker's deque while no thread holds it.
+    deque: Mutex<Option<Worker<JobRef>>>,
+    /// The seat's latest thread.
+    handle: Mutex<Option<JoinHandle<()>>>,
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    // Only moves of `Option`s happen under these locks: nothing to leave half done.
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+impl Seat {
+    pub(crate) fn new(deque: Worker<JobRef>) -> Self {
+        Seat {
+            deque: Mutex::new(Some(deque)),
+            handle: Mutex::new(None),
+        }
+    }
+
+    /// The deque, for the thread that starts on this seat.
+    pub(crate) fn take_deque(&self) -> Worker<JobRef> {
+        lock(&self.deque)
+            .take()
+            .expect("Seat::take_deque: two threads on one seat")
+    }
+
+    /// A leaving thread gives the deque back.
+    pub(crate) fn put_deque(&self, deque: Worker<JobRef>) {
+        *lock(&self.deque) = Some(deque);
+    }
+
+    /// The latest thread's handle, to join it.
+    pub(crate) fn take_handle(&self) -> Option<JoinHandle<()>> {
+        lock(&self.handle).take()
+    }
+}
+
+/// How a worker's threads are made (the builder's settings, kept for restarts).
+pub(crate) struct ThreadSpec {
+    pub(crate) names: Box<[String]>,
+    pub(crate) stack_size: Option<usize>,
+    /// With `pin_to_cores`: the CPUs the process may use (`super::affinity`); else empty.
+    pub(crate) cpus: Vec<usize>,
+}
+
+impl Registry {
+    /// Starts a thread on seat `index` (`searching`: it starts counted as a searcher). The
+    /// seat's handle lock is held from taking the previous handle until the new one is stored,
+    /// so a thread always finds its predecessor's handle.
+    pub(crate) fn start_thread(
+        this: &Arc<Registry>,
+        index: usize,
+        searching: bool,
+    ) -> std::io::Result<()> {
+        let seat = &this.seats[index];
+        let mut handle = lock(&seat.handle);
+        let previous = handle.take();
+        let mut b = std::thread::Builder::new().name(this.spec.names[index].clone());
+        if let Some(size) = this.spec.stack_size {
+            b = b.stack_size(size);
+        }
+        // Counted before the thread exists, so a submitter that started it sees the pool's
+        // alive count include it as soon as its submission returns. Relaxed: a statistic.
+        let starts = &this.counters[index].starts;
+        starts.fetch_add(1, Ordering::Relaxed);
+        let reg = Arc::clone(this);
+        // The closure owns `previous` only if the spawn succeeds; keep a way to put it back.
+        let previous = std::sync::Arc::new(Mutex::new(previous));
+        let prev_for_thread = std::sync::Arc::clone(&previous);
+        match b.spawn(move || {
+            if let Some(p) = lock(&prev_for_thread).take() {
+                let _ = p.join();
+            }
+            worker::main(reg, index, searching);
+        }) {
+            Ok(h) => {
+                *handle = Some(h);
+                Ok(())
+            }
+            Err(e) => {
+                starts.fetch_sub(1, Ordering::Relaxed);
+                *handle = lock(&previous).take();
+                Err(e)
+            }
+        }
+    }
+
+    /// Joins every seat's latest thread (each joined its predecessors).
+    pub(crate) fn join_threads(&self) {
+        for seat in self.seats.iter() {
+            if let Some(h) = seat.take_handle() {
+                let _ = h.join();
+            }
+        }
+    }
+}

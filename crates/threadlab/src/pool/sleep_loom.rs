@@ -1,0 +1,289 @@
+//! Loom models of the sleep protocol and of the elastic pool's retire/restart race: a lost
+//! wake-up shows up as a deadlock or a failed count, which loom reports.
+
+use super::Sleep;
+use crate::latch::CoreLatch;
+use crate::loom::sync::atomic::{AtomicUsize, Ordering};
+use crate::loom::sync::Arc;
+use crate::loom::thread;
+use crate::pool::WakePolicy;
+
+/// A job pushed from outside the pool (the injector's SeqCst length, then `notify_work`)
+/// while the only worker goes to sleep, under each wake policy: the worker always ends up
+/// seeing it (woken, or, under the lazy policy, at its next poll).
+fn outside_push_vs_going_to_sleep(policy: WakePolicy) {
+    crate::loom::model(move || {
+        let sleep = Arc::new(Sleep::new(1, policy));
+        let queue = Arc::new(AtomicUsize::new(0));
+        let (s, q) = (Arc::clone(&sleep), Arc::clone(&queue));
+        let worker = thread::spawn(move || {
+            s.register_thread(0);
+            let mut searching = false;
+            // SeqCst: the injector's length, as `Registry::has_visible_work` reads it.
+            while q.load(Ordering::SeqCst) == 0 {
+                let woken = s.sleep(
+                    0,
+                    searching,
+                    None,
+                    None,
+                    || q.load(Ordering::SeqCst) > 0,
+                    || {},
+                );
+                searching = woken.searching;
+            }
+            if searching {
+                s.stop_searching();
+            }
+        });
+        queue.store(1, Ordering::SeqCst);
+        sleep.notify_work();
+        worker.join().unwrap();
+    });
+}
+
+#[test]
+fn loom_outside_push_vs_going_to_sleep() {
+    outside_push_vs_going_to_sleep(WakePolicy::Default);
+}
+
+#[test]
+fn loom_outside_push_vs_going_to_sleep_eager() {
+    outside_push_vs_going_to_sleep(WakePolicy::Eager);
+}
+
+#[test]
+fn loom_outside_push_vs_going_to_sleep_lazy() {
+    outside_push_vs_going_to_sleep(WakePolicy::Lazy);
+}
+
+/// A worker waiting for its latch (a stolen `join` half) goes to sleep while the thief sets
+/// the latch and wakes it: the waiter always returns.
+#[test]
+fn loom_latch_set_vs_waiter_going_to_sleep() {
+    crate::loom::model(|| {
+        let sleep = Arc::new(Sleep::new(1, WakePolicy::Default));
+        let latch = Arc::new(CoreLatch::new());
+        let (s, l) = (Arc::clone(&sleep), Arc::clone(&latch));
+        let waiter = thread::spawn(move || {
+            s.register_thread(0);
+            let mut searching = false;
+            while !l.probe() {
+                let woken = s.sleep(0, searching, Some(&l), None, || false, || {});
+                searching = woken.searching;
+            }
+            if searching {
+                s.stop_searching();
+            }
+        });
+        // The thief's `SpinLatch::set`: set the core, wake the target if it announced sleep.
+        // SAFETY: `latch` is alive (the Arc) for the whole call.
+        if unsafe { CoreLatch::set_core(&*latch) } {
+            sleep.wake_specific(0);
+        }
+        waiter.join().unwrap();
+    });
+}
+
+/// The retire/return race of an elastic pool: the only worker's keep-alive has run out (its
+/// deadline is in the past, so it tries to retire the moment it would park) while a job is
+/// pushed from outside (`notify_work`, or `notify_worker` for its inbox). A retired worker is
+/// restarted by the wake-up (`Sleep::set_restart`; here the restart spawns a loom thread that
+/// runs the same loop). In every interleaving the job runs exactly once, and every thread ends.
+fn push_vs_retiring(to_worker: bool) {
+    use std::sync::Mutex as StdMutex;
+    use std::time::Instant;
+
+    type Cell = std::sync::Arc<StdMutex<Option<Arc<Sleep>>>>;
+
+    /// A worker of the model: take the job if there is one, sleep, retire or go round again.
+    fn worker(s: &Sleep, q: &AtomicUsize, ran: &AtomicUsize, mut searching: bool) {
+        s.register_thread(0);
+        loop {
+            // SeqCst: the queue's length, as `Registry::has_visible_work` reads it.
+            if q.load(Ordering::SeqCst) > 0 {
+                q.fetch_sub(1, Ordering::SeqCst);
+                ran.fetch_add(1, Ordering::SeqCst);
+            }
+            let past = Some(Instant::now());
+            let woken = s.sleep(
+                0,
+                searching,
+                None,
+                past,
+                || q.load(Ordering::SeqCst) > 0,
+                || {},
+            );
+            if woken.retired {
+                return;
+            }
+            searching = woken.searching;
+        }
+    }
+
+    crate::loom::model(move || {
+        let sleep = Arc::new(Sleep::new(1, WakePolicy::Default));
+        let queue = Arc::new(AtomicUsize::new(0));
+        let ran = Arc::new(AtomicUsize::new(0));
+        let cell: Cell = std::sync::Arc::new(StdMutex::new(Some(Arc::clone(&sleep))));
+        let restarted = std::sync::Arc::new(StdMutex::new(Vec::new()));
+        {
+            let (cell, restarted) = (cell.clone(), restarted.clone());
+            let (q, r) = (Arc::clone(&queue), Arc::clone(&ran));
+            sleep.set_restart(Box::new(move |index, searching| {
+                assert_eq!(index, 0);
+                let s = cell
+                    .lock()
+                    .unwrap()
+                    .clone()
+                    .expect("restart after the model ended");
+                let (q, r) = (Arc::clone(&q), Arc::clone(&r));
+                let h = thread::spawn(move || worker(&s, &q, &r, searching));
+                restarted.lock().unwrap().push(h);
+                true
+            }));
+        }
+        let first = {
+            let (s, q, r) = (Arc::clone(&sleep), Arc::clone(&queue), Arc::clone(&ran));
+            thread::spawn(move || worker(&s, &q, &r, false))
+        };
+        queue.fetch_add(1, Ordering::SeqCst);
+        if to_worker {
+            sleep.notify_worker(0);
+        } else {
+            sleep.notify_work();
+        }
+        first.join().unwrap();
+        loop {
+            let h = restarted.lock().unwrap().pop();
+            match h {
+                Some(h) => h.join().unwrap(),
+                None => break,
+            }
+        }
+        assert_eq!(
+            ran.load(Ordering::SeqCst),
+            1,
+            "the job was lost or ran twice"
+        );
+        assert_eq!(queue.load(Ordering::SeqCst), 0);
+        // Break the cycle Sleep → restart → cell → Sleep.
+        cell.lock().unwrap().take();
+    });
+}
+
+#[test]
+fn loom_push_vs_last_worker_retiring() {
+    push_vs_retiring(false);
+}
+
+#[test]
+fn loom_inbox_push_vs_its_worker_retiring() {
+    push_vs_retiring(true);
+}
+
+/// A worker sleeping in its loop (no latch) whose seat a guest borrows: the worker never
+/// returns from `sleep` while the seat is lent (also when the lend comes during its re-check
+/// before parking), and a job the guest leaves behind, whose push woke nobody, is seen: the
+/// worker ends up running it (`give_back`'s re-check wakes it, or its own re-check sees it).
+/// When no seat can be lent (the worker has not gone to sleep yet), the guest falls back to
+/// the outside push.
+#[test]
+fn loom_lend_and_give_back_vs_going_to_sleep() {
+    crate::loom::model(|| {
+        let sleep = Arc::new(Sleep::new(1, WakePolicy::Default));
+        let queue = Arc::new(AtomicUsize::new(0));
+        let lent = Arc::new(AtomicUsize::new(0));
+        let (s, q, l) = (Arc::clone(&sleep), Arc::clone(&queue), Arc::clone(&lent));
+        let worker = thread::spawn(move || {
+            s.register_thread(0);
+            let mut searching = false;
+            while q.load(Ordering::SeqCst) == 0 {
+                let woken = s.sleep(
+                    0,
+                    searching,
+                    None,
+                    None,
+                    || q.load(Ordering::SeqCst) > 0,
+                    || {},
+                );
+                assert_eq!(l.load(Ordering::SeqCst), 0, "woke into a lent seat");
+                searching = woken.searching;
+            }
+            if searching {
+                s.stop_searching();
+            }
+        });
+        match sleep.lend(thread::current()) {
+            Some(index) => {
+                assert_eq!(index, 0);
+                lent.store(1, Ordering::SeqCst);
+                // The guest's leftover job, pushed onto the seat: a local push, no wake.
+                queue.store(1, Ordering::SeqCst);
+                lent.store(0, Ordering::SeqCst);
+                sleep.give_back(0, || queue.load(Ordering::SeqCst) > 0);
+            }
+            None => {
+                queue.store(1, Ordering::SeqCst);
+                sleep.notify_work();
+            }
+        }
+        worker.join().unwrap();
+    });
+}
+
+/// A guest waiting on a latch of its borrowed seat (`WorkerThread::guest_wait`) while a thief
+/// sets it: the thief's `wake_specific` finds the seat lent and wakes the guest, which
+/// always returns; the seat's worker stays parked until the seat is given back.
+#[test]
+fn loom_guest_latch_wait_vs_set() {
+    crate::loom::model(|| {
+        let sleep = Arc::new(Sleep::new(1, WakePolicy::Default));
+        let queue = Arc::new(AtomicUsize::new(0));
+        let (s, q) = (Arc::clone(&sleep), Arc::clone(&queue));
+        let worker = thread::spawn(move || {
+            s.register_thread(0);
+            let mut searching = false;
+            while q.load(Ordering::SeqCst) == 0 {
+                let woken = s.sleep(
+                    0,
+                    searching,
+                    None,
+                    None,
+                    || q.load(Ordering::SeqCst) > 0,
+                    || {},
+                );
+                searching = woken.searching;
+            }
+            if searching {
+                s.stop_searching();
+            }
+        });
+        // Wait until the worker sleeps, so the seat can be lent.
+        let index = loop {
+            if let Some(i) = sleep.lend(thread::current()) {
+                break i;
+            }
+            thread::yield_now();
+        };
+        let latch = Arc::new(CoreLatch::new());
+        let (s, l) = (Arc::clone(&sleep), Arc::clone(&latch));
+        let thief = thread::spawn(move || {
+            // SAFETY: `l` is alive (the Arc) for the whole call.
+            if unsafe { CoreLatch::set_core(&*l) } {
+                s.wake_specific(index);
+            }
+        });
+        // The guest's wait: announce, park, withdraw the announcement, look again.
+        while !latch.probe() {
+            if latch.get_sleepy() {
+                thread::park();
+                latch.wake_up();
+            }
+        }
+        thief.join().unwrap();
+        sleep.give_back(index, || queue.load(Ordering::SeqCst) > 0);
+        queue.store(1, Ordering::SeqCst);
+        sleep.notify_work();
+        worker.join().unwrap();
+    });
+}

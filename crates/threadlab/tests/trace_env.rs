@@ -1,0 +1,114 @@
+//! `THREADLAB_TRACE`: a program that never calls the recorder gets a trace of its global pool,
+//! saved at exit (the `atexit` handler) or when it calls `trace::save_env()`. Each test runs this
+//! test binary again as the program (`child_program`, which does nothing unless asked to) with
+//! the variable set, waits for it under a watchdog, and reads the file it left.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use threadlab::trace::{EventKind, Trace};
+
+const CHILD: &str = "THREADLAB_TEST_ENV_CHILD";
+
+/// The program under test: the global pool, a zone, frames, a plot and a message, and no
+/// recorder call but (when asked) `save_env`.
+#[test]
+fn child_program() {
+    let Some(mode) = std::env::var_os(CHILD) else {
+        return;
+    };
+    for frame in 0..3 {
+        // The recording starts with the global pool, at its first use: this `join`.
+        let (a, b) = threadlab::join(|| (0..1000u64).sum::<u64>(), || frame * 2);
+        let _z = threadlab::zone!("child work");
+        threadlab::trace::plot("sum", a as f64);
+        threadlab::trace::message(&format!("frame {frame} done: {b}"));
+        threadlab::trace::frame_mark();
+    }
+    if mode == "explicit" {
+        let path = threadlab::trace::save_env()
+            .expect("saved")
+            .expect("a recording");
+        println!("saved {}", path.display());
+        // A second call has nothing left to save.
+        assert!(threadlab::trace::save_env().unwrap().is_none());
+    }
+}
+
+fn run_child(mode: &str, trace_env: &Path) -> u32 {
+    let mut child = Command::new(std::env::current_exe().unwrap())
+        .args([
+            "--exact",
+            "child_program",
+            "--test-threads=1",
+            "--nocapture",
+        ])
+        .env(CHILD, mode)
+        .env(threadlab::trace::TRACE_ENV, trace_env)
+        .spawn()
+        .expect("the test binary runs again");
+    let id = child.id();
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            assert!(status.success(), "the child failed: {status}");
+            return id;
+        }
+        if Instant::now() > deadline {
+            let _ = child.kill();
+            panic!("deadlock: the child did not finish within 60 s");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+fn check(trace: &Trace) {
+    assert!(
+        trace.threads().iter().any(|t| t.worker() == Some(0)),
+        "the global pool's workers are recorded from their start"
+    );
+    let zone = trace.name_id("child work").expect("the child's zone");
+    let zones = trace
+        .threads()
+        .iter()
+        .flat_map(|t| t.events().iter())
+        .filter(|e| e.kind == EventKind::ZoneBegin { name: zone })
+        .count();
+    assert_eq!(zones, 3);
+    assert_eq!(trace.frames(threadlab::trace::MAIN_FRAME).len(), 2);
+    assert!(trace.name_id("frame 2 done: 4").is_some(), "the messages");
+    assert!(trace.name_id("sum").is_some(), "the plot");
+}
+
+fn temp_dir(tag: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("threadlab-env-{tag}-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+#[test]
+fn env_var_records_the_global_pool_and_saves_at_exit() {
+    if std::env::var_os(CHILD).is_some() {
+        return;
+    }
+    let dir = temp_dir("exit");
+    let pid = run_child("exit", &dir.join("run-%p"));
+    let path = dir.join(format!("run-{pid}.pftrace"));
+    assert!(path.exists(), "no trace at {}", path.display());
+    check(&Trace::load(&path).expect("a whole trace"));
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+#[test]
+fn save_env_saves_before_exit() {
+    if std::env::var_os(CHILD).is_some() {
+        return;
+    }
+    let dir = temp_dir("explicit");
+    let path = dir.join("run.tltrace");
+    run_child("explicit", &path);
+    assert!(path.exists(), "no trace at {}", path.display());
+    check(&Trace::load(&path).expect("a whole trace"));
+    std::fs::remove_dir_all(&dir).ok();
+}

@@ -191,15 +191,19 @@ pub(crate) struct Heartbeat {
     last_promotion: Cell<Option<Instant>>,
     /// Clock checks so far (wrapping): frames record it, so a beat can tell their age.
     epoch: Cell<u32>,
+    /// Forks always registered: [`ALWAYS_REGISTERED`], or 0 in a pool of one worker, where no
+    /// other worker could ever take a promoted fork (registering them cost the 1,023-node tree
+    /// of the lab's `workloads` a third of its time on one worker).
+    always: u32,
 }
 
 impl Heartbeat {
-    /// The state of a worker whose flag is `wanted`.
+    /// The state of a worker whose flag is `wanted`, in a pool of `workers` workers.
     ///
     /// # Safety
     /// `wanted` must stay valid for the life of the `Heartbeat` (it points into the registry,
     /// which the worker keeps alive).
-    pub(crate) unsafe fn new(wanted: &AtomicU8) -> Heartbeat {
+    pub(crate) unsafe fn new(wanted: &AtomicU8, workers: usize) -> Heartbeat {
         Heartbeat {
             wanted,
             top: Cell::new(std::ptr::null()),
@@ -209,6 +213,7 @@ impl Heartbeat {
             last_check: Cell::new(Instant::now()),
             last_promotion: Cell::new(None),
             epoch: Cell::new(0),
+            always: if workers > 1 { ALWAYS_REGISTERED } else { 0 },
         }
     }
 
@@ -228,10 +233,10 @@ impl Heartbeat {
     }
 
     /// True when a fork must register its frame: some worker wants work, or the worker's frame
-    /// list is still shallower than [`ALWAYS_REGISTERED`].
+    /// list is still shallower than [`ALWAYS_REGISTERED`] (in a pool of more than one worker).
     #[inline(always)]
     pub(crate) fn must_register(&self) -> bool {
-        self.wanted() || self.depth.get() < ALWAYS_REGISTERED
+        self.wanted() || self.depth.get() < self.always
     }
 
     /// Links `frame` as the newest registered frame.
@@ -386,7 +391,7 @@ mod loom_tests {
             let (idle0, req0) = (Arc::clone(&idle), Arc::clone(&requests));
             let busy = loom::thread::spawn(move || {
                 // SAFETY: `req0` outlives `hb` (both live in this closure, hb dropped first).
-                let hb = unsafe { Heartbeat::new(req0.flag(0)) };
+                let hb = unsafe { Heartbeat::new(req0.flag(0), 2) };
                 hb.withdraw(|| idle0.load(Ordering::SeqCst) > 0);
             });
             // Worker 1 goes idle: the SeqCst RMW that counts it, then its requests.

@@ -46,6 +46,14 @@ pub(crate) struct Config {
 }
 
 impl Config {
+    /// Whether an `install` from outside the pool may run on the calling thread as the guest of
+    /// a sleeping worker's seat (`worker::run_as_guest`): not when the builder asked for
+    /// something of the workers' threads themselves (a name, a core, a stack size), which the
+    /// caller's thread does not have; then such work always runs on a worker thread.
+    pub(crate) fn guests_allowed(&self) -> bool {
+        self.name.is_none() && !self.pin_to_cores && self.stack_size.is_none()
+    }
+
     pub(crate) fn name(&mut self, index: usize) -> String {
         match &mut self.name {
             Some(f) => f(index),
@@ -82,6 +90,10 @@ impl Builder {
     }
 
     /// Names the worker threads (`threadlab-<index>` by default).
+    ///
+    /// Setting it also keeps work from outside the pool (`install`, `scope`, `join` from a plain
+    /// thread) on the workers' threads: otherwise such work may run on the calling thread as the
+    /// guest of a sleeping worker (see [`Pool::install`](crate::Pool::install)).
     pub fn thread_name(mut self, f: impl FnMut(usize) -> String + 'static) -> Self {
         self.name = Some(Box::new(f));
         self
@@ -92,12 +104,20 @@ impl Builder {
     /// `sched_setaffinity`; [`WorkerMetrics::pinned_cpu`](crate::WorkerMetrics::pinned_cpu)
     /// says where. Linux only: elsewhere [`Builder::build`] returns an error, as it does when a
     /// worker could not be pinned (see `pool/affinity.rs`).
+    ///
+    /// Setting it also keeps work from outside the pool (`install`, `scope`, `join` from a plain
+    /// thread) on the workers' threads: otherwise such work may run on the calling thread as the
+    /// guest of a sleeping worker (see [`Pool::install`](crate::Pool::install)).
     pub fn pin_to_cores(mut self, pin: bool) -> Self {
         self.pin_to_cores = pin;
         self
     }
 
     /// The stack size of each worker thread, in bytes.
+    ///
+    /// Setting it also keeps work from outside the pool (`install`, `scope`, `join` from a plain
+    /// thread) on the workers' threads: otherwise such work may run on the calling thread as the
+    /// guest of a sleeping worker (see [`Pool::install`](crate::Pool::install)).
     pub fn stack_size(mut self, bytes: usize) -> Self {
         self.stack_size = Some(bytes);
         self

@@ -95,6 +95,16 @@ impl Pool {
     /// From one of this pool's workers it runs inline; from another pool's worker, that worker
     /// keeps running its own pool's work while it waits.
     ///
+    /// From any other thread, while a worker sleeps, `op` runs on the calling thread as that
+    /// worker's guest: with its index ([`current_thread_index`](crate::current_thread_index)),
+    /// its deque (the other workers steal from it as usual) and its place in the pool, while the
+    /// worker itself stays asleep, so the pool never computes on more threads than it has
+    /// workers, and the call costs no thread switch (chili and spice likewise run the caller's
+    /// closure on the caller). Tasks `op` spawns and leaves behind run on the pool as usual.
+    /// When no worker sleeps, or when the builder set a thread name, a stack size or pinning
+    /// (promises of the workers' own threads), `op` is queued for a worker and the caller
+    /// blocks until it finished.
+    ///
     /// ```
     /// let pool = threadlab::Pool::builder().threads(2).build()?;
     /// assert_eq!(pool.install(|| 6 * 7), 42);

@@ -10,7 +10,9 @@ use crate::heartbeat::Requests;
 use crate::injector::Injector;
 use crate::job::{HeapJob, JobRef, StackJob};
 use crate::latch::{LockLatch, SpinLatch};
-use crate::loom::sync::atomic::{fence, AtomicBool, AtomicI64, AtomicU64, AtomicUsize, Ordering};
+use crate::loom::sync::atomic::{
+    fence, AtomicBool, AtomicI64, AtomicPtr, AtomicU64, AtomicUsize, Ordering,
+};
 use crate::loom::sync::Arc;
 use crate::pool::builder::Config;
 use crate::pool::inbox::Inbox;
@@ -55,6 +57,12 @@ pub(crate) struct Registry {
     /// An elastic pool's reference to itself, for restarting retired workers; emptied by
     /// `terminate` (see `super::seat`).
     self_ref: Option<std::sync::Arc<std::sync::Mutex<Option<Arc<Registry>>>>>,
+    /// Each worker's state (`WorkerThread`), published by its current thread when it starts
+    /// (null while no thread runs the seat), for a guest that borrows the seat of a sleeping
+    /// worker (`worker::run_as_guest`).
+    pub(super) guest_seats: Box<[AtomicPtr<WorkerThread>]>,
+    /// Work from outside the pool may run on its caller as a guest (`Config::guests_allowed`).
+    guests_allowed: bool,
     terminating: AtomicBool,
     /// Workers whose thread left its loop for good; when all have, the pool is gone and its
     /// tasks are cancelled ([`Registry::cancel_orphans`]).
@@ -100,6 +108,10 @@ impl Registry {
             seats: deques.into_iter().map(Seat::new).collect(),
             keep_alive: config.keep_alive,
             self_ref: self_ref.clone(),
+            guest_seats: (0..n)
+                .map(|_| AtomicPtr::new(std::ptr::null_mut()))
+                .collect(),
+            guests_allowed: config.guests_allowed(),
             terminating: AtomicBool::new(false),
             exited: AtomicUsize::new(0),
             panicked: AtomicU64::new(0),
@@ -390,7 +402,8 @@ impl Registry {
         }
     }
 
-    /// From a plain thread: inject and block on a latch.
+    /// From a plain thread: as the guest of a sleeping worker's seat if one sleeps
+    /// (`worker::run_as_guest`), else inject and block on a latch.
     #[cold]
     #[track_caller]
     fn in_worker_cold<OP, R>(this: &Arc<Self>, op: OP) -> R
@@ -398,6 +411,11 @@ impl Registry {
         OP: FnOnce(&WorkerThread, bool) -> R + Send,
         R: Send,
     {
+        if this.guests_allowed {
+            if let Some(index) = this.sleep.lend(crate::loom::thread::current()) {
+                return crate::pool::worker::run_as_guest(this, index, op);
+            }
+        }
         thread_local!(static LOCK_LATCH: LockLatch = LockLatch::new());
         let tag = crate::context::Tag::capture(None, std::panic::Location::caller());
         LOCK_LATCH.with(|latch| {

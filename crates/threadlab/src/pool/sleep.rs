@@ -108,6 +108,28 @@
 //! else took `i` out first, which also wakes it. An awake `i` looks at its inbox before it can
 //! sleep again. Hence no job in an inbox waits while its owner sleeps.
 //!
+//! # Lent seats
+//!
+//! A thread outside the pool that calls `install` (or `join`, `scope` on the pool) may run the
+//! work itself as the *guest* of a worker that sleeps in its main loop (`worker::run_as_guest`):
+//! it borrows that worker's seat (deque, heartbeat flag, index), while the worker stays parked.
+//! [`Sleep::lend`] takes the worker off the sleeper list (so no waker picks it, and the pool's
+//! sleeper count no longer counts it as idle) and writes [`LENT`] into its wake word under the
+//! list's lock. A worker that reads `LENT` keeps parking; one whose re-check before parking
+//! found work while its seat was being lent sees `LENT` in `cancel_sleep` and parks too. So the
+//! seat has one user at a time, and the pool computes on at most as many threads as it has
+//! workers.
+//!
+//! While lent, the seat's latch wake-ups (`wake_specific`) go to the guest, which parks on its
+//! own thread when it waits on a latch of the seat. [`Sleep::give_back`] is the worker's own
+//! "going to sleep" run by the guest: back on the list (W2), fence (F2), re-check of the shared
+//! queues and of the seat's own inbox and run-next slot (R2), and a wake of the worker if that
+//! found anything: a job pushed while the seat was lent, whose pusher saw one sleeper fewer, is
+//! seen by the re-check or its pusher sees the worker back (the fence pair above). The guest
+//! then asks the busy workers for work, as a worker going to sleep does (`crate::heartbeat`,
+//! step 5). The loom models `loom_lend_and_give_back_vs_going_to_sleep` and
+//! `loom_guest_latch_wait_vs_set` check both handshakes.
+//!
 //! # Parking
 //!
 //! Parking uses `std::thread::park`, which is a futex wait on Linux; the wake reason is handed
@@ -233,6 +255,9 @@ const NOT_WOKEN: u32 = 0;
 const WOKEN: u32 = 1;
 /// Woken because of new work: the waker already counted it as searching.
 const WOKEN_SEARCHING: u32 = 2;
+/// The worker's seat is lent to a guest ([`Sleep::lend`]): it stays parked until the seat is
+/// given back ([`Sleep::give_back`]).
+const LENT: u32 = 3;
 
 #[derive(Default)]
 struct Parker {
@@ -242,6 +267,10 @@ struct Parker {
     /// The worker retired (its thread exited) and waits in the sleeper list to be restarted.
     /// Read and written only under the sleeper-list lock, which orders it: Relaxed.
     retired: AtomicBool,
+    /// The worker sleeps with nothing on its stack (in its main loop, not in a latch wait), so
+    /// its seat may be lent (unless it retired). Written and read under the sleeper-list lock
+    /// only; an atomic only because `Sleep` is shared.
+    lendable: AtomicBool,
 }
 
 /// Starts a thread for retired worker `index`, counted as searching if the flag says so; false
@@ -271,6 +300,9 @@ pub(crate) struct Sleep {
     /// waking somebody), never by a push that finds a searcher.
     sleepers: Mutex<Vec<usize>>,
     parkers: Box<[CachePadded<Parker>]>,
+    /// The guest thread of each lent seat ([`Sleep::lend`]), woken by [`Sleep::wake_specific`]
+    /// when it waits on a latch. Locked only while the sleeper list's lock is held.
+    guests: Mutex<Vec<Option<Thread>>>,
     num_workers: usize,
     policy: WakePolicy,
     /// Set by an elastic pool (`super::seat`): how a retired worker is started again.
@@ -285,6 +317,7 @@ impl Sleep {
             state: CachePadded::new(AtomicU64::new(0)),
             sleepers: Mutex::new(Vec::with_capacity(num_workers)),
             parkers: (0..num_workers).map(|_| CachePadded::default()).collect(),
+            guests: Mutex::new((0..num_workers).map(|_| None).collect()),
             num_workers,
             policy,
             restart: OnceLock::new(),
@@ -463,9 +496,19 @@ impl Sleep {
             }
             drop(sleepers);
             self.unpark(index, retired, false);
+            return;
         }
         // Not in the list: it has not registered yet (its re-check will see the set latch) or
-        // somebody woke it already.
+        // somebody woke it already — or its seat is lent, and the guest may be waiting on a latch
+        // of that seat (or for work addressed to it): wake the guest.
+        // Relaxed: under the lock, where every reason is written.
+        if self.parkers[index].wake.load(Ordering::Relaxed) == LENT {
+            let guest = self.lock_guests()[index].clone();
+            drop(sleepers);
+            if let Some(t) = guest {
+                t.unpark();
+            }
+        }
     }
 
     /// Wakes every sleeper (shutdown).
@@ -508,6 +551,10 @@ impl Sleep {
         {
             let mut sleepers = self.lock_sleepers();
             sleepers.push(index);
+            // Relaxed: under the lock, as every access (see `Parker::lendable`).
+            self.parkers[index]
+                .lendable
+                .store(latch.is_none(), Ordering::Relaxed);
             let delta = if searching {
                 SLEEPER.wrapping_sub(SEARCHER)
             } else {
@@ -521,18 +568,22 @@ impl Sleep {
         let sleepy = latch.map_or(true, |l| l.get_sleepy());
         // R2: re-check every queue.
         if !sleepy || has_work() {
-            let searching = self.cancel_sleep(index);
-            if sleepy {
-                if let Some(l) = latch {
-                    l.wake_up();
+            // `None`: a guest took our seat between our registration and our re-check; we must
+            // not run until it gives the seat back, so we park like any sleeper (the guest's
+            // `give_back` re-checks the queues on our behalf).
+            if let Some(searching) = self.cancel_sleep(index) {
+                if sleepy {
+                    if let Some(l) = latch {
+                        l.wake_up();
+                    }
                 }
+                return Woken {
+                    parked: false,
+                    searching,
+                    timed_out: false,
+                    retired: false,
+                };
             }
-            return Woken {
-                parked: false,
-                searching,
-                timed_out: false,
-                retired: false,
-            };
         }
         before_park();
         let parker = &self.parkers[index];
@@ -545,9 +596,16 @@ impl Sleep {
             // so consuming it needs no read-modify-write. (It also keeps the loom models
             // checkable: loom 0.7 mis-models a swap that follows another thread's plain store.)
             let reason = parker.wake.load(Ordering::Acquire);
-            if reason != NOT_WOKEN {
+            if reason != NOT_WOKEN && reason != LENT {
                 parker.wake.store(NOT_WOKEN, Ordering::Relaxed);
                 break reason;
+            }
+            if reason == LENT {
+                // Our seat is lent to a guest: park until it is given back, without a keep-alive
+                // meanwhile (we are off the sleeper list and may not retire; `give_back` unparks
+                // an elastic pool's worker so that its keep-alive resumes).
+                crate::loom::thread::park();
+                continue;
             }
             // The keep-alive: past it, retire unless a waker took us off the list meanwhile
             // (then its reason is in our word, and the next turn reads it).
@@ -579,7 +637,10 @@ impl Sleep {
             } else {
                 // The lazy policy's poll: leave the sleeper list and go look for work. A waker
                 // that took us out of the list meanwhile left its reason, which this consumes.
-                let searching = self.cancel_sleep(index);
+                // (No seat is lent under this policy; were it, we would park on.)
+                let Some(searching) = self.cancel_sleep(index) else {
+                    continue;
+                };
                 if let Some(l) = latch {
                     l.wake_up();
                 }
@@ -640,19 +701,95 @@ impl Sleep {
 
     /// The re-check found something: take ourselves out of the sleeper list. If a waker already
     /// took us out, it also left its reason in our word (under the lock), which we consume.
-    fn cancel_sleep(&self, index: usize) -> bool {
+    /// `None`: a guest took our seat ([`Sleep::lend`]); the caller must park until it is given
+    /// back.
+    fn cancel_sleep(&self, index: usize) -> Option<bool> {
         let mut sleepers = self.lock_sleepers();
         if let Some(pos) = sleepers.iter().position(|&i| i == index) {
             sleepers.swap_remove(pos);
             self.state.fetch_sub(SLEEPER, Ordering::SeqCst);
-            false
+            Some(false)
         } else {
             // Acquire: pairs with the waker's Release store (made under the same lock, which
             // we hold); the reset is ours alone, as in `sleep`.
             let wake = &self.parkers[index].wake;
             let reason = wake.load(Ordering::Acquire);
+            if reason == LENT {
+                return None;
+            }
             wake.store(NOT_WOKEN, Ordering::Relaxed);
-            reason == WOKEN_SEARCHING
+            Some(reason == WOKEN_SEARCHING)
+        }
+    }
+
+    /// Lends the seat of a worker that sleeps in its main loop to a guest (a thread outside the
+    /// pool that runs an `install` itself, `Registry::in_worker_cold`): takes it off the sleeper
+    /// list, so no waker picks it, and marks its wake word [`LENT`], so the worker keeps parking
+    /// (also if its re-check before parking is still under way: `cancel_sleep` sees the mark).
+    /// `None` if no such worker sleeps (or under the lazy policy, whose sleepers poll). The
+    /// guest must call [`Sleep::give_back`] when it leaves.
+    ///
+    /// Everything the worker wrote to its seat before it joined the list happens before the
+    /// guest's use of it (the list's lock); the worker touches its seat again only after
+    /// `give_back` (see there).
+    pub(crate) fn lend(&self, guest: Thread) -> Option<usize> {
+        if self.policy == WakePolicy::Lazy {
+            return None;
+        }
+        let mut sleepers = self.lock_sleepers();
+        // The longest sleeper (wakers take the newest, whose cache is warmer). Relaxed: under the
+        // lock (see `Parker::lendable`).
+        let pos = sleepers.iter().position(|&i| {
+            let p = &self.parkers[i];
+            // A retired worker has no thread, hence no seat state to lend.
+            p.lendable.load(Ordering::Relaxed) && !p.retired.load(Ordering::Relaxed)
+        })?;
+        let index = sleepers.remove(pos);
+        self.state.fetch_sub(SLEEPER, Ordering::SeqCst);
+        // Under the lock, like every reason; Relaxed suffices (the worker reads it under the lock
+        // in `cancel_sleep`, or acts on it only by parking again).
+        self.parkers[index].wake.store(LENT, Ordering::Relaxed);
+        self.lock_guests()[index] = Some(guest);
+        Some(index)
+    }
+
+    /// The guest of seat `index` left: the worker goes back on the sleeper list (W2 of the fence
+    /// pair, as if it had just gone to sleep), then, after the fence (F2), the guest re-checks
+    /// on its behalf (R2: `has_work`, which must include the worker's own inbox and run-next
+    /// slot); if that finds work, the worker is woken. So a job pushed while the seat was lent,
+    /// whose pusher found nobody to wake, is not stranded.
+    ///
+    /// Release (the wake word's store, and the lock): the guest's writes to the seat happen
+    /// before the worker's next use of it, which follows a waker's store of a reason under the
+    /// same lock.
+    pub(crate) fn give_back(&self, index: usize, has_work: impl Fn() -> bool) {
+        {
+            let mut sleepers = self.lock_sleepers();
+            sleepers.push(index);
+            self.lock_guests()[index] = None;
+            // Relaxed: under the lock.
+            self.parkers[index].lendable.store(true, Ordering::Relaxed);
+            self.parkers[index].wake.store(NOT_WOKEN, Ordering::Release);
+            // W2.
+            self.state.fetch_add(SLEEPER, Ordering::SeqCst);
+        }
+        // F2.
+        fence(Ordering::SeqCst);
+        // R2.
+        if has_work() {
+            self.wake_specific(index);
+        } else if self.restart.get().is_some() {
+            // An elastic pool: the worker parked without its keep-alive while lent; unpark it
+            // so that it reads its (cleared) word and resumes the keep-alive's count-down (not a
+            // wake-up: nothing is recorded).
+            let thread = self.parkers[index]
+                .thread
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .clone();
+            if let Some(thread) = thread {
+                thread.unpark();
+            }
         }
     }
 
@@ -673,6 +810,11 @@ impl Sleep {
         if let Some(thread) = thread {
             thread.unpark();
         }
+    }
+
+    /// Only while holding the sleeper list's lock (the lock order).
+    fn lock_guests(&self) -> crate::loom::sync::MutexGuard<'_, Vec<Option<Thread>>> {
+        self.guests.lock().unwrap_or_else(|e| e.into_inner())
     }
 
     /// Starts retired worker `index`. If the OS refuses a thread, puts it back in the sleeper

@@ -180,3 +180,110 @@ fn loom_push_vs_last_worker_retiring() {
 fn loom_inbox_push_vs_its_worker_retiring() {
     push_vs_retiring(true);
 }
+
+/// A worker sleeping in its loop (no latch) whose seat a guest borrows: the worker never
+/// returns from `sleep` while the seat is lent (also when the lend comes during its re-check
+/// before parking), and a job the guest leaves behind, whose push woke nobody, is seen: the
+/// worker ends up running it (`give_back`'s re-check wakes it, or its own re-check sees it).
+/// When no seat can be lent (the worker has not gone to sleep yet), the guest falls back to
+/// the outside push.
+#[test]
+fn loom_lend_and_give_back_vs_going_to_sleep() {
+    crate::loom::model(|| {
+        let sleep = Arc::new(Sleep::new(1, WakePolicy::Default));
+        let queue = Arc::new(AtomicUsize::new(0));
+        let lent = Arc::new(AtomicUsize::new(0));
+        let (s, q, l) = (Arc::clone(&sleep), Arc::clone(&queue), Arc::clone(&lent));
+        let worker = thread::spawn(move || {
+            s.register_thread(0);
+            let mut searching = false;
+            while q.load(Ordering::SeqCst) == 0 {
+                let woken = s.sleep(
+                    0,
+                    searching,
+                    None,
+                    None,
+                    || q.load(Ordering::SeqCst) > 0,
+                    || {},
+                );
+                assert_eq!(l.load(Ordering::SeqCst), 0, "woke into a lent seat");
+                searching = woken.searching;
+            }
+            if searching {
+                s.stop_searching();
+            }
+        });
+        match sleep.lend(thread::current()) {
+            Some(index) => {
+                assert_eq!(index, 0);
+                lent.store(1, Ordering::SeqCst);
+                // The guest's leftover job, pushed onto the seat: a local push, no wake.
+                queue.store(1, Ordering::SeqCst);
+                lent.store(0, Ordering::SeqCst);
+                sleep.give_back(0, || queue.load(Ordering::SeqCst) > 0);
+            }
+            None => {
+                queue.store(1, Ordering::SeqCst);
+                sleep.notify_work();
+            }
+        }
+        worker.join().unwrap();
+    });
+}
+
+/// A guest waiting on a latch of its borrowed seat (`WorkerThread::guest_wait`) while a thief
+/// sets it: the thief's `wake_specific` finds the seat lent and wakes the guest, which
+/// always returns; the seat's worker stays parked until the seat is given back.
+#[test]
+fn loom_guest_latch_wait_vs_set() {
+    crate::loom::model(|| {
+        let sleep = Arc::new(Sleep::new(1, WakePolicy::Default));
+        let queue = Arc::new(AtomicUsize::new(0));
+        let (s, q) = (Arc::clone(&sleep), Arc::clone(&queue));
+        let worker = thread::spawn(move || {
+            s.register_thread(0);
+            let mut searching = false;
+            while q.load(Ordering::SeqCst) == 0 {
+                let woken = s.sleep(
+                    0,
+                    searching,
+                    None,
+                    None,
+                    || q.load(Ordering::SeqCst) > 0,
+                    || {},
+                );
+                searching = woken.searching;
+            }
+            if searching {
+                s.stop_searching();
+            }
+        });
+        // Wait until the worker sleeps, so the seat can be lent.
+        let index = loop {
+            if let Some(i) = sleep.lend(thread::current()) {
+                break i;
+            }
+            thread::yield_now();
+        };
+        let latch = Arc::new(CoreLatch::new());
+        let (s, l) = (Arc::clone(&sleep), Arc::clone(&latch));
+        let thief = thread::spawn(move || {
+            // SAFETY: `l` is alive (the Arc) for the whole call.
+            if unsafe { CoreLatch::set_core(&*l) } {
+                s.wake_specific(index);
+            }
+        });
+        // The guest's wait: announce, park, withdraw the announcement, look again.
+        while !latch.probe() {
+            if latch.get_sleepy() {
+                thread::park();
+                latch.wake_up();
+            }
+        }
+        thief.join().unwrap();
+        sleep.give_back(index, || queue.load(Ordering::SeqCst) > 0);
+        queue.store(1, Ordering::SeqCst);
+        sleep.notify_work();
+        worker.join().unwrap();
+    });
+}

@@ -40,7 +40,14 @@ const SPIN_PAUSES: u32 = 64;
 
 thread_local! {
     static CURRENT: Cell<*const WorkerThread> = const { Cell::new(std::ptr::null()) };
+    /// This thread is not a worker but the guest of a lent seat (`run_as_guest`).
+    static GUEST: Cell<bool> = const { Cell::new(false) };
 }
+
+/// The longest a guest waiting on a latch parks before it looks at the queues again: a backstop,
+/// as the guest is woken when its latch is set or work is addressed to its seat, but not for new
+/// work elsewhere in the pool (it is on no sleeper list).
+const GUEST_PARK: Duration = Duration::from_millis(1);
 
 /// Why a worker's loop returned.
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -90,7 +97,8 @@ pub(crate) fn main(registry: Arc<Registry>, index: usize, searching: bool) {
     counters.parked.store(false, Ordering::Relaxed);
     // SAFETY: the flag lives in the registry, which `worker` keeps alive (its `registry` field)
     // for as long as the heartbeat state exists.
-    let heartbeat = unsafe { Heartbeat::new(registry.requests.flag(index)) };
+    let heartbeat =
+        unsafe { Heartbeat::new(registry.requests.flag(index), registry.num_threads()) };
     let worker = WorkerThread {
         index,
         deque,
@@ -104,6 +112,11 @@ pub(crate) fn main(registry: Arc<Registry>, index: usize, searching: bool) {
         chunks: ChunkCache::new(),
     };
     CURRENT.with(|c| c.set(&worker));
+    // Release: pairs with the Acquire load of a guest that borrows this seat (`run_as_guest`).
+    worker.registry.guest_seats[index].store(
+        &worker as *const WorkerThread as *mut WorkerThread,
+        Ordering::Release,
+    );
     // Every value from the user is dropped where a panic is caught (`crate::unwind`), so no
     // panic should reach here. If one does (a bug of threadlab's), the worker says so and goes
     // back to its loop: a worker never leaves before shutdown, or its inbox would be lost.
@@ -121,6 +134,10 @@ pub(crate) fn main(registry: Arc<Registry>, index: usize, searching: bool) {
         }
     };
     CURRENT.with(|c| c.set(std::ptr::null()));
+    // No guest can hold the seat's state now: a seat is lent only while its worker sleeps in
+    // its loop, which this thread has left. Relaxed: a guest reads it only after a lend, which
+    // the sleeper list's lock orders after a later thread's store (`main`).
+    worker.registry.guest_seats[index].store(std::ptr::null_mut(), Ordering::Relaxed);
     let WorkerThread {
         deque, registry, ..
     } = worker;
@@ -134,6 +151,48 @@ pub(crate) fn main(registry: Arc<Registry>, index: usize, searching: bool) {
     if exit == Exit::Shutdown {
         registry.worker_exited();
     }
+}
+
+/// Runs `op` on the calling thread, which is no worker of any pool, as the guest of `registry`'s
+/// sleeping worker `index`, whose seat `Sleep::lend` gave us: its deque, heartbeat flag, index and
+/// caches are ours until we leave, its thread stays parked, and the other workers steal from the
+/// seat as usual. So an `install` from outside the pool costs no wake-up and no context switch
+/// when nobody needs to steal, and the pool still computes on at most as many threads as it has
+/// workers. chili and spice likewise run the caller's closure on the calling thread while the
+/// workers steal from it (github.com/dragostis/chili, `Scope`; github.com/judofyr/spice); the
+/// borrowed seat is what keeps a 1-worker pool on one thread here.
+///
+/// Leaving (also by a panic of `op`): jobs still in the seat (fire-and-forget tasks that outlive
+/// `op`) stay there, and `Sleep::give_back` wakes the worker to run them.
+pub(crate) fn run_as_guest<OP, R>(registry: &Registry, index: usize, op: OP) -> R
+where
+    OP: FnOnce(&WorkerThread, bool) -> R,
+{
+    // Acquire: pairs with the worker's Release store in `main`; the worker stored it before it
+    // ever slept, and it was lent to us because it sleeps (the sleeper list's lock orders both).
+    let seat = registry.guest_seats[index].load(Ordering::Acquire);
+    // SAFETY: the pointer is the seat's `WorkerThread`, live on its worker's stack until the
+    // worker leaves its loop, which it cannot while parked with its seat lent; and the lend
+    // makes us its only user until `give_back` (the worker touches it again only after a waker
+    // found it back on the sleeper list, which `Leave::drop` puts it on after our last use).
+    let seat: &WorkerThread = unsafe { &*seat };
+    struct Leave<'a>(&'a WorkerThread);
+    impl Drop for Leave<'_> {
+        fn drop(&mut self) {
+            self.0.leave_as_guest();
+        }
+    }
+    CURRENT.with(|c| c.set(seat));
+    GUEST.with(|g| g.set(true));
+    // The worker may have gone to sleep as a searcher: its count moved to the sleepers then
+    // (`Sleep::sleep`), but its flag is reset only when it wakes. The guest starts not searching;
+    // the worker sets the flag again from its wake-up.
+    seat.searching.set(false);
+    seat.heartbeat.new_task();
+    let _leave = Leave(seat);
+    // The install's span, on the guest's own track (dropped before `_leave`, also on a panic).
+    let _span = hooks::TaskSpan::enter(crate::trace::TaskKind::Install, None);
+    op(seat, false)
 }
 
 /// The OS's id of the calling thread (Linux `gettid`; elsewhere a number unique among the
@@ -445,6 +504,12 @@ impl WorkerThread {
         if (self.searching.get() || latch.is_some()) && self.spin(latch) {
             return false;
         }
+        if let Some(l) = latch {
+            if GUEST.with(|g| g.get()) {
+                self.guest_wait(l);
+                return false;
+            }
+        }
         self.sleep(latch)
     }
 
@@ -561,6 +626,52 @@ impl WorkerThread {
         }
         self.searching.set(woken.searching);
         false
+    }
+
+    /// The guest of this seat leaves (`run_as_guest`): it stops searching, lets go of the seat,
+    /// and gives it back; `give_back` wakes the worker if anything waits in its queues.
+    fn leave_as_guest(&self) {
+        if self.searching.get() {
+            self.found_work();
+        }
+        CURRENT.with(|c| c.set(std::ptr::null()));
+        GUEST.with(|g| g.set(false));
+        let registry = &*self.registry;
+        registry.sleep.give_back(self.index, || {
+            registry.has_visible_work()
+                || self.has_run_next()
+                || !registry.inboxes[self.index].is_empty()
+                || registry.terminating()
+        });
+        // The worker is a sleeper again: after the SeqCst RMW that counted it (in `give_back`),
+        // it asks the busy workers for work, as when it went to sleep (`crate::heartbeat`, step
+        // 5). While its seat was lent it was not counted idle, so they may have withdrawn their
+        // flags; without this, a later guest of another seat would never promote a fork.
+        registry.requests.request_from_others(self.index);
+    }
+
+    /// A guest with nothing to do while it waits on `latch`: it announces that it sleeps on the
+    /// latch and parks, to be woken by the latch's setter (`Sleep::wake_specific` finds the seat
+    /// lent and wakes the guest), by work addressed to its seat, or after [`GUEST_PARK`].
+    #[cold]
+    fn guest_wait(&self, latch: &CoreLatch) {
+        if self.searching.get() {
+            self.found_work();
+        }
+        if !latch.get_sleepy() {
+            return;
+        }
+        // The inbox may have been filled between our last look and the announcement; its pusher's
+        // wake (`wake_specific`) then unparks us at once.
+        hooks::park_begin();
+        // Miri cannot wait on the clock; the backstop is not needed for progress (the latch's
+        // setter wakes us), only for the latency of work elsewhere.
+        #[cfg(not(miri))]
+        std::thread::park_timeout(GUEST_PARK);
+        #[cfg(miri)]
+        std::thread::park();
+        hooks::park_end();
+        latch.wake_up();
     }
 
     /// xorshift64 (Marsaglia, 2003) for picking victims.

@@ -1,0 +1,307 @@
+//! `install`, `join` and `scope` from a thread outside the pool run on the calling thread as the
+//! guest of a sleeping worker's seat (`pool::worker::run_as_guest`), and fall back to injecting
+//! the work when no worker sleeps. These tests count and compare; none times anything.
+
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{mpsc, Arc};
+use std::thread::ThreadId;
+
+use threadlab::trace::{EventKind, TaskKind};
+use threadlab::Pool;
+
+mod pool_support;
+use pool_support::{fib, settle, watchdog};
+
+fn me() -> ThreadId {
+    std::thread::current().id()
+}
+
+/// With every worker parked, an install runs on the calling thread, with a worker's index.
+#[test]
+fn an_install_from_outside_runs_on_the_caller_as_a_guest() {
+    watchdog(|| {
+        for threads in [1, 2] {
+            let pool = Pool::builder().threads(threads).build().unwrap();
+            settle(&pool);
+            let caller = me();
+            let (tid, index, sum) =
+                pool.install(|| (me(), threadlab::current_thread_index(), fib(20)));
+            assert_eq!(tid, caller, "{threads} workers: ran on the caller");
+            assert!(
+                index.is_some_and(|i| i < threads),
+                "a seat's index: {index:?}"
+            );
+            assert_eq!(sum, 6765);
+        }
+    });
+}
+
+/// A nested install (and join and scope) from a guest runs inline on the guest; the seat is
+/// given back once, at the outer install's end: afterwards every worker is usable.
+#[test]
+fn nested_install_from_a_guest() {
+    watchdog(|| {
+        let pool = Pool::builder().threads(2).build().unwrap();
+        settle(&pool);
+        let caller = me();
+        let count = AtomicUsize::new(0);
+        let r = pool.install(|| {
+            let inner = pool.install(|| {
+                assert_eq!(me(), caller, "a nested install stays on the guest");
+                pool.scope(|s| {
+                    for _ in 0..100 {
+                        s.spawn(|_| {
+                            count.fetch_add(1, Ordering::Relaxed);
+                        });
+                    }
+                });
+                threadlab::join(|| fib(15), || fib(16))
+            });
+            inner.0 + inner.1
+        });
+        assert_eq!(r, 610 + 987);
+        assert_eq!(count.load(Ordering::Relaxed), 100);
+        for w in 0..2 {
+            assert_eq!(
+                pool.install_on(w, threadlab::current_thread_index),
+                Ok(Some(w))
+            );
+        }
+        // And the next install from outside is a guest again.
+        settle(&pool);
+        assert_eq!(pool.install(me), caller);
+    });
+}
+
+/// A guest whose closure panics (directly, and inside a join whose second half another worker
+/// may have taken) re-raises the panic; the seat is given back and the pool keeps working, on
+/// every worker, for guests and for work from its workers.
+#[test]
+fn a_guest_that_panics() {
+    watchdog(|| {
+        for threads in [1, 2] {
+            let pool = Pool::builder().threads(threads).build().unwrap();
+            for round in 0..20 {
+                settle(&pool);
+                let r = catch_unwind(AssertUnwindSafe(|| {
+                    pool.install(|| {
+                        if round % 2 == 0 {
+                            panic!("guest panic {round}");
+                        }
+                        threadlab::join(|| fib(18), || panic!("half panic {round}"))
+                    })
+                }));
+                let payload = r.expect_err("the panic is re-raised");
+                let msg = payload
+                    .downcast_ref::<String>()
+                    .cloned()
+                    .unwrap_or_default();
+                assert!(msg.contains(&round.to_string()), "{msg}");
+                assert_eq!(pool.install(|| fib(12)), 144);
+                for w in 0..threads {
+                    assert_eq!(
+                        pool.install_on(w, threadlab::current_thread_index),
+                        Ok(Some(w))
+                    );
+                }
+            }
+            assert_eq!(pool.metrics().panicked_tasks, 0);
+        }
+    });
+}
+
+/// Fire-and-forget tasks spawned by a guest may outlive its install: they wait until after the
+/// install returned (a signal the caller sends only then), so the guest cannot have run them;
+/// the worker whose seat it borrowed runs them, each once. On one worker too, where nobody else
+/// could.
+#[test]
+fn static_spawns_from_a_guest_outlive_the_install() {
+    watchdog(|| {
+        for threads in [1, 2] {
+            let pool = Pool::builder().threads(threads).build().unwrap();
+            settle(&pool);
+            let ran = Arc::new(AtomicUsize::new(0));
+            let (go_tx, go_rx) = mpsc::channel::<()>();
+            let go_rx = Arc::new(std::sync::Mutex::new(go_rx));
+            let (done_tx, done_rx) = mpsc::channel::<()>();
+            let caller = me();
+            let on_guest = pool.install(|| {
+                // The first task waits for the signal; the others after it in the same seat.
+                let (ran1, go, done) = (Arc::clone(&ran), Arc::clone(&go_rx), done_tx.clone());
+                threadlab::spawn(move || {
+                    go.lock().unwrap().recv().unwrap();
+                    ran1.fetch_add(1, Ordering::SeqCst);
+                    done.send(()).unwrap();
+                });
+                for _ in 0..99 {
+                    let (ran, done) = (Arc::clone(&ran), done_tx.clone());
+                    threadlab::spawn(move || {
+                        ran.fetch_add(1, Ordering::SeqCst);
+                        done.send(()).unwrap();
+                    });
+                }
+                me() == caller
+            });
+            assert!(on_guest, "{threads} workers: the install ran as a guest");
+            go_tx.send(()).unwrap();
+            for _ in 0..100 {
+                done_rx.recv().unwrap();
+            }
+            assert_eq!(ran.load(Ordering::SeqCst), 100);
+            let report = pool.shutdown();
+            assert_eq!(report.panicked_tasks, 0);
+        }
+    });
+}
+
+/// The promise a scope has always kept: a task spawned by a scope body that then blocks outside
+/// threadlab (a std channel) is run by another worker. From a guest, as from a worker. (Not so a
+/// `join` whose first half waits for its second: `join` hands its second half out at most once
+/// per heartbeat period, as documented, with a guest as with a worker.)
+#[test]
+fn a_guest_blocked_outside_threadlab_still_gets_its_spawn_run() {
+    watchdog(|| {
+        let pool = Pool::builder().threads(2).build().unwrap();
+        for round in 0..50 {
+            if round % 2 == 0 {
+                settle(&pool);
+            }
+            let got = pool.scope(|s| {
+                let (tx, rx) = mpsc::channel();
+                s.spawn(move |_| tx.send(round).unwrap());
+                rx.recv().unwrap()
+            });
+            assert_eq!(got, round);
+            let got = pool.install(|| {
+                let (tx, rx) = mpsc::channel();
+                threadlab::spawn(move || tx.send(round).unwrap());
+                rx.recv().unwrap()
+            });
+            assert_eq!(got, round);
+        }
+    });
+}
+
+/// No worker sleeps (both run tasks that wait for a signal): an install from outside cannot
+/// borrow a seat and falls back to injecting its closure, which a worker runs once free.
+#[test]
+fn a_guest_on_a_busy_pool_falls_back_to_injecting() {
+    watchdog(|| {
+        let pool = Arc::new(Pool::builder().threads(2).build().unwrap());
+        let (started_tx, started_rx) = mpsc::channel::<()>();
+        let mut gos = Vec::new();
+        for _ in 0..2 {
+            let (go_tx, go_rx) = mpsc::channel::<()>();
+            gos.push(go_tx);
+            let started = started_tx.clone();
+            pool.spawn(move || {
+                started.send(()).unwrap();
+                go_rx.recv().unwrap();
+            });
+        }
+        started_rx.recv().unwrap();
+        started_rx.recv().unwrap();
+        let p = Arc::clone(&pool);
+        let outside = std::thread::spawn(move || {
+            let caller = me();
+            let ran_on = p.install(me);
+            (caller, ran_on)
+        });
+        // The install waits in the injector; release the workers.
+        std::thread::sleep(std::time::Duration::from_millis(20));
+        for go in gos {
+            go.send(()).unwrap();
+        }
+        let (caller, ran_on) = outside.join().unwrap();
+        assert_ne!(caller, ran_on, "fell back to a worker");
+    });
+}
+
+/// A guest's work is recorded on its own thread's track (not a worker's): its install span and
+/// its joins, each begun once and ended once.
+#[test]
+fn a_guests_spans_land_on_its_own_track() {
+    watchdog(|| {
+        let pool = Pool::builder().threads(2).build().unwrap();
+        settle(&pool);
+        let rec = threadlab::trace::start();
+        let caller = me();
+        let on_guest = pool.install(|| {
+            let (a, b) = threadlab::join(|| fib(16), || fib(15));
+            assert_eq!(a + b, 1597);
+            me() == caller
+        });
+        let trace = rec.stop();
+        assert!(on_guest);
+        let guest_tracks: Vec<_> = trace
+            .threads()
+            .iter()
+            .filter(|t| {
+                t.worker().is_none()
+                    && t.events().into_iter().any(|e| {
+                        matches!(
+                            e.kind,
+                            EventKind::TaskBegin {
+                                kind: TaskKind::Install,
+                                ..
+                            }
+                        )
+                    })
+            })
+            .collect();
+        assert_eq!(
+            guest_tracks.len(),
+            1,
+            "one non-worker track with the install span"
+        );
+        let t = guest_tracks[0];
+        let begins = t
+            .events()
+            .into_iter()
+            .filter(|e| matches!(e.kind, EventKind::TaskBegin { .. }))
+            .count();
+        let ends = t
+            .events()
+            .into_iter()
+            .filter(|e| matches!(e.kind, EventKind::TaskEnd))
+            .count();
+        assert!(begins >= 1);
+        assert_eq!(begins, ends, "every span on the guest's track is closed");
+    });
+}
+
+/// An elastic pool (`keep_alive`): a worker whose seat was lent still retires once its
+/// keep-alive runs out after the guest left; a retired worker's seat is never lent (it has no
+/// thread), so an install then falls back to the injector, which starts a worker again; and
+/// every later guest and task still runs once.
+#[test]
+fn lent_seats_of_an_elastic_pool_retire_and_restart() {
+    watchdog(|| {
+        let keep = std::time::Duration::from_millis(20);
+        let pool = Pool::builder().threads(2).keep_alive(keep).build().unwrap();
+        let caller = me();
+        for round in 0..5 {
+            settle(&pool);
+            // Some worker still has a thread and sleeps: the install is a guest.
+            if pool.metrics().alive_threads() > 0 {
+                assert_eq!(pool.install(me), caller, "round {round}: a guest");
+            }
+            // Every worker retires, the lent one included.
+            let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+            while pool.metrics().alive_threads() > 0 {
+                assert!(
+                    std::time::Instant::now() < deadline,
+                    "workers never retired"
+                );
+                std::thread::sleep(std::time::Duration::from_millis(1));
+            }
+            // No thread: nothing to lend; the install runs on a restarted worker.
+            let (tid, sum) = pool.install(|| (me(), fib(15)));
+            assert_ne!(tid, caller, "round {round}: a retired seat is not lent");
+            assert_eq!(sum, 610);
+        }
+        let retired: u64 = pool.metrics().workers.iter().map(|w| w.retirements).sum();
+        assert!(retired >= 5, "{retired} retirements");
+    });
+}

@@ -124,7 +124,7 @@ pub fn block_on<F: Future>(future: F) -> F::Output {
 /// to carry (`crate::context`): each poll then runs inside the tag.
 #[inline]
 fn spawn_tagged<F>(
-    registry: &std::sync::Arc<Registry>,
+    registry: &crate::loom::sync::Arc<Registry>,
     name: Option<&'static str>,
     location: &'static Location<'static>,
     future: F,
@@ -143,7 +143,7 @@ where
 #[cold]
 #[inline(never)]
 fn spawn_with_tag<F>(
-    registry: &std::sync::Arc<Registry>,
+    registry: &crate::loom::sync::Arc<Registry>,
     tag: Tag,
     future: F,
 ) -> JoinHandle<F::Output>

@@ -11,6 +11,10 @@
 //! spins in [`WorkerThread::spin`], parks in [`WorkerThread::sleep`]. Task spans and spawn
 //! arrows are recorded by the jobs themselves (`crate::job`), wake-ups by the waker
 //! (`super::sleep`), injector pushes by `Registry::inject`.
+//!
+//! (Over 600 lines: the loop, its idle path and the guest's borrowed seat (`run_as_guest`,
+//! `guest_wait`) all work on the one `WorkerThread` state, and splitting them would make its
+//! fields visible to more files than the pool's.)
 
 use std::cell::Cell;
 use std::time::{Duration, Instant};

@@ -14,7 +14,7 @@
 //! file can hold anything): an end without its begin is ignored, a span open at the end is
 //! closed there, timestamps that go backwards count as zero time.
 
-use threadlab::trace::{EventKind, NameId, TaskKind, ThreadTrack};
+use threadlab::trace::{Event, EventKind, NameId, TaskKind, ThreadTrack};
 
 /// Where one thread's time went, and what it did.
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -344,6 +344,15 @@ pub(crate) fn walk(track: &ThreadTrack, end_ns: u64, keys: TaskArgKeys) -> Walk 
     while !stack.is_empty() {
         pop(&mut w, &mut stack, |_| true, end);
     }
+    if w.stats.worker.is_some() {
+        let first = track.events().iter().find(|e| {
+            !matches!(
+                e.kind,
+                EventKind::OsSched { .. } | EventKind::OsSwitches { .. }
+            )
+        });
+        asleep_from_the_start(&mut w, first, end);
+    }
     if let (Some(a), Some(b)) = (os_first, os_last) {
         w.stats.on_cpu_ns = b.0.saturating_sub(a.0);
         w.stats.preempted_ns = b.1.saturating_sub(a.1);
@@ -357,6 +366,41 @@ pub(crate) fn walk(track: &ThreadTrack, end_ns: u64, keys: TaskArgKeys) -> Walk 
     s.lifetime_ns = s.last_ns.saturating_sub(s.first_ns);
     s.utilization = super::stats::ratio(s.running_ns as f64, s.lifetime_ns as f64);
     w
+}
+
+/// A worker that was asleep when the recording started has no `ParkBegin`, and records nothing
+/// until it wakes: its first scheduling event is then a search for work (its `ParkEnd`, a spin,
+/// a steal attempt), or there is none at all (it slept, or its seat was lent to a guest caller,
+/// through the whole recording; a worker awake records its searches within microseconds). For
+/// the rules that ask whether the other workers were idle (a long task's), such a worker was
+/// idle from the recording's start until that first search, or until `end`. A worker that was
+/// running a task when the recording started begins with that task's events instead.
+fn asleep_from_the_start(w: &mut Walk, first: Option<Event>, end: u64) {
+    let until = match first {
+        Some(e)
+            if matches!(
+                e.kind,
+                EventKind::ParkEnd
+                    | EventKind::StealAttempt { .. }
+                    | EventKind::Steal { .. }
+                    | EventKind::SpinBegin
+            ) =>
+        {
+            e.ts_ns
+        }
+        Some(_) => return,
+        None => end,
+    };
+    let mut through = until;
+    w.idle.retain(|&(begin, stop)| {
+        if begin < until {
+            through = through.max(stop);
+            false
+        } else {
+            true
+        }
+    });
+    w.idle.insert(0, (0, through));
 }
 
 /// Adds `[from, to)` to the time of `state`.

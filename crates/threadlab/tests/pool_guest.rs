@@ -218,56 +218,74 @@ fn a_guest_on_a_busy_pool_falls_back_to_injecting() {
     });
 }
 
-/// A guest's work is recorded on its own thread's track (not a worker's): its install span and
-/// its joins, each begun once and ended once.
+/// While a recording is on, work from outside the pool is not run by a guest: it goes to a
+/// worker, so the trace shows the pool's work on the workers' tracks (where the doctor's
+/// imbalance and long-task rules read it); the install span is on a worker's track, begun once
+/// and ended once, and the caller's track holds none.
 #[test]
-fn a_guests_spans_land_on_its_own_track() {
+fn while_recording_work_from_outside_runs_on_a_worker() {
     watchdog(|| {
         let pool = Pool::builder().threads(2).build().unwrap();
         settle(&pool);
         let rec = threadlab::trace::start();
         let caller = me();
-        let on_guest = pool.install(|| {
+        let on_caller = pool.install(|| {
             let (a, b) = threadlab::join(|| fib(16), || fib(15));
             assert_eq!(a + b, 1597);
             me() == caller
         });
         let trace = rec.stop();
-        assert!(on_guest);
-        let guest_tracks: Vec<_> = trace
+        assert!(!on_caller, "a guest ran while recording");
+        let installs = |t: &threadlab::trace::ThreadTrack| {
+            t.events()
+                .into_iter()
+                .filter(|e| {
+                    matches!(
+                        e.kind,
+                        EventKind::TaskBegin {
+                            kind: TaskKind::Install,
+                            ..
+                        }
+                    )
+                })
+                .count()
+        };
+        let on_workers: usize = trace
             .threads()
             .iter()
-            .filter(|t| {
-                t.worker().is_none()
-                    && t.events().into_iter().any(|e| {
-                        matches!(
-                            e.kind,
-                            EventKind::TaskBegin {
-                                kind: TaskKind::Install,
-                                ..
-                            }
-                        )
+            .filter(|t| t.worker().is_some())
+            .map(installs)
+            .sum();
+        let elsewhere: usize = trace
+            .threads()
+            .iter()
+            .filter(|t| t.worker().is_none())
+            .map(installs)
+            .sum();
+        assert_eq!((on_workers, elsewhere), (1, 0));
+        for t in trace.threads() {
+            let count = |end: bool| {
+                t.events()
+                    .into_iter()
+                    .filter(|e| {
+                        if end {
+                            matches!(e.kind, EventKind::TaskEnd)
+                        } else {
+                            matches!(e.kind, EventKind::TaskBegin { .. })
+                        }
                     })
-            })
-            .collect();
-        assert_eq!(
-            guest_tracks.len(),
-            1,
-            "one non-worker track with the install span"
-        );
-        let t = guest_tracks[0];
-        let begins = t
-            .events()
-            .into_iter()
-            .filter(|e| matches!(e.kind, EventKind::TaskBegin { .. }))
-            .count();
-        let ends = t
-            .events()
-            .into_iter()
-            .filter(|e| matches!(e.kind, EventKind::TaskEnd))
-            .count();
-        assert!(begins >= 1);
-        assert_eq!(begins, ends, "every span on the guest's track is closed");
+                    .count()
+            };
+            assert_eq!(
+                count(false),
+                count(true),
+                "every span on {} closed",
+                t.name()
+            );
+        }
+        // And with the recording off again (and a worker asleep), the caller is a guest once more.
+        settle(&pool);
+        assert!(pool.install(|| me() == caller));
     });
 }
 

@@ -102,8 +102,10 @@ impl Pool {
     /// workers, and the call costs no thread switch (chili and spice likewise run the caller's
     /// closure on the caller). Tasks `op` spawns and leaves behind run on the pool as usual.
     /// When no worker sleeps, or when the builder set a thread name, a stack size or pinning
-    /// (promises of the workers' own threads), `op` is queued for a worker and the caller
-    /// blocks until it finished.
+    /// (promises of the workers' own threads), or while a recording is on
+    /// ([`trace::is_recording`](crate::trace::is_recording): the doctor reads the pool's work
+    /// from its workers' tracks), `op` is queued for a worker and the caller blocks until it
+    /// finished.
     ///
     /// ```
     /// let pool = threadlab::Pool::builder().threads(2).build()?;

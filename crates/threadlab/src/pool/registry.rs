@@ -403,7 +403,10 @@ impl Registry {
     }
 
     /// From a plain thread: as the guest of a sleeping worker's seat if one sleeps
-    /// (`worker::run_as_guest`), else inject and block on a latch.
+    /// (`worker::run_as_guest`), else inject and block on a latch. Not while a recording is on:
+    /// a guest's work would sit on the caller's track while its seat's worker shows asleep, and
+    /// the doctor's worker rules (imbalance, long tasks) read the pool's work from its workers'
+    /// tracks.
     #[cold]
     #[track_caller]
     fn in_worker_cold<OP, R>(this: &Arc<Self>, op: OP) -> R
@@ -411,7 +414,7 @@ impl Registry {
         OP: FnOnce(&WorkerThread, bool) -> R + Send,
         R: Send,
     {
-        if this.guests_allowed {
+        if this.guests_allowed && !crate::trace::is_recording() {
             if let Some(index) = this.sleep.lend(crate::loom::thread::current()) {
                 return crate::pool::worker::run_as_guest(this, index, op);
             }

@@ -203,6 +203,7 @@ impl WorkerCounters {
             awake_time: Duration::from_nanos(self.awake_nanos.load(Ordering::Relaxed)),
             is_parked: self.parked.load(Ordering::Relaxed),
             os_tid: self.os_tid.load(Ordering::Relaxed),
+            // Relaxed: statistics, as above.
             alive: {
                 let starts = self.starts.load(Ordering::Relaxed);
                 let left =

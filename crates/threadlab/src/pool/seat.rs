@@ -118,6 +118,7 @@ impl Registry {
                 Ok(())
             }
             Err(e) => {
+                // Relaxed: a statistic (the start that did not happen is taken back).
                 starts.fetch_sub(1, Ordering::Relaxed);
                 *handle = lock(&previous).take();
                 Err(e)

@@ -492,6 +492,7 @@ impl Sleep {
             self.state.fetch_sub(SLEEPER, Ordering::SeqCst);
             let retired = self.take_retired(index);
             if !retired {
+                // Release: pairs with the parked worker's Acquire load of `wake` in its park loop.
                 self.parkers[index].wake.store(WOKEN, Ordering::Release);
             }
             drop(sleepers);
@@ -523,6 +524,7 @@ impl Sleep {
             .fetch_sub(SLEEPER * woken.len() as u64, Ordering::SeqCst);
         for &(index, retired) in &woken {
             if !retired {
+                // Release: pairs with the parked worker's Acquire load of `wake` in its park loop.
                 self.parkers[index].wake.store(WOKEN, Ordering::Release);
             }
         }

@@ -183,8 +183,16 @@ impl<'scope> Scope<'scope> {
     {
         let by_owner = self.count_spawn();
         let ptr = ScopePtr(self);
+        // The body travels in a `MaybeUninit`, which is opaque to the borrow model: the job's
+        // closure is an argument of the call that runs it, and a reference the body captured
+        // (`&mut slot`) would stay protected until that call returns, after `Latch::set` below
+        // let the scope's owner read `slot` again (Miri's Stacked Borrows reported exactly that).
+        // Moved out into a local, the body's references are protected only while it runs.
+        let body = std::mem::MaybeUninit::new(body);
         let task = move || {
             let ptr = ptr;
+            // SAFETY: written just above and read exactly once, here (the closure is `FnOnce`).
+            let body = unsafe { body.assume_init() };
             // SAFETY: see ScopePtr: the scope waits for this task's count before it is freed.
             let scope = unsafe { &*ptr.0 };
             if let Err(p) = unwind::halt_unwinding(|| body(scope)) {

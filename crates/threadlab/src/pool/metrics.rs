@@ -292,6 +292,14 @@ pub struct Metrics {
     /// Future tasks alive: spawned (`spawn_future`, `block_on`'s inner tasks are not) and not
     /// yet freed (a finished task lives on while its `JoinHandle` does).
     pub alive_tasks: u64,
+    /// Workers searching for work when the snapshot was taken (spinning over the queues before
+    /// they park). A worker that runs a task or your code never counts here, so with every
+    /// other worker parked this is 0 (the sleep protocol wakes a parked worker for new work
+    /// only when nobody searches: a stale count would leave the work to one worker).
+    pub searching: usize,
+    /// Workers parked with nothing to do (an elastic pool's retired workers included) when the
+    /// snapshot was taken.
+    pub sleeping: usize,
 }
 
 impl Metrics {

@@ -384,6 +384,8 @@ impl Registry {
             injector_depth: self.injector.len(),
             panicked_tasks: self.panicked(),
             alive_tasks: self.alive_futures(),
+            searching: self.sleep.state().searching() as usize,
+            sleeping: self.sleep.state().sleeping() as usize,
         }
     }
 

@@ -390,6 +390,12 @@ impl WorkerThread {
                 }
             }
         }
+        // The latch was set while we searched (its setter saw us spinning, or a waker counted
+        // us as a searcher and the latch came first): we go back to the caller's work, so we
+        // are a searcher no more. Left counted, we would make every pusher skip the wake-up
+        // (`Sleep::notify`: "somebody searches, it will find the work") while a sleeper waits
+        // and nobody searches: the pool would run on one worker until our next search ended.
+        self.stop_searching_if_searching();
     }
 
     /// Runs one job from the queues if there is one (true if it ran one): for a wait whose
@@ -410,6 +416,7 @@ impl WorkerThread {
     #[inline]
     fn find_work(&self) -> Option<JobRef> {
         if let Some(job) = self.take_run_next() {
+            self.stop_searching_if_searching();
             return Some(job);
         }
         let job = self
@@ -419,6 +426,9 @@ impl WorkerThread {
         if job.is_some() {
             // The run-next budget counts slot tasks in a row (see `crate::pool::run_next`).
             self.end_run_next_streak();
+            // Found in our own deque by a searcher (a promoted fork of ours, while we spun):
+            // the search is over as much as after a steal (rule 3).
+            self.stop_searching_if_searching();
         }
         job
     }
@@ -481,6 +491,18 @@ impl WorkerThread {
             if !retry {
                 return None;
             }
+        }
+    }
+
+    /// Ends this worker's search, if it was searching, as [`WorkerThread::found_work`] does: the
+    /// worker is about to run a job, or to return to the work that waited on a latch. A worker
+    /// counted as searching while it runs anything would keep every pusher from waking a
+    /// sleeper (`Sleep::notify`), so every way out of a search passes here or through
+    /// `found_work`.
+    #[inline]
+    fn stop_searching_if_searching(&self) {
+        if self.searching.get() {
+            self.found_work();
         }
     }
 

@@ -164,6 +164,7 @@ pub fn try_start(mode: Mode) -> Result<Recording, TraceError> {
     // store), so every chunk of this recording is counted from zero.
     buffer::MEMORY.store(0, std::sync::atomic::Ordering::Relaxed);
     reg.bufs.clear();
+    reg.live_at_start = os::live_tids();
     reg.start = Some(clock::Anchor::take());
     recorder::switch_on(&mut reg);
     Ok(Recording {

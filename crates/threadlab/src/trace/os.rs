@@ -147,6 +147,51 @@ pub(crate) fn due() -> bool {
         .unwrap_or(false)
 }
 
+/// The ids of the process's live threads (`/proc/self/task`), sorted; `None` where they cannot
+/// be listed (other systems, Miri's isolation). Read when a recording starts, so that a thread
+/// that registers later is known to have been born during the recording.
+#[cold]
+pub(crate) fn live_tids() -> Option<Vec<u64>> {
+    #[cfg(all(target_os = "linux", not(miri)))]
+    {
+        let mut tids: Vec<u64> = std::fs::read_dir("/proc/self/task")
+            .ok()?
+            .filter_map(|e| e.ok()?.file_name().to_str()?.parse().ok())
+            .collect();
+        tids.sort_unstable();
+        Some(tids)
+    }
+    #[cfg(not(all(target_os = "linux", not(miri))))]
+    {
+        None
+    }
+}
+
+/// The sample of a thread at its birth, placed at raw time `ts` before its first real sample,
+/// for a thread born during the recording: the kernel starts a new thread's counters at zero
+/// (schedstat's run time and run-queue delay, the context-switch counts), so the difference
+/// to its first sample is its start-up, before it recorded anything, which belongs to the
+/// recording as much as the rest of its life (a thread per task spends more of its time starting
+/// and exiting than working: without this, a recording counted only its work).
+pub(crate) fn birth_records(ts: u64) -> [Record; 2] {
+    [
+        Record {
+            ts,
+            kind: raw::OS_SCHED,
+            a: 0,
+            b: 0,
+            c: 0,
+        },
+        Record {
+            ts,
+            kind: raw::OS_SWITCHES,
+            a: 0,
+            b: 0,
+            c: 0,
+        },
+    ]
+}
+
 /// The records of one sample taken at raw time `ts`, of the calling thread (`None`) or of
 /// thread `tid`; none if the figures cannot be read.
 #[cold]

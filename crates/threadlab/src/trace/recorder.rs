@@ -30,6 +30,10 @@ pub(crate) struct Registry {
     pub(crate) cap: Option<usize>,
     pub(crate) bufs: Vec<Arc<ThreadBuf>>,
     pub(crate) start: Option<Anchor>,
+    /// The threads alive when the recording started (`os::live_tids`, sorted), or `None` if
+    /// they could not be listed: a thread that registers and is not among them was born during
+    /// the recording, and its track starts with a birth sample (`os::birth_records`).
+    pub(crate) live_at_start: Option<Vec<u64>>,
 }
 
 pub(crate) static REGISTRY: Mutex<Registry> = Mutex::new(Registry {
@@ -39,6 +43,7 @@ pub(crate) static REGISTRY: Mutex<Registry> = Mutex::new(Registry {
     cap: None,
     bufs: Vec::new(),
     start: None,
+    live_at_start: None,
 });
 
 /// The current generation if a recording is on, else 0.
@@ -171,6 +176,8 @@ fn push(gen: u64, rec: Record) {
 #[inline(never)]
 fn refill(l: &Hot, cold: &Cold, gen: u64) {
     let mut owned = cold.owned.borrow_mut();
+    // Registered in this call, and born after the recording started.
+    let mut born = false;
     let (buf, cap) = match owned.as_ref() {
         Some((buf, _)) if l.generation.get() == gen => {
             if buf.is_full() {
@@ -190,6 +197,10 @@ fn refill(l: &Hot, cold: &Cold, gen: u64) {
                 return;
             }
             let tid = os::gettid();
+            born = reg
+                .live_at_start
+                .as_ref()
+                .is_some_and(|live| live.binary_search(&tid).is_err());
             let name = cold
                 .name
                 .borrow()
@@ -231,10 +242,17 @@ fn refill(l: &Hot, cold: &Cold, gen: u64) {
     if !os::due() && !registering {
         return;
     }
-    for rec in os::sample_records(ts, None) {
+    let sample = os::sample_records(ts, None);
+    let birth = os::birth_records(ts);
+    let births = if born && !sample.is_empty() {
+        birth.len()
+    } else {
+        0
+    };
+    for &rec in birth[..births].iter().chain(&sample) {
         let index = l.index.get();
-        // SAFETY: as in `record_on`; a new chunk has at least 16 slots, so the worker record
-        // and these two fit.
+        // SAFETY: as in `record_on`; a new chunk has at least 16 slots, so the worker record,
+        // the two birth records and the sample's two fit.
         unsafe { chunk.push_at(index, rec) };
         l.index.set(index + 1);
     }

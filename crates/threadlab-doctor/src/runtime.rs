@@ -161,8 +161,9 @@ pub(crate) fn os(trace: &Trace, walks: &[Walk]) -> OsStats {
         .map(|w| &w.stats)
         .filter(|s| s.os_sampled)
         .collect();
-    // The union of the sampled threads' lifetimes.
-    let mut spans: Vec<(u64, u64)> = sampled.iter().map(|s| (s.first_ns, s.last_ns)).collect();
+    // The union of the sampled threads' lifetimes (from their births, for threads born during
+    // the recording: their OS figures count from there).
+    let mut spans: Vec<(u64, u64)> = sampled.iter().map(|s| (s.os_from_ns, s.last_ns)).collect();
     spans.sort_unstable();
     let mut active_ns = 0u64;
     let mut cur: Option<(u64, u64)> = None;

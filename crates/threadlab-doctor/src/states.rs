@@ -49,6 +49,11 @@ pub struct ThreadStats {
     pub other_ns: u64,
     /// Whether at least two OS samples bracket the thread's life (the OS figures are valid).
     pub os_sampled: bool,
+    /// Where the OS figures start: the first event, or, for a thread born during the recording
+    /// (its track starts with a birth sample of zeros), its birth, estimated as its first real
+    /// sample's time less the time it had been on a CPU or waiting for one by then (a new
+    /// thread is runnable from its birth to its first block).
+    pub os_from_ns: u64,
     /// Time on a CPU between the first and last OS samples.
     pub on_cpu_ns: u64,
     /// Time runnable but waiting for a CPU (preempted) between the first and last OS samples.
@@ -229,6 +234,9 @@ pub(crate) fn walk(track: &ThreadTrack, end_ns: u64, keys: TaskArgKeys) -> Walk 
     let mut sw_first: Option<(u64, u64)> = None;
     let mut sw_last: Option<(u64, u64)> = None;
     let mut os_samples = 0u32;
+    // A birth sample (zeros) came first: the next sample dates the birth.
+    let mut birth_pending = false;
+    let mut born_ns: Option<u64> = None;
     // Whether the last spin ended without running a task (a park right after it is fruitless).
     let mut after_spin = false;
     let mut spin_found = false;
@@ -306,6 +314,15 @@ pub(crate) fn walk(track: &ThreadTrack, end_ns: u64, keys: TaskArgKeys) -> Walk 
                 runqueue_ns,
             } => {
                 os_samples = os_samples.saturating_add(1);
+                if os_samples == 1 && (on_cpu_ns, runqueue_ns) == (0, 0) {
+                    birth_pending = true;
+                } else if birth_pending {
+                    birth_pending = false;
+                    born_ns = Some(
+                        e.ts_ns
+                            .saturating_sub(on_cpu_ns.saturating_add(runqueue_ns)),
+                    );
+                }
                 os_first.get_or_insert((on_cpu_ns, runqueue_ns));
                 os_last = Some((on_cpu_ns, runqueue_ns));
             }
@@ -358,6 +375,7 @@ pub(crate) fn walk(track: &ThreadTrack, end_ns: u64, keys: TaskArgKeys) -> Walk 
         w.stats.preempted_ns = b.1.saturating_sub(a.1);
         w.stats.os_sampled = os_samples >= 2;
     }
+    w.stats.os_from_ns = born_ns.map_or(w.stats.first_ns, |b| b.min(w.stats.first_ns));
     if let (Some(a), Some(b)) = (sw_first, sw_last) {
         w.stats.voluntary_switches = b.0.saturating_sub(a.0);
         w.stats.involuntary_switches = b.1.saturating_sub(a.1);

@@ -536,3 +536,32 @@ fn long_task_imbalance_and_compare_name_the_task_and_its_zone() {
     assert_eq!(row.a.count, 1);
     assert_eq!(row.b.count, 1);
 }
+
+#[test]
+fn a_thread_born_during_the_recording_counts_from_its_birth() {
+    // Four threads born at 0: each waited 9 ms for a CPU and ran 1 ms before its first event at
+    // 10 ms (a birth sample of zeros, then its first real sample there), then worked 1 ms. The
+    // OS window starts at their births, so 4 threads were runnable over the 11 ms (not 44 over
+    // the 1 ms between their first and last events).
+    let mut b = B::new(11 * MS, 2);
+    let z = b.name("row");
+    for i in 0..4 {
+        let mut ev = os(10 * MS, 0, 0, 0, 0).to_vec();
+        ev.extend(os(10 * MS, MS, 9 * MS, 0, 3));
+        ev.extend(zone(z, 10 * MS, 11 * MS));
+        ev.extend(os(11 * MS, 2 * MS, 9 * MS, 0, 3));
+        b.thread(&format!("row {i}"), None, ev);
+    }
+    let d = b.build().diagnose();
+    assert!(
+        d.threads.iter().all(|t| t.os_from_ns == 0),
+        "{:?}",
+        d.threads
+    );
+    assert_eq!(d.os.active_ns, 11 * MS);
+    assert!(
+        (d.os.runnable_avg - 4.0).abs() < 1e-9,
+        "{}",
+        d.os.runnable_avg
+    );
+}

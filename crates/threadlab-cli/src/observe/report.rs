@@ -6,7 +6,7 @@ use std::fmt::Write;
 
 use threadlab_doctor::fmt_ns;
 
-use super::bursts::{bursts, GAP_NS, MIN_BIRTHS};
+use super::bursts::{bursts, Burst, GAP_NS, MIN_BIRTHS};
 use super::convert::FutexRow;
 use super::sampler::{Observed, ThreadLog};
 use super::syscall::State;
@@ -271,6 +271,7 @@ fn render_bursts(s: &mut String, o: &Observed) {
         "alive"
     );
     let total = all.len();
+    let over = oversubscribed(&all);
     if total > MAX_BURSTS {
         let mut keep: Vec<usize> = (0..total).collect();
         keep.sort_by_key(|&i| std::cmp::Reverse(all[i].threads));
@@ -301,4 +302,77 @@ fn render_bursts(s: &mut String, o: &Observed) {
          average over the burst, per CPU; alive: the most at once, deaths counted when the \
          tracer saw them)"
     );
+    if let Some(line) = over {
+        let _ = writeln!(s, "{line}");
+    }
+}
+
+/// The doctor's oversubscription rule (more than
+/// [`threadlab_doctor::OVERSUBSCRIBED_RUNNABLE_PER_CPU`] runnable threads per CPU over at least
+/// [`threadlab_doctor::OS_MIN_WINDOW_NS`]) applied to each burst: a thread-per-task burst can
+/// oversubscribe the CPUs while the whole run, averaged, does not.
+fn oversubscribed(bursts: &[Burst]) -> Option<String> {
+    let judged = |b: &&Burst| b.end_ns - b.begin_ns >= threadlab_doctor::OS_MIN_WINDOW_NS;
+    let over: Vec<&Burst> = bursts
+        .iter()
+        .filter(judged)
+        .filter(|b| b.runnable_per_cpu > threadlab_doctor::OVERSUBSCRIBED_RUNNABLE_PER_CPU)
+        .collect();
+    let worst = over
+        .iter()
+        .max_by(|a, b| a.runnable_per_cpu.total_cmp(&b.runnable_per_cpu))?;
+    Some(format!(
+        " ! oversubscription in {} of {} burst(s) of {} or longer: up to {:.2} runnable threads \
+         per CPU (threshold {}), in the burst at {} ({} threads, at most {} alive at once)\n   \
+         suggestion: run the work on a pool with one thread per CPU instead of a thread per task",
+        over.len(),
+        bursts.iter().filter(judged).count(),
+        fmt_ns(threadlab_doctor::OS_MIN_WINDOW_NS),
+        worst.runnable_per_cpu,
+        threadlab_doctor::OVERSUBSCRIBED_RUNNABLE_PER_CPU,
+        fmt_ns(worst.begin_ns),
+        worst.threads,
+        worst.most_alive
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn burst(begin_ms: u64, len_ms: u64, runnable_per_cpu: f64) -> Burst {
+        Burst {
+            begin_ns: begin_ms * 1_000_000,
+            end_ns: (begin_ms + len_ms) * 1_000_000,
+            threads: 3024,
+            median_interval_ns: 80_000,
+            median_work_ns: 60_000,
+            runnable_per_cpu,
+            most_alive: 38,
+        }
+    }
+
+    #[test]
+    fn a_burst_over_the_doctors_bound_is_called_oversubscription() {
+        // Under the bound, or too short to judge: nothing.
+        assert_eq!(
+            oversubscribed(&[burst(0, 300, 1.2), burst(400, 5, 3.0)]),
+            None
+        );
+        let line = oversubscribed(&[
+            burst(0, 300, 1.2),
+            burst(400, 250, 1.96),
+            burst(900, 5, 3.0),
+        ])
+        .expect("the 250 ms burst at 1.96 per CPU");
+        assert!(
+            line.contains("oversubscription in 1 of 2 burst(s)"),
+            "{line}"
+        );
+        assert!(
+            line.contains("up to 1.96 runnable threads per CPU"),
+            "{line}"
+        );
+        assert!(line.contains("at most 38 alive"), "{line}");
+    }
 }

@@ -150,6 +150,17 @@ pub fn park_end() {
     }
 }
 
+/// An OS sample of the calling thread now, registering it in the recording if it was not (see
+/// `super::try_start`).
+#[cold]
+pub(crate) fn os_sample_now() {
+    if enabled() {
+        for Record { kind, a, b, c, .. } in os::sample_records(0, None) {
+            record(kind, a, b, c);
+        }
+    }
+}
+
 #[cold]
 #[inline(never)]
 fn os_sample_if_due() {

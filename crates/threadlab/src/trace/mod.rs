@@ -167,11 +167,18 @@ pub fn try_start(mode: Mode) -> Result<Recording, TraceError> {
     reg.live_at_start = os::live_tids();
     reg.start = Some(clock::Anchor::take());
     recorder::switch_on(&mut reg);
-    Ok(Recording {
+    let recording = Recording {
         generation: reg.generation,
         stopped: false,
         cap: reg.cap,
-    })
+    };
+    drop(reg);
+    // The thread that starts a recording is part of what it records: often the program's main
+    // thread, which spawns threads or submits work and waits. An OS sample registers it now
+    // (`stop` samples every registered live thread again), so its time on a CPU and waiting for
+    // one counts in the process-wide figures even if it records no event of its own.
+    hooks::os_sample_now();
+    Ok(recording)
 }
 
 /// Names the calling thread's track in this and later recordings (default: the std thread name,

@@ -2,25 +2,12 @@
 //! insertions, deletions, truncations, varint bombs) of a saved `.tltrace` holding every event
 //! kind, read back with `Trace::load`; whatever loads must be diagnosed, compared and printed
 //! without a panic. (The reader's own property test, on the same mutations, is the library's
-//! `trace/fuzz.rs`.) The generator is xorshift64* (Vigna 2016) with a fixed seed, so a failure
-//! replays.
+//! `trace/fuzz.rs`.) The generator and the mutations are `threadlab-testkit`'s, with a fixed
+//! seed, so a failure replays.
 
 use threadlab::trace::{Event, EventKind as K, FlowId, TaskKind, Trace, TraceBuilder};
 use threadlab_doctor::Diagnose;
-
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
-    }
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n.max(1) as u64) as usize
-    }
-}
+use threadlab_testkit::{mutate, Rng};
 
 /// Two workers, each with every event kind once, in order.
 fn every_kind() -> Trace {
@@ -97,29 +84,11 @@ fn whatever_loads_is_diagnosed_and_compared() {
     let whole = reference.diagnose();
     assert!(whole.threads.len() == 2 && !whole.to_string().is_empty());
     let mutated = dir.join("mutated.tltrace");
-    let mut rng = Rng(0xD1B5_4A32_D192_ED03);
+    let mut rng = Rng::new(0xD1B5_4A32_D192_ED03);
     let mut loaded = 0;
     for _ in 0..2000 {
         let mut b = valid.clone();
-        for _ in 0..1 + rng.below(4) {
-            let at = rng.below(b.len());
-            match rng.below(5) {
-                0 => b[at] ^= 1 << rng.below(8),
-                1 => b[at] = rng.next() as u8,
-                2 => b.insert(at, rng.next() as u8),
-                3 if b.len() > 1 => {
-                    b.remove(at);
-                }
-                // A huge varint where a count or a timestamp was.
-                _ => {
-                    let bomb = [0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01];
-                    b.splice(at..at, bomb);
-                }
-            }
-        }
-        if rng.below(4) == 0 {
-            b.truncate(rng.below(b.len() + 1));
-        }
+        mutate(&mut b, &mut rng);
         std::fs::write(&mutated, &b).unwrap();
         if let Ok(t) = Trace::load(&mutated) {
             loaded += 1;

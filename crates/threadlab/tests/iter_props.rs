@@ -6,21 +6,7 @@ use std::num::Wrapping;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use threadlab::prelude::*;
 use threadlab::Pool;
-
-/// A small xorshift64* generator: reproducible inputs without a dependency.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
-    }
-    fn below(&mut self, n: u64) -> u64 {
-        self.next() % n
-    }
-}
+use threadlab_testkit::Rng;
 
 /// Lengths to try: the edges, the block size's neighbours, and random ones up to 200 000.
 fn lengths(rng: &mut Rng) -> Vec<usize> {
@@ -204,7 +190,7 @@ fn check_all(v: &[u32], other: &[u32]) {
 #[test]
 fn every_adapter_and_consumer_matches_std_on_a_two_worker_pool() {
     let pool = Pool::builder().threads(2).build().unwrap();
-    let mut rng = Rng(0x9E37_79B9_7F4A_7C15);
+    let mut rng = Rng::new(0x9E37_79B9_7F4A_7C15);
     for round in 0..if cfg!(miri) { 1 } else { 3 } {
         for len in lengths(&mut rng) {
             let v = input(&mut rng, len);
@@ -225,7 +211,7 @@ fn every_adapter_and_consumer_matches_std_on_a_two_worker_pool() {
     ignore = "the global pool's threads outlive the test, which Miri reports"
 )]
 fn every_adapter_and_consumer_matches_std_on_the_global_pool() {
-    let mut rng = Rng(42);
+    let mut rng = Rng::new(42);
     for len in lengths(&mut rng) {
         let v = input(&mut rng, len);
         let other = input(&mut rng, len);

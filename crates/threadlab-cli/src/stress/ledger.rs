@@ -4,28 +4,9 @@
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Mutex;
 
-/// xorshift64* (Marsaglia 2003; Vigna 2016), seeded per driver.
-pub struct Rng(u64);
-
-impl Rng {
-    pub(super) fn new(seed: u64) -> Rng {
-        Rng(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1)
-    }
-    pub(super) fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
-    }
-    /// Uniform in `0..n` (n > 0).
-    pub fn below(&mut self, n: u64) -> u64 {
-        self.next() % n.max(1)
-    }
-    /// Uniform in `lo..hi`.
-    pub fn range(&mut self, lo: u64, hi: u64) -> u64 {
-        lo + self.below(hi - lo)
-    }
-}
+/// The drivers' dice: `threadlab-testkit`'s xorshift64*, seeded per driver with
+/// [`Rng::spread`].
+pub use threadlab_testkit::Rng;
 
 /// The books of a run: what was checked, and every discrepancy. The counters are statistics:
 /// Relaxed increments, read by `report` after the scoped threads that wrote them were joined

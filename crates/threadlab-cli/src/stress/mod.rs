@@ -108,7 +108,7 @@ pub fn run(opts: &Options) -> bool {
                 (&pool, &ledger, &stop, &current, &drivers);
             let seed = opts.seed.wrapping_add(d as u64);
             s.spawn(move || {
-                let mut rng = Rng::new(seed);
+                let mut rng = Rng::spread(seed);
                 let mix = mix();
                 // Relaxed: a stop request; a scenario more or less is harmless, and the scope's
                 // join orders everything for the report.
@@ -176,7 +176,7 @@ fn progress_bar(seconds: u64) -> ProgressBar {
 /// Builds pools, queues work on them from outside and inside, and drops them with work still
 /// queued: dropping runs what was queued, so every task must have run afterwards.
 fn pool_churn(ledger: &Ledger, stop: &AtomicBool, seed: u64) {
-    let mut rng = Rng::new(seed ^ 0xC0FFEE);
+    let mut rng = Rng::spread(seed ^ 0xC0FFEE);
     // Relaxed: a stop request, as in the drivers.
     while !stop.load(Ordering::Relaxed) {
         let n = rng.range(1, 5_000) as usize;

@@ -2,30 +2,13 @@
 //! strings behind a valid header, and random mutations (flips, insertions, deletions,
 //! truncations, varint bombs) of a valid trace holding every event kind. The reader must return
 //! a trace or an error whose offset lies within the input, never panic or allocate wildly; and
-//! whatever it accepts must be readable to the end (the doctor and `compare` digest such
-//! mutations in their own crate: `threadlab-doctor/tests/mutated_traces.rs`). The generator is
-//! xorshift64* (Vigna, "An experimental exploration of Marsaglia's xorshift generators", 2016)
-//! with fixed seeds, so a failure replays.
+//! whatever it accepts must be readable to the end (the doctor and `compare` digest the same
+//! mutations in their own crate: `threadlab-doctor/tests/mutated_traces.rs`). The generator and
+//! the mutations are `threadlab-testkit`'s, with fixed seeds, so a failure replays.
 
 use super::event::{Event, EventKind as K, FlowId, NameId, TaskKind, ThreadTrack, Trace};
 use super::load::{decode, encode};
-
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
-    }
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n.max(1) as u64) as usize
-    }
-    fn bytes(&mut self, n: usize) -> Vec<u8> {
-        (0..n).map(|_| self.next() as u8).collect()
-    }
-}
+use threadlab_testkit::{mutate, Rng};
 
 /// A trace with every event kind, two threads, flows and locks.
 fn every_kind() -> Trace {
@@ -167,10 +150,10 @@ fn round_trip_of_every_kind() {
 
 #[test]
 fn arbitrary_bytes_never_panic() {
-    let mut rng = Rng(0x9E37_79B9_7F4A_7C15);
+    let mut rng = Rng::new(0x9E37_79B9_7F4A_7C15);
     let magic = &encode(&every_kind())[..8];
     for i in 0..4000 {
-        let len = rng.below(300);
+        let len = rng.index(300);
         let mut bytes = rng.bytes(len);
         if i % 2 == 0 {
             // Behind a valid magic, so the reader gets past the first check.
@@ -185,29 +168,11 @@ fn arbitrary_bytes_never_panic() {
 #[test]
 fn mutations_of_a_valid_trace_never_panic() {
     let valid = encode(&every_kind());
-    let mut rng = Rng(0xD1B5_4A32_D192_ED03);
+    let mut rng = Rng::new(0xD1B5_4A32_D192_ED03);
     let mut loaded = 0;
     for _ in 0..6000 {
         let mut b = valid.clone();
-        for _ in 0..1 + rng.below(4) {
-            let at = rng.below(b.len());
-            match rng.below(5) {
-                0 => b[at] ^= 1 << rng.below(8),
-                1 => b[at] = rng.next() as u8,
-                2 => b.insert(at, rng.next() as u8),
-                3 if b.len() > 1 => {
-                    b.remove(at);
-                }
-                // A huge varint where a count or a timestamp was.
-                _ => {
-                    let bomb = [0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01];
-                    b.splice(at..at, bomb);
-                }
-            }
-        }
-        if rng.below(4) == 0 {
-            b.truncate(rng.below(b.len() + 1));
-        }
+        mutate(&mut b, &mut rng);
         loaded += check(&b) as u32;
     }
     // Mutated values that still parse hold odd events: make sure many do.

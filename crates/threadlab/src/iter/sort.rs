@@ -146,9 +146,38 @@ fn choose_pivot<T, F: Fn(&T, &T) -> bool>(v: &[T], is_less: &F) -> usize {
     }
 }
 
-/// Moves the elements satisfying `pred` to the front (Hoare's scheme, swaps only); returns how
-/// many there are.
+/// Moves the elements satisfying `pred` to the front; returns how many there are. Small
+/// elements take the branchless scheme, larger ones Hoare's.
 fn partition<T>(v: &mut [T], pred: impl Fn(&T) -> bool) -> usize {
+    if std::mem::size_of::<T>() <= BRANCHLESS_MAX_SIZE {
+        partition_branchless(v, pred)
+    } else {
+        partition_hoare(v, pred)
+    }
+}
+
+/// Elements up to this size are partitioned without a branch on the comparison (two words: an
+/// unconditional swap of two such elements costs less than a mispredicted branch).
+const BRANCHLESS_MAX_SIZE: usize = 16;
+
+/// Lomuto's scheme without a branch on the comparison, as in Edelkamp and Weiß's observation
+/// ("BlockQuicksort: Avoiding Branch Mispredictions in Quicksort", ESA 2016) and the standard
+/// library's small-type partition: every element is swapped with the first one known not to
+/// satisfy `pred`, and that boundary moves by the comparison's outcome, 0 or 1. The invariant:
+/// `v[..l]` satisfy `pred`, `v[l..i]` do not. On random keys the comparison is a coin flip, so
+/// Hoare's branches mispredict about half the time; here nothing does.
+fn partition_branchless<T>(v: &mut [T], pred: impl Fn(&T) -> bool) -> usize {
+    let mut l = 0;
+    for i in 0..v.len() {
+        let yes = pred(&v[i]);
+        v.swap(l, i);
+        l += usize::from(yes);
+    }
+    l
+}
+
+/// Hoare's scheme (swaps only, each misplaced pair once).
+fn partition_hoare<T>(v: &mut [T], pred: impl Fn(&T) -> bool) -> usize {
     let (mut l, mut r) = (0, v.len());
     loop {
         while l < r && pred(&v[l]) {
@@ -319,5 +348,36 @@ unsafe fn seq_merge<T, F: Fn(&T, &T) -> bool>(a: &[T], b: &[T], dst: *mut T, is_
     unsafe {
         ptr::copy_nonoverlapping(a.as_ptr().add(i), dst.add(k), a.len() - i);
         ptr::copy_nonoverlapping(b.as_ptr().add(j), dst.add(k + a.len() - i), b.len() - j);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Both partition schemes put exactly the elements satisfying the predicate first, keep
+    /// every element (a permutation), on random and on runs of equal keys, for every length up
+    /// to 64 and some longer ones.
+    #[test]
+    fn partitions_split_by_the_predicate_and_keep_every_element() {
+        let mut rng = threadlab_testkit::Rng::new(0x5EED);
+        let lengths = (0..64).chain([255, 1000, 4097]);
+        for len in lengths {
+            for keys in [1000, 2] {
+                let v: Vec<u64> = (0..len).map(|_| rng.below(keys)).collect();
+                let pivot = rng.below(keys);
+                let (mut p1, mut p2) = (v.clone(), v.clone());
+                let m1 = partition_branchless(&mut p1, |x| *x < pivot);
+                let m2 = partition_hoare(&mut p2, |x| *x < pivot);
+                let mut sorted = v.clone();
+                sorted.sort_unstable();
+                for (mut p, mid) in [(p1, m1), (p2, m2)] {
+                    assert!(p[..mid].iter().all(|&x| x < pivot), "{len} {keys}");
+                    assert!(p[mid..].iter().all(|&x| x >= pivot), "{len} {keys}");
+                    p.sort_unstable();
+                    assert_eq!(p, sorted, "a permutation");
+                }
+            }
+        }
     }
 }

@@ -250,18 +250,14 @@ fn while_recording_work_from_outside_runs_on_a_worker() {
                 })
                 .count()
         };
-        let on_workers: usize = trace
-            .threads()
-            .iter()
-            .filter(|t| t.worker().is_some())
-            .map(installs)
-            .sum();
-        let elsewhere: usize = trace
-            .threads()
-            .iter()
-            .filter(|t| t.worker().is_none())
-            .map(installs)
-            .sum();
+        let (on_workers, elsewhere) =
+            trace
+                .threads()
+                .iter()
+                .fold((0, 0), |(w, e), t| match t.worker() {
+                    Some(_) => (w + installs(t), e),
+                    None => (w, e + installs(t)),
+                });
         assert_eq!((on_workers, elsewhere), (1, 0));
         for t in trace.threads() {
             let count = |end: bool| {

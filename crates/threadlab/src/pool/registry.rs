@@ -369,6 +369,8 @@ impl Registry {
     }
 
     pub(crate) fn metrics(&self) -> Metrics {
+        // One read of the idle counts, so that the two figures belong together.
+        let idle = self.sleep.state();
         Metrics {
             workers: self
                 .counters
@@ -384,8 +386,8 @@ impl Registry {
             injector_depth: self.injector.len(),
             panicked_tasks: self.panicked(),
             alive_tasks: self.alive_futures(),
-            searching: self.sleep.state().searching() as usize,
-            sleeping: self.sleep.state().sleeping() as usize,
+            searching: idle.searching() as usize,
+            sleeping: idle.sleeping() as usize,
         }
     }
 

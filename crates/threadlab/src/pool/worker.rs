@@ -390,12 +390,9 @@ impl WorkerThread {
                 }
             }
         }
-        // The latch was set while we searched (its setter saw us spinning, or a waker counted
-        // us as a searcher and the latch came first): we go back to the caller's work, so we
-        // are a searcher no more. Left counted, we would make every pusher skip the wake-up
-        // (`Sleep::notify`: "somebody searches, it will find the work") while a sleeper waits
-        // and nobody searches: the pool would run on one worker until our next search ended.
-        self.stop_searching_if_searching();
+        // The latch may have been set while we searched (its setter saw us spinning, or a waker
+        // counted us as a searcher and the latch came first): back to the caller's work.
+        self.end_search();
     }
 
     /// Runs one job from the queues if there is one (true if it ran one): for a wait whose
@@ -416,7 +413,7 @@ impl WorkerThread {
     #[inline]
     fn find_work(&self) -> Option<JobRef> {
         if let Some(job) = self.take_run_next() {
-            self.stop_searching_if_searching();
+            self.end_search();
             return Some(job);
         }
         let job = self
@@ -426,21 +423,17 @@ impl WorkerThread {
         if job.is_some() {
             // The run-next budget counts slot tasks in a row (see `crate::pool::run_next`).
             self.end_run_next_streak();
-            // Found in our own deque by a searcher (a promoted fork of ours, while we spun):
-            // the search is over as much as after a steal (rule 3).
-            self.stop_searching_if_searching();
+            // From any source, our own deque included (a promoted fork of ours, found while we
+            // spun): the search is over.
+            self.end_search();
         }
         job
     }
 
-    /// The oldest job addressed to this worker. Finding one ends a search like a steal does.
+    /// The oldest job addressed to this worker.
     #[inline]
     fn take_mail(&self) -> Option<JobRef> {
-        let job = self.registry.inboxes[self.index].pop();
-        if job.is_some() {
-            self.found_work();
-        }
-        job
+        self.registry.inboxes[self.index].pop()
     }
 
     /// Looks through the injector and every other deque, starting at a random victim.
@@ -449,7 +442,6 @@ impl WorkerThread {
         let job = self.steal_once();
         if job.is_some() {
             WorkerCounters::add(&self.counters().steals, 1);
-            self.found_work();
         } else {
             WorkerCounters::add(&self.counters().failed_steals, 1);
         }
@@ -494,27 +486,20 @@ impl WorkerThread {
         }
     }
 
-    /// Ends this worker's search, if it was searching, as [`WorkerThread::found_work`] does: the
-    /// worker is about to run a job, or to return to the work that waited on a latch. A worker
-    /// counted as searching while it runs anything would keep every pusher from waking a
-    /// sleeper (`Sleep::notify`), so every way out of a search passes here or through
-    /// `found_work`.
+    /// Ends this worker's search, if it is searching: rule 3 of the sleep protocol (the last
+    /// searcher wakes the next one if more work is visible). Every way out of a search passes
+    /// here: a job found anywhere (`find_work`, a run-next slot taken while spinning), the latch
+    /// it waited on set (`wait_until`), a guest going to wait or leaving. A worker still counted
+    /// as searching while it runs a job or the caller's code would keep every pusher from waking
+    /// a sleeper (`Sleep::notify`: somebody searches, it will find the work), and the pool would
+    /// run on one worker until its next search ended.
     #[inline]
-    fn stop_searching_if_searching(&self) {
+    fn end_search(&self) {
         if self.searching.get() {
-            self.found_work();
-        }
-    }
-
-    /// A searcher found work: rule 3 of the sleep protocol (the last searcher wakes the next
-    /// one if more work is visible).
-    #[inline]
-    fn found_work(&self) {
-        if self.searching.replace(false)
-            && self.registry.sleep.stop_searching()
-            && self.registry.has_visible_work()
-        {
-            self.registry.sleep.notify_work();
+            self.searching.set(false);
+            if self.registry.sleep.stop_searching() && self.registry.has_visible_work() {
+                self.registry.sleep.notify_work();
+            }
         }
     }
 
@@ -594,7 +579,7 @@ impl WorkerThread {
             // being watched gets its grace.
             if let Some(job) = self.steal_run_next(&mut watch, now, first || !past) {
                 WorkerCounters::add(&self.counters().steals, 1);
-                self.found_work();
+                self.end_search();
                 return Spun::Job(job);
             }
             if self.registry.terminating() || (past && watch.is_none()) {
@@ -657,9 +642,7 @@ impl WorkerThread {
     /// The guest of this seat leaves (`run_as_guest`): it stops searching, lets go of the seat,
     /// and gives it back; `give_back` wakes the worker if anything waits in its queues.
     fn leave_as_guest(&self) {
-        if self.searching.get() {
-            self.found_work();
-        }
+        self.end_search();
         CURRENT.with(|c| c.set(std::ptr::null()));
         GUEST.with(|g| g.set(false));
         let registry = &*self.registry;
@@ -681,9 +664,7 @@ impl WorkerThread {
     /// lent and wakes the guest), by work addressed to its seat, or after [`GUEST_PARK`].
     #[cold]
     fn guest_wait(&self, latch: &CoreLatch) {
-        if self.searching.get() {
-            self.found_work();
-        }
+        self.end_search();
         if !latch.get_sleepy() {
             return;
         }

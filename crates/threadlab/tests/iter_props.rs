@@ -278,3 +278,62 @@ fn zero_sized_and_empty() {
     assert!(!empty.par_iter().any(|_| true));
     assert_eq!(empty.par_chunks(3).count(), 0);
 }
+
+/// A worker that goes idle only after a sort began (here: busy until the sort has made 10,000
+/// comparisons) still takes part in it: while long, the pieces a busy pool sorts stay
+/// splittable by heartbeat. Before, a sort that began with nobody idle went whole to std's
+/// sort on the worker that called it, and the late worker got no comparison at all.
+#[test]
+fn a_worker_idle_after_a_sort_began_takes_part_in_it() {
+    use std::sync::atomic::AtomicBool;
+    if cfg!(miri) {
+        return; // two million elements: far too long under Miri.
+    }
+    let pool = Pool::builder().threads(2).build().unwrap();
+    let mut rng = Rng::new(0x50_27);
+    for stable in [false, true] {
+        // Longer than the lengths below which a busy pool stops cutting (2^16 and 2^20).
+        let len = if stable { (1 << 21) + 1 } else { 1 << 18 };
+        let mut v: Vec<u64> = (0..len).map(|_| rng.next_u64()).collect();
+        let mut want = v.clone();
+        want.sort_unstable();
+        let (busy, release) = (AtomicBool::new(false), AtomicBool::new(false));
+        let (comparisons, elsewhere) = (AtomicUsize::new(0), AtomicUsize::new(0));
+        pool.install(|| {
+            let me = threadlab::current_thread_index();
+            let compare = |a: &u64, b: &u64| {
+                if !release.load(Ordering::Relaxed)
+                    && comparisons.fetch_add(1, Ordering::Relaxed) == 10_000
+                {
+                    release.store(true, Ordering::Relaxed);
+                }
+                if threadlab::current_thread_index() != me {
+                    elsewhere.fetch_add(1, Ordering::Relaxed);
+                }
+                a.cmp(b)
+            };
+            threadlab::scope(|s| {
+                // The other worker takes this task and stays busy until released.
+                s.spawn(|_| {
+                    busy.store(true, Ordering::Release);
+                    while !release.load(Ordering::Relaxed) {
+                        std::hint::spin_loop();
+                    }
+                });
+                while !busy.load(Ordering::Acquire) {
+                    std::hint::spin_loop();
+                }
+                if stable {
+                    v.par_sort_by(compare);
+                } else {
+                    v.par_sort_unstable_by(compare);
+                }
+            });
+        });
+        assert_eq!(v, want, "stable: {stable}");
+        assert!(
+            elsewhere.load(Ordering::Relaxed) > 0,
+            "stable: {stable}: the worker released after the sort began made no comparison"
+        );
+    }
+}

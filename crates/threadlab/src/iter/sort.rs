@@ -1,9 +1,15 @@
-//! The parallel sorts behind `par_sort*`. Both split in the heartbeat spirit: a piece is cut
-//! (and one part published at once for a thief, `join_promoted`) only while another worker of
-//! the pool is idle; as soon as nobody is idle, the piece goes whole to the standard library's
-//! sort, which beats this file's partition and merge per element. So a 1-worker pool (never an
-//! idle worker) costs exactly std's sort, and on more workers the cutting stops once all of
-//! them are busy.
+//! The parallel sorts behind `par_sort*`. Both cut in the heartbeat spirit. While another
+//! worker of the pool is idle, a piece is cut and one part published at once for it
+//! (`join_promoted`). While nobody is idle, a long piece is still cut, but its parts are joined
+//! with the heartbeat [`join`](crate::join) (latent: a worker that goes idle later, its own
+//! piece done or its CPU faster, takes the oldest part left at its next beat; nobody idle, the
+//! parts run here one after the other); a shorter piece goes whole to the standard library's
+//! sort, which beats this file's partition and merge per element. The lengths below which a
+//! busy pool stops cutting ([`BUSY_PIECE`], [`BUSY_MERGE`]) weigh that per-element cost against
+//! the balance: the earlier rule, "nobody idle: std's sort, whole", left a worker that went idle
+//! a moment after the others got busy with nothing to take, and `par_sort_unstable` of 10^7
+//! `u64` on 2 workers took 166 ms where this one takes 139 ms (std alone: 240 ms). A 1-worker
+//! pool never cuts: it costs exactly std's sort.
 //!
 //! - **Unstable** ([`quick_sort`]): a pattern-defeating quicksort after Orson Peters ("Pattern-
 //!   defeating Quicksort", arXiv:2106.05123, 2021): the pivot is the median of three (a ninther,
@@ -11,12 +17,13 @@
 //!   an ancestor is partitioned into "equal" and "greater" and the equal part is done (Peters'
 //!   fix for many duplicates); after `log2(n)` badly unbalanced partitions the piece falls back
 //!   to the standard library's sort (Musser's introsort bound, which pdqsort keeps). The right
-//!   side of each partition is published for an idle worker; the left one is sorted here.
+//!   side of each partition is the joined part (published for an idle worker, else latent);
+//!   the left one is sorted here.
 //!   (Both sorts need `T: Sync`: a pivot and the merge's inputs are read from several workers.)
-//! - **Stable** ([`merge_sort`]): while a worker is idle, sort both halves (the second
-//!   published), copy the slice to a buffer, and merge the buffer's halves back with the
-//!   divide-and-conquer parallel merge (the median of the longer run splits the shorter by
-//!   binary search; the second sub-merge is published while a worker is idle), as in
+//! - **Stable** ([`merge_sort`]): sort both halves (the second joined as above), copy the slice
+//!   to a buffer, and merge the buffer's halves back with the divide-and-conquer parallel merge
+//!   (the median of the longer run splits the shorter by binary search; the second sub-merge is
+//!   joined likewise), as in
 //!   Cormen, Leiserson, Rivest and Stein, *Introduction to Algorithms* (3rd ed.), section 27.3.
 //!   Only bitwise moves happen while merging, so if the comparison panics the buffer, a complete
 //!   copy, is written back: every element is in the slice exactly once.
@@ -43,6 +50,24 @@ fn cut_for(len: usize, min: usize) -> Option<&'static WorkerThread> {
     w.registry().idle_exists().then_some(w)
 }
 
+/// While nobody is idle, quick-sort pieces up to this long go whole to std's sort; longer ones
+/// are still partitioned here and their parts joined with a heartbeat `join` (see the module
+/// doc). Our partition costs about what std's does per element, so this can be low: 2^14 to
+/// 2^20 measured alike on 10^7 `u64` on 2 workers, all 0.74–0.89× of Rayon's time against
+/// 0.80–0.91× for "std's sort, whole".
+const BUSY_PIECE: usize = 1 << 16;
+
+/// True on a pool of one worker (or off any pool), where no other worker can ever take a part.
+fn alone() -> bool {
+    WorkerThread::current().map_or(true, |w| w.registry().num_threads() == 1)
+}
+
+/// As [`BUSY_PIECE`] for the stable sort's pieces and merges: this file's branchy merge costs
+/// more per element than std's merge sort, so a busy pool stops cutting sooner (at 2^16 a
+/// stable sort of 10^7 `u64` on 2 workers was 4% slower than with "std's sort, whole"; at 2^20,
+/// 4% faster).
+const BUSY_MERGE: usize = 1 << 20;
+
 /// Merges this short are done sequentially.
 const SEQUENTIAL_MERGE: usize = 4096;
 
@@ -67,11 +92,12 @@ where
 {
     loop {
         let len = v.len();
-        let Some(w) = cut_for(len, SEQUENTIAL) else {
-            // Nobody idle (or a short piece): std's sort, whole.
+        let idle = cut_for(len, SEQUENTIAL);
+        if len <= SEQUENTIAL || (idle.is_none() && (len <= BUSY_PIECE || alone())) {
+            // A short piece, or nobody idle and a piece short enough: std's sort, whole.
             v.sort_unstable_by(|a, b| order(is_less, a, b));
             return;
-        };
+        }
         if limit == 0 {
             // Too many bad partitions: a worst-case input. Fall back (pdqsort uses heapsort).
             v.sort_unstable_by(|a, b| order(is_less, a, b));
@@ -96,11 +122,17 @@ where
             limit -= 1;
         }
         let pivot: &T = pivot;
-        join_promoted(
-            w,
-            || quick(left, is_less, ancestor, limit),
-            || quick(right, is_less, Some(pivot), limit),
-        );
+        match idle {
+            Some(w) => join_promoted(
+                w,
+                || quick(left, is_less, ancestor, limit),
+                || quick(right, is_less, Some(pivot), limit),
+            ),
+            None => crate::join(
+                || quick(left, is_less, ancestor, limit),
+                || quick(right, is_less, Some(pivot), limit),
+            ),
+        };
         return;
     }
 }
@@ -206,8 +238,9 @@ where
         return;
     }
     super::drive::on_worker(|_| {
-        if cut_for(v.len(), SEQUENTIAL).is_none() {
-            // Nobody idle: std's sort, without the buffer.
+        if cut_for(v.len(), SEQUENTIAL).is_none() && (v.len() <= BUSY_MERGE || alone()) {
+            // Nobody idle and a slice short enough (or a pool of one): std's sort, without the
+            // buffer.
             v.sort_by(|a, b| order(is_less, a, b));
             return;
         }
@@ -223,20 +256,21 @@ where
     F: Fn(&T, &T) -> bool + Sync,
 {
     let len = v.len();
-    let Some(w) = cut_for(len, SEQUENTIAL) else {
-        // Nobody idle (or a short piece): std's sort, whole.
+    let idle = cut_for(len, SEQUENTIAL);
+    if len <= SEQUENTIAL || (idle.is_none() && (len <= BUSY_MERGE || alone())) {
+        // A short piece, or nobody idle and a piece short enough: std's sort, whole.
         v.sort_by(|a, b| order(is_less, a, b));
         return;
-    };
+    }
     let mid = len / 2;
     {
         let (vl, vr) = v.split_at_mut(mid);
         let (bl, br) = buf.split_at_mut(mid);
-        join_promoted(
-            w,
-            || sort_rec(vl, bl, is_less),
-            || sort_rec(vr, br, is_less),
-        );
+        let (left, right) = (|| sort_rec(vl, bl, is_less), || sort_rec(vr, br, is_less));
+        match idle {
+            Some(w) => join_promoted(w, left, right),
+            None => crate::join(left, right),
+        };
     }
     // SAFETY: `buf` has room for `len` elements and does not overlap `v`; from here on the
     // elements live bitwise in both places until the merge overwrote `v`, and nothing drops
@@ -297,14 +331,17 @@ where
     T: Send + Sync,
     F: Fn(&T, &T) -> bool + Sync,
 {
-    let w = match cut_for(a.len() + b.len(), SEQUENTIAL_MERGE) {
-        Some(w) if !a.is_empty() && !b.is_empty() => w,
-        _ => {
-            // SAFETY: the caller's contract, passed on.
-            unsafe { seq_merge(a, b, dst.0, is_less) };
-            return;
-        }
-    };
+    let len = a.len() + b.len();
+    let idle = cut_for(len, SEQUENTIAL_MERGE);
+    if a.is_empty()
+        || b.is_empty()
+        || len <= SEQUENTIAL_MERGE
+        || (idle.is_none() && (len <= BUSY_MERGE || alone()))
+    {
+        // SAFETY: the caller's contract, passed on.
+        unsafe { seq_merge(a, b, dst.0, is_less) };
+        return;
+    }
     // Split the longer run at its middle and the other where that element would go, keeping
     // stability: equal elements of `a` stay before those of `b`.
     let (ia, ib) = if a.len() >= b.len() {
@@ -318,14 +355,15 @@ where
     let (b1, b2) = b.split_at(ib);
     // SAFETY: `dst + ia + ib` is within the destination (ia <= a.len(), ib <= b.len()).
     let dst2 = Dst(unsafe { dst.0.add(ia + ib) });
-    join_promoted(
-        w,
-        // SAFETY: the two halves write disjoint ranges of the destination, each as long as its
-        // inputs.
-        || unsafe { par_merge(a1, b1, dst, is_less) },
-        // SAFETY: as above.
-        || unsafe { par_merge(a2, b2, dst2, is_less) },
-    );
+    // SAFETY: the two halves write disjoint ranges of the destination, each as long as its
+    // inputs.
+    let left = || unsafe { par_merge(a1, b1, dst, is_less) };
+    // SAFETY: as above.
+    let right = || unsafe { par_merge(a2, b2, dst2, is_less) };
+    match idle {
+        Some(w) => join_promoted(w, left, right),
+        None => crate::join(left, right),
+    };
 }
 
 /// # Safety

@@ -36,9 +36,9 @@ pub(crate) const BLOCK: usize = 1024;
 /// up to [`MAX_WINDOW`] blocks, and the size doubles as soon as those blocks took at most this
 /// on average. Two earlier rules each cost a kernel its speed. Stopping the growth for the rest
 /// of the run at the first slow block: one page fault early in a cheap run (a `collect` into
-/// fresh memory faults every 4 KiB) left the whole run in blocks of 8–64 positions, a scalar
-/// loop with a flag read every few items, and `map` + `collect` of 10^7 items lost 6% against
-/// Rayon. Reading the clock after every block that is not full: a body too heavy to grow paid a clock
+/// fresh memory faults every 4 KiB) left the whole run in small blocks (in a profile, the
+/// blocks' scalar tail loop and the flag read took about as long as the vectorised loop), and `map` +
+/// `collect` of 10^7 items lost 6% against Rayon. Reading the clock after every block that is not full: a body too heavy to grow paid a clock
 /// read (25 ns on the development VM) per block for the whole run, 0.2% of the n-body step's
 /// 14 µs per body and more for a body that stops growing at a few microseconds a block.
 const BLOCK_TIME: Duration = Duration::from_micros(5);

@@ -29,18 +29,19 @@ use std::time::{Duration, Instant};
 /// that takes more than [`BLOCK_TIME`] is not doubled.
 pub(crate) const BLOCK: usize = 1024;
 
-/// A run's blocks start at one position and double after a block that took at most this, up
-/// to [`BLOCK`]: so a heavy body (an n-body row, an image row) is still checked between items
-/// and answers a request within a check interval, while a cheap one reaches full blocks after a
-/// few dozen items. A slow block does not stop the growth: the clock is then read after 2, 4, …
-/// up to [`MAX_WINDOW`] blocks, and the size doubles as soon as those blocks took at most this
-/// on average. Two earlier rules each cost a kernel its speed. Stopping the growth for the rest
-/// of the run at the first slow block: one page fault early in a cheap run (a `collect` into
-/// fresh memory faults every 4 KiB) left the whole run in small blocks (in a profile, the
-/// blocks' scalar tail loop and the flag read took about as long as the vectorised loop), and `map` +
-/// `collect` of 10^7 items lost 6% against Rayon. Reading the clock after every block that is not full: a body too heavy to grow paid a clock
-/// read (25 ns on the development VM) per block for the whole run, 0.2% of the n-body step's
-/// 14 µs per body and more for a body that stops growing at a few microseconds a block.
+/// A run's blocks start at one position and double after a block that took at most this, up to
+/// [`BLOCK`]: so a heavy body (an n-body row, an image row) is still checked between items and
+/// answers a request within a check interval, while a cheap one reaches full blocks after a few
+/// dozen items. A slow block does not stop the growth: the clock is then read after 2, 4, … up to
+/// [`MAX_WINDOW`] blocks, and the size doubles as soon as those blocks took at most this on
+/// average. Two earlier rules each cost a kernel its speed. Stopping the growth for the rest of the
+/// run at the first slow block: one page fault early in a cheap run (a `collect` into fresh memory
+/// faults every 4 KiB) left the whole run in small blocks (in a profile, the blocks' scalar tail
+/// loop and the flag read took about as long as the vectorised loop), and `map` + `collect` of 10^7
+/// items lost 6% against Rayon. Reading the clock after every block that is not full: a body too
+/// heavy to grow paid a clock read (25 ns on the development VM) per block for the whole run, 0.2%
+/// of the n-body step's 14 µs per body and more for a body that stops growing at a few microseconds
+/// a block.
 const BLOCK_TIME: Duration = Duration::from_micros(5);
 
 /// The most blocks between two clock reads while a run's blocks are not full (see

@@ -125,26 +125,28 @@ pub fn bursts(o: &Observed) -> Vec<Burst> {
             let median_interval_ns = median(births.windows(2).map(|w| w[1] - w[0]).collect());
             let end_ns = last_birth + median_interval_ns;
             let len = end_ns.saturating_sub(begin_ns).max(1);
-            let runnable_per_cpu = match (&o.exact, ticks.as_ref()) {
-                (None, Some(ticks)) if ticks.range(begin_ns..=end_ns).next().is_some() => {
-                    let at: Vec<u32> = ticks.range(begin_ns..=end_ns).map(|(_, &n)| n).collect();
-                    f64::from(at.iter().sum::<u32>()) / at.len() as f64
-                }
-                _ => {
-                    o.threads
-                        .iter()
-                        .map(|t| (runnable_at(t, end_ns) - runnable_at(t, begin_ns)).max(0.0))
-                        .sum::<f64>()
-                        / len as f64
-                }
-            } / f64::from(o.cpus.max(1));
+            // The mean count at the burst's ticks, from samples; else (or without a tick in it)
+            // the threads' runnable time over the window.
+            let at: Vec<u32> = ticks
+                .iter()
+                .flat_map(|t| t.range(begin_ns..=end_ns).map(|(_, &n)| n))
+                .collect();
+            let runnable = if at.is_empty() {
+                o.threads
+                    .iter()
+                    .map(|t| (runnable_at(t, end_ns) - runnable_at(t, begin_ns)).max(0.0))
+                    .sum::<f64>()
+                    / len as f64
+            } else {
+                f64::from(at.iter().sum::<u32>()) / at.len() as f64
+            };
             Burst {
                 begin_ns,
                 end_ns,
                 threads: g.len(),
                 median_interval_ns,
                 median_work_ns: median(g.iter().map(|t| work(t)).collect()),
-                runnable_per_cpu,
+                runnable_per_cpu: runnable / f64::from(o.cpus.max(1)),
                 most_alive: most_alive(o, begin_ns, end_ns),
             }
         })

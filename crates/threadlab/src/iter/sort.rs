@@ -40,14 +40,43 @@ use std::ptr;
 /// below it a `join` costs more than the sort saves).
 const SEQUENTIAL: usize = 2048;
 
-/// The worker to publish a piece on, when cutting pays: the piece is longer than `min` and
-/// another worker of the pool is idle (see the module doc). `None`: sort or merge it here.
-fn cut_for(len: usize, min: usize) -> Option<&'static WorkerThread> {
+/// How a piece is cut (see the module doc).
+enum Cut {
+    /// Another worker is idle: publish one part for it at once.
+    Publish(&'static WorkerThread),
+    /// Nobody is idle: join the parts with the heartbeat `join`, latent until a worker idles.
+    Latent,
+}
+
+/// Whether and how to cut a piece of `len` elements: never at or below `min` (a base case);
+/// while another worker of the pool is idle, publish; else only above `busy`, and only on a pool
+/// of more than one worker (where another can ever take a part). `None`: sort or merge it here.
+fn cut(len: usize, min: usize, busy: usize) -> Option<Cut> {
     if len <= min {
         return None;
     }
     let w = WorkerThread::current()?;
-    w.registry().idle_exists().then_some(w)
+    if w.registry().idle_exists() {
+        Some(Cut::Publish(w))
+    } else {
+        (len > busy && w.registry().num_threads() > 1).then_some(Cut::Latent)
+    }
+}
+
+impl Cut {
+    /// Runs `a` here and `b` as the cut's joined part; both results.
+    fn join<A, B, RA, RB>(self, a: A, b: B) -> (RA, RB)
+    where
+        A: FnOnce() -> RA + Send,
+        B: FnOnce() -> RB + Send,
+        RA: Send,
+        RB: Send,
+    {
+        match self {
+            Cut::Publish(w) => join_promoted(w, a, b),
+            Cut::Latent => crate::join(a, b),
+        }
+    }
 }
 
 /// While nobody is idle, quick-sort pieces up to this long go whole to std's sort; longer ones
@@ -56,11 +85,6 @@ fn cut_for(len: usize, min: usize) -> Option<&'static WorkerThread> {
 /// 2^20 measured alike on 10^7 `u64` on 2 workers, all 0.74–0.89× of Rayon's time against
 /// 0.80–0.91× for "std's sort, whole".
 const BUSY_PIECE: usize = 1 << 16;
-
-/// True on a pool of one worker (or off any pool), where no other worker can ever take a part.
-fn alone() -> bool {
-    WorkerThread::current().map_or(true, |w| w.registry().num_threads() == 1)
-}
 
 /// As [`BUSY_PIECE`] for the stable sort's pieces and merges: this file's branchy merge costs
 /// more per element than std's merge sort, so a busy pool stops cutting sooner (at 2^16 a
@@ -92,12 +116,11 @@ where
 {
     loop {
         let len = v.len();
-        let idle = cut_for(len, SEQUENTIAL);
-        if len <= SEQUENTIAL || (idle.is_none() && (len <= BUSY_PIECE || alone())) {
+        let Some(cut) = cut(len, SEQUENTIAL, BUSY_PIECE) else {
             // A short piece, or nobody idle and a piece short enough: std's sort, whole.
             v.sort_unstable_by(|a, b| order(is_less, a, b));
             return;
-        }
+        };
         if limit == 0 {
             // Too many bad partitions: a worst-case input. Fall back (pdqsort uses heapsort).
             v.sort_unstable_by(|a, b| order(is_less, a, b));
@@ -122,17 +145,10 @@ where
             limit -= 1;
         }
         let pivot: &T = pivot;
-        match idle {
-            Some(w) => join_promoted(
-                w,
-                || quick(left, is_less, ancestor, limit),
-                || quick(right, is_less, Some(pivot), limit),
-            ),
-            None => crate::join(
-                || quick(left, is_less, ancestor, limit),
-                || quick(right, is_less, Some(pivot), limit),
-            ),
-        };
+        cut.join(
+            || quick(left, is_less, ancestor, limit),
+            || quick(right, is_less, Some(pivot), limit),
+        );
         return;
     }
 }
@@ -238,7 +254,7 @@ where
         return;
     }
     super::drive::on_worker(|_| {
-        if cut_for(v.len(), SEQUENTIAL).is_none() && (v.len() <= BUSY_MERGE || alone()) {
+        if cut(v.len(), SEQUENTIAL, BUSY_MERGE).is_none() {
             // Nobody idle and a slice short enough (or a pool of one): std's sort, without the
             // buffer.
             v.sort_by(|a, b| order(is_less, a, b));
@@ -256,21 +272,16 @@ where
     F: Fn(&T, &T) -> bool + Sync,
 {
     let len = v.len();
-    let idle = cut_for(len, SEQUENTIAL);
-    if len <= SEQUENTIAL || (idle.is_none() && (len <= BUSY_MERGE || alone())) {
+    let Some(cut) = cut(len, SEQUENTIAL, BUSY_MERGE) else {
         // A short piece, or nobody idle and a piece short enough: std's sort, whole.
         v.sort_by(|a, b| order(is_less, a, b));
         return;
-    }
+    };
     let mid = len / 2;
     {
         let (vl, vr) = v.split_at_mut(mid);
         let (bl, br) = buf.split_at_mut(mid);
-        let (left, right) = (|| sort_rec(vl, bl, is_less), || sort_rec(vr, br, is_less));
-        match idle {
-            Some(w) => join_promoted(w, left, right),
-            None => crate::join(left, right),
-        };
+        cut.join(|| sort_rec(vl, bl, is_less), || sort_rec(vr, br, is_less));
     }
     // SAFETY: `buf` has room for `len` elements and does not overlap `v`; from here on the
     // elements live bitwise in both places until the merge overwrote `v`, and nothing drops
@@ -331,17 +342,12 @@ where
     T: Send + Sync,
     F: Fn(&T, &T) -> bool + Sync,
 {
-    let len = a.len() + b.len();
-    let idle = cut_for(len, SEQUENTIAL_MERGE);
-    if a.is_empty()
-        || b.is_empty()
-        || len <= SEQUENTIAL_MERGE
-        || (idle.is_none() && (len <= BUSY_MERGE || alone()))
-    {
+    let cut = cut(a.len() + b.len(), SEQUENTIAL_MERGE, BUSY_MERGE);
+    let Some(cut) = cut.filter(|_| !a.is_empty() && !b.is_empty()) else {
         // SAFETY: the caller's contract, passed on.
         unsafe { seq_merge(a, b, dst.0, is_less) };
         return;
-    }
+    };
     // Split the longer run at its middle and the other where that element would go, keeping
     // stability: equal elements of `a` stay before those of `b`.
     let (ia, ib) = if a.len() >= b.len() {
@@ -360,10 +366,7 @@ where
     let left = || unsafe { par_merge(a1, b1, dst, is_less) };
     // SAFETY: as above.
     let right = || unsafe { par_merge(a2, b2, dst2, is_less) };
-    match idle {
-        Some(w) => join_promoted(w, left, right),
-        None => crate::join(left, right),
-    };
+    cut.join(left, right);
 }
 
 /// # Safety

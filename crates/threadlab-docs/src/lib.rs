@@ -45,7 +45,10 @@ mod front_door {
     #[test]
     fn at_most_250_lines_with_the_two_commands() {
         let lines = README.lines().count();
-        assert!(lines <= 250, "README.md has {lines} lines; move detail to docs/");
+        assert!(
+            lines <= 250,
+            "README.md has {lines} lines; move detail to docs/"
+        );
         for command in ["cargo run --release -- lab", "cargo test"] {
             assert!(README.contains(command), "README.md lacks `{command}`");
         }
@@ -75,6 +78,9 @@ mod front_door {
                 missing.push(path.to_owned());
             }
         }
-        assert!(missing.is_empty(), "README.md links to missing files: {missing:?}");
+        assert!(
+            missing.is_empty(),
+            "README.md links to missing files: {missing:?}"
+        );
     }
 }

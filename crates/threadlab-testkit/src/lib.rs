@@ -1,11 +1,13 @@
-//! What threadlab's tests and its stress run share, written once: [`Rng`], a small seeded
+//! What threadlab's tests share, written once: [`Rng`], a small seeded
 //! generator (xorshift64*, Vigna, "An experimental exploration of Marsaglia's xorshift
 //! generators, scrambled", ACM TOMS 2016: a xorshift64 state, shifts 12/25/27, then a multiply),
 //! so a failure replays from its seed without a dependency; and [`mutate`], the random damage
 //! done to a valid trace file by the trace reader's property test and the doctor's test on
 //! odd-but-loadable traces.
 //!
-//! No dependency, not even on threadlab (its own unit tests use it).
+//! No dependency, not even on threadlab (its own unit tests use it). Not published: the stress
+//! run (in the published CLI) keeps its own copy of the generator, which a CLI test checks
+//! against this one.
 
 /// A seeded xorshift64* generator: the same seed gives the same sequence on every machine.
 ///

@@ -54,8 +54,8 @@
 //! With recording off, each callback reads the recorder's flag (one relaxed load); `on_enter`
 //! and `on_exit` also keep one bit per nesting level in a thread-local, so an exit ends a zone
 //! only if its entry began one. The spawn hook costs a boxed `(Dispatch, span id)` per spawn
-//! made inside a span (and nothing for a spawn outside any span). Figures: the README's
-//! "With `tracing`" section and `examples/span_cost.rs`.
+//! made inside a span (and nothing for a spawn outside any span). Figures: the repository's
+//! `docs/recording.md` ("With `tracing`") and `examples/span_cost.rs`.
 
 #![deny(unsafe_op_in_unsafe_fn, clippy::undocumented_unsafe_blocks)]
 #![warn(missing_docs)]

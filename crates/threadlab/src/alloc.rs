@@ -28,7 +28,7 @@
 //! turns the difference into an [`EventKind::Allocs`](crate::trace::EventKind::Allocs) event
 //! right before the span's end, so a span's figures include its children's.
 //!
-//! Cost: two thread-local additions per allocation (measured: see the README); with no
+//! Cost: two thread-local additions per allocation (measured: see `docs/recording.md`); with no
 //! recording on, spans pay nothing more (the check sits behind the recorder's own on/off
 //! branch).
 

@@ -531,6 +531,20 @@ impl<T: ?Sized> std::fmt::Debug for RwLock<T> {
     }
 }
 
+/// The data, as `MutexGuard`'s and std's guards show it.
+impl<T: ?Sized + std::fmt::Debug> std::fmt::Debug for RwLockReadGuard<'_, T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        std::fmt::Debug::fmt(&**self, f)
+    }
+}
+
+/// The data, as `MutexGuard`'s and std's guards show it.
+impl<T: ?Sized + std::fmt::Debug> std::fmt::Debug for RwLockWriteGuard<'_, T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        std::fmt::Debug::fmt(&**self, f)
+    }
+}
+
 impl<T: Default> Default for RwLock<T> {
     fn default() -> Self {
         RwLock::new(T::default())

@@ -435,7 +435,7 @@ impl Experiment for Workloads {
                 gm(SERIAL, THREADLAB),
             );
             let mut cells = vec!["geometric mean".to_string()];
-            cells.extend(std::iter::repeat(String::new()).take(5));
+            cells.extend(std::iter::repeat_n(String::new(), 5));
             cells.extend([ratio(tl_ry), ratio(ch_ry), ratio(tl_ch), ratio(speedup)]);
             table.row(cells);
             tables.push(table);

@@ -4,9 +4,8 @@
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Mutex;
 
-/// The drivers' dice: `threadlab-testkit`'s xorshift64*, seeded per driver with
-/// [`Rng::spread`].
-pub use threadlab_testkit::Rng;
+/// The drivers' dice: xorshift64*, seeded per driver with [`Rng::spread`].
+pub use super::dice::Rng;
 
 /// The books of a run: what was checked, and every discrepancy. The counters are statistics:
 /// Relaxed increments, read by `report` after the scoped threads that wrote them were joined

@@ -10,6 +10,7 @@
 //! course, differ.
 
 mod channel;
+mod dice;
 mod elastic;
 mod hostile;
 mod ledger;

@@ -2,6 +2,7 @@
 //! futures, and the blocking forms, which poll the same futures and park the calling thread
 //! between polls.
 
+use std::fmt;
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::PoisonError;
@@ -57,6 +58,27 @@ pub struct Sender<T> {
 /// ```
 pub struct Receiver<T> {
     chan: Arc<Chan<T>>,
+}
+
+/// The channel's state, not its values (`T` need not be `Debug`): how many are queued and
+/// whether it is closed.
+impl<T> fmt::Debug for Sender<T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Sender")
+            .field("len", &self.len())
+            .field("closed", &self.is_closed())
+            .finish_non_exhaustive()
+    }
+}
+
+/// The channel's state, not its values: how many are queued and whether it is closed.
+impl<T> fmt::Debug for Receiver<T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Receiver")
+            .field("len", &self.len())
+            .field("closed", &self.is_closed())
+            .finish_non_exhaustive()
+    }
 }
 
 pub(super) fn pair<T>(cap: usize) -> (Sender<T>, Receiver<T>) {
@@ -290,6 +312,17 @@ pub struct SendFuture<'a, T> {
     slot: Option<usize>,
 }
 
+/// Whether the value is still held by the future (not yet handed to the channel) and whether
+/// the future waits in a slot of the channel's waiters.
+impl<T> fmt::Debug for SendFuture<'_, T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("SendFuture")
+            .field("holds_value", &self.value.is_some())
+            .field("waiting", &self.slot.is_some())
+            .finish_non_exhaustive()
+    }
+}
+
 // The future is never pinned structurally: its value moves into the channel by value.
 impl<T> Unpin for SendFuture<'_, T> {}
 
@@ -330,6 +363,15 @@ impl<T> Drop for SendFuture<'_, T> {
 pub struct RecvFuture<'a, T> {
     chan: &'a Chan<T>,
     slot: Option<usize>,
+}
+
+/// Whether the future waits in a slot of the channel's waiters.
+impl<T> fmt::Debug for RecvFuture<'_, T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("RecvFuture")
+            .field("waiting", &self.slot.is_some())
+            .finish_non_exhaustive()
+    }
 }
 
 impl<T> Future for RecvFuture<'_, T> {

@@ -352,6 +352,7 @@ where
 /// use threadlab::prelude::*;
 /// assert_eq!([1u8, 2].par_iter().copied().sum::<u8>(), 3);
 /// ```
+#[derive(Debug)]
 pub struct Copied<I> {
     base: I,
 }
@@ -406,6 +407,7 @@ impl<'a, T: Copy + 'a, P: Producer<Item = &'a T>> Producer for Copied<P> {
 /// let v = vec![String::from("a")];
 /// assert_eq!(v.par_iter().cloned().collect::<Vec<_>>(), v);
 /// ```
+#[derive(Debug)]
 pub struct Cloned<I> {
     base: I,
 }
@@ -460,6 +462,7 @@ impl<'a, T: Clone + 'a, P: Producer<Item = &'a T>> Producer for Cloned<P> {
 /// let v: Vec<(usize, char)> = ['a', 'b'].par_iter().copied().enumerate().collect();
 /// assert_eq!(v, [(0, 'a'), (1, 'b')]);
 /// ```
+#[derive(Debug)]
 pub struct Enumerate<I> {
     base: I,
     offset: usize,
@@ -521,6 +524,7 @@ impl<P: Producer> Producer for Enumerate<P> {
 /// let (a, b) = ([1, 2, 3], [4, 5]);
 /// assert_eq!(a.par_iter().zip(b.par_iter()).map(|(x, y)| x * y).sum::<i32>(), 14);
 /// ```
+#[derive(Debug)]
 pub struct Zip<A, B> {
     a: A,
     b: B,
@@ -569,6 +573,7 @@ impl<A: Producer, B: Producer> Producer for Zip<A, B> {
 /// let v: Vec<Vec<u8>> = (0u8..5).into_par_iter().chunks(2).collect();
 /// assert_eq!(v, [vec![0, 1], vec![2, 3], vec![4]]);
 /// ```
+#[derive(Debug)]
 pub struct ChunksOf<I> {
     base: I,
     size: usize,
@@ -615,6 +620,7 @@ impl<P: Producer> Producer for ChunksOf<P> {
 }
 
 /// The block iterator of [`ChunksOf`]: groups its inner iterator's items by `size`.
+#[derive(Debug)]
 pub struct ChunkIter<I> {
     inner: I,
     size: usize,
@@ -627,3 +633,18 @@ impl<I: Iterator> Iterator for ChunkIter<I> {
         (!chunk.is_empty()).then_some(chunk)
     }
 }
+
+/// `Debug` for the closure adapters: their base, not the closure (closures are not `Debug`).
+macro_rules! debug_without_closure {
+    ($($name:ident),*) => {$(
+        impl<I: std::fmt::Debug, F> std::fmt::Debug for $name<I, F> {
+            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.debug_struct(stringify!($name))
+                    .field("base", &self.base)
+                    .finish_non_exhaustive()
+            }
+        }
+    )*};
+}
+
+debug_without_closure!(Map, Filter, FilterMap, FlatMapIter, Inspect);

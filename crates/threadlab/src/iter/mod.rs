@@ -507,6 +507,15 @@ pub struct Fold<I, ID, F> {
     fold_op: F,
 }
 
+/// Its base, not the closures (closures are not `Debug`).
+impl<I: std::fmt::Debug, ID, F> std::fmt::Debug for Fold<I, ID, F> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Fold")
+            .field("base", &self.base)
+            .finish_non_exhaustive()
+    }
+}
+
 impl<I, ID, F> Fold<I, ID, F> {
     /// Combines the accumulators, left to right, starting from `identity()`.
     ///

@@ -52,6 +52,11 @@ mod event;
 mod frames;
 #[cfg(test)]
 mod fuzz;
+// Hidden: the pool's own events, public only so that the `tracing` bridge (threadlab-tracing),
+// the lab's baselines and the tests can record the same events as the pool. Not part of the
+// stable API: names and arguments change with the recorder's format. Users record with `zone!`,
+// `Zone` and the marks below.
+#[doc(hidden)]
 pub mod hooks;
 mod intern;
 mod json;

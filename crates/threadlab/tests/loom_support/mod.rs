@@ -2,7 +2,7 @@
 
 /// Runs a loom model with no preemption bound (`LOOM_MAX_PREEMPTIONS` can still bound it, as
 /// `Builder::new` reads it) and prints how many interleavings it explored (run with
-/// `--nocapture` to see the counts; the README's reliability table quotes them).
+/// `--nocapture` to see the counts; `docs/reliability.md` quotes them).
 pub fn model(f: impl Fn() + Sync + Send + 'static) {
     use std::sync::atomic::{AtomicUsize, Ordering};
     let runs = std::sync::Arc::new(AtomicUsize::new(0));

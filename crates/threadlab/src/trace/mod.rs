@@ -17,8 +17,8 @@
 //! # Ok::<(), threadlab::trace::TraceError>(())
 //! ```
 //!
-//! Without editing code: `THREADLAB_TRACE=run.pftrace ./program` records the global pool from
-//! its start and saves the trace from an `atexit` handler when the program exits normally
+//! Without editing code: `THREADLAB_TRACE=run.pftrace ./program` records the program's pools from
+//! the first one's start and saves the trace from an `atexit` handler when the program exits normally
 //! (returning from `main` or `std::process::exit`); [`save_env`] saves it earlier. A flight
 //! recorder is read without stopping it by [`Recording::snapshot`]. Beside zones, Tracy's
 //! vocabulary: [`frame_mark`] and friends, [`plot`], [`message`], [`Zone::begin_dynamic`],
@@ -419,7 +419,8 @@ fn extension(path: &Path) -> Option<String> {
         .map(str::to_ascii_lowercase)
 }
 
-/// Starts the recording `THREADLAB_TRACE` asks for (the global pool's start-up calls it).
+/// Starts the recording `THREADLAB_TRACE` asks for (every pool's start-up calls it; the first
+/// call acts).
 pub(crate) fn start_from_env() {
     env::start_from_env();
 }

@@ -24,7 +24,7 @@
 //! registers a destructor and never re-enters itself, not even while the thread exits; no
 //! atomic and no shared cache line is touched. `dealloc` is not counted. When a recording is on
 //! and the allocator has counted anything, each zone and task span writes the thread's two
-//! counters next to its begin and its end record (one more 32-byte record each); the decoder
+//! counters next to its begin and its end record (one more record each); the decoder
 //! turns the difference into an [`EventKind::Allocs`](crate::trace::EventKind::Allocs) event
 //! right before the span's end, so a span's figures include its children's.
 //!

@@ -1,6 +1,7 @@
 //! The global pool, created on first use, and the free functions that run on "the current pool":
 //! the pool of the worker calling them, else the global one. When `THREADLAB_TRACE` is set,
-//! the global pool's start-up starts a recording first (see `trace::save_env`).
+//! the first pool's start-up (this one's or a pool the program built) starts a recording first
+//! (see `trace::save_env`).
 
 use std::sync::OnceLock;
 
@@ -13,7 +14,6 @@ static GLOBAL: OnceLock<Pool> = OnceLock::new();
 
 fn global_pool() -> &'static Pool {
     GLOBAL.get_or_init(|| {
-        crate::trace::start_from_env();
         Builder::new()
             .build()
             .unwrap_or_else(|e| panic!("threadlab: cannot start the global pool: {e}"))
@@ -29,7 +29,6 @@ pub(crate) fn init_global(builder: Builder) -> Result<(), BuildError> {
     let mut created = false;
     GLOBAL.get_or_init(|| {
         created = true;
-        crate::trace::start_from_env();
         match builder.build() {
             Ok(pool) => pool,
             Err(e) => {

@@ -1,7 +1,9 @@
-//! `THREADLAB_TRACE`: a program that never calls the recorder gets a trace of its global pool,
-//! saved at exit (the `atexit` handler) or when it calls `trace::save_env()`. Each test runs this
-//! test binary again as the program (`child_program`, which does nothing unless asked to) with
-//! the variable set, waits for it under a watchdog, and reads the file it left.
+//! `THREADLAB_TRACE`: a program that never calls the recorder gets a trace of its pools (the
+//! global one, or only a pool it built itself), saved at exit (the `atexit` handler) or when it
+//! calls `trace::save_env()`; it is told on stderr where the trace goes, and a program that never
+//! starts a pool is told that nothing was recorded. Each test runs this test binary again as the
+//! program (`child_program`, which does nothing unless asked to) with the variable set, waits for
+//! it under a watchdog, and reads the file it left and what it printed.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -11,13 +13,40 @@ use threadlab::trace::{EventKind, Trace};
 
 const CHILD: &str = "THREADLAB_TEST_ENV_CHILD";
 
-/// The program under test: the global pool, a zone, frames, a plot and a message, and no
-/// recorder call but (when asked) `save_env`.
+/// The program under test: the global pool (or, in mode `own-pool`, only a pool it builds), a
+/// zone, frames, a plot and a message, and no recorder call but (when asked) `save_env`; in mode
+/// `no-pool` it starts no pool at all.
 #[test]
 fn child_program() {
     let Some(mode) = std::env::var_os(CHILD) else {
         return;
     };
+    match mode.to_str() {
+        Some("no-pool") => {
+            assert_eq!(threadlab::current_thread_index(), None);
+        }
+        Some("own-pool") => {
+            let pool = threadlab::Pool::builder()
+                .threads(2)
+                .thread_name(|i| format!("own-{i}"))
+                .build()
+                .unwrap();
+            // Inside `install`, `join` and `spawn` use this pool: the global one never starts.
+            pool.install(child_work);
+        }
+        _ => child_work(),
+    }
+    if mode == "explicit" {
+        let path = threadlab::trace::save_env()
+            .expect("saved")
+            .expect("a recording");
+        println!("saved {}", path.display());
+        // A second call has nothing left to save.
+        assert!(threadlab::trace::save_env().unwrap().is_none());
+    }
+}
+
+fn child_work() {
     for frame in 0..3 {
         // The recording starts with the global pool, at its first use: this `join`.
         let (a, b) = threadlab::join(|| (0..1000u64).sum::<u64>(), || frame * 2);
@@ -34,17 +63,10 @@ fn child_program() {
         rx.recv().unwrap().is_some(),
         "a spawned task runs on a worker"
     );
-    if mode == "explicit" {
-        let path = threadlab::trace::save_env()
-            .expect("saved")
-            .expect("a recording");
-        println!("saved {}", path.display());
-        // A second call has nothing left to save.
-        assert!(threadlab::trace::save_env().unwrap().is_none());
-    }
 }
 
-fn run_child(mode: &str, trace_env: &Path) -> u32 {
+/// Runs the child in `mode`; returns its process id and what it wrote to stderr.
+fn run_child(mode: &str, trace_env: &Path) -> (u32, String) {
     let mut child = Command::new(std::env::current_exe().unwrap())
         .args([
             "--exact",
@@ -54,14 +76,23 @@ fn run_child(mode: &str, trace_env: &Path) -> u32 {
         ])
         .env(CHILD, mode)
         .env(threadlab::trace::TRACE_ENV, trace_env)
+        .stderr(std::process::Stdio::piped())
         .spawn()
         .expect("the test binary runs again");
     let id = child.id();
+    // The child writes a line or two to stderr: read them on a thread so it never blocks.
+    let mut pipe = child.stderr.take().unwrap();
+    let reader = std::thread::spawn(move || {
+        let mut text = String::new();
+        std::io::Read::read_to_string(&mut pipe, &mut text).unwrap();
+        text
+    });
     let deadline = Instant::now() + Duration::from_secs(60);
     loop {
         if let Some(status) = child.try_wait().unwrap() {
-            assert!(status.success(), "the child failed: {status}");
-            return id;
+            let stderr = reader.join().unwrap();
+            assert!(status.success(), "the child failed: {status}\n{stderr}");
+            return (id, stderr);
         }
         if Instant::now() > deadline {
             let _ = child.kill();
@@ -101,10 +132,63 @@ fn env_var_records_the_global_pool_and_saves_at_exit() {
         return;
     }
     let dir = temp_dir("exit");
-    let pid = run_child("exit", &dir.join("run-%p"));
+    let (pid, stderr) = run_child("exit", &dir.join("run-%p"));
     let path = dir.join(format!("run-{pid}.pftrace"));
     assert!(path.exists(), "no trace at {}", path.display());
+    assert!(
+        stderr.contains(&path.display().to_string()),
+        "the program is told where the trace goes: {stderr:?}"
+    );
     check(&Trace::load(&path).expect("a whole trace"));
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+#[test]
+fn env_var_records_a_pool_the_program_built() {
+    if std::env::var_os(CHILD).is_some() {
+        return;
+    }
+    let dir = temp_dir("own");
+    let path = dir.join("own.tltrace");
+    let (_, stderr) = run_child("own-pool", &path);
+    assert!(path.exists(), "no trace at {}: {stderr}", path.display());
+    assert_eq!(
+        stderr.matches("threadlab:").count(),
+        1,
+        "one line says where the trace goes: {stderr:?}"
+    );
+    let trace = Trace::load(&path).expect("a whole trace");
+    check(&trace);
+    let names: Vec<&str> = trace
+        .threads()
+        .iter()
+        .filter(|t| t.worker().is_some())
+        .map(|t| t.name())
+        .collect();
+    assert!(
+        names.iter().all(|n| n.starts_with("own-")),
+        "only the program's own pool ran: {names:?}"
+    );
+    // The doctor reads it.
+    let diagnosis = threadlab_doctor::diagnose(&trace);
+    assert!(!diagnosis.to_string().is_empty());
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+#[cfg(target_os = "linux")]
+#[test]
+fn a_program_without_a_pool_is_told_nothing_was_recorded() {
+    if std::env::var_os(CHILD).is_some() {
+        return;
+    }
+    let dir = temp_dir("none");
+    let path = dir.join("none.pftrace");
+    let (_, stderr) = run_child("no-pool", &path);
+    assert!(!path.exists(), "no pool, no trace");
+    assert!(
+        stderr.contains("never started a threadlab pool"),
+        "a note at exit: {stderr:?}"
+    );
     std::fs::remove_dir_all(&dir).ok();
 }
 

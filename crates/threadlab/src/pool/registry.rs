@@ -83,6 +83,9 @@ impl Registry {
             return Err(BuildError::zero_threads());
         }
         crate::pool::limits::check(n)?;
+        // `THREADLAB_TRACE`: the first pool of the process starts the recording before its
+        // workers do.
+        crate::trace::start_from_env();
         let cpus = if config.pin_to_cores {
             crate::pool::affinity::allowed_cpus().map_err(BuildError::pin_unavailable)?
         } else {

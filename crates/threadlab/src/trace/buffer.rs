@@ -1,10 +1,11 @@
-//! Per-thread buffers of fixed-size binary records.
+//! Per-thread buffers of binary records.
 //!
-//! Each thread that records owns a [`ThreadBuf`]: a list of chunks of 32-byte [`Record`]s. Only
-//! the owning thread writes; it writes a record into the slot after the last published one, then
-//! publishes it by storing the chunk's new length (a release store to a line no other thread
-//! writes — on x86-64 a plain `mov`). The collector at `stop` loads each length with acquire and
-//! copies the slots below it, which are never written again. So the hot path takes no lock and
+//! Each thread that records owns a [`ThreadBuf`]: a list of chunks of bytes holding [`Record`]s in
+//! their compact form (2–36 bytes each, see `codec.rs`). Only the owning thread writes; it
+//! encodes a record after the last published one, then publishes it by storing the chunk's new
+//! length (a release store to a line no other thread writes — on x86-64 a plain `mov`). The
+//! collector at `stop` loads each length with acquire and decodes the bytes below it, which are
+//! never written again. So the hot path takes no lock and
 //! performs no read-modify-write on a shared atomic (the same single-writer design as Tracy's
 //! per-thread queues, Bartosz Taudul, "Tracy Profiler", 2018–).
 //!
@@ -25,14 +26,17 @@
 //! allocated, the thread's buffer is marked full, and its later events are counted as dropped
 //! instead of recorded (the oldest events are kept, the newest dropped — the opposite of the
 //! flight recorder). At `stop` the chunks are handed to the decoder one at a time and freed as
-//! soon as they are decoded (`ThreadBuf::take`), so `stop` holds the raw chunks and the decoded
-//! events, not a third copy.
+//! soon as they are decoded (`ThreadBuf::take`), into tracks encoded as they are written
+//! (`decode.rs`): `stop` holds the raw chunks and the encoded tracks, never a whole recording's
+//! decoded events.
 
 use std::cell::UnsafeCell;
 use std::collections::VecDeque;
 use std::mem::MaybeUninit;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
+
+use super::codec::{encode, Base, Decoder, MAX_ENCODED};
 
 /// One recorded event, as written on the hot path. `kind` says how to read `a`, `b` and `c`
 /// (see `event.rs`).
@@ -59,96 +63,115 @@ impl Record {
     }
 }
 
-/// Size of a record in bytes (the unit of the flight recorder's budget).
-pub(crate) const RECORD_BYTES: usize = std::mem::size_of::<Record>();
-
-/// Records in a thread's first chunk (8 KiB).
-const FIRST_CHUNK: usize = 256;
-/// Largest chunk, in records (256 KiB).
-const MAX_CHUNK: usize = 8192;
+/// Bytes of a thread's first chunk.
+const FIRST_CHUNK: usize = 8 << 10;
+/// Bytes of the largest chunk.
+const MAX_CHUNK: usize = 256 << 10;
+/// Bytes of the smallest chunk (a flight recorder with a tiny budget): room for the records a
+/// chunk may have to take at once (registration, a birth, an OS sample, a message's group).
+const MIN_CHUNK: usize = 16 * MAX_ENCODED;
 
 /// Bytes of chunks allocated by the recording in progress (reset when one starts).
 pub(crate) static MEMORY: AtomicUsize = AtomicUsize::new(0);
 
-/// A fixed array of record slots; `len` slots are published.
+/// A fixed array of bytes holding records in their compact form (`codec.rs`); the first `len`
+/// bytes are published.
 pub(crate) struct Chunk {
     len: AtomicUsize,
-    slots: Box<[UnsafeCell<MaybeUninit<Record>>]>,
+    /// How many records the chunk holds, stored by its owner when it moves on to its next chunk
+    /// (what the flight recorder counts as dropped when it drops the chunk).
+    records: AtomicUsize,
+    bytes: Box<[UnsafeCell<MaybeUninit<u8>>]>,
 }
 
-// SAFETY: slots below `len` are immutable once published (release store, acquire load); slots at
-// or above it are written only by the owning thread, which is the only writer of `len`. No slot is
+// SAFETY: bytes below `len` are immutable once published (release store, acquire load); bytes at
+// or above it are written only by the owning thread, which is the only writer of `len`. No byte is
 // ever read and written concurrently.
 unsafe impl Sync for Chunk {}
-// SAFETY: a chunk owns its records (plain data); moving it between threads is harmless.
+// SAFETY: a chunk owns its bytes (plain data); moving it between threads is harmless.
 unsafe impl Send for Chunk {}
 
 impl Chunk {
     fn new(capacity: usize) -> Chunk {
-        let slots = (0..capacity)
+        let bytes = (0..capacity)
             .map(|_| UnsafeCell::new(MaybeUninit::uninit()))
             .collect();
         Chunk {
             len: AtomicUsize::new(0),
-            slots,
+            records: AtomicUsize::new(0),
+            bytes,
         }
     }
 
-    /// A chunk with no slots (what a thread holds once the memory cap stopped its buffer).
+    /// A chunk with no room (what a thread holds once the memory cap stopped its buffer).
     pub(crate) fn empty() -> Chunk {
         Chunk::new(0)
     }
 
+    /// The chunk's size in bytes.
     pub(crate) fn capacity(&self) -> usize {
-        self.slots.len()
+        self.bytes.len()
     }
 
     /// The chunk's memory: its address and length in bytes.
     pub(crate) fn memory(&self) -> (*const u8, usize) {
-        (self.slots.as_ptr().cast(), self.slots.len() * RECORD_BYTES)
+        (self.bytes.as_ptr().cast(), self.bytes.len())
     }
 
-    /// Writes `rec` at `index` and publishes it.
+    /// Encodes `rec` at byte `at` against `base` and publishes it; returns the new length.
     ///
     /// # Safety
-    /// Only the chunk's owning thread may call this, with `index` equal to the current length
-    /// and below the capacity.
+    /// Only the chunk's owning thread may call this, with `at` equal to the current length and at
+    /// most `capacity() - MAX_ENCODED`.
     #[inline(always)]
-    pub(crate) unsafe fn push_at(&self, index: usize, rec: Record) {
+    pub(crate) unsafe fn push_at(&self, at: usize, rec: &Record, base: &mut Base) -> usize {
         debug_assert!(
-            index < self.slots.len(),
-            "Chunk::push_at: index past capacity"
+            at + MAX_ENCODED <= self.bytes.len(),
+            "Chunk::push_at: no room for a record"
         );
-        // SAFETY: by the contract, `index` is in bounds, unpublished, and this is the only writer,
-        // so no one reads or writes this slot now.
-        unsafe { (*self.slots.get_unchecked(index).get()).write(rec) };
-        // Release: pairs with the acquire load in `published`, so the collector sees the slot's
-        // contents whenever it sees the new length.
-        self.len.store(index + 1, Ordering::Release);
+        // `UnsafeCell<MaybeUninit<u8>>` has the layout of `u8`; the cells give this thread the
+        // right to write through a pointer derived from a shared reference.
+        let base_ptr = UnsafeCell::raw_get(self.bytes.as_ptr()).cast::<u8>();
+        // SAFETY: by the contract, `at..at + MAX_ENCODED` is in bounds and unpublished, and this
+        // is the only writer, so no one reads or writes these bytes now.
+        let n = unsafe { encode(base_ptr.add(at), rec, base) };
+        // Release: pairs with the acquire load in `published_len`, so the collector sees the
+        // record's bytes whenever it sees the new length.
+        self.len.store(at + n, Ordering::Release);
+        at + n
     }
 
-    /// The number of published records.
+    /// The number of published bytes.
     pub(crate) fn published_len(&self) -> usize {
         // Acquire: pairs with the release store in `push_at`.
         self.len.load(Ordering::Acquire)
     }
 
-    /// Published record `i`.
+    /// Notes how many records the chunk holds (its owner, when it moves on to another chunk).
+    pub(crate) fn set_records(&self, n: usize) {
+        // Relaxed: read by the owner itself in `ThreadBuf::grow`, or by the collector after the
+        // recording was switched off under the registry lock, which orders it after this store.
+        self.records.store(n, Ordering::Relaxed);
+    }
+
+    /// The first `len` bytes, published.
     ///
     /// # Safety
-    /// `i` is below a length returned by `published_len` on this thread.
-    unsafe fn published_at(&self, i: usize) -> Record {
-        // SAFETY: slots below the published length were fully written before the release store
+    /// `len` is at most a length returned by `published_len` on this thread.
+    unsafe fn published(&self, len: usize) -> &[u8] {
+        let ptr = UnsafeCell::raw_get(self.bytes.as_ptr()).cast::<u8>();
+        // SAFETY: bytes below a published length were fully written before the release store
         // that `published_len`'s acquire load synchronised with, and are never written again.
-        unsafe { (*self.slots.get_unchecked(i).get()).assume_init() }
+        unsafe { std::slice::from_raw_parts(ptr, len) }
     }
 }
 
-/// The published records of one chunk, by value; holding the chunk's `Arc`, it frees the chunk
+/// The published records of one chunk, decoded; holding the chunk's `Arc`, it frees the chunk
 /// (if no one else holds it) when dropped.
 pub(crate) struct ChunkRecords {
     chunk: Arc<Chunk>,
-    next: usize,
+    decoder: Decoder,
+    /// The published length when the collector took the chunk.
     len: usize,
 }
 
@@ -157,29 +180,18 @@ impl ChunkRecords {
         let len = chunk.published_len();
         ChunkRecords {
             chunk,
-            next: 0,
+            decoder: Decoder::new(),
             len,
         }
-    }
-}
-
-impl ChunkRecords {
-    /// How many records are left.
-    pub(crate) fn len(&self) -> usize {
-        self.len - self.next
     }
 }
 
 impl Iterator for ChunkRecords {
     type Item = Record;
     fn next(&mut self) -> Option<Record> {
-        if self.next == self.len {
-            return None;
-        }
-        // SAFETY: `next` is below `len`, which `published_len` returned.
-        let rec = unsafe { self.chunk.published_at(self.next) };
-        self.next += 1;
-        Some(rec)
+        // SAFETY: `len` was returned by `published_len`.
+        let bytes = unsafe { self.chunk.published(self.len) };
+        self.decoder.next(bytes)
     }
 }
 
@@ -236,7 +248,7 @@ impl ThreadBuf {
         self.capped.fetch_add(1, Ordering::Relaxed);
     }
 
-    /// Adds a chunk after one of `previous` records (0 for the first) and returns it; `None`
+    /// Adds a chunk after one of `previous` bytes (0 for the first) and returns it; `None`
     /// when it would take the recording past `limit` bytes of chunks (the buffer is then full).
     #[cold]
     #[inline(never)]
@@ -248,7 +260,7 @@ impl ThreadBuf {
         };
         if let Some(budget) = self.budget {
             // Keep at least four chunks' worth inside the budget so dropping stays fine-grained.
-            cap = cap.min((budget / RECORD_BYTES / 4).max(16));
+            cap = cap.min((budget / 4).max(MIN_CHUNK));
         }
         let mut chunks = lock(&self.chunks);
         let mut recycled = None;
@@ -256,16 +268,18 @@ impl ThreadBuf {
             // Drop the oldest chunks until the new one fits; reuse one of the right size that
             // nobody else holds (no collector is copying it), so a flight recording in steady
             // state touches no new memory.
-            let mut bytes: usize = chunks.iter().map(|c| c.capacity() * RECORD_BYTES).sum();
-            while bytes + cap * RECORD_BYTES > budget && !chunks.is_empty() {
+            let mut bytes: usize = chunks.iter().map(|c| c.capacity()).sum();
+            while bytes + cap > budget && !chunks.is_empty() {
                 let mut old = chunks
                     .pop_front()
                     .expect("ThreadBuf::grow: no chunk to drop");
-                bytes -= old.capacity() * RECORD_BYTES;
-                // Relaxed: only this thread (the owner, running `grow`) ever stores `len`.
-                *lock(&self.dropped) += old.len.load(Ordering::Relaxed) as u64;
+                bytes -= old.capacity();
+                // Relaxed: only this thread (the owner, running `grow`) ever stores `records`,
+                // when it left that chunk.
+                *lock(&self.dropped) += old.records.load(Ordering::Relaxed) as u64;
                 if let Some(c) = Arc::get_mut(&mut old).filter(|c| c.capacity() == cap) {
                     *c.len.get_mut() = 0;
+                    *c.records.get_mut() = 0;
                     recycled = Some(old);
                 }
             }
@@ -314,9 +328,9 @@ impl ThreadBuf {
     }
 }
 
-/// A new chunk of `cap` records, counted in `MEMORY`; `None` if that would pass `limit`.
+/// A new chunk of `cap` bytes, counted in `MEMORY`; `None` if that would pass `limit`.
 fn allocate(cap: usize, limit: Option<usize>) -> Option<Arc<Chunk>> {
-    let bytes = cap * RECORD_BYTES;
+    let bytes = cap;
     // Relaxed: a byte count shared by the recording's threads; the read-modify-write alone makes
     // the cap exact, no other memory is published through it.
     let before = MEMORY.fetch_add(bytes, Ordering::Relaxed);
@@ -343,5 +357,55 @@ impl ThreadBuf {
         // Relaxed: see `drop_capped`; a snapshot's count may miss the owner's latest drops.
         let capped = self.capped.load(Ordering::Relaxed);
         (chunks, *lock(&self.dropped) + capped)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A collector decoding a chunk while its owner writes reads only whole records, in order,
+    /// with the fields they were written with (under Miri: no data race on the bytes, no read of
+    /// uninitialised memory).
+    #[test]
+    fn a_chunk_reads_back_while_its_owner_writes() {
+        const N: u64 = if cfg!(miri) { 60 } else { 5_000 };
+        let chunk = Arc::new(Chunk::new(N as usize * MAX_ENCODED));
+        let writer = {
+            let chunk = chunk.clone();
+            std::thread::spawn(move || {
+                let (mut at, mut base) = (0, Base::ZERO);
+                for i in 0..N {
+                    let rec = Record {
+                        ts: 1000 + i * 7,
+                        a: 0x5555_0000 + i % 3,
+                        b: i,
+                        kind: super::super::raw::COUNTER,
+                        c: 5,
+                    };
+                    // SAFETY: this thread is the chunk's only writer; `at` is its length, and
+                    // the chunk has `MAX_ENCODED` bytes for every record.
+                    at = unsafe { chunk.push_at(at, &rec, &mut base) };
+                }
+            })
+        };
+        let mut seen = 0;
+        while seen < N {
+            // Each pass reads what is published now, from the start, as a snapshot does.
+            seen = ChunkRecords::new(chunk.clone())
+                .enumerate()
+                .map(|(i, r)| {
+                    let i = i as u64;
+                    assert_eq!(
+                        (r.ts, r.a, r.b, r.c),
+                        (1000 + i * 7, 0x5555_0000 + i % 3, i, 5)
+                    );
+                    i + 1
+                })
+                .last()
+                .unwrap_or(0);
+            std::thread::yield_now();
+        }
+        writer.join().unwrap();
     }
 }

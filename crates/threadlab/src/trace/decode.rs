@@ -3,11 +3,18 @@
 //! still open at the end is closed at the end), and resolves flows to ids unique in the trace by
 //! one pass over all threads' flow events in time order (a spawn's raw id is the pointer the
 //! runtime passed, which is reused once the task has run: it links to the next run with that id).
+//!
+//! Memory: each thread's events go straight into its encoded track (`compact.rs`, a few bytes an
+//! event) while its raw chunks are freed one by one; the flow events are noted on the side (their
+//! index and time), and once every thread is decoded the tracks that hold flows are encoded again
+//! with their ids, one track at a time. So `stop` holds the raw buffers, the encoded tracks and
+//! at most one track's second copy, never the 40-byte [`Event`]s of a whole recording.
 
 use std::collections::HashMap;
 
 use super::buffer::Record;
 use super::clock::Converter;
+use super::compact::EventBuf;
 use super::event::{Event, EventKind, FlowId, TaskKind, ThreadTrack, Trace};
 use super::intern::Interner;
 use super::raw;
@@ -18,8 +25,6 @@ pub(crate) struct RawThread {
     pub(crate) name: String,
     /// The records, oldest first, consumed (and their chunks freed) as they are decoded.
     pub(crate) records: Box<dyn Iterator<Item = Record>>,
-    /// How many `records` yields at most (sizes the event vector once).
-    pub(crate) len: usize,
     pub(crate) dropped: u64,
 }
 
@@ -80,23 +85,38 @@ pub(crate) fn decode(raws: Vec<RawThread>, conv: &Converter, end_raw: u64) -> Tr
     let duration_ns = conv.ns_since_start(end_raw);
     let mut names = Interner::default();
     let mut threads = Vec::new();
-    let mut pendings: Vec<Vec<(usize, Pending)>> = Vec::new();
+    let mut pendings: Vec<Vec<(usize, u64, Pending)>> = Vec::new();
     let mut dropped = 0;
     for rt in raws {
         dropped += rt.dropped;
         let (track, pending) = decode_thread(rt, conv, duration_ns, &mut names);
-        if !track.events.is_empty() {
+        if track.events.len() > 0 {
             threads.push(track);
             pendings.push(pending);
         }
     }
-    resolve_flows(&mut threads, &pendings);
-    threads.sort_by_key(|t| t.events.first().map_or(u64::MAX, |e| e.ts_ns));
-    // Encode each track (a few bytes per event), freeing its decoded events as it goes.
-    let threads = threads
+    let patches = resolve_flows(&pendings);
+    drop(pendings);
+    for (track, patches) in threads.iter_mut().zip(patches) {
+        if !patches.is_empty() {
+            let old = std::mem::take(&mut track.events);
+            track.events = with_flows(&old, &patches);
+        }
+    }
+    let mut threads: Vec<ThreadTrack> = threads
         .into_iter()
-        .map(|t| ThreadTrack::from_events(t.tid, t.name, t.worker, t.events))
+        .map(|t| {
+            let mut events = t.events;
+            events.bytes.shrink_to_fit();
+            ThreadTrack {
+                tid: t.tid,
+                name: t.name,
+                worker: t.worker,
+                events,
+            }
+        })
         .collect();
+    threads.sort_by_key(|t| t.events().first_ts_ns().unwrap_or(u64::MAX));
     Trace {
         threads,
         names: names.names,
@@ -106,12 +126,34 @@ pub(crate) fn decode(raws: Vec<RawThread>, conv: &Converter, end_raw: u64) -> Tr
     }
 }
 
-/// A thread's events before flows are resolved and the track is encoded.
+/// A thread's events, encoded, before their flows are resolved.
 struct Decoded {
     tid: u64,
     name: String,
     worker: Option<u32>,
-    events: Vec<Event>,
+    events: EventBuf,
+}
+
+/// A track being written: the encoded events and a copy of the last one (the lock hand-off
+/// records look back at it).
+struct Out {
+    buf: EventBuf,
+    last: Option<Event>,
+}
+
+impl Out {
+    fn push(&mut self, e: Event) {
+        self.buf.push(e);
+        self.last = Some(e);
+    }
+
+    fn len(&self) -> usize {
+        self.buf.len()
+    }
+
+    fn last(&self) -> Option<&Event> {
+        self.last.as_ref()
+    }
 }
 
 fn decode_thread(
@@ -119,8 +161,11 @@ fn decode_thread(
     conv: &Converter,
     duration_ns: u64,
     names: &mut Interner,
-) -> (Decoded, Vec<(usize, Pending)>) {
-    let mut events: Vec<Event> = Vec::with_capacity(rt.len);
+) -> (Decoded, Vec<(usize, u64, Pending)>) {
+    let mut events = Out {
+        buf: EventBuf::default(),
+        last: None,
+    };
     let mut pending = Vec::new();
     let mut stack: Vec<Open> = Vec::new();
     let mut holds: Vec<(u64, super::event::NameId)> = Vec::new();
@@ -170,13 +215,13 @@ fn decode_thread(
                     continue;
                 };
                 if r.b == 1 {
-                    pending.push((events.len(), Pending::In(FlowKey::Spawn(r.a))));
+                    pending.push((events.len(), ts_ns, Pending::In(FlowKey::Spawn(r.a))));
                 }
                 EventKind::TaskBegin { kind, flow: None }
             }
             raw::TASK_END => EventKind::TaskEnd,
             raw::SPAWN => {
-                pending.push((events.len(), Pending::Out(FlowKey::Spawn(r.a))));
+                pending.push((events.len(), ts_ns, Pending::Out(FlowKey::Spawn(r.a))));
                 EventKind::Spawn { flow: FlowId(0) }
             }
             raw::STEAL_ATTEMPT => EventKind::StealAttempt { victim: r.c },
@@ -232,7 +277,8 @@ fn decode_thread(
                     } else {
                         Pending::In(key)
                     };
-                    pending.push((events.len() - 1, p));
+                    let at = events.last().map_or(ts_ns, |e| e.ts_ns);
+                    pending.push((events.len() - 1, at, p));
                 }
                 continue;
             }
@@ -307,7 +353,7 @@ fn decode_thread(
                 // SAFETY: the file name of a `&'static Location` (`hooks::task_tag`).
                 let file = unsafe { names.intern_static(r.a, r.c) };
                 let file = names.names[file.0 as usize].clone();
-                let at = format!("{file}:{}:{}", r.b >> 32, r.b & 0xffff_ffff);
+                let at = format!("{file}:{}:{}", r.b >> 16, r.b & 0xffff);
                 EventKind::Arg {
                     key: names.intern(super::event::ARG_TASK_LOCATION),
                     value: names.intern(&at),
@@ -357,46 +403,75 @@ fn decode_thread(
         tid: rt.tid,
         name: rt.name,
         worker,
-        events,
+        events: events.buf,
     };
     (track, pending)
 }
 
-fn resolve_flows(threads: &mut [Decoded], pendings: &[Vec<(usize, Pending)>]) {
+/// A flow id to write into the event at an index of a track.
+#[derive(Clone, Copy)]
+enum Patch {
+    Out(FlowId),
+    In(Option<FlowId>),
+}
+
+/// `events` again, with the flow ids of `patches` (sorted by index) written in.
+fn with_flows(events: &EventBuf, patches: &[(usize, Patch)]) -> EventBuf {
+    let mut out = EventBuf::default();
+    let mut next = patches.iter().peekable();
+    for (i, mut e) in events.iter().enumerate() {
+        while let Some(&&(at, patch)) = next.peek() {
+            if at > i {
+                break;
+            }
+            next.next();
+            if at < i {
+                continue;
+            }
+            match (&mut e.kind, patch) {
+                (EventKind::Spawn { flow }, Patch::Out(id)) => *flow = id,
+                (EventKind::LockReleased { handoff, .. }, Patch::Out(id)) => *handoff = Some(id),
+                (EventKind::TaskBegin { flow, .. }, Patch::In(id)) => *flow = id,
+                (EventKind::LockAcquired { handoff, .. }, Patch::In(id)) => *handoff = id,
+                _ => {}
+            }
+        }
+        out.push(e);
+    }
+    out
+}
+
+/// Pairs every flow's out with its in, in time order across threads; returns each thread's
+/// patches, sorted by event index.
+fn resolve_flows(pendings: &[Vec<(usize, u64, Pending)>]) -> Vec<Vec<(usize, Patch)>> {
     let mut all: Vec<(u64, bool, usize, usize, Pending)> = Vec::new();
     for (t, list) in pendings.iter().enumerate() {
-        for &(i, p) in list {
+        for &(i, ts, p) in list {
             let is_in = matches!(p, Pending::In(_));
-            all.push((threads[t].events[i].ts_ns, is_in, t, i, p));
+            all.push((ts, is_in, t, i, p));
         }
     }
     // Time order; at equal times an out comes before an in.
     all.sort_by_key(|x| (x.0, x.1, x.2, x.3));
     let mut open: HashMap<FlowKey, FlowId> = HashMap::new();
     let mut next = 1;
+    let mut patches: Vec<Vec<(usize, Patch)>> = vec![Vec::new(); pendings.len()];
     for (_, _, t, i, p) in all {
-        let ev = &mut threads[t].events[i].kind;
-        match p {
+        let patch = match p {
             Pending::Out(key) => {
                 let id = FlowId(next);
                 next += 1;
                 open.insert(key, id);
-                match ev {
-                    EventKind::Spawn { flow } => *flow = id,
-                    EventKind::LockReleased { handoff, .. } => *handoff = Some(id),
-                    _ => {}
-                }
+                Patch::Out(id)
             }
-            Pending::In(key) => {
-                let id = open.remove(&key);
-                match ev {
-                    EventKind::TaskBegin { flow, .. } => *flow = id,
-                    EventKind::LockAcquired { handoff, .. } => *handoff = id,
-                    _ => {}
-                }
-            }
-        }
+            Pending::In(key) => Patch::In(open.remove(&key)),
+        };
+        patches[t].push((i, patch));
     }
+    for list in &mut patches {
+        list.sort_by_key(|p| p.0);
+    }
+    patches
 }
 
 #[cfg(test)]
@@ -413,7 +488,6 @@ mod tests {
         RawThread {
             tid,
             name: format!("t{tid}"),
-            len: records.len(),
             records: Box::new(records.into_iter()),
             dropped: 0,
         }

@@ -1,13 +1,16 @@
 //! Recording without editing code: `THREADLAB_TRACE=path[.pftrace|.tltrace|.json]` makes the
-//! global pool start a recording ([`super::Mode::Full`]) before its first worker starts, and the
-//! trace is saved to `path` when the process exits (an `atexit` handler), or earlier when the
+//! first pool the program starts (the global pool, or one built with `Pool::builder()`) start a
+//! recording ([`super::Mode::Full`]) before its first worker starts, and the trace is saved to `path` when the process exits (an `atexit` handler), or earlier when the
 //! program calls [`save_env`]. Tracy has the same concern for short-lived programs, the other way
 //! round: its client streams to a server, and `TRACY_NO_EXIT=1` holds the program's exit until
 //! the data is sent (Bartosz Taudul, "Tracy Profiler" manual, "Short-lived applications"). `%p` in the path is replaced by the process id. A path without one of the three
 //! extensions gets `.pftrace`.
 //!
-//! The recording starts when the global pool does (its first use: `threadlab::join`, `spawn`,
-//! `scope`, a parallel loop, …): events before that are not in it.
+//! The recording starts when the first pool does (the global pool's first use — `threadlab::join`,
+//! `spawn`, `scope`, a parallel loop, … — or `Builder::build`): events before that are not in it.
+//! It records every pool of the process from then on. It says once, on stderr, where the trace
+//! will go; a program that ends without ever starting a pool gets a one-line note at exit instead
+//! of silence (Linux: a constructor registers that check when the program starts).
 //!
 //! There is one recording at a time: while this one is on, `trace::start()` in the program
 //! panics and `try_start` says a recording is on.
@@ -18,7 +21,8 @@
 //! to that moment.
 
 use std::path::PathBuf;
-use std::sync::Mutex;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Mutex, Once};
 
 use super::{try_start, Mode, Recording, TraceError};
 
@@ -28,15 +32,32 @@ pub const TRACE_ENV: &str = "THREADLAB_TRACE";
 /// The recording started from the environment, and where it goes.
 static PENDING: Mutex<Option<(Recording, PathBuf)>> = Mutex::new(None);
 
-/// Starts the recording if `THREADLAB_TRACE` asks for one (called by the global pool's
-/// start-up, once).
+/// The variable is read once, when the first pool starts.
+static FIRST_POOL: Once = Once::new();
+
+/// Set when a pool has started (read by the exit note for programs that never start one).
+static POOL_STARTED: AtomicBool = AtomicBool::new(false);
+
+/// Starts the recording if `THREADLAB_TRACE` asks for one. Called by every pool's start-up; only
+/// the first call in the process reads the variable.
 pub(crate) fn start_from_env() {
+    // Relaxed: the flag is read by the exit note on the thread that runs `exit`, after the pool's
+    // start-up on this thread or another; it is a hint for a message, ordered by nothing else.
+    POOL_STARTED.store(true, Ordering::Relaxed);
+    FIRST_POOL.call_once(start_now);
+}
+
+fn start_now() {
     let Some(value) = std::env::var_os(TRACE_ENV).filter(|v| !v.is_empty()) else {
         return;
     };
     let path = env_path(&value.to_string_lossy());
     match try_start(Mode::Full) {
         Ok(rec) => {
+            eprintln!(
+                "threadlab: {TRACE_ENV}: recording this process's pools; the trace goes to {} at exit",
+                path.display()
+            );
             *super::buffer::lock(&PENDING) = Some((rec, path));
             // SAFETY: `save_at_exit` is an `extern "C" fn()` that never unwinds (it catches
             // panics); registering it has no other precondition.
@@ -77,6 +98,36 @@ pub fn save_env() -> Result<Option<PathBuf>, TraceError> {
     };
     rec.stop().save(&path)?;
     Ok(Some(path))
+}
+
+/// Registered at program start when the variable is set (Linux): a program that never started a
+/// pool is told so at exit, instead of finding no file and no message.
+#[cfg(target_os = "linux")]
+mod exit_note {
+    use super::{Ordering, POOL_STARTED, TRACE_ENV};
+
+    extern "C" fn note_if_no_pool() {
+        if !POOL_STARTED.load(Ordering::Relaxed) {
+            eprintln!(
+                "threadlab: {TRACE_ENV} is set, but this program never started a threadlab pool: nothing was recorded"
+            );
+        }
+    }
+
+    extern "C" fn register() {
+        if std::env::var_os(TRACE_ENV).is_some_and(|v| !v.is_empty()) {
+            // SAFETY: `note_if_no_pool` is an `extern "C" fn()` that neither unwinds nor touches
+            // anything torn down before `atexit` handlers run (a static flag and stderr).
+            unsafe { libc::atexit(note_if_no_pool) };
+        }
+    }
+
+    /// A constructor, run by the dynamic loader before `main` (the `.init_array` section that
+    /// glibc and musl run at start-up). Reading the environment there is fine: no other thread
+    /// exists yet.
+    #[used]
+    #[link_section = ".init_array"]
+    static REGISTER: extern "C" fn() = register;
 }
 
 extern "C" fn save_at_exit() {

@@ -1,8 +1,8 @@
 //! The runtime's hooks into the recorder, public so that other runtimes (the lab's baselines)
 //! and tests can record the same events as threadlab's own pool. Each is `#[inline]` and costs
-//! one relaxed load and a branch when no recording is on; when one is, it appends one 32-byte
-//! record to the calling thread's buffer (see `buffer.rs`), about 10 ns on the development VM,
-//! most of it the `rdtsc`.
+//! one relaxed load and a branch when no recording is on; when one is, it appends one record (2–36
+//! bytes, see `codec.rs`) to the calling thread's buffer (see `buffer.rs`), a few nanoseconds
+//! beside the `rdtsc` that dates it.
 //!
 //! # How the pool calls them
 //!
@@ -38,7 +38,7 @@
 use super::buffer::Record;
 use super::event::TaskKind;
 use super::intern::raw_name;
-use super::recorder::{generation, record, record_span};
+use super::recorder::{generation, record, record_kind, record_span, record_untimed};
 use super::{os, raw};
 
 /// Whether a recording is on (one relaxed load).
@@ -57,13 +57,13 @@ pub fn worker_start(index: usize) {
 /// A task of kind `kind` starts running on this thread.
 #[inline]
 pub fn task_begin(kind: TaskKind) {
-    record_span(raw::TASK_BEGIN, 0, 0, kind.code(), true);
+    record_span::<{ raw::TASK_BEGIN }, true>(0, 0, kind.code());
 }
 
 /// A task spawned with `spawn(flow)` starts running on this thread.
 #[inline]
 pub fn task_begin_from(kind: TaskKind, flow: u64) {
-    record_span(raw::TASK_BEGIN, flow, 1, kind.code(), true);
+    record_span::<{ raw::TASK_BEGIN }, true>(flow, 1, kind.code());
 }
 
 /// A task span on this thread that ends when dropped, also while unwinding; records nothing
@@ -99,13 +99,13 @@ impl Drop for TaskSpan {
 /// The innermost running task on this thread ends.
 #[inline]
 pub fn task_end() {
-    record_span(raw::TASK_END, 0, 0, 0, false);
+    record_span::<{ raw::TASK_END }, false>(0, 0, 0);
 }
 
 /// A job identified by `flow` became runnable (see the module doc for the id).
 #[inline]
 pub fn spawn(flow: u64) {
-    record(raw::SPAWN, flow, 0, 0);
+    record_kind::<{ raw::SPAWN }>(flow, 0, 0);
 }
 
 /// This thread tries to steal from worker `victim`.
@@ -195,14 +195,20 @@ pub fn queue_depth(counter: &'static str, value: i64) {
 /// Records a user zone's begin; used by [`super::Zone`].
 #[inline(always)]
 pub(crate) fn zone_begin(name: &'static str) {
-    let (ptr, len) = raw_name(name);
-    record_span(raw::ZONE_BEGIN, ptr, 0, len, true);
+    let gen = generation();
+    if gen != 0 {
+        let (ptr, len) = raw_name(name);
+        super::recorder::zone_begin_on(gen, ptr, len);
+    }
 }
 
 /// Records a user zone's end.
 #[inline(always)]
 pub(crate) fn zone_end() {
-    record_span(raw::ZONE_END, 0, 0, 0, false);
+    let gen = generation();
+    if gen != 0 {
+        super::recorder::zone_end_on(gen);
+    }
 }
 
 /// `sync::Mutex`: this thread starts waiting for lock `id`.
@@ -250,7 +256,7 @@ pub fn zone_exit() {
 
 /// Attaches an argument to the innermost zone or task open on this thread (recorded as
 /// [`EventKind::Arg`](super::EventKind::Arg)). The value is copied into the thread's buffer:
-/// 8 bytes in the first 32-byte record, 20 in each further one; keys and values longer than
+/// 8 bytes in the first record, 20 in each further one; keys and values longer than
 /// 65,535 bytes are cut there (at a character boundary).
 ///
 /// ```
@@ -301,6 +307,12 @@ fn cut(s: &str) -> &str {
     &s[..end]
 }
 
+/// A line and column in one number (`TASK_LOCATION`'s `b`): the line above 16 bits, the
+/// column (at most 65,535) below, so that it takes three or four bytes in the buffers.
+pub(crate) fn location_code(line: u32, column: u32) -> u64 {
+    (line as u64) << 16 | column.min(0xffff) as u64
+}
+
 /// The running task's name and spawn location, recorded right after its `task_begin` as
 /// [`super::ARG_TASK_NAME`] and [`super::ARG_TASK_LOCATION`] arguments.
 #[inline(never)]
@@ -308,15 +320,16 @@ pub(crate) fn task_tag(
     name: Option<&'static str>,
     location: &'static std::panic::Location<'static>,
 ) {
+    // Both belong to the task's begin, just recorded: they take its time (no clock read).
     if let Some(name) = name {
         let (ptr, len) = raw_name(name);
-        record(raw::TASK_NAME, ptr, 0, len);
+        record_untimed(raw::TASK_NAME, ptr, 0, len);
     }
     let (ptr, len) = raw_name(location.file());
-    record(
+    record_untimed(
         raw::TASK_LOCATION,
         ptr,
-        (location.line() as u64) << 32 | location.column() as u64,
+        location_code(location.line(), location.column()),
         len,
     );
 }

@@ -9,7 +9,7 @@
 //! `0xRRGGBB` as there; 0 means the default colour.
 //!
 //! Each costs one relaxed load and a branch when no recording is on. When one is, a frame mark,
-//! a plot value and a message of a `&'static str` are one 32-byte record (the name is kept as
+//! a plot value and a message of a `&'static str` are one record (the name is kept as
 //! its address and length, like zone names); a message or zone name built at run time is
 //! copied into the thread's buffer, 24 bytes per record after a header (at most
 //! [`MAX_TEXT_BYTES`]), all in one chunk, and interned when the recording stops: no lock and no

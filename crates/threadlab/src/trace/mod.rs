@@ -17,8 +17,8 @@
 //! # Ok::<(), threadlab::trace::TraceError>(())
 //! ```
 //!
-//! Without editing code: `THREADLAB_TRACE=run.pftrace ./program` records the global pool from
-//! its start and saves the trace from an `atexit` handler when the program exits normally
+//! Without editing code: `THREADLAB_TRACE=run.pftrace ./program` records the program's pools from
+//! the first one's start and saves the trace from an `atexit` handler when the program exits normally
 //! (returning from `main` or `std::process::exit`); [`save_env`] saves it earlier. A flight
 //! recorder is read without stopping it by [`Recording::snapshot`]. Beside zones, Tracy's
 //! vocabulary: [`frame_mark`] and friends, [`plot`], [`message`], [`Zone::begin_dynamic`],
@@ -26,8 +26,9 @@
 //!
 //! How it works, one file per mechanism:
 //! - `recorder.rs`: the on/off flag (the recording's generation), the registry of buffers, each
-//!   thread's cursor; `buffer.rs`: per-thread chunks of fixed 32-byte records, single writer, no
-//!   lock on the hot path; flight-recorder budget; full recordings' memory cap
+//!   thread's cursor; `buffer.rs`: per-thread chunks of records, single writer, no lock on the
+//!   hot path; `codec.rs`: a record's compact form in the chunks (delta-encoded times, 2–36
+//!   bytes); flight-recorder budget; full recordings' memory cap
 //!   ([`DEFAULT_CAP_BYTES`]); `prefault.rs`: full recordings' next chunks pre-faulted off the
 //!   recording threads. `clock.rs`: `rdtsc` or `CLOCK_MONOTONIC`.
 //! - `hooks.rs`: the runtime's events (and how the pool calls them); `zone.rs`: user zones.
@@ -44,6 +45,7 @@
 mod buffer;
 mod builder;
 mod clock;
+mod codec;
 mod compact;
 mod decode;
 mod env;
@@ -88,7 +90,8 @@ use buffer::lock;
 use recorder::REGISTRY;
 
 /// The memory cap of a [`Mode::Full`] recording (and so of [`start`]): 256 MiB of buffers in
-/// all threads together, about 4 million zones (a zone is two 32-byte records). Past it, new
+/// all threads together, about 35 million zones (a zone takes about 7 bytes in the buffers:
+/// two delta-encoded records, see `codec.rs`). Past it, new
 /// events are dropped and counted ([`Trace::dropped_events`], and the doctor's first line says
 /// so); ask for [`Mode::Capped`] or [`Mode::Unbounded`] to keep more.
 ///
@@ -113,8 +116,8 @@ pub enum Mode {
     /// hundreds of MB a second).
     Unbounded,
     /// Flight recorder: each thread keeps only its newest events within this many bytes
-    /// (records are 32 bytes; the buffer is trimmed a chunk at a time, so a little less may be
-    /// kept).
+    /// (a record takes 2–36 bytes, a zone about 7; the buffer is trimmed a chunk at a time, so a
+    /// little less may be kept).
     FlightRecorder {
         /// Budget per thread, in bytes.
         bytes_per_thread: usize,
@@ -207,7 +210,8 @@ impl Recording {
     /// for _ in 0..1000 {
     ///     let _z = threadlab::zone!("work");
     /// }
-    /// assert!(rec.memory_bytes() >= 2000 * 32);
+    /// // Each of the 2,000 records takes at least 3 bytes.
+    /// assert!(rec.memory_bytes() >= 2000 * 3);
     /// assert!(rec.memory_bytes() <= threadlab::trace::DEFAULT_CAP_BYTES);
     /// let _ = rec.stop();
     /// ```
@@ -277,15 +281,11 @@ impl Recording {
         let conv = clock::Converter::new(start, end);
         let raws = taken
             .into_iter()
-            .map(|(tid, name, records, dropped)| {
-                let len = records.iter().map(|r| r.len()).sum();
-                decode::RawThread {
-                    tid,
-                    name,
-                    records: Box::new(records.into_iter().flatten()),
-                    len,
-                    dropped,
-                }
+            .map(|(tid, name, records, dropped)| decode::RawThread {
+                tid,
+                name,
+                records: Box::new(records.into_iter().flatten()),
+                dropped,
             })
             .collect();
         decode::decode(raws, &conv, end.raw)
@@ -314,7 +314,6 @@ impl Recording {
                 let (chunks, dropped) = b.take();
                 // A last OS sample for threads still alive.
                 let tail = os::sample_records(end.raw, Some(b.tid));
-                let len = chunks.iter().map(|c| c.published_len()).sum::<usize>() + tail.len();
                 // Each chunk is freed once decoded (unless its thread still holds it).
                 let records = chunks
                     .into_iter()
@@ -324,7 +323,6 @@ impl Recording {
                     tid: b.tid,
                     name: lock(&b.name).clone(),
                     records: Box::new(records),
-                    len,
                     dropped,
                 }
             })
@@ -424,7 +422,8 @@ fn extension(path: &Path) -> Option<String> {
         .map(str::to_ascii_lowercase)
 }
 
-/// Starts the recording `THREADLAB_TRACE` asks for (the global pool's start-up calls it).
+/// Starts the recording `THREADLAB_TRACE` asks for (every pool's start-up calls it; the first
+/// call acts).
 pub(crate) fn start_from_env() {
     env::start_from_env();
 }

@@ -63,7 +63,8 @@ pub(crate) const ALLOC_MARK: u32 = 31;
 pub(crate) const ARG: u32 = 40;
 /// The next 20 bytes of an `ARG`'s value: a, b (little-endian), then c.
 pub(crate) const ARG_BYTES: u32 = 41;
-/// The running task's name: a = ptr, c = len.
+/// The running task's name: a = ptr, c = len; the time of the record before it.
 pub(crate) const TASK_NAME: u32 = 42;
-/// The running task's spawn location: a = file ptr, c = file len, b = line << 32 | column.
+/// The running task's spawn location: a = file ptr, c = file len, b = line << 16 | column
+/// (`hooks::location_code`). Like `TASK_NAME`, it carries the time of the record before it.
 pub(crate) const TASK_LOCATION: u32 = 43;

@@ -16,6 +16,7 @@ use std::sync::{Arc, Mutex};
 
 use super::buffer::{lock, Chunk, Record, ThreadBuf};
 use super::clock::{self, Anchor};
+use super::codec::{Base, MAX_ENCODED};
 use super::os;
 
 /// 0: off; otherwise the generation of the recording in progress.
@@ -81,8 +82,53 @@ pub(crate) fn switch_off(reg: &mut Registry) {
 struct Hot {
     generation: Cell<u64>,
     chunk: Cell<*const Chunk>,
+    /// Bytes written into the chunk.
     index: Cell<usize>,
+    /// The chunk's size in bytes (0: no chunk).
     capacity: Cell<usize>,
+    /// What the next record's deltas are taken against (`codec.rs`).
+    base: Cell<Base>,
+    /// Records written into the chunk.
+    records: Cell<usize>,
+}
+
+impl Hot {
+    /// Whether a record surely fits in the current chunk.
+    #[inline(always)]
+    fn has_room(&self) -> bool {
+        // `index` never passes `capacity`.
+        self.capacity.get() - self.index.get() >= MAX_ENCODED
+    }
+
+    /// Writes `rec` into the current chunk.
+    ///
+    /// # Safety
+    /// `has_room()` is true; the chunk is kept alive by `COLD.owned` (whose drop zeroes the
+    /// capacity first), and this thread is its only writer.
+    #[inline(always)]
+    unsafe fn write(&self, rec: &Record) {
+        let mut base = self.base.get();
+        // SAFETY: the chunk is alive and ours (the contract); `index` is its current length,
+        // with `MAX_ENCODED` bytes of room after it (`has_room`).
+        let end = unsafe { (*self.chunk.get()).push_at(self.index.get(), rec, &mut base) };
+        self.base.set(base);
+        self.index.set(end);
+        self.records.set(self.records.get() + 1);
+    }
+
+    /// Moves to `chunk` (`None`: no chunk, recording nothing), noting how many records the one
+    /// it leaves holds.
+    fn switch_to(&self, chunk: Option<&Arc<Chunk>>, leaving: Option<&Chunk>) {
+        if let Some(old) = leaving {
+            old.set_records(self.records.get());
+        }
+        self.chunk
+            .set(chunk.map_or(std::ptr::null(), Arc::as_ptr));
+        self.capacity.set(chunk.map_or(0, |c| c.capacity()));
+        self.index.set(0);
+        self.records.set(0);
+        self.base.set(Base::ZERO);
+    }
 }
 
 /// What keeps `Hot::chunk` alive, and the rest of the thread's recording state (slow path only).
@@ -103,12 +149,10 @@ impl Drop for Cold {
             if h.generation.get() == generation() && h.generation.get() != 0 {
                 let ts = clock::now();
                 for rec in os::sample_records(ts, None) {
-                    let index = h.index.get();
-                    if index < h.capacity.get() {
-                        // SAFETY: as in `record_on`; `owned` still holds the chunk (we are in
-                        // its owner's destructor, before the fields drop).
-                        unsafe { (*h.chunk.get()).push_at(index, rec) };
-                        h.index.set(index + 1);
+                    if h.has_room() {
+                        // SAFETY: as in `push`; `owned` still holds the chunk (we are in its
+                        // owner's destructor, before the fields drop).
+                        unsafe { h.write(&rec) };
                     }
                 }
             }
@@ -116,10 +160,9 @@ impl Drop for Cold {
         // The chunk is about to lose this owner: make the hot path stop writing to it (a later
         // event, e.g. from another thread-local's destructor, finds `Cold` gone and is dropped).
         let _ = HOT.try_with(|h| {
-            h.capacity.set(0);
-            h.index.set(0);
+            let owned = self.owned.borrow();
+            h.switch_to(None, owned.as_ref().map(|(_, c)| &**c));
             h.generation.set(0);
-            h.chunk.set(std::ptr::null());
         });
     }
 }
@@ -131,6 +174,8 @@ thread_local! {
             chunk: Cell::new(std::ptr::null()),
             index: Cell::new(0),
             capacity: Cell::new(0),
+            base: Cell::new(Base::ZERO),
+            records: Cell::new(0),
         }
     };
     static COLD: Cold = const {
@@ -147,28 +192,78 @@ pub(crate) fn record(kind: u32, a: u64, b: u64, c: u32) {
     }
 }
 
-#[inline]
+/// [`record`]'s work when a recording is on, out of line (one copy for the rarer events; the
+/// frequent ones have copies of their own with their kind fixed: [`record_kind`]).
+#[inline(never)]
 fn record_on(gen: u64, kind: u32, a: u64, b: u64, c: u32) {
+    record_now(gen, kind, a, b, c);
+}
+
+/// [`record`] for a frequent event: a copy of the recording path with `KIND` fixed, so the
+/// encoder's choices that depend on the kind are made at compile time.
+#[inline(always)]
+pub(crate) fn record_kind<const KIND: u32>(a: u64, b: u64, c: u32) {
+    let gen = generation();
+    if gen != 0 {
+        record_kind_on::<KIND>(gen, a, b, c);
+    }
+}
+
+#[inline(never)]
+fn record_kind_on<const KIND: u32>(gen: u64, a: u64, b: u64, c: u32) {
+    record_now(gen, KIND, a, b, c);
+}
+
+#[inline(always)]
+fn record_now(gen: u64, kind: u32, a: u64, b: u64, c: u32) {
     let ts = clock::now();
     push(gen, Record { ts, a, b, kind, c });
 }
 
-#[inline]
+/// Records an event that belongs to the one just recorded on this thread (a task's spawn
+/// location after its begin), without reading the clock: it takes the previous record's time.
+#[inline(never)]
+pub(crate) fn record_untimed(kind: u32, a: u64, b: u64, c: u32) {
+    let gen = generation();
+    if gen == 0 {
+        return;
+    }
+    // The previous record's time, or 0 at the start of a chunk, which the decoder raises to
+    // the time of the event before.
+    let ts = hot().map_or(0, |h| h.base.get().ts());
+    push(gen, Record { ts, a, b, kind, c });
+}
+
+/// This thread's cursor. The closure given to the thread-local is kept tiny so that the access
+/// inlines (with the whole encoder inside it, `LocalKey::try_with` stayed an out-of-line call).
+#[inline(always)]
+fn hot() -> Option<&'static Hot> {
+    let ptr = HOT.try_with(|h| h as *const Hot).ok()?;
+    // SAFETY: `Hot` has no destructor and a `const` initialiser, so it lives until its thread
+    // ends; the reference is only used by this thread, within the call that took it (it is never
+    // stored or sent).
+    Some(unsafe { &*ptr })
+}
+
+#[inline(always)]
 fn push(gen: u64, rec: Record) {
-    let _ = HOT.try_with(|h| {
-        if h.generation.get() != gen || h.index.get() == h.capacity.get() {
-            // `try_with`: once `COLD` is destroyed (thread exit) events are dropped.
-            let _ = COLD.try_with(|cold| refill(h, cold, gen));
-        }
-        let index = h.index.get();
-        if index < h.capacity.get() {
-            // SAFETY: a non-zero capacity means `chunk` is set and kept alive by `COLD.owned`
-            // (whose drop zeroes the capacity first); this thread is its only writer, and
-            // `index` is its current length, below its capacity (checked just above).
-            unsafe { (*h.chunk.get()).push_at(index, rec) };
-            h.index.set(index + 1);
-        }
-    });
+    let Some(h) = hot() else { return };
+    if (h.generation.get() != gen || !h.has_room()) && !make_room(h, gen) {
+        return;
+    }
+    // SAFETY: room means a non-zero capacity, so `chunk` is set and kept alive by `COLD.owned`
+    // (whose drop zeroes the capacity first); this thread is its only writer.
+    unsafe { h.write(&rec) };
+}
+
+/// Registers this thread or moves it to a new chunk; true if there is room for a record now.
+/// Out of line, so the hot path keeps its registers.
+#[cold]
+#[inline(never)]
+fn make_room(h: &Hot, gen: u64) -> bool {
+    // `try_with`: once `COLD` is destroyed (thread exit) events are dropped.
+    let _ = COLD.try_with(|cold| refill(h, cold, gen));
+    h.generation.get() == gen && h.has_room()
 }
 
 /// Registers this thread for generation `gen`, or adds a chunk to its buffer.
@@ -213,29 +308,29 @@ fn refill(l: &Hot, cold: &Cold, gen: u64) {
     };
     let registering = l.generation.get() != gen;
     let previous = if registering { 0 } else { l.capacity.get() };
+    // The chunk this thread leaves (its last one in this recording), if any.
+    let leaving = owned
+        .as_ref()
+        .filter(|_| !registering)
+        .map(|(_, c)| c.clone());
     let Some(chunk) = buf.grow(previous, cap) else {
         // Over the cap: no chunk; this event and every later one of this thread is dropped.
         buf.drop_capped();
-        l.capacity.set(0);
-        l.index.set(0);
+        l.switch_to(None, leaving.as_deref());
         l.generation.set(gen);
         let empty = Arc::new(Chunk::empty());
-        l.chunk.set(Arc::as_ptr(&empty));
         *owned = Some((buf, empty));
         return;
     };
-    l.chunk.set(Arc::as_ptr(&chunk));
-    l.capacity.set(chunk.capacity());
-    l.index.set(0);
+    l.switch_to(Some(&chunk), leaving.as_deref());
     l.generation.set(gen);
     *owned = Some((buf, chunk.clone()));
     let ts = clock::now();
     if registering {
         if let Some(index) = cold.worker.get() {
-            // SAFETY: as in `record_on`; a new chunk has at least 16 slots, and this is the
-            // first of at most three records written here.
-            unsafe { chunk.push_at(l.index.get(), Record::worker(ts, index)) };
-            l.index.set(l.index.get() + 1);
+            // SAFETY: as in `push`; a new chunk has room for at least 16 records, and this is
+            // the first of at most five written here.
+            unsafe { l.write(&Record::worker(ts, index)) };
         }
     }
     // The slow tick: an OS sample at registration and at a new chunk (at most one per ms).
@@ -249,12 +344,10 @@ fn refill(l: &Hot, cold: &Cold, gen: u64) {
     } else {
         0
     };
-    for &rec in birth[..births].iter().chain(&sample) {
-        let index = l.index.get();
-        // SAFETY: as in `record_on`; a new chunk has at least 16 slots, so the worker record,
-        // the two birth records and the sample's two fit.
-        unsafe { chunk.push_at(index, rec) };
-        l.index.set(index + 1);
+    for rec in birth[..births].iter().chain(&sample) {
+        // SAFETY: as in `push`; a new chunk has room for at least 16 records, so the worker
+        // record, the two birth records and the sample's two fit.
+        unsafe { l.write(rec) };
     }
 }
 
@@ -371,20 +464,18 @@ pub(crate) fn text_of(len: u32, texts: &mut dyn Iterator<Item = Record>) -> Stri
 /// Records `recs` (timestamps taken by the caller) one after another in one chunk, or none of
 /// them if they do not fit in a fresh chunk (the memory cap, or a tiny flight-recorder chunk).
 pub(crate) fn push_group(gen: u64, recs: &[Record]) {
+    let room = recs.len() * MAX_ENCODED;
     let _ = HOT.try_with(|h| {
-        if h.generation.get() != gen || h.capacity.get() - h.index.get() < recs.len() {
+        if h.generation.get() != gen || h.capacity.get() - h.index.get() < room {
             let _ = COLD.try_with(|cold| refill(h, cold, gen));
         }
-        let index = h.index.get();
-        if h.generation.get() != gen || h.capacity.get().saturating_sub(index) < recs.len() {
+        if h.generation.get() != gen || h.capacity.get() - h.index.get() < room {
             return;
         }
-        for (k, rec) in recs.iter().enumerate() {
-            // SAFETY: as in `record_on`; `index + k` is below the capacity (checked above) and
-            // is the chunk's current length, since this thread publishes them in order.
-            unsafe { (*h.chunk.get()).push_at(index + k, *rec) };
+        for rec in recs {
+            // SAFETY: as in `push`; the room for every record of the group was checked above.
+            unsafe { h.write(rec) };
         }
-        h.index.set(index + recs.len());
     });
 }
 
@@ -414,16 +505,39 @@ pub(crate) fn record_with_allocs(kind: u32, a: u64, b: u64, c: u32, begin: bool)
     }
 }
 
-/// Records a span's begin or end: with the thread's allocation counts when a
-/// `alloc::Counting` allocator is in use, else as [`record`].
+/// Records a span's begin or end (`KIND`): with the thread's allocation counts when a
+/// `alloc::Counting` allocator is in use, else as [`record_kind`].
 #[inline(always)]
-pub(crate) fn record_span(kind: u32, a: u64, b: u64, c: u32, begin: bool) {
+pub(crate) fn record_span<const KIND: u32, const BEGIN: bool>(a: u64, b: u64, c: u32) {
     let gen = generation();
     if gen != 0 {
-        if crate::alloc::counting() {
-            record_with_allocs(kind, a, b, c, begin);
-        } else {
-            record_on(gen, kind, a, b, c);
-        }
+        record_span_on::<KIND, BEGIN>(gen, a, b, c);
     }
+}
+
+#[inline(never)]
+fn record_span_on<const KIND: u32, const BEGIN: bool>(gen: u64, a: u64, b: u64, c: u32) {
+    record_span_now::<KIND, BEGIN>(gen, a, b, c);
+}
+
+#[inline(always)]
+fn record_span_now<const KIND: u32, const BEGIN: bool>(gen: u64, a: u64, b: u64, c: u32) {
+    if crate::alloc::counting() {
+        record_with_allocs(KIND, a, b, c, BEGIN);
+    } else {
+        record_now(gen, KIND, a, b, c);
+    }
+}
+
+/// A zone's begin (its name's address and length), with the fields a zone never uses fixed,
+/// so that the encoder's tests on them fold away.
+#[inline(never)]
+pub(crate) fn zone_begin_on(gen: u64, ptr: u64, len: u32) {
+    record_span_now::<{ super::raw::ZONE_BEGIN }, true>(gen, ptr, 0, len);
+}
+
+/// A zone's end: nothing but its time.
+#[inline(never)]
+pub(crate) fn zone_end_on(gen: u64) {
+    record_span_now::<{ super::raw::ZONE_END }, false>(gen, 0, 0, 0);
 }

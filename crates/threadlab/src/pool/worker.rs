@@ -525,7 +525,9 @@ impl WorkerThread {
     }
 
     /// When this worker retires if it stays idle: the start of its idle stretch plus the
-    /// keep-alive, for an elastic pool's main loop only (`latch` is `None`).
+    /// keep-alive, for an elastic pool's main loop only (`latch` is `None`). A keep-alive too
+    /// long for an `Instant` to hold (`Duration::MAX`, say) saturates: never (`None`), never
+    /// a panic in the worker.
     fn retire_at(&self, latch: Option<&CoreLatch>) -> Option<Instant> {
         let keep_alive = self.registry.keep_alive?;
         if latch.is_some() {
@@ -538,7 +540,7 @@ impl WorkerThread {
             since = Instant::now();
             self.idle_mark.set((tasks, since));
         }
-        Some(since + keep_alive)
+        since.checked_add(keep_alive)
     }
 
     /// Spins for up to [`SPIN_BEFORE_PARK`]; true if it found work (and ran it) or the latch was

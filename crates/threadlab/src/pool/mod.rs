@@ -2,6 +2,7 @@
 //!
 //! - [`builder`]: configuration and start-up.
 //! - [`affinity`]: `pin_to_cores`: the CPUs a process may use, and pinning failures.
+//! - [`fork`]: pools in a child process made by `fork()`.
 //! - [`registry`]: what the workers share and how work enters the pool.
 //! - [`limits`]: the system's limits on threads, checked before the workers start.
 //! - [`inbox`]: work addressed to one worker (`spawn_on`, `install_on`, the partitioners).
@@ -14,6 +15,7 @@
 
 pub(crate) mod affinity;
 pub(crate) mod builder;
+pub(crate) mod fork;
 pub(crate) mod inbox;
 pub(crate) mod limits;
 pub(crate) mod metrics;
@@ -247,6 +249,11 @@ impl Pool {
 
     fn stop(&mut self) {
         if std::mem::replace(&mut self.stopped, true) {
+            return;
+        }
+        // In a child made by fork(): no thread to stop or join, and the pool's locks may be held
+        // by threads that are not in this process (`fork`). Its memory is leaked.
+        if self.registry.forked_away() {
             return;
         }
         self.registry.terminate();

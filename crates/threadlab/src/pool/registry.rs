@@ -73,6 +73,8 @@ pub(crate) struct Registry {
     /// Workers time their tasks into histograms (`Builder::time_histograms`).
     pub(super) time_histograms: bool,
     panic_handler: Option<PanicHandler>,
+    /// The forks counted when the pool was built (`super::fork`).
+    pub(super) born_after_forks: u64,
 }
 
 impl Registry {
@@ -118,6 +120,7 @@ impl Registry {
             futures_outside: AtomicI64::new(0),
             time_histograms: config.time_histograms,
             panic_handler: config.panic_handler.take(),
+            born_after_forks: crate::pool::fork::generation_at_build(),
         });
         if let Some(cell) = self_ref {
             *cell.lock().unwrap_or_else(|e| e.into_inner()) = Some(Arc::clone(&registry));
@@ -253,6 +256,7 @@ impl Registry {
 
     /// Submits a job from outside the pool (or from another pool's worker).
     pub(crate) fn inject(&self, job: JobRef) {
+        self.refuse_if_forked_away();
         self.push_injector(job);
         self.sleep.notify_work();
         // SeqCst: the push, then this fence, then the read of `exited` (see `worker_exited`).
@@ -418,6 +422,7 @@ impl Registry {
         OP: FnOnce(&WorkerThread, bool) -> R + Send,
         R: Send,
     {
+        this.refuse_if_forked_away();
         if this.guests_allowed && !crate::trace::is_recording() {
             if let Some(index) = this.sleep.lend(crate::loom::thread::current()) {
                 return crate::pool::worker::run_as_guest(this, index, op);

@@ -104,10 +104,12 @@ impl Pool {
     /// workers, and the call costs no thread switch (chili and spice likewise run the caller's
     /// closure on the caller). Tasks `op` spawns and leaves behind run on the pool as usual.
     /// When no worker sleeps, or when the builder set a thread name, a stack size or pinning
-    /// (promises of the workers' own threads), or while a recording is on
-    /// ([`trace::is_recording`](crate::trace::is_recording): the doctor reads the pool's work
-    /// from its workers' tracks), `op` is queued for a worker and the caller blocks until it
-    /// finished.
+    /// (promises of the workers' own threads), `op` is queued for a worker and the caller
+    /// blocks until it finished. A recording does not change where `op` runs: it marks a
+    /// guest's install span with the seat it holds ([`trace::ARG_GUEST_SEAT`]), and the doctor
+    /// reads that span as the seat's worker's work.
+    ///
+    /// [`trace::ARG_GUEST_SEAT`]: crate::trace::ARG_GUEST_SEAT
     ///
     /// ```
     /// let pool = threadlab::Pool::builder().threads(2).build()?;

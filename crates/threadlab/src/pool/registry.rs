@@ -411,10 +411,9 @@ impl Registry {
     }
 
     /// From a plain thread: as the guest of a sleeping worker's seat if one sleeps
-    /// (`worker::run_as_guest`), else inject and block on a latch. Not while a recording is on:
-    /// a guest's work would sit on the caller's track while its seat's worker shows asleep, and
-    /// the doctor's worker rules (imbalance, long tasks) read the pool's work from its workers'
-    /// tracks.
+    /// (`worker::run_as_guest`), else inject and block on a latch. Recording or not: the
+    /// guest's install span names the seat it holds (`trace::ARG_GUEST_SEAT`), and the doctor
+    /// reads that span as the seat's worker's work.
     #[cold]
     #[track_caller]
     fn in_worker_cold<OP, R>(this: &Arc<Self>, op: OP) -> R
@@ -423,7 +422,7 @@ impl Registry {
         R: Send,
     {
         this.refuse_if_forked_away();
-        if this.guests_allowed && !crate::trace::is_recording() {
+        if this.guests_allowed {
             if let Some(index) = this.sleep.lend(crate::loom::thread::current()) {
                 return crate::pool::worker::run_as_guest(this, index, op);
             }

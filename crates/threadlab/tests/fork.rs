@@ -271,6 +271,18 @@ mod unix {
             let outcome = while_the_global_pool_is_busy(|| run_in_child(&name, f));
             report(name, outcome);
         }
+        // Forked while a recording is on: the recording stays the parent's (the child's threads
+        // must not register with it), and the child's global pool works.
+        let rec = threadlab::trace::start();
+        assert!(join());
+        report(
+            "forked while recording".to_string(),
+            run_in_child("forked while recording", || {
+                !threadlab::trace::is_recording() && join() && spawn_and_wait()
+            }),
+        );
+        assert!(threadlab::trace::is_recording(), "the parent still records");
+        drop(rec.stop());
         // And the parent's pools still work after the forks.
         assert!(spawn_and_wait() && join() && pool.install(|| fib(12)) == 144);
         println!("\nfork cases: {passed} passed, {failed} failed");

@@ -26,6 +26,9 @@
 //! (`Registry::inject`, `push_to`, an `install` from a plain thread) and in the global pool's
 //! look-up; a worker pushing onto its own deque pays nothing.
 //!
+//! A recording in progress stays the parent's: the child records nothing (its new threads must
+//! not register with the recorder, whose lock a parent thread may have held at the fork).
+//!
 //! What it does not cover: `fork()` called from inside a task (on a worker) leaves the child on a
 //! copy of that worker's stack, in the parent's pool; such a child should only `exec` or `_exit`.
 //! Elsewhere than on Unix, and under Miri, there is no `fork()` and nothing is registered.
@@ -57,15 +60,16 @@ pub(crate) fn generation() -> u64 {
 fn register() {
     static ONCE: std::sync::Once = std::sync::Once::new();
     ONCE.call_once(|| {
-        /// Runs in the child, in its only thread, before `fork()` returns: an atomic increment
-        /// is async-signal-safe, as POSIX asks of these handlers.
+        /// Runs in the child, in its only thread, before `fork()` returns: atomic stores only,
+        /// which are async-signal-safe, as POSIX asks of these handlers.
         extern "C" fn in_child() {
             // Relaxed: see `generation`.
             FORKS.fetch_add(1, Ordering::Relaxed);
+            crate::trace::off_in_forked_child();
         }
         // SAFETY: `pthread_atfork` only records the function pointers; `in_child` is a plain
         // `extern "C" fn` with no arguments, valid for the life of the process, and does nothing
-        // but an atomic increment (no lock, no allocation), so it is safe to run in a child.
+        // but atomic stores (no lock, no allocation), so it is safe to run in a child.
         let rc = unsafe { libc::pthread_atfork(None, None, Some(in_child)) };
         if rc != 0 {
             // ENOMEM only: without the handler, a child's pools hang as they did before.

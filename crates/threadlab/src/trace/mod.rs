@@ -63,6 +63,7 @@ mod pftrace_read;
 mod prefault;
 mod raw;
 mod recorder;
+pub(crate) use recorder::off_in_forked_child;
 mod zone;
 
 use std::path::Path;

@@ -353,6 +353,7 @@ fn deep(frames: usize) -> u64 {
 /// The child's half of `a_deep_install_runs_on_the_callers_stack_with_and_without_recording`:
 /// does nothing unless that test started this process for it.
 #[test]
+#[cfg_attr(miri, ignore)] // a child process; Miri runs none
 fn deep_install_child() {
     if std::env::var_os("THREADLAB_DEEP_INSTALL_CHILD").is_none() {
         return;
@@ -384,6 +385,7 @@ fn deep_install_child() {
 /// stack overflowed). In a child process (this test binary again, running only
 /// `deep_install_child`), so an overflow fails this test instead of killing the harness.
 #[test]
+#[cfg_attr(miri, ignore)] // a child process; Miri runs none
 fn a_deep_install_runs_on_the_callers_stack_with_and_without_recording() {
     let out = std::process::Command::new(std::env::current_exe().unwrap())
         .args([

@@ -60,7 +60,7 @@ mod unix {
                 s.spawn(move |_| *p = (i as u64 * 100..(i as u64 + 1) * 100).sum());
             }
         });
-        parts.iter().sum::<u64>() == (0..400).sum()
+        parts.iter().sum::<u64>() == (0..400u64).sum::<u64>()
     }
 
     fn join() -> bool {

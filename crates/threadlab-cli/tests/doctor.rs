@@ -189,9 +189,12 @@ fn a_loop_with_one_chunk_ten_times_longer_is_imbalanced() {
     assert!(d.group("thread N").unwrap().imbalance > 0.4, "{d}");
 }
 
-/// The same on the pool: two chunks, one 10× longer; stealing cannot split a chunk.
+/// The same on the pool: two chunks, one 10× longer; stealing cannot split a chunk. Both
+/// workers asleep first, so the `install` runs on this thread as a guest in a worker's seat: the
+/// doctor reads the guest's span as that worker's.
 fn a_pool_loop_with_one_chunk_ten_times_longer_is_imbalanced() {
     let pool = threadlab::Pool::builder().threads(2).build().unwrap();
+    all_parked(&pool);
     let (_, d) = record(|| {
         pool.install(|| {
             threadlab::for_each(0..2, |i| {
@@ -201,6 +204,15 @@ fn a_pool_loop_with_one_chunk_ten_times_longer_is_imbalanced() {
     });
     assert_names(&d, &[Pitfall::Imbalance]);
     assert!(d.runtime.workers == 2, "{d}");
+}
+
+/// Waits until every worker of `pool` is parked (failing after 60 s).
+fn all_parked(pool: &threadlab::Pool) {
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while !pool.metrics().all_parked() {
+        assert!(Instant::now() < deadline, "workers never parked");
+        std::thread::sleep(Duration::from_millis(1));
+    }
 }
 
 /// A balanced loop on a pool of one worker per CPU: 400 iterations of 50 µs.

@@ -5,7 +5,7 @@ use super::allocs;
 use super::answers;
 use super::findings::{self, Diagnosis, OS_MIN_WINDOW_NS};
 use super::frames::{self, FrameReport, FrameTarget};
-use super::{groups, locks, runtime, states};
+use super::{groups, guests, locks, runtime, states};
 use threadlab::trace::Trace;
 
 /// The doctor as methods of [`Trace`]: `trace.diagnose()`, `trace.frame_report(set, target)`.
@@ -40,11 +40,36 @@ impl Diagnose for Trace {
 /// ```
 pub fn diagnose(trace: &Trace) -> Diagnosis {
     let end = trace.duration_ns();
-    let walks: Vec<states::Walk> = trace
+    let keys = states::TaskArgKeys::of(trace);
+    let view = guests::seat_view(trace);
+    let mut walks: Vec<states::Walk> = trace
         .threads()
         .iter()
-        .map(|t| states::walk(t, end, states::TaskArgKeys::of(trace)))
+        .zip(view.events)
+        .zip(view.asleep_until)
+        .map(|((t, events), asleep_until)| {
+            let who = states::Who {
+                asleep_until,
+                ..states::Who::of(t)
+            };
+            match events {
+                None => states::walk(who, || t.events().iter(), end, keys),
+                Some(events) => states::walk(who, || events.iter().copied(), end, keys),
+            }
+        })
         .collect();
+    // Seats seen only through their guests: after the tracks, so a track's index is its walk's.
+    for (index, tid, events) in view.silent_seats {
+        let name = guests::seat_name(trace, index);
+        let who = states::Who {
+            name: &name,
+            tid,
+            worker: Some(index),
+            asleep_until: events.first().map(|e| e.ts_ns),
+            silent: true,
+        };
+        walks.push(states::walk(who, || events.iter().copied(), end, keys));
+    }
     let os = runtime::os(trace, &walks);
     let on_cpu = os.active_ns >= OS_MIN_WINDOW_NS;
     let mut d = Diagnosis {

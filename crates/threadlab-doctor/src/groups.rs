@@ -131,11 +131,12 @@ pub(crate) fn groups(trace: &Trace, walks: &[Walk], on_cpu: bool) -> Vec<GroupSt
             let work: Vec<f64> = ts
                 .iter()
                 .map(|t| {
-                    let share = if work_on_cpu {
-                        ratio(
-                            t.on_cpu_ns as f64,
-                            t.on_cpu_ns.saturating_add(t.preempted_ns) as f64,
-                        )
+                    let runnable = t.on_cpu_ns.saturating_add(t.preempted_ns);
+                    // No runnable time at all: a sleeping worker whose seat a guest used (its
+                    // running time is the guest's, on another thread: `guests`); nothing says
+                    // that work was preempted.
+                    let share = if work_on_cpu && runnable > 0 {
+                        ratio(t.on_cpu_ns as f64, runnable as f64)
                     } else {
                         1.0
                     };

@@ -32,6 +32,8 @@
 //! One mechanism per file, and no file imports one that imports it back (checked by
 //! `scripts/import-cycles crates/threadlab-doctor/src`):
 //! - `diagnose.rs`: the entry point, [`diagnose`] (and `trace.diagnose()` through [`Diagnose`]).
+//! - `guests.rs`: a guest's install span (a caller that ran pool work in a sleeping worker's
+//!   seat) read as that worker's, before the per-thread pass.
 //! - `states.rs`: one pass per thread: time per state (running, searching, spinning, parked,
 //!   waiting on a lock, other; preempted from the OS), span self times, lock spans, counts.
 //! - `locks.rs`: per named lock, hold and wait summaries and the threads that waited most.
@@ -54,6 +56,7 @@ mod diagnose;
 mod findings;
 mod frames;
 mod groups;
+mod guests;
 mod locks;
 mod render;
 mod runtime;

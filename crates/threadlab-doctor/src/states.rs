@@ -134,6 +134,32 @@ impl TaskArgKeys {
     }
 }
 
+/// Whose events a walk reads: a track's name, thread id and worker index, or a seat seen only
+/// through its guests (`guests`).
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Who<'a> {
+    pub(crate) name: &'a str,
+    pub(crate) tid: u64,
+    pub(crate) worker: Option<u32>,
+    /// See `asleep_from_the_start`.
+    pub(crate) asleep_until: Option<u64>,
+    /// A seat with no track of its own (`guests`): its worker lived through the recording,
+    /// asleep outside its guests' spans.
+    pub(crate) silent: bool,
+}
+
+impl<'a> Who<'a> {
+    pub(crate) fn of(track: &'a ThreadTrack) -> Who<'a> {
+        Who {
+            name: track.name(),
+            tid: track.tid(),
+            worker: track.worker(),
+            asleep_until: None,
+            silent: false,
+        }
+    }
+}
+
 /// One lock wait or hold.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct LockSpan {
@@ -206,20 +232,29 @@ pub(crate) fn group_of(name: &str) -> String {
     out
 }
 
-/// Walks one thread; `end_ns` is where spans still open are closed (the recording's end, or
-/// the thread's last event if later).
-pub(crate) fn walk(track: &ThreadTrack, end_ns: u64, keys: TaskArgKeys) -> Walk {
-    let events = track.events();
+/// Walks one thread, over `events` (its track's, or the doctor's view of them: see
+/// `guests`); `end_ns` is where spans still open are closed (the recording's end, or the
+/// thread's last event if later).
+pub(crate) fn walk<I: Iterator<Item = Event>>(
+    who: Who<'_>,
+    events: impl Fn() -> I,
+    end_ns: u64,
+    keys: TaskArgKeys,
+) -> Walk {
     let mut s = ThreadStats {
-        name: track.name().to_owned(),
-        tid: track.tid(),
-        worker: track.worker(),
-        group: group_of(track.name()),
-        first_ns: events.first().map_or(0, |e| e.ts_ns),
-        last_ns: events.iter().map(|e| e.ts_ns).max().unwrap_or(0),
+        name: who.name.to_owned(),
+        tid: who.tid,
+        worker: who.worker,
+        group: group_of(who.name),
+        first_ns: if who.silent {
+            0
+        } else {
+            events().next().map_or(0, |e| e.ts_ns)
+        },
+        last_ns: events().map(|e| e.ts_ns).max().unwrap_or(0),
         ..ThreadStats::default()
     };
-    s.exited = s.last_ns < end_ns;
+    s.exited = !who.silent && s.last_ns < end_ns;
     let mut w = Walk {
         stats: s,
         spans: Vec::new(),
@@ -241,7 +276,7 @@ pub(crate) fn walk(track: &ThreadTrack, end_ns: u64, keys: TaskArgKeys) -> Walk 
     let mut after_spin = false;
     let mut spin_found = false;
     let mut now = w.stats.first_ns;
-    for e in events {
+    for e in events() {
         let ts = e.ts_ns.max(now);
         account(&mut w, stack.last().map(|f| f.open), now, ts);
         now = ts;
@@ -362,13 +397,13 @@ pub(crate) fn walk(track: &ThreadTrack, end_ns: u64, keys: TaskArgKeys) -> Walk 
         pop(&mut w, &mut stack, |_| true, end);
     }
     if w.stats.worker.is_some() {
-        let first = track.events().iter().find(|e| {
+        let first = events().find(|e| {
             !matches!(
                 e.kind,
                 EventKind::OsSched { .. } | EventKind::OsSwitches { .. }
             )
         });
-        asleep_from_the_start(&mut w, first, end);
+        asleep_from_the_start(&mut w, first, who.asleep_until, end);
     }
     if let (Some(a), Some(b)) = (os_first, os_last) {
         w.stats.on_cpu_ns = b.0.saturating_sub(a.0);
@@ -393,8 +428,13 @@ pub(crate) fn walk(track: &ThreadTrack, end_ns: u64, keys: TaskArgKeys) -> Walk 
 /// the rules that ask whether the other workers were idle (a long task's), such a worker was
 /// idle from the recording's start until that first search, or until `end`. A worker that was
 /// running a task when the recording started begins with that task's events instead.
-fn asleep_from_the_start(w: &mut Walk, first: Option<Event>, end: u64) {
+///
+/// `asleep_until`: the time of the first guest span the doctor read into this worker's track
+/// (`guests`), when nothing of the worker's own came before it: a seat is lent only while its
+/// worker sleeps, so the worker slept until then.
+fn asleep_from_the_start(w: &mut Walk, first: Option<Event>, asleep_until: Option<u64>, end: u64) {
     let until = match first {
+        Some(e) if asleep_until == Some(e.ts_ns) => e.ts_ns,
         Some(e)
             if matches!(
                 e.kind,

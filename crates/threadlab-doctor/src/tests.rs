@@ -565,3 +565,82 @@ fn a_thread_born_during_the_recording_counts_from_its_birth() {
         d.os.runnable_avg
     );
 }
+
+/// A guest: the caller ran an `install` in worker 0's seat while worker 0 slept (its track
+/// marks the span with `guest.seat` = 0), and inside it a loop chunk of 10 ms; worker 1 ran ten
+/// chunks of 50 µs, then parked. The doctor reads the guest span as worker 0's work: worker 0
+/// ran (11 ms), the caller's own track holds no work, the long chunk is worker 0's and the
+/// workers' group is imbalanced with worker 0 the busiest.
+#[test]
+fn a_guests_install_span_is_read_as_its_seats_worker() {
+    let build = |seat: &str| {
+        let mut b = B::new(20 * MS, 2);
+        let key = b.name(threadlab::trace::ARG_GUEST_SEAT);
+        let value = b.name(seat);
+        b.thread(
+            "threadlab-worker-0",
+            Some(0),
+            vec![(100 * US, K::ParkBegin), (19 * MS, K::ParkEnd)],
+        );
+        let mut ev = Vec::new();
+        for i in 0..10u64 {
+            ev.extend(task(i * 60 * US, i * 60 * US + 50 * US));
+        }
+        ev.extend([(MS, K::ParkBegin), (19 * MS, K::ParkEnd)]);
+        b.thread("threadlab-worker-1", Some(1), ev);
+        let mut guest = vec![
+            (
+                2 * MS,
+                K::TaskBegin {
+                    kind: TaskKind::Install,
+                    flow: None,
+                },
+            ),
+            (2 * MS, K::Arg { key, value }),
+        ];
+        guest.extend(task(2 * MS + 10 * US, 12 * MS + 10 * US));
+        guest.push((13 * MS, K::TaskEnd));
+        b.thread("main", None, guest);
+        b.build().diagnose()
+    };
+    let d = build("0");
+    let thread = |name: &str| d.threads.iter().find(|t| t.name == name).unwrap();
+    assert_eq!(thread("threadlab-worker-0").running_ns, 11 * MS, "{d}");
+    assert_eq!(thread("threadlab-worker-0").tasks, 2, "{d}");
+    assert_eq!(thread("main").running_ns, 0, "{d}");
+    assert_eq!(thread("main").tasks, 0, "{d}");
+    // Parked before and after the guest's span, running during it.
+    assert_eq!(
+        thread("threadlab-worker-0").parked_ns,
+        (19 * MS - 100 * US) - 11 * MS,
+        "{d}"
+    );
+    let long = d
+        .long_tasks
+        .first()
+        .unwrap_or_else(|| panic!("no long task:\n{d}"));
+    assert_eq!(long.thread, "threadlab-worker-0", "{d}");
+    let workers = d
+        .groups
+        .iter()
+        .find(|g| g.name == "threadlab-worker-N")
+        .unwrap();
+    assert!(d.has(Pitfall::Imbalance), "{d}");
+    assert_eq!(
+        workers.busiest.as_ref().map(|b| b.thread.as_str()),
+        Some("threadlab-worker-0"),
+        "{d}"
+    );
+    // Worker 7 recorded nothing (it slept through the recording): its seat is read as a thread
+    // of its own, idle outside the guest's span, and the caller's track holds no work.
+    let d = build("7");
+    let thread = |name: &str| d.threads.iter().find(|t| t.name == name).unwrap();
+    assert_eq!(thread("main").running_ns, 0, "{d}");
+    let seven = thread("threadlab-worker-7"); // named like the other workers
+    assert_eq!((seven.worker, seven.running_ns), (Some(7), 11 * MS), "{d}");
+    assert!(!seven.exited, "{d}");
+    // A seat that is not a number: the span stays on the caller's track.
+    let d = build("x");
+    let main = d.threads.iter().find(|t| t.name == "main").unwrap();
+    assert_eq!(main.running_ns, 11 * MS, "{d}");
+}

@@ -10,6 +10,13 @@ use tracing_subscriber::prelude::*;
 
 fn program() -> threadlab::trace::Trace {
     let pool = threadlab::Pool::builder().threads(2).build().expect("pool");
+    // Both workers asleep: the `install` runs on this thread as a guest in a worker's seat, and
+    // the doctor must read the guest's span as that worker's.
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while !pool.metrics().all_parked() {
+        assert!(Instant::now() < deadline, "workers never parked");
+        std::thread::sleep(Duration::from_millis(1));
+    }
     let subscriber = tracing_subscriber::registry().with(threadlab_tracing::layer());
     let rec = threadlab::trace::start();
     tracing::subscriber::with_default(subscriber, || {

@@ -12,7 +12,8 @@ use std::sync::mpsc;
 use std::time::Duration;
 
 use threadlab::trace::{
-    EventKind, Trace, ARG_SPAN_ID, ARG_SPAN_PARENT, ARG_TASK_LOCATION, ARG_TASK_NAME,
+    EventKind, Trace, ARG_GUEST_SEAT, ARG_SPAN_ID, ARG_SPAN_PARENT, ARG_TASK_LOCATION,
+    ARG_TASK_NAME,
 };
 
 /// One zone as the test sees it.
@@ -20,6 +21,9 @@ use threadlab::trace::{
 struct Zone {
     ts_ns: u64,
     name: String,
+    /// The worker whose seat it ran in: its track's worker, or, inside the install span of a
+    /// guest (the caller running pool work in a sleeping worker's seat), that seat
+    /// (`ARG_GUEST_SEAT`), as the doctor reads it.
     worker: Option<u32>,
     track: usize,
     args: HashMap<String, String>,
@@ -50,10 +54,14 @@ fn zones(trace: &Trace) -> Vec<Zone> {
                         Open::Task(a) => Some(a.clone()),
                         Open::Zone(_) => None,
                     });
+                    let seat = stack.iter().find_map(|o| match o {
+                        Open::Task(a) => a.get(ARG_GUEST_SEAT).and_then(|s| s.parse().ok()),
+                        Open::Zone(_) => None,
+                    });
                     out.push(Zone {
                         ts_ns: e.ts_ns,
                         name: trace.name(name).to_owned(),
-                        worker: t.worker(),
+                        worker: t.worker().or(seat),
                         track: ti,
                         args: HashMap::new(),
                         enclosing_span: enclosing_span.flatten(),

@@ -46,6 +46,14 @@ use crate::trace::hooks;
 /// (see the module doc). Tokens are opaque to the runtime; `0` from `capture` means "nothing to
 /// carry" (then no other function is called for that task).
 ///
+/// A panic from any of the four is caught where it happens and reported like a panic from a
+/// task's value being dropped: on a pool's worker it is counted in
+/// [`Metrics::panicked_tasks`](crate::Metrics::panicked_tasks) and handed to the pool's panic
+/// handler (printed by default), elsewhere printed. It never unwinds into the runtime, which
+/// calls `exit` and `release` while a task unwinds too (a second panic there would abort the
+/// process). A `capture` that panicked carries nothing; an `enter` that panicked counts as not
+/// entered (no `exit`).
+///
 /// ```
 /// use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 /// static CAPTURED: AtomicU64 = AtomicU64::new(0);
@@ -159,7 +167,38 @@ struct Captured {
 
 impl Drop for Captured {
     fn drop(&mut self) {
-        (self.hook.release)(self.token);
+        let (release, token) = (self.hook.release, self.token);
+        guarded("release", || release(token), ());
+    }
+}
+
+/// Calls a hook function, catching its panic (reported by [`hook_panicked`]; then `fallback`).
+#[inline]
+fn guarded<R>(what: &'static str, f: impl FnOnce() -> R, fallback: R) -> R {
+    match crate::unwind::halt_unwinding(f) {
+        Ok(r) => r,
+        Err(p) => {
+            hook_panicked(what, p);
+            fallback
+        }
+    }
+}
+
+/// A hook function panicked: reported like a panicking drop of a task's value (counted and
+/// handed to the pool's panic handler on a worker, printed elsewhere), so it never unwinds
+/// into the runtime, which may itself be unwinding a task's panic.
+#[cold]
+#[inline(never)]
+fn hook_panicked(what: &'static str, payload: crate::unwind::Payload) {
+    match crate::pool::worker::WorkerThread::current() {
+        Some(w) => w.registry().handle_panic(payload),
+        None => {
+            eprintln!(
+                "threadlab: the spawn-context hook's `{what}` panicked: {}",
+                crate::unwind::payload_message(&payload)
+            );
+            crate::unwind::drop_caught_printed(payload);
+        }
     }
 }
 
@@ -193,7 +232,7 @@ impl Tag {
         location: &'static Location<'static>,
     ) -> Tag {
         let ctx = hook.and_then(|hook| {
-            let token = (hook.capture)();
+            let token = guarded("capture", hook.capture, 0);
             (token != 0).then(|| Captured { hook, token })
         });
         Tag {
@@ -213,7 +252,7 @@ impl Tag {
         let entered = self
             .ctx
             .as_ref()
-            .filter(|c| (c.hook.enter)(c.token))
+            .filter(|c| guarded("enter", || (c.hook.enter)(c.token), false))
             .is_some();
         Entered { tag: self, entered }
     }
@@ -228,7 +267,7 @@ pub(crate) struct Entered<'a> {
 impl Drop for Entered<'_> {
     fn drop(&mut self) {
         if let (true, Some(c)) = (self.entered, &self.tag.ctx) {
-            (c.hook.exit)(c.token);
+            guarded("exit", || (c.hook.exit)(c.token), ());
         }
     }
 }

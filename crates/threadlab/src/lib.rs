@@ -54,6 +54,32 @@
 //!   [`AffinityPartitioner`] (TBB's). [`CachePadded`] keeps per-thread data off shared lines.
 //! - `pipeline`: [`Pipeline`], a source and stages (parallel, serial in order, serial out of
 //!   order) with a bound on the items in flight, in the spirit of oneTBB's `parallel_pipeline`.
+//!
+//! # `fork()`
+//!
+//! A child process made by `fork()` has only the thread that called it, so the pools of the
+//! parent have no workers there (Rayon users meet this as a child that hangs: rayon-rs/rayon
+//! issue 708). In the child, the global pool (the free functions [`join()`], [`scope()`],
+//! [`spawn`], [`spawn_future`], the parallel iterators) is rebuilt on first use, with the same
+//! number of threads and otherwise the default configuration. A [`Pool`] built before the fork
+//! panics in the child as soon as work is sent to it, saying that its threads did not survive
+//! `fork()` and to build a new pool there; dropping it there returns at once (it is leaked). A
+//! child that `fork()`s from inside a task (on a worker) should only `exec` or `_exit`.
+//!
+//! ```
+//! # #[cfg(all(target_os = "linux", not(miri)))] {
+//! threadlab::join(|| 1, || 2); // the parent uses the global pool
+//! // SAFETY (of the example): the child only runs safe Rust and leaves with _exit.
+//! let pid = unsafe { libc::fork() };
+//! if pid == 0 {
+//!     let (a, b) = threadlab::join(|| 1, || 2); // the child's own global pool
+//!     unsafe { libc::_exit(if a + b == 3 { 0 } else { 1 }) };
+//! }
+//! let mut status = 0;
+//! unsafe { libc::waitpid(pid, &mut status, 0) };
+//! assert!(libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0);
+//! # }
+//! ```
 #![deny(unsafe_op_in_unsafe_fn, clippy::undocumented_unsafe_blocks)]
 #![deny(missing_debug_implementations)]
 #![warn(missing_docs)]

@@ -314,9 +314,20 @@ impl Condvar {
 /// next thread that gets it after waiting.
 ///
 /// Built on `std::sync::RwLock` (whose fairness between readers and writers is the platform's);
-/// poisoning is ignored. A thread that holds the write lock and asks for it again (or for a read)
-/// gets a panic naming the lock instead of a deadlock, as with [`Mutex`]; a reader asking again
-/// while a writer waits may still deadlock, as with `std`.
+/// poisoning is ignored. A thread that asks for the lock in a way that can only deadlock gets a
+/// panic naming the lock instead, as with [`Mutex`] (see "Held across `join`" in the module
+/// doc): it holds the write lock and asks for it again (or for a read); it holds a read and asks
+/// for the write lock (it would wait for its own read to end); or it holds a read and asks for
+/// another while a writer waits (the writer waits for the first read, the new read for the
+/// writer). Each thread keeps the ids of the read guards it holds (a short thread-local list,
+/// pushed and popped with the guards) for that; it is read only when the lock is contended.
+///
+/// ```
+/// let lock = threadlab::sync::RwLock::named("shared", 0);
+/// let _reading = lock.read();
+/// let write = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| *lock.write() += 1));
+/// assert!(write.is_err()); // a panic naming "shared", not a hang
+/// ```
 ///
 /// ```
 /// let config = threadlab::sync::RwLock::named("config", vec![1, 2]);
@@ -402,6 +413,7 @@ impl<T: ?Sized> RwLock<T> {
             ),
         };
         self.acquired(waited);
+        reads_held(|ids| ids.push(self.id));
         RwLockReadGuard {
             lock: self,
             inner: Some(g),
@@ -451,6 +463,20 @@ impl<T: ?Sized> RwLock<T> {
                 self.name
             );
         }
+        // Contended while this thread holds a read: a write waits for that read, which waits
+        // for this thread; a read was refused because a writer waits, and the writer waits for
+        // that same read. Either way, nothing can ever let this thread go.
+        if reads_held(|ids| ids.contains(&self.id)) {
+            panic!(
+                "threadlab::sync::RwLock \"{}\": this thread holds a read guard of this lock and \
+                 asked for the lock again (for writing, or for reading while a writer waits), \
+                 which would deadlock: the request waits for this thread's own read to end. On \
+                 a pool worker this happens when a read guard is held across join, scope or \
+                 block_on: while it waits there, the worker runs other queued tasks, and one of \
+                 them asked for this lock. Drop the read guard first (or copy out what you need).",
+                self.name
+            );
+        }
         hooks::lock_wait(self.name, self.id);
         // Relaxed: a hint for the releasers only, as in `Mutex::lock_contended`.
         self.waiting.fetch_add(1, Ordering::Relaxed);
@@ -484,9 +510,29 @@ impl<T: ?Sized> RwLock<T> {
 impl<T: ?Sized> Drop for RwLockReadGuard<'_, T> {
     #[inline]
     fn drop(&mut self) {
+        let id = self.lock.id;
+        // The guard is `!Send`: dropped on the thread that pushed its id.
+        reads_held(|ids| {
+            if let Some(at) = ids.iter().rposition(|&i| i == id) {
+                ids.swap_remove(at);
+            }
+        });
         self.lock.released();
         drop(self.inner.take());
     }
+}
+
+/// Runs `f` on the ids of the [`RwLock`]s this thread holds read guards of (one entry per
+/// guard). During thread teardown (the list already destroyed) `f` sees an empty list.
+#[inline]
+fn reads_held<R>(f: impl FnOnce(&mut Vec<u64>) -> R) -> R {
+    thread_local!(static READS: std::cell::RefCell<Vec<u64>> = const {
+        std::cell::RefCell::new(Vec::new())
+    });
+    let mut f = Some(f);
+    READS
+        .try_with(|r| (f.take().expect("called once"))(&mut r.borrow_mut()))
+        .unwrap_or_else(|_| (f.take().expect("not called"))(&mut Vec::new()))
 }
 
 impl<T: ?Sized> Drop for RwLockWriteGuard<'_, T> {

@@ -218,70 +218,85 @@ fn a_guest_on_a_busy_pool_falls_back_to_injecting() {
     });
 }
 
-/// While a recording is on, work from outside the pool is not run by a guest: it goes to a
-/// worker, so the trace shows the pool's work on the workers' tracks (where the doctor's
-/// imbalance and long-task rules read it); the install span is on a worker's track, begun once
-/// and ended once, and the caller's track holds none.
+/// A recording does not change where work from outside the pool runs: the caller is a guest
+/// with or without one. Its install span is on its own track, begun once and ended once, marked
+/// with the seat it holds (`trace::ARG_GUEST_SEAT`: the index the work saw); the doctor reads
+/// that span as the seat's worker's work (the worker ran tasks, the caller's track none).
 #[test]
-fn while_recording_work_from_outside_runs_on_a_worker() {
+fn while_recording_a_guest_still_runs_on_the_caller_and_names_its_seat() {
+    use threadlab_doctor::Diagnose;
     watchdog(|| {
         let pool = Pool::builder().threads(2).build().unwrap();
         settle(&pool);
         let rec = threadlab::trace::start();
         let caller = me();
-        let on_caller = pool.install(|| {
+        let (on_caller, seat) = pool.install(|| {
             let (a, b) = threadlab::join(|| fib(16), || fib(15));
             assert_eq!(a + b, 1597);
-            me() == caller
+            (me() == caller, threadlab::current_thread_index())
         });
         let trace = rec.stop();
-        assert!(!on_caller, "a guest ran while recording");
-        let installs = |t: &threadlab::trace::ThreadTrack| {
-            t.events()
-                .into_iter()
+        assert!(on_caller, "recording moved the install off its caller");
+        let seat = seat.unwrap();
+        let key = trace.name_id(threadlab::trace::ARG_GUEST_SEAT).unwrap();
+        let guest_tracks: Vec<_> = trace
+            .threads()
+            .iter()
+            .filter(|t| {
+                t.worker().is_none()
+                    && t.events().into_iter().any(|e| {
+                        matches!(
+                            e.kind,
+                            EventKind::TaskBegin {
+                                kind: TaskKind::Install,
+                                ..
+                            }
+                        )
+                    })
+            })
+            .collect();
+        assert_eq!(guest_tracks.len(), 1, "one non-worker track with the span");
+        let t = guest_tracks[0];
+        let events: Vec<_> = t.events().into_iter().collect();
+        let begin = events
+            .iter()
+            .position(|e| matches!(e.kind, EventKind::TaskBegin { .. }))
+            .unwrap();
+        match events[begin + 1].kind {
+            EventKind::Arg { key: k, value } => {
+                assert_eq!(k, key);
+                assert_eq!(trace.name(value), seat.to_string());
+            }
+            other => panic!("the install span's first argument is {other:?}"),
+        }
+        let count = |end: bool| {
+            events
+                .iter()
                 .filter(|e| {
-                    matches!(
-                        e.kind,
-                        EventKind::TaskBegin {
-                            kind: TaskKind::Install,
-                            ..
-                        }
-                    )
+                    if end {
+                        matches!(e.kind, EventKind::TaskEnd)
+                    } else {
+                        matches!(e.kind, EventKind::TaskBegin { .. })
+                    }
                 })
                 .count()
         };
-        let (on_workers, elsewhere) =
-            trace
-                .threads()
-                .iter()
-                .fold((0, 0), |(w, e), t| match t.worker() {
-                    Some(_) => (w + installs(t), e),
-                    None => (w, e + installs(t)),
-                });
-        assert_eq!((on_workers, elsewhere), (1, 0));
-        for t in trace.threads() {
-            let count = |end: bool| {
-                t.events()
-                    .into_iter()
-                    .filter(|e| {
-                        if end {
-                            matches!(e.kind, EventKind::TaskEnd)
-                        } else {
-                            matches!(e.kind, EventKind::TaskBegin { .. })
-                        }
-                    })
-                    .count()
-            };
-            assert_eq!(
-                count(false),
-                count(true),
-                "every span on {} closed",
-                t.name()
-            );
-        }
-        // And with the recording off again (and a worker asleep), the caller is a guest once more.
-        settle(&pool);
-        assert!(pool.install(|| me() == caller));
+        assert_eq!(
+            count(false),
+            count(true),
+            "every span on the guest's track closed"
+        );
+        // The seat's worker ran the install and its joins (it may have no track of its own: it
+        // slept through the recording); the caller's track holds none of them.
+        let d = trace.diagnose();
+        let worker = d.threads.iter().find(|s| s.worker == Some(seat as u32));
+        let guest = d
+            .threads
+            .iter()
+            .find(|s| s.worker.is_none() && s.name == t.name())
+            .unwrap();
+        assert!(worker.unwrap().tasks >= 1, "{d}");
+        assert_eq!(guest.tasks, 0, "{d}");
     });
 }
 
@@ -318,4 +333,75 @@ fn lent_seats_of_an_elastic_pool_retire_and_restart() {
         let retired: u64 = pool.metrics().workers.iter().map(|w| w.retirements).sum();
         assert!(retired >= 5, "{retired} retirements");
     });
+}
+
+/// Stack the deep recursion below uses: more than a worker thread's 2 MiB (Rust's default).
+const DEEP_BYTES: usize = 5 << 19; // 2.5 MiB
+
+/// Recurses through `frames` frames of at least 1 KiB each.
+#[inline(never)]
+fn deep(frames: usize) -> u64 {
+    let mut frame = [0u8; 1024];
+    frame[frames % 1024] = 1;
+    let frame = std::hint::black_box(frame);
+    if frames == 0 {
+        return frame.iter().map(|&b| b as u64).sum();
+    }
+    deep(frames - 1) + frame[(frames + 1) % 1024] as u64
+}
+
+/// The child's half of `a_deep_install_runs_on_the_callers_stack_with_and_without_recording`:
+/// does nothing unless that test started this process for it.
+#[test]
+#[cfg_attr(miri, ignore)] // a child process; Miri runs none
+fn deep_install_child() {
+    if std::env::var_os("THREADLAB_DEEP_INSTALL_CHILD").is_none() {
+        return;
+    }
+    let pool = Pool::builder().threads(2).build().unwrap();
+    let caller = std::thread::Builder::new()
+        .stack_size(8 * DEEP_BYTES)
+        .spawn(move || {
+            for recording in [false, true] {
+                settle(&pool);
+                let rec = recording.then(threadlab::trace::start);
+                let me_ = me();
+                let (sum, on_caller) = pool.install(|| (deep(DEEP_BYTES / 1024), me() == me_));
+                drop(rec.map(|r| r.stop()));
+                assert_eq!(sum, 1, "recording: {recording}");
+                assert!(
+                    on_caller,
+                    "recording: {recording}: the install left its caller"
+                );
+            }
+        })
+        .unwrap();
+    caller.join().unwrap();
+}
+
+/// `install` from a plain thread with a big stack, of a recursion deeper than a worker's stack,
+/// runs on the caller (as a guest of a sleeping worker) whether a recording is on or not: a
+/// recording must not change where user code runs (it once moved it to a worker, whose 2 MiB
+/// stack overflowed). In a child process (this test binary again, running only
+/// `deep_install_child`), so an overflow fails this test instead of killing the harness.
+#[test]
+#[cfg_attr(miri, ignore)] // a child process; Miri runs none
+fn a_deep_install_runs_on_the_callers_stack_with_and_without_recording() {
+    let out = std::process::Command::new(std::env::current_exe().unwrap())
+        .args([
+            "--exact",
+            "deep_install_child",
+            "--test-threads=1",
+            "--nocapture",
+        ])
+        .env("THREADLAB_DEEP_INSTALL_CHILD", "1")
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success() && stdout.contains("1 passed"),
+        "the child failed ({}):\n{stdout}\n{stderr}",
+        out.status
+    );
 }

@@ -16,7 +16,30 @@ fn cpu_ticks(tid: u64) -> u64 {
 
 #[test]
 fn idle_means_parked_and_no_cpu() {
-    let pool = Pool::builder().threads(2).build().unwrap();
+    idle_pool_parks_and_costs_no_cpu(Pool::builder().threads(2).build().unwrap());
+}
+
+/// A keep-alive too long to add to an `Instant` (`Duration::MAX`) means "never retire": the
+/// idle pool parks and costs no CPU like any other, and no panic is counted. (The deadline
+/// `now + keep_alive` once overflowed inside the idle loop: the panic escaped to the worker's
+/// last-resort handler, which printed it and looped again, at full CPU, forever.)
+#[test]
+fn a_keep_alive_of_duration_max_never_retires_and_idles_at_no_cpu() {
+    let pool = Pool::builder()
+        .threads(2)
+        .keep_alive(Duration::MAX)
+        .build()
+        .unwrap();
+    let pool = idle_pool_parks_and_costs_no_cpu(pool);
+    let m = pool.metrics();
+    assert_eq!(m.panicked_tasks, 0, "{m:?}");
+    assert_eq!(m.alive_threads(), 2, "a worker retired: {m:?}");
+    assert!(m.workers.iter().all(|w| w.retirements == 0), "{m:?}");
+}
+
+/// Runs a little work on `pool`, waits until its workers park, and checks that for half a
+/// second none of them uses CPU time or wakes up; returns the pool, still working.
+fn idle_pool_parks_and_costs_no_cpu(pool: Pool) -> Pool {
     assert_eq!(pool.install(|| fib(22)), 17_711);
     for _ in 0..100 {
         pool.spawn(|| {});
@@ -54,6 +77,7 @@ fn idle_means_parked_and_no_cpu() {
     }
     // And it still works.
     assert_eq!(pool.install(|| fib(10)), 55);
+    pool
 }
 
 /// A worker that waited on a latch (a scope here) and searched for work meanwhile is no

@@ -204,3 +204,22 @@ fn save_env_saves_before_exit() {
     check(&Trace::load(&path).expect("a whole trace"));
     std::fs::remove_dir_all(&dir).ok();
 }
+
+/// A `THREADLAB_TRACE` that cannot be written (a directory that does not exist; a directory
+/// where the file should go) costs the program nothing but a line on stderr: it runs to its end
+/// and exits 0 (the save at exit fails and says so), and nothing is created.
+#[test]
+fn an_unwritable_trace_path_does_not_fail_the_program() {
+    if std::env::var_os(CHILD).is_some() {
+        return;
+    }
+    let dir = temp_dir("unwritable");
+    let missing = dir.join("no-such-dir").join("run.tltrace");
+    run_child("exit", &missing);
+    assert!(!missing.exists() && !dir.join("no-such-dir").exists());
+    let a_directory = dir.join("taken.tltrace");
+    std::fs::create_dir_all(&a_directory).unwrap();
+    run_child("exit", &a_directory);
+    assert!(a_directory.is_dir());
+    std::fs::remove_dir_all(&dir).ok();
+}

@@ -184,6 +184,9 @@ impl Builder {
     /// # Ok::<(), threadlab::BuildError>(())
     /// ```
     ///
+    /// Any `idle` is accepted: one so long that the idle stretch's end cannot be represented
+    /// (`Duration::MAX`, say) means "never retire", as if the pool were not elastic.
+    ///
     /// [`Metrics::alive_threads`]: crate::Metrics::alive_threads
     /// [`WorkerMetrics::retirements`]: crate::WorkerMetrics::retirements
     /// [`WorkerMetrics::starts`]: crate::WorkerMetrics::starts

@@ -124,6 +124,7 @@ impl Registry {
     /// Submits `job` to worker `index` (which must exist) and wakes it if it sleeps. If that
     /// worker has already exited (the pool is shutting down), any remaining worker runs it.
     pub(crate) fn push_to(&self, index: usize, job: JobRef) {
+        self.refuse_if_forked_away();
         match self.inboxes[index].push(job) {
             Ok(()) => self.sleep.notify_worker(index),
             Err(job) => self.inject(job),

@@ -2,6 +2,7 @@
 //!
 //! - [`builder`]: configuration and start-up.
 //! - [`affinity`]: `pin_to_cores`: the CPUs a process may use, and pinning failures.
+//! - [`fork`]: pools in a child process made by `fork()`.
 //! - [`registry`]: what the workers share and how work enters the pool.
 //! - [`limits`]: the system's limits on threads, checked before the workers start.
 //! - [`inbox`]: work addressed to one worker (`spawn_on`, `install_on`, the partitioners).
@@ -14,6 +15,7 @@
 
 pub(crate) mod affinity;
 pub(crate) mod builder;
+pub(crate) mod fork;
 pub(crate) mod inbox;
 pub(crate) mod limits;
 pub(crate) mod metrics;
@@ -102,10 +104,12 @@ impl Pool {
     /// workers, and the call costs no thread switch (chili and spice likewise run the caller's
     /// closure on the caller). Tasks `op` spawns and leaves behind run on the pool as usual.
     /// When no worker sleeps, or when the builder set a thread name, a stack size or pinning
-    /// (promises of the workers' own threads), or while a recording is on
-    /// ([`trace::is_recording`](crate::trace::is_recording): the doctor reads the pool's work
-    /// from its workers' tracks), `op` is queued for a worker and the caller blocks until it
-    /// finished.
+    /// (promises of the workers' own threads), `op` is queued for a worker and the caller
+    /// blocks until it finished. A recording does not change where `op` runs: it marks a
+    /// guest's install span with the seat it holds ([`trace::ARG_GUEST_SEAT`]), and the doctor
+    /// reads that span as the seat's worker's work.
+    ///
+    /// [`trace::ARG_GUEST_SEAT`]: crate::trace::ARG_GUEST_SEAT
     ///
     /// ```
     /// let pool = threadlab::Pool::builder().threads(2).build()?;
@@ -247,6 +251,11 @@ impl Pool {
 
     fn stop(&mut self) {
         if std::mem::replace(&mut self.stopped, true) {
+            return;
+        }
+        // In a child made by fork(): no thread to stop or join, and the pool's locks may be held
+        // by threads that are not in this process (`fork`). Its memory is leaked.
+        if self.registry.forked_away() {
             return;
         }
         self.registry.terminate();

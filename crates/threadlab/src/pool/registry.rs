@@ -73,6 +73,8 @@ pub(crate) struct Registry {
     /// Workers time their tasks into histograms (`Builder::time_histograms`).
     pub(super) time_histograms: bool,
     panic_handler: Option<PanicHandler>,
+    /// The forks counted when the pool was built (`super::fork`).
+    pub(super) born_after_forks: u64,
 }
 
 impl Registry {
@@ -121,6 +123,7 @@ impl Registry {
             futures_outside: AtomicI64::new(0),
             time_histograms: config.time_histograms,
             panic_handler: config.panic_handler.take(),
+            born_after_forks: crate::pool::fork::generation_at_build(),
         });
         if let Some(cell) = self_ref {
             *cell.lock().unwrap_or_else(|e| e.into_inner()) = Some(Arc::clone(&registry));
@@ -256,6 +259,7 @@ impl Registry {
 
     /// Submits a job from outside the pool (or from another pool's worker).
     pub(crate) fn inject(&self, job: JobRef) {
+        self.refuse_if_forked_away();
         self.push_injector(job);
         self.sleep.notify_work();
         // SeqCst: the push, then this fence, then the read of `exited` (see `worker_exited`).
@@ -410,10 +414,9 @@ impl Registry {
     }
 
     /// From a plain thread: as the guest of a sleeping worker's seat if one sleeps
-    /// (`worker::run_as_guest`), else inject and block on a latch. Not while a recording is on:
-    /// a guest's work would sit on the caller's track while its seat's worker shows asleep, and
-    /// the doctor's worker rules (imbalance, long tasks) read the pool's work from its workers'
-    /// tracks.
+    /// (`worker::run_as_guest`), else inject and block on a latch. Recording or not: the
+    /// guest's install span names the seat it holds (`trace::ARG_GUEST_SEAT`), and the doctor
+    /// reads that span as the seat's worker's work.
     #[cold]
     #[track_caller]
     fn in_worker_cold<OP, R>(this: &Arc<Self>, op: OP) -> R
@@ -421,7 +424,8 @@ impl Registry {
         OP: FnOnce(&WorkerThread, bool) -> R + Send,
         R: Send,
     {
-        if this.guests_allowed && !crate::trace::is_recording() {
+        this.refuse_if_forked_away();
+        if this.guests_allowed {
             if let Some(index) = this.sleep.lend(crate::loom::thread::current()) {
                 return crate::pool::worker::run_as_guest(this, index, op);
             }

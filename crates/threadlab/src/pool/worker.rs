@@ -194,9 +194,34 @@ where
     seat.searching.set(false);
     seat.heartbeat.new_task();
     let _leave = Leave(seat);
-    // The install's span, on the guest's own track (dropped before `_leave`, also on a panic).
+    // The install's span, on the guest's own track (dropped before `_leave`, also on a panic),
+    // marked with the seat it holds (`trace::ARG_GUEST_SEAT`): the doctor reads it as the
+    // seat's worker's work.
     let _span = hooks::TaskSpan::enter(crate::trace::TaskKind::Install, None);
+    if hooks::enabled() {
+        guest_seat_arg(index);
+    }
     op(seat, false)
+}
+
+/// Records the [`crate::trace::ARG_GUEST_SEAT`] argument of a guest's install span: the seat's
+/// worker index, in decimal.
+#[cold]
+#[inline(never)]
+fn guest_seat_arg(index: usize) {
+    let mut digits = [0u8; 20];
+    let mut at = digits.len();
+    let mut n = index;
+    loop {
+        at -= 1;
+        digits[at] = b'0' + (n % 10) as u8;
+        n /= 10;
+        if n == 0 {
+            break;
+        }
+    }
+    let text = std::str::from_utf8(&digits[at..]).expect("ASCII digits");
+    hooks::arg(crate::trace::ARG_GUEST_SEAT, text);
 }
 
 /// The OS's id of the calling thread (Linux `gettid`; elsewhere a number unique among the
@@ -525,7 +550,9 @@ impl WorkerThread {
     }
 
     /// When this worker retires if it stays idle: the start of its idle stretch plus the
-    /// keep-alive, for an elastic pool's main loop only (`latch` is `None`).
+    /// keep-alive, for an elastic pool's main loop only (`latch` is `None`). A keep-alive too
+    /// long for an `Instant` to hold (`Duration::MAX`, say) saturates: never (`None`), never
+    /// a panic in the worker.
     fn retire_at(&self, latch: Option<&CoreLatch>) -> Option<Instant> {
         let keep_alive = self.registry.keep_alive?;
         if latch.is_some() {
@@ -538,7 +565,7 @@ impl WorkerThread {
             since = Instant::now();
             self.idle_mark.set((tasks, since));
         }
-        Some(since + keep_alive)
+        since.checked_add(keep_alive)
     }
 
     /// Spins for up to [`SPIN_BEFORE_PARK`]; true if it found work (and ran it) or the latch was

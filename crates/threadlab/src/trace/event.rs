@@ -264,6 +264,14 @@ impl fmt::Debug for PlotValue {
 pub const ARG_TASK_NAME: &str = "task.name";
 /// The [`EventKind::Arg`] key of a task's spawn location (`file:line:column`).
 pub const ARG_TASK_LOCATION: &str = "task.location";
+/// The [`EventKind::Arg`] key that marks an `install` span ([`TaskKind::Install`]) run by a
+/// *guest*: a thread from outside the pool that called `install` (or `scope`, `join`, a
+/// parallel loop) while a worker slept, and ran the work itself in that worker's seat (see
+/// `Pool::install`). Its value is the seat's worker index (`"0"`, `"1"`, …); the span, on the
+/// guest's own track, is how long the guest held the seat, and the tasks nested in it ran in
+/// that seat. Meanwhile the seat's worker stays parked and records nothing, so the doctor reads
+/// such a span as that worker's work. It comes right after the span's `TaskBegin`.
+pub const ARG_GUEST_SEAT: &str = "guest.seat";
 /// The [`EventKind::Arg`] key of a span's identity: every zone that is one entry of the same
 /// span (e.g. a `tracing` span entered on the spawning thread, then again on the worker that
 /// runs a task spawned inside it) carries the same value.

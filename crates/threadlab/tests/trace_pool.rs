@@ -22,6 +22,17 @@ fn record_pool_work(pool: &Pool) -> Trace {
     // timing.
     settle(pool);
     let rec = threadlab::trace::start();
+    // `install` from this thread runs here, as the guest of a sleeping worker's seat, and that
+    // worker's own thread may then sleep through the whole recording. Two tasks that wait for
+    // each other need both worker threads, so each records at least one task.
+    let both = std::sync::Arc::new(std::sync::Barrier::new(3));
+    for _ in 0..2 {
+        let both = both.clone();
+        pool.spawn(move || {
+            both.wait();
+        });
+    }
+    both.wait();
     let (tx, rx) = std::sync::mpsc::channel::<()>();
     pool.install(|| threadlab::join(move || rx.recv().unwrap(), move || tx.send(()).unwrap()));
     assert_eq!(pool.install(|| fib(18)), 2584);

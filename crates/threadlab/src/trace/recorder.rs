@@ -132,8 +132,7 @@ impl Hot {
         if let Some(old) = leaving {
             old.set_records(self.records.get());
         }
-        self.chunk
-            .set(chunk.map_or(std::ptr::null(), Arc::as_ptr));
+        self.chunk.set(chunk.map_or(std::ptr::null(), Arc::as_ptr));
         self.capacity.set(chunk.map_or(0, |c| c.capacity()));
         self.index.set(0);
         self.records.set(0);

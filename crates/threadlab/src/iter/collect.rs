@@ -243,3 +243,62 @@ impl<T: Send> Consumer<T> for WriteConsumer<T> {
         }
     }
 }
+
+/// Collections built by gathering the items into a `Vec` in parallel, then moving them in.
+macro_rules! via_vec {
+    ($([$($g:tt)*] $ty:ty, $item:ty;)*) => {$(
+        impl<$($g)*> FromParallelIterator<$item> for $ty {
+            fn from_par_iter<I: ParallelIterator<Item = $item>>(iter: I) -> Self {
+                Vec::from_par_iter(iter).into_iter().collect()
+            }
+        }
+    )*};
+}
+
+via_vec! {
+    [T: Send] std::collections::VecDeque<T>, T;
+    [T: Send] LinkedList<T>, T;
+    [T: Send + Ord] std::collections::BinaryHeap<T>, T;
+    [T: Send + Ord] std::collections::BTreeSet<T>, T;
+    [K: Send + Ord, V: Send] std::collections::BTreeMap<K, V>, (K, V);
+    [T: Send + Eq + std::hash::Hash, S: std::hash::BuildHasher + Default + Send] std::collections::HashSet<T, S>, T;
+    [K: Send + Eq + std::hash::Hash, V: Send, S: std::hash::BuildHasher + Default + Send] std::collections::HashMap<K, V, S>, (K, V);
+    [] String, char;
+    ['a] String, &'a str;
+    [] String, String;
+    [T: Send] Box<[T]>, T;
+}
+
+impl FromParallelIterator<()> for () {
+    fn from_par_iter<I: ParallelIterator<Item = ()>>(iter: I) -> Self {
+        iter.for_each(drop)
+    }
+}
+
+/// Extends a collection with a parallel iterator's items, in order (Rayon's
+/// `ParallelExtend`): the items are collected in parallel, then moved in.
+///
+/// ```
+/// use threadlab::prelude::*;
+/// let mut v = vec![0u8];
+/// v.par_extend((1u8..3).into_par_iter());
+/// assert_eq!(v, [0, 1, 2]);
+/// ```
+pub trait ParallelExtend<T: Send> {
+    /// Adds the items of `iter` at the end, in order.
+    ///
+    /// ```
+    /// use threadlab::prelude::*;
+    /// let mut s = String::from("a");
+    /// s.par_extend(['b', 'c'].par_iter().copied());
+    /// assert_eq!(s, "abc");
+    /// ```
+    fn par_extend<I: super::IntoParallelIterator<Item = T>>(&mut self, iter: I);
+}
+
+impl<T: Send, C: Extend<T>> ParallelExtend<T> for C {
+    fn par_extend<I: super::IntoParallelIterator<Item = T>>(&mut self, iter: I) {
+        let items: Vec<T> = iter.into_par_iter().collect();
+        self.extend(items);
+    }
+}

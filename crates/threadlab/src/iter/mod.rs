@@ -24,9 +24,11 @@
 //!
 //! # Differences from Rayon
 //!
-//! - `fold(identity, op)` returns a [`Fold`] whose only method is `reduce` (Rayon's is a full
-//!   parallel iterator of per-piece accumulators).
-//! - Only slices, `Vec` references and integer ranges are sources; `Vec<T>` by value is not.
+//! - `fold` yields one accumulator per block a worker ran (Rayon's, one per piece): the
+//!   number of accumulators is unspecified in both, and reducing them gives the same answer.
+//! - The sources without positions (`HashMap`, `BTreeSet`, `LinkedList`, `par_bridge`, the
+//!   string and slice splits, `iter::split`) are found by one sequential pass into a buffer,
+//!   then run in parallel ([`IntoIter`]); `rev` gathers the items first.
 //! - A panic in a closure is re-raised by the terminal method after every piece stopped; the
 //!   items already produced are dropped exactly once (they belong to the piece's consumer).
 //!
@@ -39,18 +41,37 @@
 //! ```
 
 mod adapters;
+mod bounds;
 mod collect;
+mod combine;
 mod consume;
 pub(crate) mod drive;
+mod find;
+mod gen;
+mod indexed;
+mod owned;
+pub mod plumbing;
 mod sort;
 mod source;
+mod strs;
 
 pub use adapters::{
     ChunkIter, ChunksOf, Cloned, Copied, Enumerate, Filter, FilterMap, FlatMapIter, Inspect, Map,
     Zip,
 };
-pub use collect::FromParallelIterator;
+pub use bounds::Bounded;
+pub use collect::{FromParallelIterator, ParallelExtend};
+pub use combine::{
+    Chain, CloneOf, FlatIter, FlatMap, FoldProducer, InitFn, MakeState, MapState, StateIter,
+    Update, UpdateIter,
+};
+pub use gen::{
+    empty, once, repeat, repeat_n, split, walk_tree, walk_tree_postfix, walk_tree_prefix, RepeatN,
+};
+pub use indexed::{Cut, StepBy};
+pub use owned::{IntoIter, ParallelBridge};
 pub use source::{Chunks, ChunksMut, Iter, IterMut, ParallelSlice, ParallelSliceMut, RangeIter};
+pub use strs::{ParallelString, Pattern};
 
 use consume::{Arith, Count, Extreme, FindAny, FoldReduce, ForEach};
 use drive::{drive, Producer};
@@ -365,6 +386,282 @@ pub trait ParallelIterator: Sized + Send {
         self.map(pred).find_any(|b| !*b).is_none()
     }
 
+    /// Maps every item to a parallel iterator and flattens, in order.
+    ///
+    /// ```
+    /// use threadlab::prelude::*;
+    /// let v: Vec<u32> = (0u32..3).into_par_iter().flat_map(|n| vec![n; n as usize]).collect();
+    /// assert_eq!(v, [1, 2, 2]);
+    /// ```
+    fn flat_map<PI, F>(self, f: F) -> FlatMap<Self, F>
+    where
+        PI: IntoParallelIterator,
+        F: Fn(Self::Item) -> PI + Sync + Send,
+    {
+        FlatMap::new(self, f)
+    }
+
+    /// Flattens items that are themselves parallel iterables, in order.
+    ///
+    /// ```
+    /// use threadlab::prelude::*;
+    /// let v: Vec<u8> = vec![vec![1u8], vec![], vec![2, 3]].into_par_iter().flatten().collect();
+    /// assert_eq!(v, [1, 2, 3]);
+    /// ```
+    #[allow(clippy::type_complexity)]
+    fn flatten(self) -> FlatMap<Self, fn(Self::Item) -> Self::Item>
+    where
+        Self::Item: IntoParallelIterator,
+    {
+        FlatMap::new(self, |x| x)
+    }
+
+    /// Flattens items that are sequential iterables (Rayon's `flatten_iter`).
+    ///
+    /// ```
+    /// use threadlab::prelude::*;
+    /// let v: Vec<u8> = vec![vec![1u8], vec![2, 3]].into_par_iter().flatten_iter().collect();
+    /// assert_eq!(v, [1, 2, 3]);
+    /// ```
+    #[allow(clippy::type_complexity)]
+    fn flatten_iter(self) -> FlatMapIter<Self, fn(Self::Item) -> Self::Item>
+    where
+        Self::Item: IntoIterator,
+        <Self::Item as IntoIterator>::Item: Send,
+    {
+        FlatMapIter::new(self, |x| x)
+    }
+
+    /// This iterator's items, then `other`'s.
+    ///
+    /// ```
+    /// use threadlab::prelude::*;
+    /// assert_eq!((0u8..2).into_par_iter().chain(vec![9u8]).collect::<Vec<_>>(), [0, 1, 9]);
+    /// ```
+    fn chain<C>(self, other: C) -> Chain<Self, C::Iter>
+    where
+        C: IntoParallelIterator<Item = Self::Item>,
+    {
+        Chain::new(self, other.into_par_iter())
+    }
+
+    /// Changes every item in place with `f`, passing it on.
+    ///
+    /// ```
+    /// use threadlab::prelude::*;
+    /// let v: Vec<u32> = (0u32..3).into_par_iter().update(|x| *x *= 2).collect();
+    /// assert_eq!(v, [0, 2, 4]);
+    /// ```
+    fn update<F: Fn(&mut Self::Item) + Sync + Send>(self, f: F) -> Update<Self, F> {
+        Update::new(self, f)
+    }
+
+    /// `map` with a mutable state made by `init` (once per block of items, as Rayon makes
+    /// one per piece).
+    ///
+    /// ```
+    /// use threadlab::prelude::*;
+    /// let v: Vec<usize> = (0usize..3).into_par_iter().map_init(Vec::new, |buf: &mut Vec<usize>, x| { buf.push(x); x }).collect();
+    /// assert_eq!(v, [0, 1, 2]);
+    /// ```
+    fn map_init<T, INIT, F, R>(self, init: INIT, f: F) -> MapState<Self, InitFn<INIT>, F>
+    where
+        INIT: Fn() -> T + Sync + Send,
+        F: Fn(&mut T, Self::Item) -> R + Sync + Send,
+        R: Send,
+    {
+        MapState::init(self, init, f)
+    }
+
+    /// `map` with a mutable clone of `value` (one clone per block of items).
+    ///
+    /// ```
+    /// use threadlab::prelude::*;
+    /// let v: Vec<u32> = (0u32..3).into_par_iter().map_with(5u32, |five, x| x + *five).collect();
+    /// assert_eq!(v, [5, 6, 7]);
+    /// ```
+    fn map_with<T, F, R>(self, value: T, f: F) -> MapState<Self, CloneOf<T>, F>
+    where
+        T: Clone + Send + Sync,
+        F: Fn(&mut T, Self::Item) -> R + Sync + Send,
+        R: Send,
+    {
+        MapState::with(self, value, f)
+    }
+
+    /// `for_each` with a mutable clone of `value` (one clone per block of items).
+    ///
+    /// ```
+    /// use threadlab::prelude::*;
+    /// use std::sync::mpsc::channel;
+    /// let (tx, rx) = channel();
+    /// (0u32..5).into_par_iter().for_each_with(tx, |tx, x| tx.send(x).unwrap());
+    /// let mut got: Vec<u32> = rx.iter().collect();
+    /// got.sort();
+    /// assert_eq!(got, [0, 1, 2, 3, 4]);
+    /// ```
+    fn for_each_with<T, F>(self, value: T, f: F)
+    where
+        T: Clone + Send + Sync,
+        F: Fn(&mut T, Self::Item) + Sync + Send,
+    {
+        self.map_with(value, f).for_each(drop)
+    }
+
+    /// `for_each` with a mutable state made by `init` (once per block of items).
+    ///
+    /// ```
+    /// use threadlab::prelude::*;
+    /// (0u32..5).into_par_iter().for_each_init(Vec::new, |buf, x| buf.push(x));
+    /// ```
+    fn for_each_init<T, INIT, F>(self, init: INIT, f: F)
+    where
+        INIT: Fn() -> T + Sync + Send,
+        F: Fn(&mut T, Self::Item) + Sync + Send,
+    {
+        self.map_init(init, f).for_each(drop)
+    }
+
+    /// Splits no piece shorter than `min` positions (see `bounds.rs`: heartbeat splitting
+    /// does not need this; it is honoured when asked).
+    ///
+    /// ```
+    /// use threadlab::prelude::*;
+    /// assert_eq!((0u32..100).into_par_iter().with_min_len(40).count(), 100);
+    /// ```
+    fn with_min_len(self, min: usize) -> Bounded<Self> {
+        Bounded::new(self, min, usize::MAX)
+    }
+
+    /// Splits every piece longer than `max` positions at once.
+    ///
+    /// ```
+    /// use threadlab::prelude::*;
+    /// assert_eq!((0u32..100).into_par_iter().with_max_len(7).sum::<u32>(), 4950);
+    /// ```
+    fn with_max_len(self, max: usize) -> Bounded<Self> {
+        Bounded::new(self, 1, max)
+    }
+
+    /// Rayon's request to run in blocks of growing size: a heartbeat run proceeds so already.
+    ///
+    /// ```
+    /// use threadlab::prelude::*;
+    /// assert_eq!((0u32..100).into_par_iter().by_exponential_blocks().find_first(|x| x % 7 == 6), Some(6));
+    /// ```
+    fn by_exponential_blocks(self) -> Bounded<Self> {
+        Bounded::new(self, 1, usize::MAX)
+    }
+
+    /// Rayon's request to run in blocks of `size`: the run proceeds in order, and no piece
+    /// of more than `size` positions is left whole.
+    ///
+    /// ```
+    /// use threadlab::prelude::*;
+    /// assert_eq!((0u32..100).into_par_iter().by_uniform_blocks(10).count(), 100);
+    /// ```
+    fn by_uniform_blocks(self, size: usize) -> Bounded<Self> {
+        assert!(size > 0, "by_uniform_blocks: size must be at least 1");
+        Bounded::new(self, 1, size)
+    }
+
+    /// The first item, in order, for which `pred` holds.
+    ///
+    /// ```
+    /// use threadlab::prelude::*;
+    /// assert_eq!((0u32..1000).into_par_iter().find_first(|x| x % 10 == 9), Some(9));
+    /// ```
+    fn find_first<P: Fn(&Self::Item) -> bool + Sync + Send>(self, pred: P) -> Option<Self::Item> {
+        let c = find::FindFirst {
+            item: None,
+            pred: &pred,
+        };
+        drive(self.into_producer(), c)
+    }
+
+    /// The last item, in order, for which `pred` holds.
+    ///
+    /// ```
+    /// use threadlab::prelude::*;
+    /// assert_eq!((0u32..1000).into_par_iter().find_last(|x| x % 10 == 9), Some(999));
+    /// ```
+    fn find_last<P: Fn(&Self::Item) -> bool + Sync + Send>(self, pred: P) -> Option<Self::Item> {
+        let c = find::FindLast {
+            item: None,
+            pred: &pred,
+        };
+        drive(self.into_producer(), c)
+    }
+
+    /// Some `Some` of `f` (any of them).
+    ///
+    /// ```
+    /// use threadlab::prelude::*;
+    /// assert_eq!(["a", "1"].par_iter().find_map_any(|s| s.parse::<u8>().ok()), Some(1));
+    /// ```
+    fn find_map_any<R: Send, F: Fn(Self::Item) -> Option<R> + Sync + Send>(
+        self,
+        f: F,
+    ) -> Option<R> {
+        self.filter_map(f).find_any(|_| true)
+    }
+
+    /// The first `Some` of `f`, in order.
+    ///
+    /// ```
+    /// use threadlab::prelude::*;
+    /// assert_eq!(["a", "1", "2"].par_iter().find_map_first(|s| s.parse::<u8>().ok()), Some(1));
+    /// ```
+    fn find_map_first<R: Send, F: Fn(Self::Item) -> Option<R> + Sync + Send>(
+        self,
+        f: F,
+    ) -> Option<R> {
+        self.filter_map(f).find_first(|_| true)
+    }
+
+    /// The last `Some` of `f`, in order.
+    ///
+    /// ```
+    /// use threadlab::prelude::*;
+    /// assert_eq!(["a", "1", "2"].par_iter().find_map_last(|s| s.parse::<u8>().ok()), Some(2));
+    /// ```
+    fn find_map_last<R: Send, F: Fn(Self::Item) -> Option<R> + Sync + Send>(
+        self,
+        f: F,
+    ) -> Option<R> {
+        self.filter_map(f).find_last(|_| true)
+    }
+
+    /// Combines all items with `op`, left to right within a piece and between pieces; `None`
+    /// for no items.
+    ///
+    /// ```
+    /// use threadlab::prelude::*;
+    /// assert_eq!((1u32..5).into_par_iter().reduce_with(|a, b| a.max(b)), Some(4));
+    /// ```
+    fn reduce_with<OP>(self, op: OP) -> Option<Self::Item>
+    where
+        OP: Fn(Self::Item, Self::Item) -> Self::Item + Sync + Send,
+    {
+        self.map(Some).reduce(
+            || None,
+            |a, b| match (a, b) {
+                (Some(a), Some(b)) => Some(op(a, b)),
+                (a, b) => a.or(b),
+            },
+        )
+    }
+
+    /// Rayon's `panic_fuse`: a panic in one piece already stops the others here.
+    ///
+    /// ```
+    /// use threadlab::prelude::*;
+    /// assert_eq!((0u8..3).into_par_iter().panic_fuse().count(), 3);
+    /// ```
+    fn panic_fuse(self) -> Self {
+        self
+    }
+
     /// Collects the items in order.
     ///
     /// ```
@@ -478,6 +775,91 @@ pub trait IndexedParallelIterator: ParallelIterator {
     fn chunks(self, size: usize) -> ChunksOf<Self> {
         assert!(size > 0, "chunks: size must be at least 1");
         ChunksOf::new(self, size)
+    }
+
+    /// The first `n` items.
+    ///
+    /// ```
+    /// use threadlab::prelude::*;
+    /// assert_eq!((0u32..10).into_par_iter().take(2).collect::<Vec<_>>(), [0, 1]);
+    /// ```
+    fn take(self, n: usize) -> Cut<Self> {
+        Cut::new(self, 0, n)
+    }
+
+    /// All but the first `n` items.
+    ///
+    /// ```
+    /// use threadlab::prelude::*;
+    /// assert_eq!((0u32..10).into_par_iter().skip(8).collect::<Vec<_>>(), [8, 9]);
+    /// ```
+    fn skip(self, n: usize) -> Cut<Self> {
+        Cut::new(self, n, usize::MAX)
+    }
+
+    /// Every `step`-th item, from the first.
+    ///
+    /// # Panics
+    /// If `step` is 0.
+    ///
+    /// ```
+    /// use threadlab::prelude::*;
+    /// assert_eq!((0u32..7).into_par_iter().step_by(3).collect::<Vec<_>>(), [0, 3, 6]);
+    /// ```
+    fn step_by(self, step: usize) -> StepBy<Self> {
+        assert!(step > 0, "step_by: step must be at least 1");
+        StepBy::new(self, step)
+    }
+
+    /// The items in reverse order. The items are computed (in parallel) and gathered before
+    /// the rest of the pipeline runs over them in reverse.
+    ///
+    /// ```
+    /// use threadlab::prelude::*;
+    /// assert_eq!((0u32..3).into_par_iter().rev().collect::<Vec<_>>(), [2, 1, 0]);
+    /// ```
+    fn rev(self) -> IntoIter<Self::Item> {
+        let mut v: Vec<Self::Item> = self.collect();
+        v.reverse();
+        v.into()
+    }
+
+    /// The index of the first item for which `pred` holds.
+    ///
+    /// ```
+    /// use threadlab::prelude::*;
+    /// assert_eq!([1, 5, 5].par_iter().position_first(|x| *x == 5), Some(1));
+    /// ```
+    fn position_first<P: Fn(Self::Item) -> bool + Sync + Send>(self, pred: P) -> Option<usize> {
+        self.map(pred)
+            .enumerate()
+            .find_first(|(_, hit)| *hit)
+            .map(|(i, _)| i)
+    }
+
+    /// The index of the last item for which `pred` holds.
+    ///
+    /// ```
+    /// use threadlab::prelude::*;
+    /// assert_eq!([1, 5, 5].par_iter().position_last(|x| *x == 5), Some(2));
+    /// ```
+    fn position_last<P: Fn(Self::Item) -> bool + Sync + Send>(self, pred: P) -> Option<usize> {
+        self.map(pred)
+            .enumerate()
+            .find_last(|(_, hit)| *hit)
+            .map(|(i, _)| i)
+    }
+
+    /// Collects into `target`, replacing its contents.
+    ///
+    /// ```
+    /// use threadlab::prelude::*;
+    /// let mut v = vec![7u8; 10];
+    /// (0u8..3).into_par_iter().collect_into_vec(&mut v);
+    /// assert_eq!(v, [0, 1, 2]);
+    /// ```
+    fn collect_into_vec(self, target: &mut Vec<Self::Item>) {
+        *target = self.collect();
     }
 
     /// The index of some item for which `pred` is true (any, not necessarily the first).

@@ -37,8 +37,10 @@ pub(crate) mod loom;
 
 pub mod alloc;
 mod arena;
+mod broadcast;
 pub mod channel;
 pub mod context;
+mod core_api;
 
 pub mod deque;
 pub mod injector;
@@ -63,6 +65,11 @@ pub mod serial;
 mod task;
 mod unwind;
 
+pub use broadcast::{broadcast, spawn_broadcast, BroadcastContext};
+pub use core_api::{
+    in_place_scope, in_place_scope_fifo, join_context, scope_fifo, spawn_fifo, yield_local,
+    yield_now, FnContext, ScopeFifo, Yield,
+};
 pub use error::{BuildError, NoSuchWorker};
 pub use global::{current_num_threads, current_thread_index, spawn, spawn_named};
 pub use join::join;

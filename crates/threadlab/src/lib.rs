@@ -72,6 +72,7 @@ pub use core_api::{
 };
 pub use error::{BuildError, NoSuchWorker};
 pub use global::{current_num_threads, current_thread_index, spawn, spawn_named};
+pub use iter::{range, range_inclusive};
 pub use join::join;
 pub use parallel::{for_each, for_each_chunk_mut, for_each_grain, for_each_mut};
 pub use partition::{

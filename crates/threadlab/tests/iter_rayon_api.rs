@@ -256,3 +256,64 @@ fn slice_and_string_parts() {
         });
     }
 }
+
+/// `collect` into `Result`/`Option` (the first `Err` in order wins), `unzip` into nested
+/// pairs, `fold_with`, `fold_chunks(_with)`, `char` ranges, `String` from `&char`.
+#[test]
+fn collections_folds_and_unzip() {
+    let pool = pool();
+    for v in inputs(7) {
+        pool.install(|| {
+            let r: Result<Vec<u32>, u32> = v
+                .par_iter()
+                .map(|&x| if x % 97 == 5 { Err(x) } else { Ok(x) })
+                .collect();
+            let want: Result<Vec<u32>, u32> = v
+                .iter()
+                .map(|&x| if x % 97 == 5 { Err(x) } else { Ok(x) })
+                .collect();
+            assert_eq!(r, want);
+            let o: Option<Vec<u32>> = v.par_iter().map(|&x| x.checked_sub(1)).collect();
+            assert_eq!(
+                o,
+                v.iter()
+                    .map(|&x| x.checked_sub(1))
+                    .collect::<Option<Vec<u32>>>()
+            );
+            let (a, (b, c)): (Vec<u32>, (Vec<u64>, Vec<u8>)) = v
+                .par_iter()
+                .map(|&x| (x, (u64::from(x) * 2, x as u8)))
+                .unzip();
+            assert_eq!(a, v);
+            assert_eq!(b, v.iter().map(|&x| u64::from(x) * 2).collect::<Vec<_>>());
+            assert_eq!(c, v.iter().map(|&x| x as u8).collect::<Vec<_>>());
+            let s: u64 = v.par_iter().fold_with(0u64, |a, &x| a + u64::from(x)).sum();
+            assert_eq!(s, v.iter().map(|&x| u64::from(x)).sum::<u64>());
+            for size in [1, 3, 64] {
+                let fc: Vec<u32> = v
+                    .par_iter()
+                    .fold_chunks(size, || 0, |a, &x| a.max(x))
+                    .collect();
+                assert_eq!(
+                    fc,
+                    v.chunks(size)
+                        .map(|c| *c.iter().max().unwrap())
+                        .collect::<Vec<_>>()
+                );
+                let fw: Vec<usize> = v
+                    .par_iter()
+                    .fold_chunks_with(size, 0usize, |a, _| a + 1)
+                    .collect();
+                assert_eq!(fw, v.chunks(size).map(|c| c.len()).collect::<Vec<_>>());
+            }
+        });
+    }
+    let chars: String = ('a'..='z').into_par_iter().collect();
+    assert_eq!(chars, ('a'..='z').collect::<String>());
+    assert_eq!(
+        ('\u{D7FF}'..'\u{E001}').into_par_iter().count(),
+        ('\u{D7FF}'..'\u{E001}').count()
+    );
+    let v = ['x', 'y'];
+    assert_eq!(v.par_iter().collect::<String>(), "xy");
+}

@@ -179,11 +179,12 @@ where
     }
 }
 
-/// The producer of [`Fold`] as a parallel iterator: one accumulator per block.
+/// The producer of [`Fold`] and [`FoldWith`] as parallel iterators: one accumulator per
+/// block, started by `S` (`identity()`, or a clone of the initial value).
 #[derive(Debug)]
-pub struct FoldProducer<P, ID, F> {
+pub struct FoldProducer<P, S, F> {
     base: P,
-    identity: Arc<ID>,
+    identity: Arc<S>,
     fold_op: Arc<F>,
 }
 
@@ -193,24 +194,65 @@ where
     F: Fn(A, I::Item) -> A + Sync + Send,
 {
     type Item = A;
-    type Producer = FoldProducer<I::Producer, ID, F>;
+    type Producer = FoldProducer<I::Producer, InitFn<ID>, F>;
     fn into_producer(self) -> Self::Producer {
         FoldProducer {
             base: self.base.into_producer(),
-            identity: Arc::new(self.identity),
+            identity: Arc::new(InitFn(self.identity)),
             fold_op: Arc::new(self.fold_op),
         }
     }
 }
 
-impl<P: Producer, A: Send, ID, F> Producer for FoldProducer<P, ID, F>
+/// The iterator of [`ParallelIterator::fold_with`]: accumulators that start as clones of
+/// `init`, one per block.
+///
+/// ```
+/// use threadlab::prelude::*;
+/// let n: u32 = (0u32..10).into_par_iter().fold_with(0u32, |n, _| n + 1).sum();
+/// assert_eq!(n, 10);
+/// ```
+#[derive(Debug, Clone)]
+pub struct FoldWith<I, T, F> {
+    base: I,
+    init: T,
+    fold_op: F,
+}
+
+impl<I, T, F> FoldWith<I, T, F> {
+    pub(super) fn new(base: I, init: T, fold_op: F) -> Self {
+        FoldWith {
+            base,
+            init,
+            fold_op,
+        }
+    }
+}
+
+impl<I: ParallelIterator, T, F> ParallelIterator for FoldWith<I, T, F>
 where
-    ID: Fn() -> A + Sync + Send,
-    F: Fn(A, P::Item) -> A + Sync + Send,
+    T: Clone + Send + Sync,
+    F: Fn(T, I::Item) -> T + Sync + Send,
 {
-    type Item = A;
+    type Item = T;
+    type Producer = FoldProducer<I::Producer, CloneOf<T>, F>;
+    fn into_producer(self) -> Self::Producer {
+        FoldProducer {
+            base: self.base.into_producer(),
+            identity: Arc::new(CloneOf(self.init)),
+            fold_op: Arc::new(self.fold_op),
+        }
+    }
+}
+
+impl<P: Producer, S: MakeState, F> Producer for FoldProducer<P, S, F>
+where
+    S::State: Send,
+    F: Fn(S::State, P::Item) -> S::State + Sync + Send,
+{
+    type Item = S::State;
     type Iter<'s>
-        = std::option::IntoIter<A>
+        = std::option::IntoIter<S::State>
     where
         Self: 's;
     fn len(&self) -> usize {
@@ -226,11 +268,134 @@ where
         (left, FoldProducer { base: r, ..self })
     }
     fn take(&mut self, n: usize) -> Self::Iter<'_> {
-        let acc = self.base.take(n).fold((self.identity)(), &*self.fold_op);
+        let acc = self.base.take(n).fold(self.identity.make(), &*self.fold_op);
         Some(acc).into_iter()
     }
     fn exact(&self) -> bool {
         false
+    }
+}
+
+/// The iterator of [`IndexedParallelIterator::fold_chunks`] and
+/// [`IndexedParallelIterator::fold_chunks_with`]: one accumulator per `size` consecutive
+/// items.
+///
+/// ```
+/// use threadlab::prelude::*;
+/// let v: Vec<u32> = (0u32..5).into_par_iter().fold_chunks(2, || 0, |a, x| a + x).collect();
+/// assert_eq!(v, [1, 5, 4]);
+/// ```
+#[derive(Debug, Clone)]
+pub struct FoldChunks<I, S, F> {
+    base: I,
+    size: usize,
+    identity: Arc<S>,
+    fold_op: Arc<F>,
+}
+
+impl<I, T, F> FoldChunks<I, InitFn<T>, F> {
+    pub(super) fn init(base: I, size: usize, identity: T, fold_op: F) -> Self {
+        FoldChunks {
+            base,
+            size,
+            identity: Arc::new(InitFn(identity)),
+            fold_op: Arc::new(fold_op),
+        }
+    }
+}
+
+impl<I, T, F> FoldChunks<I, CloneOf<T>, F> {
+    pub(super) fn with(base: I, size: usize, init: T, fold_op: F) -> Self {
+        FoldChunks {
+            base,
+            size,
+            identity: Arc::new(CloneOf(init)),
+            fold_op: Arc::new(fold_op),
+        }
+    }
+}
+
+impl<I: IndexedParallelIterator, S: MakeState, F> ParallelIterator for FoldChunks<I, S, F>
+where
+    S::State: Send,
+    F: Fn(S::State, I::Item) -> S::State + Sync + Send,
+{
+    type Item = S::State;
+    type Producer = FoldChunks<I::Producer, S, F>;
+    fn into_producer(self) -> Self::Producer {
+        FoldChunks {
+            base: self.base.into_producer(),
+            size: self.size,
+            identity: self.identity,
+            fold_op: self.fold_op,
+        }
+    }
+}
+impl<I: IndexedParallelIterator, S: MakeState, F> IndexedParallelIterator for FoldChunks<I, S, F>
+where
+    S::State: Send,
+    F: Fn(S::State, I::Item) -> S::State + Sync + Send,
+{
+}
+
+impl<P: Producer, S: MakeState, F> Producer for FoldChunks<P, S, F>
+where
+    S::State: Send,
+    F: Fn(S::State, P::Item) -> S::State + Sync + Send,
+{
+    type Item = S::State;
+    type Iter<'s>
+        = FoldChunkIter<'s, P::Iter<'s>, S, F>
+    where
+        Self: 's;
+    fn len(&self) -> usize {
+        self.base.len().div_ceil(self.size)
+    }
+    fn split_at(self, mid: usize) -> (Self, Self) {
+        let at = (mid * self.size).min(self.base.len());
+        let (l, r) = self.base.split_at(at);
+        let left = FoldChunks {
+            base: l,
+            size: self.size,
+            identity: Arc::clone(&self.identity),
+            fold_op: Arc::clone(&self.fold_op),
+        };
+        (left, FoldChunks { base: r, ..self })
+    }
+    fn take(&mut self, n: usize) -> Self::Iter<'_> {
+        let at = (n * self.size).min(self.base.len());
+        FoldChunkIter {
+            base: self.base.take(at),
+            size: self.size,
+            identity: &*self.identity,
+            fold_op: &*self.fold_op,
+        }
+    }
+}
+
+/// The block iterator of [`FoldChunks`].
+#[derive(Debug)]
+pub struct FoldChunkIter<'s, It, S, F> {
+    base: It,
+    size: usize,
+    identity: &'s S,
+    fold_op: &'s F,
+}
+
+impl<It: Iterator, S: MakeState, F> Iterator for FoldChunkIter<'_, It, S, F>
+where
+    F: Fn(S::State, It::Item) -> S::State,
+{
+    type Item = S::State;
+    fn next(&mut self) -> Option<S::State> {
+        let first = self.base.next()?;
+        let acc = (self.fold_op)(self.identity.make(), first);
+        Some(
+            self.base
+                .by_ref()
+                .take(self.size - 1)
+                .fold(acc, self.fold_op),
+        )
     }
 }
 

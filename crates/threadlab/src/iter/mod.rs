@@ -62,13 +62,24 @@ pub use adapters::{
 pub use bounds::Bounded;
 pub use collect::{FromParallelIterator, ParallelExtend};
 pub use combine::{
-    Chain, CloneOf, FlatIter, FlatMap, FoldProducer, InitFn, MakeState, MapState, StateIter,
-    Update, UpdateIter,
+    Chain, CloneOf, FlatIter, FlatMap, FoldChunkIter, FoldChunks, FoldProducer, FoldWith, InitFn,
+    MakeState, MapState, StateIter, Update, UpdateIter,
 };
 pub use gen::{
     empty, once, repeat, repeat_n, split, walk_tree, walk_tree_postfix, walk_tree_prefix, RepeatN,
 };
 pub use indexed::{Cut, StepBy};
+
+/// Rayon's `range` module: the iterator of `(a..b).into_par_iter()`.
+pub mod range {
+    pub use super::RangeIter as Iter;
+}
+
+/// Rayon's `range_inclusive` module: the iterator of `(a..=b).into_par_iter()`.
+pub mod range_inclusive {
+    /// `a..b` followed by `b`.
+    pub type Iter<T> = super::Chain<super::RangeIter<T>, super::RepeatN<T>>;
+}
 pub use owned::{IntoIter, ParallelBridge};
 pub use source::{Chunks, ChunksMut, Iter, IterMut, ParallelSlice, ParallelSliceMut, RangeIter};
 pub use strs::{ParallelString, Pattern};
@@ -652,6 +663,21 @@ pub trait ParallelIterator: Sized + Send {
         )
     }
 
+    /// `fold` whose accumulators start as clones of `init`.
+    ///
+    /// ```
+    /// use threadlab::prelude::*;
+    /// let s: String = ["a", "b"].par_iter().fold_with(String::new(), |s, x| s + x).collect();
+    /// assert_eq!(s, "ab");
+    /// ```
+    fn fold_with<T, F>(self, init: T, fold_op: F) -> FoldWith<Self, T, F>
+    where
+        T: Clone + Send + Sync,
+        F: Fn(T, Self::Item) -> T + Sync + Send,
+    {
+        FoldWith::new(self, init, fold_op)
+    }
+
     /// Rayon's `panic_fuse`: a panic in one piece already stops the others here.
     ///
     /// ```
@@ -673,22 +699,34 @@ pub trait ParallelIterator: Sized + Send {
         C::from_par_iter(self)
     }
 
-    /// Splits pairs into two ordered `Vec`s.
+    /// Splits pairs into two collections, each in order (nested pairs unzip into nested
+    /// collections: `(Vec<A>, (Vec<B>, Vec<C>))`).
     ///
     /// ```
     /// use threadlab::prelude::*;
     /// let (a, b): (Vec<u32>, Vec<u32>) = (0u32..3).into_par_iter().map(|x| (x, x * 10)).unzip();
     /// assert_eq!((a, b), (vec![0, 1, 2], vec![0, 10, 20]));
+    /// let (x, (y, z)): (Vec<u8>, (Vec<u8>, Vec<u8>)) =
+    ///     (0u8..2).into_par_iter().map(|i| (i, (i + 1, i + 2))).unzip();
+    /// assert_eq!((x, y, z), (vec![0, 1], vec![1, 2], vec![2, 3]));
     /// ```
-    fn unzip<A: Send, B: Send>(self) -> (Vec<A>, Vec<B>)
+    fn unzip<A, B, FromA, FromB>(self) -> (FromA, FromB)
     where
         Self: ParallelIterator<Item = (A, B)>,
+        A: Send,
+        B: Send,
+        FromA: Default + Send + ParallelExtend<A>,
+        FromB: Default + Send + ParallelExtend<B>,
     {
         let route = |(a, b): (A, B), l: &mut Vec<A>, r: &mut Vec<B>| {
             l.push(a);
             r.push(b);
         };
-        pair(self, &route)
+        let (a, b) = pair(self, &route);
+        let (mut fa, mut fb) = (FromA::default(), FromB::default());
+        fa.extend_vec(a);
+        fb.extend_vec(b);
+        (fa, fb)
     }
 
     /// Splits the items into those for which `pred` is true and the others, in order.
@@ -860,6 +898,55 @@ pub trait IndexedParallelIterator: ParallelIterator {
     /// ```
     fn collect_into_vec(self, target: &mut Vec<Self::Item>) {
         *target = self.collect();
+    }
+
+    /// Folds every `size` consecutive items from `identity()`: one accumulator per chunk.
+    ///
+    /// # Panics
+    /// If `size` is 0.
+    ///
+    /// ```
+    /// use threadlab::prelude::*;
+    /// let v: Vec<u32> = (0u32..5).into_par_iter().fold_chunks(2, || 0, |a, x| a + x).collect();
+    /// assert_eq!(v, [1, 5, 4]);
+    /// ```
+    fn fold_chunks<T, ID, F>(
+        self,
+        size: usize,
+        identity: ID,
+        fold_op: F,
+    ) -> FoldChunks<Self, InitFn<ID>, F>
+    where
+        T: Send,
+        ID: Fn() -> T + Sync + Send,
+        F: Fn(T, Self::Item) -> T + Sync + Send,
+    {
+        assert!(size > 0, "fold_chunks: size must be at least 1");
+        FoldChunks::init(self, size, identity, fold_op)
+    }
+
+    /// Folds every `size` consecutive items from a clone of `init`.
+    ///
+    /// # Panics
+    /// If `size` is 0.
+    ///
+    /// ```
+    /// use threadlab::prelude::*;
+    /// let v: Vec<u32> = (0u32..5).into_par_iter().fold_chunks_with(2, 0, |a, x| a + x).collect();
+    /// assert_eq!(v, [1, 5, 4]);
+    /// ```
+    fn fold_chunks_with<T, F>(
+        self,
+        size: usize,
+        init: T,
+        fold_op: F,
+    ) -> FoldChunks<Self, CloneOf<T>, F>
+    where
+        T: Clone + Send + Sync,
+        F: Fn(T, Self::Item) -> T + Sync + Send,
+    {
+        assert!(size > 0, "fold_chunks_with: size must be at least 1");
+        FoldChunks::with(self, size, init, fold_op)
     }
 
     /// The index of some item for which `pred` is true (any, not necessarily the first).

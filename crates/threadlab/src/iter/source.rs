@@ -585,3 +585,21 @@ impl<T: Send> ParallelSliceMut<T> for [T] {
         self
     }
 }
+
+/// `Range<char>` and `RangeInclusive<char>`: the chars of the range (surrogates skipped, as
+/// `std`'s iterator skips them), gathered first.
+impl super::IntoParallelIterator for Range<char> {
+    type Item = char;
+    type Iter = IntoIter<char>;
+    fn into_par_iter(self) -> IntoIter<char> {
+        IntoIter::gather(self)
+    }
+}
+
+impl super::IntoParallelIterator for std::ops::RangeInclusive<char> {
+    type Item = char;
+    type Iter = IntoIter<char>;
+    fn into_par_iter(self) -> IntoIter<char> {
+        IntoIter::gather(self)
+    }
+}

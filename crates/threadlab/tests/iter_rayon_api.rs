@@ -317,3 +317,29 @@ fn collections_folds_and_unzip() {
     let v = ['x', 'y'];
     assert_eq!(v.par_iter().collect::<String>(), "xy");
 }
+
+/// The sorts never panic on a comparison that is not a total order (Rayon's promise): every
+/// element stays, in some order.
+#[test]
+fn sorts_survive_an_inconsistent_comparison() {
+    let pool = pool();
+    for v in inputs(8) {
+        let mut rng = std::sync::Mutex::new(Rng::new(v.len() as u64));
+        let coin = |_: &u32, _: &u32| match rng.lock().unwrap().below(3) {
+            0 => std::cmp::Ordering::Less,
+            1 => std::cmp::Ordering::Equal,
+            _ => std::cmp::Ordering::Greater,
+        };
+        let mut want = v.clone();
+        want.sort_unstable();
+        let mut a = v.clone();
+        pool.install(|| a.par_sort_by(coin));
+        a.sort_unstable();
+        assert_eq!(a, want);
+        let mut b = v.clone();
+        pool.install(|| b.par_sort_unstable_by(coin));
+        b.sort_unstable();
+        assert_eq!(b, want);
+        let _ = rng.get_mut();
+    }
+}

@@ -10,6 +10,6 @@
 
 pub use crate::iter::{
     FromParallelIterator, IndexedParallelIterator, IntoParallelIterator, IntoParallelRefIterator,
-    IntoParallelRefMutIterator, ParallelBridge, ParallelExtend, ParallelIterator, ParallelSlice,
-    ParallelSliceMut, ParallelString,
+    IntoParallelRefMutIterator, ParallelBridge, ParallelDrainFull, ParallelDrainRange,
+    ParallelExtend, ParallelIterator, ParallelSlice, ParallelSliceMut, ParallelString,
 };

@@ -343,3 +343,26 @@ fn sorts_survive_an_inconsistent_comparison() {
         let _ = rng.get_mut();
     }
 }
+
+/// `par_drain` removes what `std`'s `drain` removes and yields it in order.
+#[test]
+fn par_drain_matches_std() {
+    let pool = pool();
+    let mut rng = Rng::new(9);
+    for v in inputs(9) {
+        let n = v.len();
+        let (a, b) = (rng.index(n + 1), rng.index(n + 1));
+        let (lo, hi) = (a.min(b), a.max(b));
+        let (mut ours, mut std_v) = (v.clone(), v.clone());
+        let got: Vec<u32> = pool.install(|| ours.par_drain(lo..hi).collect());
+        let want: Vec<u32> = std_v.drain(lo..hi).collect();
+        assert_eq!((got, ours), (want, std_v));
+        let mut dq: VecDeque<u32> = v.iter().copied().collect();
+        let got: Vec<u32> = dq.par_drain(..).collect();
+        assert_eq!((got, dq.len()), (v.clone(), 0));
+        let mut set: HashSet<u32> = v.iter().copied().collect();
+        let distinct = set.len();
+        assert_eq!(set.par_drain().count(), distinct);
+        assert!(set.is_empty());
+    }
+}

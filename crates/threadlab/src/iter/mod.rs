@@ -80,7 +80,7 @@ pub mod range_inclusive {
     /// `a..b` followed by `b`.
     pub type Iter<T> = super::Chain<super::RangeIter<T>, super::RepeatN<T>>;
 }
-pub use owned::{IntoIter, ParallelBridge};
+pub use owned::{IntoIter, ParallelBridge, ParallelDrainFull, ParallelDrainRange};
 pub use source::{Chunks, ChunksMut, Iter, IterMut, ParallelSlice, ParallelSliceMut, RangeIter};
 pub use strs::{ParallelString, Pattern};
 

@@ -230,3 +230,107 @@ where
         IntoIter::gather(self)
     }
 }
+
+/// `par_drain(range)`: removes a range of a `Vec`, `VecDeque` or `String` and yields its
+/// items in order (Rayon's `ParallelDrainRange`). The range is removed at once, whether or
+/// not the iterator is run, as Rayon's is once its iterator is dropped.
+///
+/// ```
+/// use threadlab::prelude::*;
+/// let mut v: Vec<u32> = (0..10).collect();
+/// let sum: u32 = v.par_drain(2..5).sum();
+/// assert_eq!((sum, v.len()), (9, 7));
+/// ```
+pub trait ParallelDrainRange<Idx = usize> {
+    /// The items.
+    type Item: Send;
+    /// Removes `range` and yields its items.
+    ///
+    /// ```
+    /// use threadlab::prelude::*;
+    /// let mut s = String::from("héllo");
+    /// assert_eq!(s.par_drain(..3).collect::<String>(), "hé");
+    /// assert_eq!(s, "llo");
+    /// ```
+    fn par_drain<R: std::ops::RangeBounds<Idx>>(self, range: R) -> IntoIter<Self::Item>;
+}
+
+impl<T: Send> ParallelDrainRange for &mut Vec<T> {
+    type Item = T;
+    fn par_drain<R: std::ops::RangeBounds<usize>>(self, range: R) -> IntoIter<T> {
+        IntoIter::gather(self.drain(range))
+    }
+}
+
+impl<T: Send> ParallelDrainRange for &mut VecDeque<T> {
+    type Item = T;
+    fn par_drain<R: std::ops::RangeBounds<usize>>(self, range: R) -> IntoIter<T> {
+        IntoIter::gather(self.drain(range))
+    }
+}
+
+impl ParallelDrainRange for &mut String {
+    type Item = char;
+    fn par_drain<R: std::ops::RangeBounds<usize>>(self, range: R) -> IntoIter<char> {
+        IntoIter::gather(self.drain(range))
+    }
+}
+
+/// `par_drain()`: empties a `HashMap`, `HashSet` or `BinaryHeap` and yields its items
+/// (Rayon's `ParallelDrainFull`).
+///
+/// ```
+/// use threadlab::prelude::*;
+/// let mut h: std::collections::HashSet<u8> = (0..5).collect();
+/// assert_eq!(h.par_drain().count(), 5);
+/// assert!(h.is_empty());
+/// ```
+pub trait ParallelDrainFull {
+    /// The items.
+    type Item: Send;
+    /// Removes every item and yields them.
+    ///
+    /// ```
+    /// use threadlab::prelude::*;
+    /// let mut heap: std::collections::BinaryHeap<u8> = [3, 1].into();
+    /// assert_eq!(heap.par_drain().sum::<u8>(), 4);
+    /// ```
+    fn par_drain(self) -> IntoIter<Self::Item>;
+}
+
+impl<K: Send, V: Send, S> ParallelDrainFull for &mut HashMap<K, V, S> {
+    type Item = (K, V);
+    fn par_drain(self) -> IntoIter<(K, V)> {
+        IntoIter::gather(self.drain())
+    }
+}
+
+impl<T: Send, S> ParallelDrainFull for &mut HashSet<T, S> {
+    type Item = T;
+    fn par_drain(self) -> IntoIter<T> {
+        IntoIter::gather(self.drain())
+    }
+}
+
+impl<T: Send> ParallelDrainFull for &mut BinaryHeap<T> {
+    type Item = T;
+    fn par_drain(self) -> IntoIter<T> {
+        IntoIter::gather(self.drain())
+    }
+}
+
+impl<'a, T: Sync + 'a, E> IntoParallelIterator for &'a Result<T, E> {
+    type Item = &'a T;
+    type Iter = IntoIter<&'a T>;
+    fn into_par_iter(self) -> IntoIter<&'a T> {
+        IntoIter::gather(self.as_ref().ok())
+    }
+}
+
+impl<'a, T: Send + 'a> IntoParallelIterator for &'a mut Option<T> {
+    type Item = &'a mut T;
+    type Iter = IntoIter<&'a mut T>;
+    fn into_par_iter(self) -> IntoIter<&'a mut T> {
+        IntoIter::gather(self.as_mut())
+    }
+}

@@ -366,3 +366,27 @@ fn par_drain_matches_std() {
         assert!(set.is_empty());
     }
 }
+
+/// `zip_eq` pairs as `zip` does when the lengths agree, and panics when they differ.
+#[test]
+fn zip_eq_checks_lengths() {
+    let pool = pool();
+    for v in inputs(10) {
+        let w: Vec<u64> = v.iter().map(|&x| u64::from(x) + 1).collect();
+        let got: Vec<(u32, u64)> = pool.install(|| {
+            v.par_iter()
+                .copied()
+                .zip_eq(w.par_iter().copied())
+                .collect()
+        });
+        assert_eq!(
+            got,
+            v.iter().copied().zip(w.iter().copied()).collect::<Vec<_>>()
+        );
+        let short = &w[..v.len().saturating_sub(1)];
+        if short.len() != v.len() {
+            let r = std::panic::catch_unwind(|| v.par_iter().zip_eq(short.par_iter()).count());
+            assert!(r.is_err());
+        }
+    }
+}

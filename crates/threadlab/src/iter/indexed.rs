@@ -86,3 +86,37 @@ impl<P: Producer> Producer for StepBy<P> {
         self.base.take(at).step_by(self.step)
     }
 }
+
+/// The iterator of [`IndexedParallelIterator::zip_eq`]: `zip` of two iterators that must be
+/// as long as each other.
+///
+/// ```
+/// use threadlab::prelude::*;
+/// let v: Vec<(u8, char)> = (0u8..2).into_par_iter().zip_eq(['a', 'b']).collect();
+/// assert_eq!(v, [(0, 'a'), (1, 'b')]);
+/// ```
+#[derive(Debug, Clone)]
+pub struct ZipEq<A, B> {
+    a: A,
+    b: B,
+}
+
+impl<A, B> ZipEq<A, B> {
+    pub(super) fn new(a: A, b: B) -> Self {
+        ZipEq { a, b }
+    }
+}
+
+impl<A: IndexedParallelIterator, B: IndexedParallelIterator> ParallelIterator for ZipEq<A, B> {
+    type Item = (A::Item, B::Item);
+    type Producer = super::Zip<A::Producer, B::Producer>;
+    fn into_producer(self) -> Self::Producer {
+        let (a, b) = (self.a.into_producer(), self.b.into_producer());
+        assert_eq!(a.len(), b.len(), "zip_eq: the iterators' lengths differ");
+        super::Zip::new(a, b)
+    }
+}
+impl<A: IndexedParallelIterator, B: IndexedParallelIterator> IndexedParallelIterator
+    for ZipEq<A, B>
+{
+}

@@ -68,7 +68,7 @@ pub use combine::{
 pub use gen::{
     empty, once, repeat, repeat_n, split, walk_tree, walk_tree_postfix, walk_tree_prefix, RepeatN,
 };
-pub use indexed::{Cut, StepBy};
+pub use indexed::{Cut, StepBy, ZipEq};
 
 /// Rayon's `range` module: the iterator of `(a..b).into_par_iter()`.
 pub mod range {
@@ -860,6 +860,22 @@ pub trait IndexedParallelIterator: ParallelIterator {
         let mut v: Vec<Self::Item> = self.collect();
         v.reverse();
         v.into()
+    }
+
+    /// `zip` of two iterators of the same length.
+    ///
+    /// # Panics
+    /// When the pipeline runs, if the lengths differ.
+    ///
+    /// ```
+    /// use threadlab::prelude::*;
+    /// assert_eq!([1, 2].par_iter().zip_eq([3, 4].par_iter()).count(), 2);
+    /// ```
+    fn zip_eq<J: IntoParallelIterator>(self, other: J) -> ZipEq<Self, J::Iter>
+    where
+        J::Iter: IndexedParallelIterator,
+    {
+        ZipEq::new(self, other.into_par_iter())
     }
 
     /// The index of the first item for which `pred` holds.

@@ -390,3 +390,44 @@ fn zip_eq_checks_lengths() {
         }
     }
 }
+
+/// `try_for_each` returns a stop when there is one and the output otherwise; `try_reduce`
+/// and `try_reduce_with` give `std`'s `try_fold` answer when there is no stop, and a stop
+/// otherwise.
+#[test]
+fn try_consumers() {
+    let pool = pool();
+    for v in inputs(11) {
+        pool.install(|| {
+            let bad = v.iter().copied().find(|x| x % 101 == 7);
+            let r = v
+                .par_iter()
+                .try_for_each(|&x| if x % 101 == 7 { Err(x) } else { Ok(()) });
+            match bad {
+                None => assert_eq!(r, Ok(())),
+                Some(_) => assert!(matches!(r, Err(x) if x % 101 == 7)),
+            }
+            let sum = v
+                .par_iter()
+                .map(|&x| Some(u64::from(x)))
+                .try_reduce(|| 0, |a, b| a.checked_add(b));
+            assert_eq!(sum, Some(v.iter().map(|&x| u64::from(x)).sum::<u64>()));
+            let capped = v
+                .par_iter()
+                .map(|&x| Ok::<u32, u32>(x))
+                .try_reduce_with(|a, b| {
+                    if a.max(b) > 990 {
+                        Err(a.max(b))
+                    } else {
+                        Ok(a.max(b))
+                    }
+                });
+            let max = v.iter().copied().max();
+            match max {
+                None => assert_eq!(capped, None),
+                Some(m) if m > 990 => assert!(matches!(capped, Some(Err(e)) if e > 990)),
+                Some(m) => assert_eq!(capped, Some(Ok(m))),
+            }
+        });
+    }
+}

@@ -54,6 +54,7 @@ pub mod plumbing;
 mod sort;
 mod source;
 mod strs;
+mod try_ops;
 
 pub use adapters::{
     ChunkIter, ChunksOf, Cloned, Copied, Enumerate, Filter, FilterMap, FlatMapIter, Inspect, Map,
@@ -83,6 +84,7 @@ pub mod range_inclusive {
 pub use owned::{IntoIter, ParallelBridge, ParallelDrainFull, ParallelDrainRange};
 pub use source::{Chunks, ChunksMut, Iter, IterMut, ParallelSlice, ParallelSliceMut, RangeIter};
 pub use strs::{ParallelString, Pattern};
+pub use try_ops::Try;
 
 use consume::{Arith, Count, Extreme, FindAny, FoldReduce, ForEach};
 use drive::{drive, Producer};
@@ -676,6 +678,95 @@ pub trait ParallelIterator: Sized + Send {
         F: Fn(T, Self::Item) -> T + Sync + Send,
     {
         FoldWith::new(self, init, fold_op)
+    }
+
+    /// Calls `op` on every item until one returns a stop (`None`, `Err`, `Break`), which is
+    /// returned (some stop, not necessarily the first in order); else the `()` output.
+    ///
+    /// ```
+    /// use threadlab::prelude::*;
+    /// let r = (0u32..100).into_par_iter().try_for_each(|x| if x == 42 { Err(x) } else { Ok(()) });
+    /// assert_eq!(r, Err(42));
+    /// ```
+    fn try_for_each<R, OP>(self, op: OP) -> R
+    where
+        R: Try<Output = ()> + Send,
+        OP: Fn(Self::Item) -> R + Sync + Send,
+    {
+        self.map(op)
+            .find_any(|r| r.is_break())
+            .unwrap_or_else(|| R::from_output(()))
+    }
+
+    /// `try_for_each` with a mutable clone of `value` (one per block of items).
+    ///
+    /// ```
+    /// use threadlab::prelude::*;
+    /// let r = (0u32..10).into_par_iter().try_for_each_with(5u32, |k, x| if x < *k { Some(()) } else { None });
+    /// assert_eq!(r, None);
+    /// ```
+    fn try_for_each_with<T, R, OP>(self, value: T, op: OP) -> R
+    where
+        T: Clone + Send + Sync,
+        R: Try<Output = ()> + Send,
+        OP: Fn(&mut T, Self::Item) -> R + Sync + Send,
+    {
+        self.map_with(value, op)
+            .find_any(|r| r.is_break())
+            .unwrap_or_else(|| R::from_output(()))
+    }
+
+    /// `try_for_each` with a mutable state made by `init` (once per block of items).
+    ///
+    /// ```
+    /// use threadlab::prelude::*;
+    /// let r: Result<(), ()> = (0u32..10).into_par_iter().try_for_each_init(|| 0u32, |n, _| { *n += 1; Ok(()) });
+    /// assert!(r.is_ok());
+    /// ```
+    fn try_for_each_init<T, INIT, R, OP>(self, init: INIT, op: OP) -> R
+    where
+        INIT: Fn() -> T + Sync + Send,
+        R: Try<Output = ()> + Send,
+        OP: Fn(&mut T, Self::Item) -> R + Sync + Send,
+    {
+        self.map_init(init, op)
+            .find_any(|r| r.is_break())
+            .unwrap_or_else(|| R::from_output(()))
+    }
+
+    /// Reduces items that are `Option`s, `Result`s or `ControlFlow`s: a stop among them (or
+    /// from `op`) is returned, else the reduction of the outputs from `identity()`.
+    ///
+    /// ```
+    /// use threadlab::prelude::*;
+    /// let sum = (1u32..5).into_par_iter().map(Some).try_reduce(|| 0, |a, b| a.checked_add(b));
+    /// assert_eq!(sum, Some(10));
+    /// ```
+    fn try_reduce<T, ID, OP>(self, identity: ID, op: OP) -> Self::Item
+    where
+        Self::Item: Try<Output = T>,
+        ID: Fn() -> T + Sync + Send,
+        OP: Fn(T, T) -> Self::Item + Sync + Send,
+    {
+        self.reduce(
+            || Self::Item::from_output(identity()),
+            |a, b| try_ops::try_combine(&op, a, b),
+        )
+    }
+
+    /// `try_reduce` without an identity: `None` for no items.
+    ///
+    /// ```
+    /// use threadlab::prelude::*;
+    /// let m = (1u32..5).into_par_iter().map(Ok::<u32, ()>).try_reduce_with(|a, b| Ok(a.max(b)));
+    /// assert_eq!(m, Some(Ok(4)));
+    /// ```
+    fn try_reduce_with<T, OP>(self, op: OP) -> Option<Self::Item>
+    where
+        Self::Item: Try<Output = T>,
+        OP: Fn(T, T) -> Self::Item + Sync + Send,
+    {
+        self.reduce_with(|a, b| try_ops::try_combine(&op, a, b))
     }
 
     /// Rayon's `panic_fuse`: a panic in one piece already stops the others here.

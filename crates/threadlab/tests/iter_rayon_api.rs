@@ -431,3 +431,34 @@ fn try_consumers() {
         });
     }
 }
+
+/// After a panic in one piece, `panic_fuse` stops the others: on one worker, with every item
+/// its own piece (`with_max_len(1)`), fewer items run than without it (every other item).
+#[test]
+fn panic_fuse_stops_the_other_pieces() {
+    let pool = Pool::builder().threads(1).build().unwrap();
+    let n = 1000u32;
+    let count = |fused: bool| {
+        let seen = std::sync::atomic::AtomicUsize::new(0);
+        let body = |x: u32| {
+            if x == 100 {
+                panic!("boom");
+            }
+            seen.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        };
+        let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            pool.install(|| {
+                let it = (0..n).into_par_iter().with_max_len(1);
+                if fused {
+                    it.panic_fuse().for_each(body)
+                } else {
+                    it.for_each(body)
+                }
+            })
+        }));
+        assert!(r.is_err());
+        seen.into_inner()
+    };
+    assert_eq!(count(false), n as usize - 1);
+    assert!(count(true) < n as usize - 1);
+}

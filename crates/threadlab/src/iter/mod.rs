@@ -50,6 +50,7 @@ mod find;
 mod gen;
 mod indexed;
 mod owned;
+mod panic_fuse;
 pub mod plumbing;
 mod sort;
 mod source;
@@ -82,6 +83,7 @@ pub mod range_inclusive {
     pub type Iter<T> = super::Chain<super::RangeIter<T>, super::RepeatN<T>>;
 }
 pub use owned::{IntoIter, ParallelBridge, ParallelDrainFull, ParallelDrainRange};
+pub use panic_fuse::{FuseIter, PanicFuse};
 pub use source::{Chunks, ChunksMut, Iter, IterMut, ParallelSlice, ParallelSliceMut, RangeIter};
 pub use strs::{ParallelString, Pattern};
 pub use try_ops::Try;
@@ -769,14 +771,14 @@ pub trait ParallelIterator: Sized + Send {
         self.reduce_with(|a, b| try_ops::try_combine(&op, a, b))
     }
 
-    /// Rayon's `panic_fuse`: a panic in one piece already stops the others here.
+    /// Stops the other pieces soon after a panic in any of them (see `panic_fuse.rs`).
     ///
     /// ```
     /// use threadlab::prelude::*;
     /// assert_eq!((0u8..3).into_par_iter().panic_fuse().count(), 3);
     /// ```
-    fn panic_fuse(self) -> Self {
-        self
+    fn panic_fuse(self) -> PanicFuse<Self> {
+        PanicFuse::new(self)
     }
 
     /// Collects the items in order.

@@ -94,7 +94,7 @@ fn bounds_keep_the_answer() {
     let pool = pool();
     for v in inputs(3) {
         let want: Vec<u32> = v.iter().map(|x| x * 3).collect();
-        for b in [1usize, 7, 1000] {
+        for b in [1usize, 7, 1000, usize::MAX] {
             pool.install(|| {
                 assert_eq!(
                     v.par_iter()
@@ -461,4 +461,26 @@ fn panic_fuse_stops_the_other_pieces() {
     };
     assert_eq!(count(false), n as usize - 1);
     assert!(count(true) < n as usize - 1);
+}
+
+/// `par_sort_by_cached_key` is `std`'s `sort_by_cached_key` (stable); `par_sort_unstable_by_key`
+/// sorts by the key.
+#[test]
+fn keyed_sorts_match_std() {
+    let pool = pool();
+    for v in inputs(12) {
+        let key = |x: &u32| x % 37;
+        let mut ours = v.clone();
+        pool.install(|| ours.par_sort_by_cached_key(key));
+        let mut want = v.clone();
+        want.sort_by_cached_key(key);
+        assert_eq!(ours, want);
+        let mut un = v.clone();
+        pool.install(|| un.par_sort_unstable_by_key(key));
+        assert!(un.windows(2).all(|w| key(&w[0]) <= key(&w[1])));
+        un.sort_unstable();
+        let mut all = v.clone();
+        all.sort_unstable();
+        assert_eq!(un, all);
+    }
 }

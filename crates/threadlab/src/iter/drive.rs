@@ -134,7 +134,7 @@ where
     // `with_max_len`: a piece longer than asked is split at once, as Rayon's splitter does.
     let too_long = p.len() > p.max_len();
     let eager = top && p.len() >= 2 * BLOCK && w.registry().idle_exists();
-    if !(too_long || eager && p.len() >= 2 * p.min_len()) {
+    if !(too_long || eager && p.len() >= p.min_len().saturating_mul(2)) {
         let _span = TaskSpan::enter(TaskKind::LoopChunk, None);
         let hb = w.heartbeat();
         let mut block = 1;
@@ -148,7 +148,7 @@ where
             }
             if len >= 2
                 && hb.wanted()
-                && len >= 2 * p.min_len()
+                && len >= p.min_len().saturating_mul(2)
                 && hb.poll(LOOP_SPACING, || w.registry().idle_exists())
             {
                 break;

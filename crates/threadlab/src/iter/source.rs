@@ -545,6 +545,58 @@ pub trait ParallelSliceMut<T: Send> {
         super::sort::merge_sort(self.as_par_slice_mut(), &|a: &T, b: &T| f(a) < f(b));
     }
 
+    /// Sorts stably by the key `f` gives, computing each element's key once (in parallel)
+    /// and then sorting the (key, index) pairs, as `slice::sort_by_cached_key` does.
+    ///
+    /// ```
+    /// use threadlab::prelude::*;
+    /// let mut v = vec!["ccc", "a", "bb", "b"];
+    /// v.par_sort_by_cached_key(|s| s.len());
+    /// assert_eq!(v, ["a", "b", "bb", "ccc"]);
+    /// ```
+    fn par_sort_by_cached_key<K, F>(&mut self, f: F)
+    where
+        T: Sync,
+        K: Ord + Send + Sync,
+        F: Fn(&T) -> K + Sync,
+    {
+        let v = self.as_par_slice_mut();
+        let mut keyed: Vec<(K, usize)> = {
+            let shared: &[T] = v;
+            Iter { slice: shared }
+                .enumerate()
+                .map(|(i, x)| (f(x), i))
+                .collect()
+        };
+        // (key, index) pairs are distinct, so the unstable sort keeps equal keys in order.
+        super::sort::quick_sort(&mut keyed, &|a: &(K, usize), b: &(K, usize)| a < b);
+        // Apply the permutation in place, following each cycle (as `std` does).
+        for i in 0..v.len() {
+            let mut index = keyed[i].1;
+            while index < i {
+                index = keyed[index].1;
+            }
+            keyed[i].1 = index;
+            v.swap(i, index);
+        }
+    }
+
+    /// Sorts unstably by the key `f` gives (computed at every comparison).
+    ///
+    /// ```
+    /// use threadlab::prelude::*;
+    /// let mut v = vec![-3i32, 1, -2];
+    /// v.par_sort_unstable_by_key(|x| x.abs());
+    /// assert_eq!(v, [1, -2, -3]);
+    /// ```
+    fn par_sort_unstable_by_key<K: Ord, F>(&mut self, f: F)
+    where
+        T: Sync,
+        F: Fn(&T) -> K + Sync,
+    {
+        super::sort::quick_sort(self.as_par_slice_mut(), &|a: &T, b: &T| f(a) < f(b));
+    }
+
     /// Sorts without keeping the order of equal elements (a parallel pattern-defeating
     /// quicksort; see `crate::iter::sort`).
     ///

@@ -88,8 +88,10 @@ pub(crate) mod loom;
 
 pub mod alloc;
 mod arena;
+mod broadcast;
 pub mod channel;
 pub mod context;
+mod core_api;
 
 // Hidden: the pool's queues, public only for the tests (loom models, stress), the CLI's
 // benches against crossbeam-deque and the lab's baselines. Users reach them through `Pool`; their
@@ -119,8 +121,14 @@ pub mod serial;
 mod task;
 mod unwind;
 
+pub use broadcast::{broadcast, spawn_broadcast, BroadcastContext};
+pub use core_api::{
+    in_place_scope, in_place_scope_fifo, join_context, scope_fifo, spawn_fifo, yield_local,
+    yield_now, FnContext, ScopeFifo, Yield,
+};
 pub use error::{BuildError, NoSuchWorker};
 pub use global::{current_num_threads, current_thread_index, spawn, spawn_named};
+pub use iter::{range, range_inclusive};
 pub use join::join;
 pub use parallel::{for_each, for_each_chunk_mut, for_each_grain, for_each_mut};
 pub use partition::{

@@ -31,7 +31,8 @@ fn grain_split<F: Fn(usize) + Sync>(p: RangeIter<usize>, grain: usize, body: &F)
     } else {
         let _span = TaskSpan::enter(TaskKind::LoopChunk, None);
         let mut p = p;
-        p.take(len).for_each(body);
+        // The producer's block, not `IndexedParallelIterator::take` (ranges are both).
+        Producer::take(&mut p, len).for_each(body);
     }
 }
 

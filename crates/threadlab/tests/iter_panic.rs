@@ -99,7 +99,7 @@ fn scenarios(n: u64, at: u64) {
     });
     // partition / unzip hold two lists per piece.
     expect_boom_and_no_leak(|| {
-        let _ = (0..n)
+        let _: (Vec<_>, Vec<_>) = (0..n)
             .into_par_iter()
             .map(|x| {
                 slow(x);

@@ -2,11 +2,13 @@
 // tests of the builder and errors.
 use threadlab::Pool;
 
+/// `threads(0)` means the default count, as Rayon's `num_threads(0)` does.
 #[test]
-fn zero_threads_is_an_error_that_says_so() {
-    let err = Pool::builder().threads(0).build().unwrap_err();
-    let msg = err.to_string();
-    assert!(msg.contains("at least one thread"), "{msg}");
+fn zero_threads_means_the_default_count() {
+    let zero = Pool::builder().threads(0).build().unwrap();
+    let default = Pool::builder().build().unwrap();
+    assert!(zero.current_num_threads() >= 1);
+    assert_eq!(zero.current_num_threads(), default.current_num_threads());
 }
 
 #[test]

@@ -69,6 +69,12 @@ where
     fn len(&self) -> usize {
         self.base.len()
     }
+    fn min_len(&self) -> usize {
+        self.base.min_len()
+    }
+    fn max_len(&self) -> usize {
+        self.base.max_len()
+    }
     fn split_at(self, mid: usize) -> (Self, Self) {
         let (l, r) = self.base.split_at(mid);
         let f = Arc::clone(&self.f);
@@ -129,6 +135,12 @@ where
     #[inline]
     fn len(&self) -> usize {
         self.base.len()
+    }
+    fn min_len(&self) -> usize {
+        self.base.min_len()
+    }
+    fn max_len(&self) -> usize {
+        self.base.max_len()
     }
     fn split_at(self, mid: usize) -> (Self, Self) {
         let (l, r) = self.base.split_at(mid);
@@ -193,6 +205,12 @@ where
     #[inline]
     fn len(&self) -> usize {
         self.base.len()
+    }
+    fn min_len(&self) -> usize {
+        self.base.min_len()
+    }
+    fn max_len(&self) -> usize {
+        self.base.max_len()
     }
     fn split_at(self, mid: usize) -> (Self, Self) {
         let (l, r) = self.base.split_at(mid);
@@ -259,6 +277,12 @@ where
     #[inline]
     fn len(&self) -> usize {
         self.base.len()
+    }
+    fn min_len(&self) -> usize {
+        self.base.min_len()
+    }
+    fn max_len(&self) -> usize {
+        self.base.max_len()
     }
     fn split_at(self, mid: usize) -> (Self, Self) {
         let (l, r) = self.base.split_at(mid);
@@ -332,6 +356,12 @@ where
     fn len(&self) -> usize {
         self.base.len()
     }
+    fn min_len(&self) -> usize {
+        self.base.min_len()
+    }
+    fn max_len(&self) -> usize {
+        self.base.max_len()
+    }
     fn split_at(self, mid: usize) -> (Self, Self) {
         let (l, r) = self.base.split_at(mid);
         let f = Arc::clone(&self.f);
@@ -386,6 +416,12 @@ impl<'a, T: Copy + 'a, P: Producer<Item = &'a T>> Producer for Copied<P> {
     #[inline]
     fn len(&self) -> usize {
         self.base.len()
+    }
+    fn min_len(&self) -> usize {
+        self.base.min_len()
+    }
+    fn max_len(&self) -> usize {
+        self.base.max_len()
     }
     fn split_at(self, mid: usize) -> (Self, Self) {
         let (l, r) = self.base.split_at(mid);
@@ -442,6 +478,12 @@ impl<'a, T: Clone + 'a, P: Producer<Item = &'a T>> Producer for Cloned<P> {
     fn len(&self) -> usize {
         self.base.len()
     }
+    fn min_len(&self) -> usize {
+        self.base.min_len()
+    }
+    fn max_len(&self) -> usize {
+        self.base.max_len()
+    }
     fn split_at(self, mid: usize) -> (Self, Self) {
         let (l, r) = self.base.split_at(mid);
         (Cloned::new(l), Cloned::new(r))
@@ -495,6 +537,12 @@ impl<P: Producer> Producer for Enumerate<P> {
     #[inline]
     fn len(&self) -> usize {
         self.base.len()
+    }
+    fn min_len(&self) -> usize {
+        self.base.min_len()
+    }
+    fn max_len(&self) -> usize {
+        self.base.max_len()
     }
     fn split_at(self, mid: usize) -> (Self, Self) {
         let (l, r) = self.base.split_at(mid);

@@ -243,3 +243,151 @@ impl<T: Send> Consumer<T> for WriteConsumer<T> {
         }
     }
 }
+
+/// Collections built by gathering the items into a `Vec` in parallel, then moving them in.
+macro_rules! via_vec {
+    ($([$($g:tt)*] $ty:ty, $item:ty;)*) => {$(
+        impl<$($g)*> FromParallelIterator<$item> for $ty {
+            fn from_par_iter<I: ParallelIterator<Item = $item>>(iter: I) -> Self {
+                Vec::from_par_iter(iter).into_iter().collect()
+            }
+        }
+    )*};
+}
+
+via_vec! {
+    [T: Send] std::collections::VecDeque<T>, T;
+    [T: Send] LinkedList<T>, T;
+    [T: Send + Ord] std::collections::BinaryHeap<T>, T;
+    [T: Send + Ord] std::collections::BTreeSet<T>, T;
+    [K: Send + Ord, V: Send] std::collections::BTreeMap<K, V>, (K, V);
+    [T: Send + Eq + std::hash::Hash, S: std::hash::BuildHasher + Default + Send] std::collections::HashSet<T, S>, T;
+    [K: Send + Eq + std::hash::Hash, V: Send, S: std::hash::BuildHasher + Default + Send] std::collections::HashMap<K, V, S>, (K, V);
+    [] String, char;
+    ['a] String, &'a str;
+    ['a] String, &'a char;
+    [] String, Box<str>;
+    ['a] String, std::borrow::Cow<'a, str>;
+    [] String, String;
+    [T: Send] Box<[T]>, T;
+}
+
+impl FromParallelIterator<()> for () {
+    fn from_par_iter<I: ParallelIterator<Item = ()>>(iter: I) -> Self {
+        iter.for_each(drop)
+    }
+}
+
+/// Extends a collection with a parallel iterator's items, in order (Rayon's
+/// `ParallelExtend`): the items are collected in parallel, then moved in.
+///
+/// ```
+/// use threadlab::prelude::*;
+/// let mut v = vec![0u8];
+/// v.par_extend((1u8..3).into_par_iter());
+/// assert_eq!(v, [0, 1, 2]);
+/// ```
+pub trait ParallelExtend<T: Send> {
+    /// Adds the items of `iter` at the end, in order.
+    ///
+    /// ```
+    /// use threadlab::prelude::*;
+    /// let mut s = String::from("a");
+    /// s.par_extend(['b', 'c'].par_iter().copied());
+    /// assert_eq!(s, "abc");
+    /// ```
+    fn par_extend<I: super::IntoParallelIterator<Item = T>>(&mut self, iter: I);
+
+    /// Adds the items of a `Vec`, in order.
+    #[doc(hidden)]
+    fn extend_vec(&mut self, items: Vec<T>) {
+        self.par_extend(super::IntoParallelIterator::into_par_iter(items));
+    }
+}
+
+/// A `Vec` takes the collected buffer itself when empty, else appends it.
+impl<T: Send> ParallelExtend<T> for Vec<T> {
+    fn par_extend<I: super::IntoParallelIterator<Item = T>>(&mut self, iter: I) {
+        let items: Vec<T> = iter.into_par_iter().collect();
+        self.extend_vec(items);
+    }
+    fn extend_vec(&mut self, mut items: Vec<T>) {
+        if self.is_empty() {
+            *self = items;
+        } else {
+            self.append(&mut items);
+        }
+    }
+}
+
+/// The other collections: collected in parallel, then moved in with `Extend`.
+macro_rules! extend_via_vec {
+    ($([$($g:tt)*] $ty:ty, $item:ty;)*) => {$(
+        impl<$($g)*> ParallelExtend<$item> for $ty {
+            fn par_extend<I: super::IntoParallelIterator<Item = $item>>(&mut self, iter: I) {
+                let items: Vec<$item> = iter.into_par_iter().collect();
+                self.extend(items);
+            }
+        }
+    )*};
+}
+
+extend_via_vec! {
+    [T: Send] std::collections::VecDeque<T>, T;
+    [T: Send] LinkedList<T>, T;
+    [T: Send + Ord] std::collections::BinaryHeap<T>, T;
+    [T: Send + Ord] std::collections::BTreeSet<T>, T;
+    [K: Send + Ord, V: Send] std::collections::BTreeMap<K, V>, (K, V);
+    [T: Send + Eq + std::hash::Hash, S: std::hash::BuildHasher + Send] std::collections::HashSet<T, S>, T;
+    [K: Send + Eq + std::hash::Hash, V: Send, S: std::hash::BuildHasher + Send] std::collections::HashMap<K, V, S>, (K, V);
+    [] String, char;
+    ['a] String, &'a char;
+    ['a] String, &'a str;
+    [] String, String;
+    [] (), ();
+}
+
+/// Pairs extend both collections (`unzip` into nested pairs).
+impl<A: Send, B: Send, EA: ParallelExtend<A>, EB: ParallelExtend<B>> ParallelExtend<(A, B)>
+    for (EA, EB)
+{
+    fn par_extend<I: super::IntoParallelIterator<Item = (A, B)>>(&mut self, iter: I) {
+        let (a, b): (Vec<A>, Vec<B>) = iter.into_par_iter().unzip();
+        self.0.extend_vec(a);
+        self.1.extend_vec(b);
+    }
+}
+
+/// Collects `Ok` items into `C`, or returns the first `Err` in order (all items are computed
+/// first; Rayon stops early, which changes only how much work is done).
+impl<C, T, E> FromParallelIterator<Result<T, E>> for Result<C, E>
+where
+    C: FromParallelIterator<T>,
+    T: Send,
+    E: Send,
+{
+    fn from_par_iter<I: ParallelIterator<Item = Result<T, E>>>(iter: I) -> Self {
+        let all: Vec<Result<T, E>> = iter.collect();
+        let mut ok = Vec::with_capacity(all.len());
+        for r in all {
+            ok.push(r?);
+        }
+        Ok(super::IntoParallelIterator::into_par_iter(ok).collect())
+    }
+}
+
+/// Collects the `Some` items into `C`, or `None` if any item is `None`.
+impl<C, T> FromParallelIterator<Option<T>> for Option<C>
+where
+    C: FromParallelIterator<T>,
+    T: Send,
+{
+    fn from_par_iter<I: ParallelIterator<Item = Option<T>>>(iter: I) -> Self {
+        let all: Vec<Option<T>> = iter.collect();
+        let mut some = Vec::with_capacity(all.len());
+        for x in all {
+            some.push(x?);
+        }
+        Some(super::IntoParallelIterator::into_par_iter(some).collect())
+    }
+}

@@ -51,6 +51,7 @@ const MAX_WINDOW: u32 = 64;
 /// A splittable source of items: a range, a slice, or an adapter over other producers.
 ///
 /// `len` counts *positions* (base items); a filtering adapter yields at most that many items.
+#[allow(clippy::len_without_is_empty)]
 pub trait Producer: Send + Sized {
     /// What the producer yields.
     type Item;
@@ -69,6 +70,15 @@ pub trait Producer: Send + Sized {
     /// in place.
     fn exact(&self) -> bool {
         true
+    }
+    /// The fewest positions a piece split off may have (`with_min_len`); 1 unless asked.
+    fn min_len(&self) -> usize {
+        1
+    }
+    /// The most positions a piece may have before it is split without waiting for a beat
+    /// (`with_max_len`); unbounded unless asked.
+    fn max_len(&self) -> usize {
+        usize::MAX
     }
 }
 
@@ -121,7 +131,10 @@ where
     P: Producer,
     C: Consumer<P::Item>,
 {
-    if !(top && p.len() >= 2 * BLOCK && w.registry().idle_exists()) {
+    // `with_max_len`: a piece longer than asked is split at once, as Rayon's splitter does.
+    let too_long = p.len() > p.max_len();
+    let eager = top && p.len() >= 2 * BLOCK && w.registry().idle_exists();
+    if !(too_long || eager && p.len() >= p.min_len().saturating_mul(2)) {
         let _span = TaskSpan::enter(TaskKind::LoopChunk, None);
         let hb = w.heartbeat();
         let mut block = 1;
@@ -133,7 +146,11 @@ where
             if len == 0 || c.full() {
                 return c.finish();
             }
-            if len >= 2 && hb.wanted() && hb.poll(LOOP_SPACING, || w.registry().idle_exists()) {
+            if len >= 2
+                && hb.wanted()
+                && len >= p.min_len().saturating_mul(2)
+                && hb.poll(LOOP_SPACING, || w.registry().idle_exists())
+            {
                 break;
             }
             c.consume_iter(p.take(len.min(block)));

@@ -24,9 +24,11 @@
 //!
 //! # Differences from Rayon
 //!
-//! - `fold(identity, op)` returns a [`Fold`] whose only method is `reduce` (Rayon's is a full
-//!   parallel iterator of per-piece accumulators).
-//! - Only slices, `Vec` references and integer ranges are sources; `Vec<T>` by value is not.
+//! - `fold` yields one accumulator per block a worker ran (Rayon's, one per piece): the
+//!   number of accumulators is unspecified in both, and reducing them gives the same answer.
+//! - The sources without positions (`HashMap`, `BTreeSet`, `LinkedList`, `par_bridge`, the
+//!   string and slice splits, `iter::split`) are found by one sequential pass into a buffer,
+//!   then run in parallel ([`IntoIter`]); `rev` gathers the items first.
 //! - A panic in a closure is re-raised by the terminal method after every piece stopped; the
 //!   items already produced are dropped exactly once (they belong to the piece's consumer).
 //!
@@ -39,18 +41,52 @@
 //! ```
 
 mod adapters;
+mod bounds;
 mod collect;
+mod combine;
 mod consume;
 pub(crate) mod drive;
+mod find;
+mod gen;
+mod indexed;
+mod owned;
+mod panic_fuse;
+pub mod plumbing;
 mod sort;
 mod source;
+mod strs;
+mod try_ops;
 
 pub use adapters::{
     ChunkIter, ChunksOf, Cloned, Copied, Enumerate, Filter, FilterMap, FlatMapIter, Inspect, Map,
     Zip,
 };
-pub use collect::FromParallelIterator;
+pub use bounds::Bounded;
+pub use collect::{FromParallelIterator, ParallelExtend};
+pub use combine::{
+    Chain, CloneOf, FlatIter, FlatMap, FoldChunkIter, FoldChunks, FoldProducer, FoldWith, InitFn,
+    MakeState, MapState, StateIter, Update, UpdateIter,
+};
+pub use gen::{
+    empty, once, repeat, repeat_n, split, walk_tree, walk_tree_postfix, walk_tree_prefix, RepeatN,
+};
+pub use indexed::{Cut, StepBy, ZipEq};
+
+/// Rayon's `range` module: the iterator of `(a..b).into_par_iter()`.
+pub mod range {
+    pub use super::RangeIter as Iter;
+}
+
+/// Rayon's `range_inclusive` module: the iterator of `(a..=b).into_par_iter()`.
+pub mod range_inclusive {
+    /// `a..b` followed by `b`.
+    pub type Iter<T> = super::Chain<super::RangeIter<T>, super::RepeatN<T>>;
+}
+pub use owned::{IntoIter, ParallelBridge, ParallelDrainFull, ParallelDrainRange};
+pub use panic_fuse::{FuseIter, PanicFuse};
 pub use source::{Chunks, ChunksMut, Iter, IterMut, ParallelSlice, ParallelSliceMut, RangeIter};
+pub use strs::{ParallelString, Pattern};
+pub use try_ops::Try;
 
 use consume::{Arith, Count, Extreme, FindAny, FoldReduce, ForEach};
 use drive::{drive, Producer};
@@ -365,6 +401,386 @@ pub trait ParallelIterator: Sized + Send {
         self.map(pred).find_any(|b| !*b).is_none()
     }
 
+    /// Maps every item to a parallel iterator and flattens, in order.
+    ///
+    /// ```
+    /// use threadlab::prelude::*;
+    /// let v: Vec<u32> = (0u32..3).into_par_iter().flat_map(|n| vec![n; n as usize]).collect();
+    /// assert_eq!(v, [1, 2, 2]);
+    /// ```
+    fn flat_map<PI, F>(self, f: F) -> FlatMap<Self, F>
+    where
+        PI: IntoParallelIterator,
+        F: Fn(Self::Item) -> PI + Sync + Send,
+    {
+        FlatMap::new(self, f)
+    }
+
+    /// Flattens items that are themselves parallel iterables, in order.
+    ///
+    /// ```
+    /// use threadlab::prelude::*;
+    /// let v: Vec<u8> = vec![vec![1u8], vec![], vec![2, 3]].into_par_iter().flatten().collect();
+    /// assert_eq!(v, [1, 2, 3]);
+    /// ```
+    #[allow(clippy::type_complexity)]
+    fn flatten(self) -> FlatMap<Self, fn(Self::Item) -> Self::Item>
+    where
+        Self::Item: IntoParallelIterator,
+    {
+        FlatMap::new(self, |x| x)
+    }
+
+    /// Flattens items that are sequential iterables (Rayon's `flatten_iter`).
+    ///
+    /// ```
+    /// use threadlab::prelude::*;
+    /// let v: Vec<u8> = vec![vec![1u8], vec![2, 3]].into_par_iter().flatten_iter().collect();
+    /// assert_eq!(v, [1, 2, 3]);
+    /// ```
+    #[allow(clippy::type_complexity)]
+    fn flatten_iter(self) -> FlatMapIter<Self, fn(Self::Item) -> Self::Item>
+    where
+        Self::Item: IntoIterator,
+        <Self::Item as IntoIterator>::Item: Send,
+    {
+        FlatMapIter::new(self, |x| x)
+    }
+
+    /// This iterator's items, then `other`'s.
+    ///
+    /// ```
+    /// use threadlab::prelude::*;
+    /// assert_eq!((0u8..2).into_par_iter().chain(vec![9u8]).collect::<Vec<_>>(), [0, 1, 9]);
+    /// ```
+    fn chain<C>(self, other: C) -> Chain<Self, C::Iter>
+    where
+        C: IntoParallelIterator<Item = Self::Item>,
+    {
+        Chain::new(self, other.into_par_iter())
+    }
+
+    /// Changes every item in place with `f`, passing it on.
+    ///
+    /// ```
+    /// use threadlab::prelude::*;
+    /// let v: Vec<u32> = (0u32..3).into_par_iter().update(|x| *x *= 2).collect();
+    /// assert_eq!(v, [0, 2, 4]);
+    /// ```
+    fn update<F: Fn(&mut Self::Item) + Sync + Send>(self, f: F) -> Update<Self, F> {
+        Update::new(self, f)
+    }
+
+    /// `map` with a mutable state made by `init` (once per block of items, as Rayon makes
+    /// one per piece).
+    ///
+    /// ```
+    /// use threadlab::prelude::*;
+    /// let v: Vec<usize> = (0usize..3).into_par_iter().map_init(Vec::new, |buf: &mut Vec<usize>, x| { buf.push(x); x }).collect();
+    /// assert_eq!(v, [0, 1, 2]);
+    /// ```
+    fn map_init<T, INIT, F, R>(self, init: INIT, f: F) -> MapState<Self, InitFn<INIT>, F>
+    where
+        INIT: Fn() -> T + Sync + Send,
+        F: Fn(&mut T, Self::Item) -> R + Sync + Send,
+        R: Send,
+    {
+        MapState::init(self, init, f)
+    }
+
+    /// `map` with a mutable clone of `value` (one clone per block of items).
+    ///
+    /// ```
+    /// use threadlab::prelude::*;
+    /// let v: Vec<u32> = (0u32..3).into_par_iter().map_with(5u32, |five, x| x + *five).collect();
+    /// assert_eq!(v, [5, 6, 7]);
+    /// ```
+    fn map_with<T, F, R>(self, value: T, f: F) -> MapState<Self, CloneOf<T>, F>
+    where
+        T: Clone + Send + Sync,
+        F: Fn(&mut T, Self::Item) -> R + Sync + Send,
+        R: Send,
+    {
+        MapState::with(self, value, f)
+    }
+
+    /// `for_each` with a mutable clone of `value` (one clone per block of items).
+    ///
+    /// ```
+    /// use threadlab::prelude::*;
+    /// use std::sync::mpsc::channel;
+    /// let (tx, rx) = channel();
+    /// (0u32..5).into_par_iter().for_each_with(tx, |tx, x| tx.send(x).unwrap());
+    /// let mut got: Vec<u32> = rx.iter().collect();
+    /// got.sort();
+    /// assert_eq!(got, [0, 1, 2, 3, 4]);
+    /// ```
+    fn for_each_with<T, F>(self, value: T, f: F)
+    where
+        T: Clone + Send + Sync,
+        F: Fn(&mut T, Self::Item) + Sync + Send,
+    {
+        self.map_with(value, f).for_each(drop)
+    }
+
+    /// `for_each` with a mutable state made by `init` (once per block of items).
+    ///
+    /// ```
+    /// use threadlab::prelude::*;
+    /// (0u32..5).into_par_iter().for_each_init(Vec::new, |buf, x| buf.push(x));
+    /// ```
+    fn for_each_init<T, INIT, F>(self, init: INIT, f: F)
+    where
+        INIT: Fn() -> T + Sync + Send,
+        F: Fn(&mut T, Self::Item) + Sync + Send,
+    {
+        self.map_init(init, f).for_each(drop)
+    }
+
+    /// Splits no piece shorter than `min` positions (see `bounds.rs`: heartbeat splitting
+    /// does not need this; it is honoured when asked).
+    ///
+    /// ```
+    /// use threadlab::prelude::*;
+    /// assert_eq!((0u32..100).into_par_iter().with_min_len(40).count(), 100);
+    /// ```
+    fn with_min_len(self, min: usize) -> Bounded<Self> {
+        Bounded::new(self, min, usize::MAX)
+    }
+
+    /// Splits every piece longer than `max` positions at once.
+    ///
+    /// ```
+    /// use threadlab::prelude::*;
+    /// assert_eq!((0u32..100).into_par_iter().with_max_len(7).sum::<u32>(), 4950);
+    /// ```
+    fn with_max_len(self, max: usize) -> Bounded<Self> {
+        Bounded::new(self, 1, max)
+    }
+
+    /// Rayon's request to run in blocks of growing size: a heartbeat run proceeds so already.
+    ///
+    /// ```
+    /// use threadlab::prelude::*;
+    /// assert_eq!((0u32..100).into_par_iter().by_exponential_blocks().find_first(|x| x % 7 == 6), Some(6));
+    /// ```
+    fn by_exponential_blocks(self) -> Bounded<Self> {
+        Bounded::new(self, 1, usize::MAX)
+    }
+
+    /// Rayon's request to run in blocks of `size`: the run proceeds in order, and no piece
+    /// of more than `size` positions is left whole.
+    ///
+    /// ```
+    /// use threadlab::prelude::*;
+    /// assert_eq!((0u32..100).into_par_iter().by_uniform_blocks(10).count(), 100);
+    /// ```
+    fn by_uniform_blocks(self, size: usize) -> Bounded<Self> {
+        assert!(size > 0, "by_uniform_blocks: size must be at least 1");
+        Bounded::new(self, 1, size)
+    }
+
+    /// The first item, in order, for which `pred` holds.
+    ///
+    /// ```
+    /// use threadlab::prelude::*;
+    /// assert_eq!((0u32..1000).into_par_iter().find_first(|x| x % 10 == 9), Some(9));
+    /// ```
+    fn find_first<P: Fn(&Self::Item) -> bool + Sync + Send>(self, pred: P) -> Option<Self::Item> {
+        let c = find::FindFirst {
+            item: None,
+            pred: &pred,
+        };
+        drive(self.into_producer(), c)
+    }
+
+    /// The last item, in order, for which `pred` holds.
+    ///
+    /// ```
+    /// use threadlab::prelude::*;
+    /// assert_eq!((0u32..1000).into_par_iter().find_last(|x| x % 10 == 9), Some(999));
+    /// ```
+    fn find_last<P: Fn(&Self::Item) -> bool + Sync + Send>(self, pred: P) -> Option<Self::Item> {
+        let c = find::FindLast {
+            item: None,
+            pred: &pred,
+        };
+        drive(self.into_producer(), c)
+    }
+
+    /// Some `Some` of `f` (any of them).
+    ///
+    /// ```
+    /// use threadlab::prelude::*;
+    /// assert_eq!(["a", "1"].par_iter().find_map_any(|s| s.parse::<u8>().ok()), Some(1));
+    /// ```
+    fn find_map_any<R: Send, F: Fn(Self::Item) -> Option<R> + Sync + Send>(
+        self,
+        f: F,
+    ) -> Option<R> {
+        self.filter_map(f).find_any(|_| true)
+    }
+
+    /// The first `Some` of `f`, in order.
+    ///
+    /// ```
+    /// use threadlab::prelude::*;
+    /// assert_eq!(["a", "1", "2"].par_iter().find_map_first(|s| s.parse::<u8>().ok()), Some(1));
+    /// ```
+    fn find_map_first<R: Send, F: Fn(Self::Item) -> Option<R> + Sync + Send>(
+        self,
+        f: F,
+    ) -> Option<R> {
+        self.filter_map(f).find_first(|_| true)
+    }
+
+    /// The last `Some` of `f`, in order.
+    ///
+    /// ```
+    /// use threadlab::prelude::*;
+    /// assert_eq!(["a", "1", "2"].par_iter().find_map_last(|s| s.parse::<u8>().ok()), Some(2));
+    /// ```
+    fn find_map_last<R: Send, F: Fn(Self::Item) -> Option<R> + Sync + Send>(
+        self,
+        f: F,
+    ) -> Option<R> {
+        self.filter_map(f).find_last(|_| true)
+    }
+
+    /// Combines all items with `op`, left to right within a piece and between pieces; `None`
+    /// for no items.
+    ///
+    /// ```
+    /// use threadlab::prelude::*;
+    /// assert_eq!((1u32..5).into_par_iter().reduce_with(|a, b| a.max(b)), Some(4));
+    /// ```
+    fn reduce_with<OP>(self, op: OP) -> Option<Self::Item>
+    where
+        OP: Fn(Self::Item, Self::Item) -> Self::Item + Sync + Send,
+    {
+        self.map(Some).reduce(
+            || None,
+            |a, b| match (a, b) {
+                (Some(a), Some(b)) => Some(op(a, b)),
+                (a, b) => a.or(b),
+            },
+        )
+    }
+
+    /// `fold` whose accumulators start as clones of `init`.
+    ///
+    /// ```
+    /// use threadlab::prelude::*;
+    /// let s: String = ["a", "b"].par_iter().fold_with(String::new(), |s, x| s + x).collect();
+    /// assert_eq!(s, "ab");
+    /// ```
+    fn fold_with<T, F>(self, init: T, fold_op: F) -> FoldWith<Self, T, F>
+    where
+        T: Clone + Send + Sync,
+        F: Fn(T, Self::Item) -> T + Sync + Send,
+    {
+        FoldWith::new(self, init, fold_op)
+    }
+
+    /// Calls `op` on every item until one returns a stop (`None`, `Err`, `Break`), which is
+    /// returned (some stop, not necessarily the first in order); else the `()` output.
+    ///
+    /// ```
+    /// use threadlab::prelude::*;
+    /// let r = (0u32..100).into_par_iter().try_for_each(|x| if x == 42 { Err(x) } else { Ok(()) });
+    /// assert_eq!(r, Err(42));
+    /// ```
+    fn try_for_each<R, OP>(self, op: OP) -> R
+    where
+        R: Try<Output = ()> + Send,
+        OP: Fn(Self::Item) -> R + Sync + Send,
+    {
+        self.map(op)
+            .find_any(|r| r.is_break())
+            .unwrap_or_else(|| R::from_output(()))
+    }
+
+    /// `try_for_each` with a mutable clone of `value` (one per block of items).
+    ///
+    /// ```
+    /// use threadlab::prelude::*;
+    /// let r = (0u32..10).into_par_iter().try_for_each_with(5u32, |k, x| if x < *k { Some(()) } else { None });
+    /// assert_eq!(r, None);
+    /// ```
+    fn try_for_each_with<T, R, OP>(self, value: T, op: OP) -> R
+    where
+        T: Clone + Send + Sync,
+        R: Try<Output = ()> + Send,
+        OP: Fn(&mut T, Self::Item) -> R + Sync + Send,
+    {
+        self.map_with(value, op)
+            .find_any(|r| r.is_break())
+            .unwrap_or_else(|| R::from_output(()))
+    }
+
+    /// `try_for_each` with a mutable state made by `init` (once per block of items).
+    ///
+    /// ```
+    /// use threadlab::prelude::*;
+    /// let r: Result<(), ()> = (0u32..10).into_par_iter().try_for_each_init(|| 0u32, |n, _| { *n += 1; Ok(()) });
+    /// assert!(r.is_ok());
+    /// ```
+    fn try_for_each_init<T, INIT, R, OP>(self, init: INIT, op: OP) -> R
+    where
+        INIT: Fn() -> T + Sync + Send,
+        R: Try<Output = ()> + Send,
+        OP: Fn(&mut T, Self::Item) -> R + Sync + Send,
+    {
+        self.map_init(init, op)
+            .find_any(|r| r.is_break())
+            .unwrap_or_else(|| R::from_output(()))
+    }
+
+    /// Reduces items that are `Option`s, `Result`s or `ControlFlow`s: a stop among them (or
+    /// from `op`) is returned, else the reduction of the outputs from `identity()`.
+    ///
+    /// ```
+    /// use threadlab::prelude::*;
+    /// let sum = (1u32..5).into_par_iter().map(Some).try_reduce(|| 0, |a, b| a.checked_add(b));
+    /// assert_eq!(sum, Some(10));
+    /// ```
+    fn try_reduce<T, ID, OP>(self, identity: ID, op: OP) -> Self::Item
+    where
+        Self::Item: Try<Output = T>,
+        ID: Fn() -> T + Sync + Send,
+        OP: Fn(T, T) -> Self::Item + Sync + Send,
+    {
+        self.reduce(
+            || Self::Item::from_output(identity()),
+            |a, b| try_ops::try_combine(&op, a, b),
+        )
+    }
+
+    /// `try_reduce` without an identity: `None` for no items.
+    ///
+    /// ```
+    /// use threadlab::prelude::*;
+    /// let m = (1u32..5).into_par_iter().map(Ok::<u32, ()>).try_reduce_with(|a, b| Ok(a.max(b)));
+    /// assert_eq!(m, Some(Ok(4)));
+    /// ```
+    fn try_reduce_with<T, OP>(self, op: OP) -> Option<Self::Item>
+    where
+        Self::Item: Try<Output = T>,
+        OP: Fn(T, T) -> Self::Item + Sync + Send,
+    {
+        self.reduce_with(|a, b| try_ops::try_combine(&op, a, b))
+    }
+
+    /// Stops the other pieces soon after a panic in any of them (see `panic_fuse.rs`).
+    ///
+    /// ```
+    /// use threadlab::prelude::*;
+    /// assert_eq!((0u8..3).into_par_iter().panic_fuse().count(), 3);
+    /// ```
+    fn panic_fuse(self) -> PanicFuse<Self> {
+        PanicFuse::new(self)
+    }
+
     /// Collects the items in order.
     ///
     /// ```
@@ -376,22 +792,34 @@ pub trait ParallelIterator: Sized + Send {
         C::from_par_iter(self)
     }
 
-    /// Splits pairs into two ordered `Vec`s.
+    /// Splits pairs into two collections, each in order (nested pairs unzip into nested
+    /// collections: `(Vec<A>, (Vec<B>, Vec<C>))`).
     ///
     /// ```
     /// use threadlab::prelude::*;
     /// let (a, b): (Vec<u32>, Vec<u32>) = (0u32..3).into_par_iter().map(|x| (x, x * 10)).unzip();
     /// assert_eq!((a, b), (vec![0, 1, 2], vec![0, 10, 20]));
+    /// let (x, (y, z)): (Vec<u8>, (Vec<u8>, Vec<u8>)) =
+    ///     (0u8..2).into_par_iter().map(|i| (i, (i + 1, i + 2))).unzip();
+    /// assert_eq!((x, y, z), (vec![0, 1], vec![1, 2], vec![2, 3]));
     /// ```
-    fn unzip<A: Send, B: Send>(self) -> (Vec<A>, Vec<B>)
+    fn unzip<A, B, FromA, FromB>(self) -> (FromA, FromB)
     where
         Self: ParallelIterator<Item = (A, B)>,
+        A: Send,
+        B: Send,
+        FromA: Default + Send + ParallelExtend<A>,
+        FromB: Default + Send + ParallelExtend<B>,
     {
         let route = |(a, b): (A, B), l: &mut Vec<A>, r: &mut Vec<B>| {
             l.push(a);
             r.push(b);
         };
-        pair(self, &route)
+        let (a, b) = pair(self, &route);
+        let (mut fa, mut fb) = (FromA::default(), FromB::default());
+        fa.extend_vec(a);
+        fb.extend_vec(b);
+        (fa, fb)
     }
 
     /// Splits the items into those for which `pred` is true and the others, in order.
@@ -478,6 +906,156 @@ pub trait IndexedParallelIterator: ParallelIterator {
     fn chunks(self, size: usize) -> ChunksOf<Self> {
         assert!(size > 0, "chunks: size must be at least 1");
         ChunksOf::new(self, size)
+    }
+
+    /// The first `n` items.
+    ///
+    /// ```
+    /// use threadlab::prelude::*;
+    /// assert_eq!((0u32..10).into_par_iter().take(2).collect::<Vec<_>>(), [0, 1]);
+    /// ```
+    fn take(self, n: usize) -> Cut<Self> {
+        Cut::new(self, 0, n)
+    }
+
+    /// All but the first `n` items.
+    ///
+    /// ```
+    /// use threadlab::prelude::*;
+    /// assert_eq!((0u32..10).into_par_iter().skip(8).collect::<Vec<_>>(), [8, 9]);
+    /// ```
+    fn skip(self, n: usize) -> Cut<Self> {
+        Cut::new(self, n, usize::MAX)
+    }
+
+    /// Every `step`-th item, from the first.
+    ///
+    /// # Panics
+    /// If `step` is 0.
+    ///
+    /// ```
+    /// use threadlab::prelude::*;
+    /// assert_eq!((0u32..7).into_par_iter().step_by(3).collect::<Vec<_>>(), [0, 3, 6]);
+    /// ```
+    fn step_by(self, step: usize) -> StepBy<Self> {
+        assert!(step > 0, "step_by: step must be at least 1");
+        StepBy::new(self, step)
+    }
+
+    /// The items in reverse order. The items are computed (in parallel) and gathered before
+    /// the rest of the pipeline runs over them in reverse.
+    ///
+    /// ```
+    /// use threadlab::prelude::*;
+    /// assert_eq!((0u32..3).into_par_iter().rev().collect::<Vec<_>>(), [2, 1, 0]);
+    /// ```
+    fn rev(self) -> IntoIter<Self::Item> {
+        let mut v: Vec<Self::Item> = self.collect();
+        v.reverse();
+        v.into()
+    }
+
+    /// `zip` of two iterators of the same length.
+    ///
+    /// # Panics
+    /// When the pipeline runs, if the lengths differ.
+    ///
+    /// ```
+    /// use threadlab::prelude::*;
+    /// assert_eq!([1, 2].par_iter().zip_eq([3, 4].par_iter()).count(), 2);
+    /// ```
+    fn zip_eq<J: IntoParallelIterator>(self, other: J) -> ZipEq<Self, J::Iter>
+    where
+        J::Iter: IndexedParallelIterator,
+    {
+        ZipEq::new(self, other.into_par_iter())
+    }
+
+    /// The index of the first item for which `pred` holds.
+    ///
+    /// ```
+    /// use threadlab::prelude::*;
+    /// assert_eq!([1, 5, 5].par_iter().position_first(|x| *x == 5), Some(1));
+    /// ```
+    fn position_first<P: Fn(Self::Item) -> bool + Sync + Send>(self, pred: P) -> Option<usize> {
+        self.map(pred)
+            .enumerate()
+            .find_first(|(_, hit)| *hit)
+            .map(|(i, _)| i)
+    }
+
+    /// The index of the last item for which `pred` holds.
+    ///
+    /// ```
+    /// use threadlab::prelude::*;
+    /// assert_eq!([1, 5, 5].par_iter().position_last(|x| *x == 5), Some(2));
+    /// ```
+    fn position_last<P: Fn(Self::Item) -> bool + Sync + Send>(self, pred: P) -> Option<usize> {
+        self.map(pred)
+            .enumerate()
+            .find_last(|(_, hit)| *hit)
+            .map(|(i, _)| i)
+    }
+
+    /// Collects into `target`, replacing its contents.
+    ///
+    /// ```
+    /// use threadlab::prelude::*;
+    /// let mut v = vec![7u8; 10];
+    /// (0u8..3).into_par_iter().collect_into_vec(&mut v);
+    /// assert_eq!(v, [0, 1, 2]);
+    /// ```
+    fn collect_into_vec(self, target: &mut Vec<Self::Item>) {
+        *target = self.collect();
+    }
+
+    /// Folds every `size` consecutive items from `identity()`: one accumulator per chunk.
+    ///
+    /// # Panics
+    /// If `size` is 0.
+    ///
+    /// ```
+    /// use threadlab::prelude::*;
+    /// let v: Vec<u32> = (0u32..5).into_par_iter().fold_chunks(2, || 0, |a, x| a + x).collect();
+    /// assert_eq!(v, [1, 5, 4]);
+    /// ```
+    fn fold_chunks<T, ID, F>(
+        self,
+        size: usize,
+        identity: ID,
+        fold_op: F,
+    ) -> FoldChunks<Self, InitFn<ID>, F>
+    where
+        T: Send,
+        ID: Fn() -> T + Sync + Send,
+        F: Fn(T, Self::Item) -> T + Sync + Send,
+    {
+        assert!(size > 0, "fold_chunks: size must be at least 1");
+        FoldChunks::init(self, size, identity, fold_op)
+    }
+
+    /// Folds every `size` consecutive items from a clone of `init`.
+    ///
+    /// # Panics
+    /// If `size` is 0.
+    ///
+    /// ```
+    /// use threadlab::prelude::*;
+    /// let v: Vec<u32> = (0u32..5).into_par_iter().fold_chunks_with(2, 0, |a, x| a + x).collect();
+    /// assert_eq!(v, [1, 5, 4]);
+    /// ```
+    fn fold_chunks_with<T, F>(
+        self,
+        size: usize,
+        init: T,
+        fold_op: F,
+    ) -> FoldChunks<Self, CloneOf<T>, F>
+    where
+        T: Clone + Send + Sync,
+        F: Fn(T, Self::Item) -> T + Sync + Send,
+    {
+        assert!(size > 0, "fold_chunks_with: size must be at least 1");
+        FoldChunks::with(self, size, init, fold_op)
     }
 
     /// The index of some item for which `pred` is true (any, not necessarily the first).

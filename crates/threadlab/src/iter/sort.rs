@@ -102,7 +102,7 @@ where
     F: Fn(&T, &T) -> bool + Sync,
 {
     if v.len() <= SEQUENTIAL {
-        v.sort_unstable_by(|a, b| order(is_less, a, b));
+        leaf_sort(v, is_less, false);
         return;
     }
     let limit = usize::BITS - v.len().leading_zeros();
@@ -118,12 +118,12 @@ where
         let len = v.len();
         let Some(cut) = cut(len, SEQUENTIAL, BUSY_PIECE) else {
             // A short piece, or nobody idle and a piece short enough: std's sort, whole.
-            v.sort_unstable_by(|a, b| order(is_less, a, b));
+            leaf_sort(v, is_less, false);
             return;
         };
         if limit == 0 {
             // Too many bad partitions: a worst-case input. Fall back (pdqsort uses heapsort).
-            v.sort_unstable_by(|a, b| order(is_less, a, b));
+            leaf_sort(v, is_less, false);
             return;
         }
         let p = choose_pivot(v, is_less);
@@ -154,6 +154,31 @@ where
 }
 
 /// `Ordering` from a strict less-than (for std's sorts).
+/// `std`'s sort of a piece (stable or not). Since Rust 1.81 `std`'s sorts panic when they
+/// notice that the comparison is not a total order; Rayon's sorts never do (the order is then
+/// unspecified), so that panic is caught here and the piece is left in the permutation `std`
+/// left it in (all its elements, each once: `std`'s sorts are panic-safe). `std` still prints
+/// the message of that panic. Any other panic (the comparison's own) goes on.
+fn leaf_sort<T, F: Fn(&T, &T) -> bool>(v: &mut [T], is_less: &F, stable: bool) {
+    let sorted = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        if stable {
+            v.sort_by(|a, b| order(is_less, a, b));
+        } else {
+            v.sort_unstable_by(|a, b| order(is_less, a, b));
+        }
+    }));
+    if let Err(payload) = sorted {
+        let msg = payload
+            .downcast_ref::<&str>()
+            .copied()
+            .or_else(|| payload.downcast_ref::<String>().map(String::as_str));
+        if msg.is_some_and(|m| m.contains("does not correctly implement a total order")) {
+            return;
+        }
+        std::panic::resume_unwind(payload);
+    }
+}
+
 fn order<T, F: Fn(&T, &T) -> bool>(is_less: &F, a: &T, b: &T) -> std::cmp::Ordering {
     if is_less(a, b) {
         std::cmp::Ordering::Less
@@ -250,14 +275,14 @@ where
     F: Fn(&T, &T) -> bool + Sync,
 {
     if v.len() <= SEQUENTIAL || std::mem::size_of::<T>() == 0 {
-        v.sort_by(|a, b| order(is_less, a, b));
+        leaf_sort(v, is_less, true);
         return;
     }
     super::drive::on_worker(|_| {
         if cut(v.len(), SEQUENTIAL, BUSY_MERGE).is_none() {
             // Nobody idle and a slice short enough (or a pool of one): std's sort, without the
             // buffer.
-            v.sort_by(|a, b| order(is_less, a, b));
+            leaf_sort(v, is_less, true);
             return;
         }
         let mut buf: Vec<T> = Vec::with_capacity(v.len());
@@ -274,7 +299,7 @@ where
     let len = v.len();
     let Some(cut) = cut(len, SEQUENTIAL, BUSY_MERGE) else {
         // A short piece, or nobody idle and a piece short enough: std's sort, whole.
-        v.sort_by(|a, b| order(is_less, a, b));
+        leaf_sort(v, is_less, true);
         return;
     };
     let mid = len / 2;

@@ -3,6 +3,7 @@
 //! iterator over the first positions.
 
 use super::drive::Producer;
+use super::owned::IntoIter;
 use super::{IndexedParallelIterator, ParallelIterator};
 use std::ops::Range;
 
@@ -63,6 +64,25 @@ macro_rules! range_impls {
     )*};
 }
 range_impls!(u8, u16, u32, u64, usize, i8, i16, i32, i64, isize);
+
+/// `a..=b` is `a..b` followed by `b` (when not empty), so `..=MAX` needs no wider type.
+macro_rules! range_inclusive_impls {
+    ($($t:ty),*) => {$(
+        impl super::IntoParallelIterator for std::ops::RangeInclusive<$t> {
+            type Item = $t;
+            type Iter = super::Chain<RangeIter<$t>, super::gen::RepeatN<$t>>;
+            fn into_par_iter(self) -> Self::Iter {
+                let (a, b) = self.clone().into_inner();
+                let (end, last) = if self.is_empty() { (a, 0) } else { (b, 1) };
+                super::Chain::new(
+                    RangeIter { range: a..end },
+                    super::gen::repeat_n(b, last),
+                )
+            }
+        }
+    )*};
+}
+range_inclusive_impls!(u8, u16, u32, u64, usize, i8, i16, i32, i64, isize);
 
 /// A parallel iterator over `&T` of a slice, from `par_iter()`.
 ///
@@ -284,6 +304,10 @@ impl<'a, T: Send + 'a> super::IntoParallelIterator for &'a mut Vec<T> {
 /// assert_eq!([1, 2, 3].par_chunks(2).count(), 2);
 /// ```
 pub trait ParallelSlice<T: Sync> {
+    /// The slice itself.
+    #[doc(hidden)]
+    fn as_par_slice(&self) -> &[T];
+
     /// Consecutive chunks of `size` elements, the last maybe shorter.
     ///
     /// # Panics
@@ -294,9 +318,82 @@ pub trait ParallelSlice<T: Sync> {
     /// assert_eq!([1, 2, 3].par_chunks(2).map(|c| c.len()).collect::<Vec<_>>(), [2, 1]);
     /// ```
     fn par_chunks(&self, size: usize) -> Chunks<'_, T>;
+
+    /// The windows of `size` consecutive elements (`slice::windows`).
+    ///
+    /// ```
+    /// use threadlab::prelude::*;
+    /// assert_eq!([1, 2, 3].par_windows(2).map(|w| w[0] * w[1]).sum::<i32>(), 8);
+    /// ```
+    fn par_windows(&self, size: usize) -> IntoIter<&[T]> {
+        IntoIter::gather(self.as_par_slice().windows(size))
+    }
+
+    /// Chunks of exactly `size` elements; the remainder is left out (`slice::chunks_exact`).
+    ///
+    /// ```
+    /// use threadlab::prelude::*;
+    /// assert_eq!([1, 2, 3].par_chunks_exact(2).count(), 1);
+    /// ```
+    fn par_chunks_exact(&self, size: usize) -> IntoIter<&[T]> {
+        IntoIter::gather(self.as_par_slice().chunks_exact(size))
+    }
+
+    /// Chunks of `size` from the end, the last maybe shorter (`slice::rchunks`).
+    ///
+    /// ```
+    /// use threadlab::prelude::*;
+    /// assert_eq!([1, 2, 3].par_rchunks(2).collect::<Vec<_>>(), [&[2, 3][..], &[1]]);
+    /// ```
+    fn par_rchunks(&self, size: usize) -> IntoIter<&[T]> {
+        IntoIter::gather(self.as_par_slice().rchunks(size))
+    }
+
+    /// Chunks of exactly `size` from the end (`slice::rchunks_exact`).
+    ///
+    /// ```
+    /// use threadlab::prelude::*;
+    /// assert_eq!([1, 2, 3].par_rchunks_exact(2).collect::<Vec<_>>(), [&[2, 3][..]]);
+    /// ```
+    fn par_rchunks_exact(&self, size: usize) -> IntoIter<&[T]> {
+        IntoIter::gather(self.as_par_slice().rchunks_exact(size))
+    }
+
+    /// The parts between elements for which `sep` holds (`slice::split`).
+    ///
+    /// ```
+    /// use threadlab::prelude::*;
+    /// assert_eq!([1, 0, 2, 3].par_split(|x| *x == 0).count(), 2);
+    /// ```
+    fn par_split<P: Fn(&T) -> bool + Sync + Send>(&self, sep: P) -> IntoIter<&[T]> {
+        IntoIter::gather(self.as_par_slice().split(sep))
+    }
+
+    /// The parts, each ended by its separator (`slice::split_inclusive`).
+    ///
+    /// ```
+    /// use threadlab::prelude::*;
+    /// assert_eq!([1, 0, 2].par_split_inclusive(|x| *x == 0).collect::<Vec<_>>(), [&[1, 0][..], &[2]]);
+    /// ```
+    fn par_split_inclusive<P: Fn(&T) -> bool + Sync + Send>(&self, sep: P) -> IntoIter<&[T]> {
+        IntoIter::gather(self.as_par_slice().split_inclusive(sep))
+    }
+
+    /// Runs of consecutive elements for which `same` holds pairwise (`slice::chunk_by`).
+    ///
+    /// ```
+    /// use threadlab::prelude::*;
+    /// assert_eq!([1, 1, 2, 3, 3].par_chunk_by(|a, b| a == b).count(), 3);
+    /// ```
+    fn par_chunk_by<F: Fn(&T, &T) -> bool + Sync + Send>(&self, same: F) -> IntoIter<&[T]> {
+        IntoIter::gather(self.as_par_slice().chunk_by(same))
+    }
 }
 
 impl<T: Sync> ParallelSlice<T> for [T] {
+    fn as_par_slice(&self) -> &[T] {
+        self
+    }
     fn par_chunks(&self, size: usize) -> Chunks<'_, T> {
         assert!(size > 0, "par_chunks: size must be at least 1");
         Chunks { slice: self, size }
@@ -334,6 +431,69 @@ pub trait ParallelSliceMut<T: Send> {
             slice: self.as_par_slice_mut(),
             size,
         }
+    }
+
+    /// Mutable chunks of exactly `size` elements (`slice::chunks_exact_mut`).
+    ///
+    /// ```
+    /// use threadlab::prelude::*;
+    /// let mut v = [1, 2, 3];
+    /// v.par_chunks_exact_mut(2).for_each(|c| c.swap(0, 1));
+    /// assert_eq!(v, [2, 1, 3]);
+    /// ```
+    fn par_chunks_exact_mut(&mut self, size: usize) -> IntoIter<&mut [T]> {
+        IntoIter::gather(self.as_par_slice_mut().chunks_exact_mut(size))
+    }
+
+    /// Mutable chunks of `size` from the end (`slice::rchunks_mut`).
+    ///
+    /// ```
+    /// use threadlab::prelude::*;
+    /// let mut v = [1, 2, 3];
+    /// v.par_rchunks_mut(2).for_each(|c| c[0] = 0);
+    /// assert_eq!(v, [0, 0, 3]);
+    /// ```
+    fn par_rchunks_mut(&mut self, size: usize) -> IntoIter<&mut [T]> {
+        IntoIter::gather(self.as_par_slice_mut().rchunks_mut(size))
+    }
+
+    /// Mutable chunks of exactly `size` from the end (`slice::rchunks_exact_mut`).
+    ///
+    /// ```
+    /// use threadlab::prelude::*;
+    /// let mut v = [1, 2, 3];
+    /// v.par_rchunks_exact_mut(2).for_each(|c| c[0] = 0);
+    /// assert_eq!(v, [1, 0, 3]);
+    /// ```
+    fn par_rchunks_exact_mut(&mut self, size: usize) -> IntoIter<&mut [T]> {
+        IntoIter::gather(self.as_par_slice_mut().rchunks_exact_mut(size))
+    }
+
+    /// The mutable parts between separators (`slice::split_mut`).
+    ///
+    /// ```
+    /// use threadlab::prelude::*;
+    /// let mut v = [1, 0, 2];
+    /// v.par_split_mut(|x| *x == 0).for_each(|p| p.fill(7));
+    /// assert_eq!(v, [7, 0, 7]);
+    /// ```
+    fn par_split_mut<P: Fn(&T) -> bool + Sync + Send>(&mut self, sep: P) -> IntoIter<&mut [T]> {
+        IntoIter::gather(self.as_par_slice_mut().split_mut(sep))
+    }
+
+    /// Mutable runs of consecutive elements for which `same` holds pairwise.
+    ///
+    /// ```
+    /// use threadlab::prelude::*;
+    /// let mut v = [1, 1, 2];
+    /// v.par_chunk_by_mut(|a, b| a == b).for_each(|r| r.fill(r.len() as i32));
+    /// assert_eq!(v, [2, 2, 1]);
+    /// ```
+    fn par_chunk_by_mut<F: Fn(&T, &T) -> bool + Sync + Send>(
+        &mut self,
+        same: F,
+    ) -> IntoIter<&mut [T]> {
+        IntoIter::gather(self.as_par_slice_mut().chunk_by_mut(same))
     }
 
     /// Sorts stably (a parallel merge sort; see `crate::iter::sort`).
@@ -385,6 +545,58 @@ pub trait ParallelSliceMut<T: Send> {
         super::sort::merge_sort(self.as_par_slice_mut(), &|a: &T, b: &T| f(a) < f(b));
     }
 
+    /// Sorts stably by the key `f` gives, computing each element's key once (in parallel)
+    /// and then sorting the (key, index) pairs, as `slice::sort_by_cached_key` does.
+    ///
+    /// ```
+    /// use threadlab::prelude::*;
+    /// let mut v = vec!["ccc", "a", "bb", "b"];
+    /// v.par_sort_by_cached_key(|s| s.len());
+    /// assert_eq!(v, ["a", "b", "bb", "ccc"]);
+    /// ```
+    fn par_sort_by_cached_key<K, F>(&mut self, f: F)
+    where
+        T: Sync,
+        K: Ord + Send + Sync,
+        F: Fn(&T) -> K + Sync,
+    {
+        let v = self.as_par_slice_mut();
+        let mut keyed: Vec<(K, usize)> = {
+            let shared: &[T] = v;
+            Iter { slice: shared }
+                .enumerate()
+                .map(|(i, x)| (f(x), i))
+                .collect()
+        };
+        // (key, index) pairs are distinct, so the unstable sort keeps equal keys in order.
+        super::sort::quick_sort(&mut keyed, &|a: &(K, usize), b: &(K, usize)| a < b);
+        // Apply the permutation in place, following each cycle (as `std` does).
+        for i in 0..v.len() {
+            let mut index = keyed[i].1;
+            while index < i {
+                index = keyed[index].1;
+            }
+            keyed[i].1 = index;
+            v.swap(i, index);
+        }
+    }
+
+    /// Sorts unstably by the key `f` gives (computed at every comparison).
+    ///
+    /// ```
+    /// use threadlab::prelude::*;
+    /// let mut v = vec![-3i32, 1, -2];
+    /// v.par_sort_unstable_by_key(|x| x.abs());
+    /// assert_eq!(v, [1, -2, -3]);
+    /// ```
+    fn par_sort_unstable_by_key<K: Ord, F>(&mut self, f: F)
+    where
+        T: Sync,
+        F: Fn(&T) -> K + Sync,
+    {
+        super::sort::quick_sort(self.as_par_slice_mut(), &|a: &T, b: &T| f(a) < f(b));
+    }
+
     /// Sorts without keeping the order of equal elements (a parallel pattern-defeating
     /// quicksort; see `crate::iter::sort`).
     ///
@@ -423,5 +635,23 @@ pub trait ParallelSliceMut<T: Send> {
 impl<T: Send> ParallelSliceMut<T> for [T] {
     fn as_par_slice_mut(&mut self) -> &mut [T] {
         self
+    }
+}
+
+/// `Range<char>` and `RangeInclusive<char>`: the chars of the range (surrogates skipped, as
+/// `std`'s iterator skips them), gathered first.
+impl super::IntoParallelIterator for Range<char> {
+    type Item = char;
+    type Iter = IntoIter<char>;
+    fn into_par_iter(self) -> IntoIter<char> {
+        IntoIter::gather(self)
+    }
+}
+
+impl super::IntoParallelIterator for std::ops::RangeInclusive<char> {
+    type Item = char;
+    type Iter = IntoIter<char>;
+    fn into_par_iter(self) -> IntoIter<char> {
+        IntoIter::gather(self)
     }
 }

@@ -83,7 +83,9 @@ impl Builder {
         Builder::default()
     }
 
-    /// The number of worker threads; 0 is rejected by [`Builder::build`].
+    /// The number of worker threads; 0 means the default (as in Rayon): the
+    /// `THREADLAB_NUM_THREADS` environment variable if it holds a positive number, else
+    /// `available_parallelism()`.
     pub fn threads(mut self, n: usize) -> Self {
         self.threads = Some(n);
         self
@@ -221,9 +223,10 @@ impl Builder {
 
     pub(crate) fn into_config(self) -> Config {
         Config {
-            threads: self
-                .threads
-                .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get())),
+            threads: match self.threads {
+                Some(n) if n > 0 => n,
+                _ => default_threads(),
+            },
             name: self.name,
             pin_to_cores: self.pin_to_cores,
             stack_size: self.stack_size,
@@ -254,4 +257,14 @@ impl Builder {
     pub fn build_global(self) -> Result<(), BuildError> {
         crate::global::init_global(self)
     }
+}
+
+/// The default number of workers: `THREADLAB_NUM_THREADS` if it is a positive number (Rayon's
+/// `RAYON_NUM_THREADS`), else `available_parallelism()` (which honours cgroup CPU quotas).
+fn default_threads() -> usize {
+    std::env::var("THREADLAB_NUM_THREADS")
+        .ok()
+        .and_then(|v| v.trim().parse::<usize>().ok())
+        .filter(|&n| n > 0)
+        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
 }

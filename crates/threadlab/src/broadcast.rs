@@ -1,0 +1,189 @@
+//! `broadcast` and `spawn_broadcast`: one call of an operation on every worker of a pool
+//! (Rayon's names and meaning: per-thread set-up, flushing per-thread caches).
+//!
+//! `broadcast` mails the operation to every other worker's inbox (`install_on`'s path), each
+//! from a scoped helper thread that blocks until its worker ran it, and runs the caller's own
+//! call in place when the caller is a worker of the pool. The calls run at the same time (an
+//! operation that waits at a barrier for all the others returns), which a `join` tree would
+//! not promise: threadlab's `join` runs both closures on one worker unless another asks for
+//! work, and an operation blocked at a barrier asks for nothing. A worker waiting in a `join`
+//! serves its inbox, so a broadcast from inside the pool reaches it. The helper threads cost a
+//! thread start per worker per broadcast: a broadcast is set-up work, not a loop body.
+//! `spawn_broadcast` pushes one task into every worker's inbox and returns.
+
+use crate::pool::registry::Registry;
+use crate::pool::worker::WorkerThread;
+use crate::Pool;
+use std::sync::Arc;
+
+/// What a broadcast operation is told about where it runs.
+///
+/// ```
+/// let pool = threadlab::Pool::builder().threads(2).build()?;
+/// let seen = pool.broadcast(|ctx| (ctx.index(), ctx.num_threads()));
+/// assert_eq!(seen, [(0, 2), (1, 2)]);
+/// # Ok::<(), threadlab::BuildError>(())
+/// ```
+#[derive(Debug, Clone, Copy)]
+pub struct BroadcastContext {
+    index: usize,
+    num_threads: usize,
+}
+
+impl BroadcastContext {
+    /// The index of the worker running this call.
+    pub fn index(&self) -> usize {
+        self.index
+    }
+    /// The number of workers of the pool (and of calls of the operation).
+    pub fn num_threads(&self) -> usize {
+        self.num_threads
+    }
+}
+
+/// Runs `op` once on every worker of `registry`, the results in worker order.
+fn broadcast_in<OP, R>(registry: &Arc<Registry>, op: &OP) -> Vec<R>
+where
+    OP: Fn(BroadcastContext) -> R + Sync,
+    R: Send,
+{
+    let n = registry.num_threads();
+    let ctx = |index| BroadcastContext {
+        index,
+        num_threads: n,
+    };
+    let me = on(registry).map(|w| w.index());
+    let mut out: Vec<Option<R>> = (0..n).map(|_| None).collect();
+    std::thread::scope(|s| {
+        let others: Vec<_> = (0..n)
+            .filter(|&j| Some(j) != me)
+            .map(|j| {
+                (
+                    j,
+                    s.spawn(move || Registry::in_worker_at(registry, j, || op(ctx(j)))),
+                )
+            })
+            .collect();
+        // This worker's own call runs here, while the others' are on their way.
+        let mine = me.map(|i| {
+            (
+                i,
+                std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| op(ctx(i)))),
+            )
+        });
+        let mut panic = None;
+        for (j, h) in others {
+            match h.join() {
+                Ok(r) => out[j] = Some(r),
+                Err(p) => panic = panic.or(Some(p)),
+            }
+        }
+        if let Some((i, r)) = mine {
+            match r {
+                Ok(r) => out[i] = Some(r),
+                Err(p) => panic = panic.or(Some(p)),
+            }
+        }
+        if let Some(p) = panic {
+            std::panic::resume_unwind(p);
+        }
+    });
+    out.into_iter()
+        .map(|r| r.expect("broadcast: every worker ran the operation"))
+        .collect()
+}
+
+/// Runs `op` on every worker of the current pool (the global pool outside any) and returns
+/// the results in worker order. A panic in any call is re-raised here after all returned.
+///
+/// ```
+/// let n = threadlab::broadcast(|ctx| ctx.num_threads()).len();
+/// assert_eq!(n, threadlab::current_num_threads());
+/// ```
+pub fn broadcast<OP, R>(op: OP) -> Vec<R>
+where
+    OP: Fn(BroadcastContext) -> R + Sync,
+    R: Send,
+{
+    broadcast_in(crate::global::current_registry(), &op)
+}
+
+/// Queues `op` for every worker of the current pool (the global pool outside any) and
+/// returns at once. A panic goes to the pool's panic handler, as a `spawn`'s does.
+///
+/// ```
+/// use std::sync::mpsc::channel;
+/// let (tx, rx) = channel();
+/// let tx = std::sync::Mutex::new(tx);
+/// threadlab::spawn_broadcast(move |ctx| tx.lock().unwrap().send(ctx.index()).unwrap());
+/// let mut got: Vec<usize> = rx.iter().take(threadlab::current_num_threads()).collect();
+/// got.sort();
+/// assert_eq!(got, (0..threadlab::current_num_threads()).collect::<Vec<_>>());
+/// ```
+pub fn spawn_broadcast<OP>(op: OP)
+where
+    OP: Fn(BroadcastContext) + Send + Sync + 'static,
+{
+    spawn_broadcast_in(crate::global::current_registry(), op)
+}
+
+fn spawn_broadcast_in<OP>(registry: &Arc<Registry>, op: OP)
+where
+    OP: Fn(BroadcastContext) + Send + Sync + 'static,
+{
+    let op = Arc::new(op);
+    let n = registry.num_threads();
+    for index in 0..n {
+        let op = Arc::clone(&op);
+        let job = registry.spawn_job(Some(crate::trace::TaskKind::Spawn), move || {
+            op(BroadcastContext {
+                index,
+                num_threads: n,
+            })
+        });
+        registry.push_to(index, job);
+    }
+}
+
+impl Pool {
+    /// [`broadcast`] on this pool.
+    ///
+    /// ```
+    /// let pool = threadlab::Pool::builder().threads(3).build()?;
+    /// let idx = pool.broadcast(|_| threadlab::current_thread_index().unwrap());
+    /// assert_eq!(idx, [0, 1, 2]);
+    /// # Ok::<(), threadlab::BuildError>(())
+    /// ```
+    pub fn broadcast<OP, R>(&self, op: OP) -> Vec<R>
+    where
+        OP: Fn(BroadcastContext) -> R + Sync,
+        R: Send,
+    {
+        broadcast_in(self.registry(), &op)
+    }
+
+    /// [`spawn_broadcast`] on this pool.
+    ///
+    /// ```
+    /// use std::sync::{mpsc::channel, Mutex};
+    /// let pool = threadlab::Pool::builder().threads(2).build()?;
+    /// let (tx, rx) = channel();
+    /// let tx = Mutex::new(tx);
+    /// pool.spawn_broadcast(move |ctx| tx.lock().unwrap().send(ctx.index()).unwrap());
+    /// let mut got: Vec<usize> = rx.iter().take(2).collect();
+    /// got.sort();
+    /// assert_eq!(got, [0, 1]);
+    /// # Ok::<(), threadlab::BuildError>(())
+    /// ```
+    pub fn spawn_broadcast<OP>(&self, op: OP)
+    where
+        OP: Fn(BroadcastContext) + Send + Sync + 'static,
+    {
+        spawn_broadcast_in(self.registry(), op)
+    }
+}
+
+/// True if the current thread is a worker of `registry`.
+pub(crate) fn on(registry: &Arc<Registry>) -> Option<&'static WorkerThread> {
+    WorkerThread::current().filter(|w| Arc::ptr_eq(w.registry(), registry))
+}

@@ -1,0 +1,627 @@
+//! Adapters that combine or reshape a pipeline: `chain`, `flat_map`/`flatten` (inner
+//! parallel iterators), `fold`/`fold_with` as parallel iterators of accumulators, `update`,
+//! and the per-piece state of `map_init`/`map_with`.
+//!
+//! Each is a [`Producer`] over its base's producer, as the adapters of `adapters.rs` are:
+//! positions are the base's positions, a block is a sequential iterator over the base's
+//! block. Two choices follow from that shape:
+//! - `fold` yields one accumulator per block (a block is the unit a worker folds between two
+//!   reads of its heartbeat flag); Rayon yields one per piece. Either way the number of
+//!   accumulators is unspecified and `reduce` of them gives the same answer.
+//! - An inner parallel iterator of `flat_map` runs sequentially inside the outer item's
+//!   block: the outer pipeline is what the heartbeat splits.
+//! - `map_init`'s `init` runs once per block, as Rayon's runs once per piece.
+
+use super::drive::Producer;
+use super::{Fold, IndexedParallelIterator, IntoParallelIterator, ParallelIterator};
+use std::sync::Arc;
+
+/// The items of a parallel iterator, in order, on this thread (an inner iterator of
+/// `flat_map`).
+pub(crate) fn seq_vec<I: ParallelIterator>(it: I) -> Vec<I::Item> {
+    let mut p = it.into_producer();
+    let n = p.len();
+    p.take(n).collect()
+}
+
+/// The iterator of [`ParallelIterator::chain`]: `a`'s items, then `b`'s.
+///
+/// ```
+/// use threadlab::prelude::*;
+/// let v: Vec<u32> = (0u32..2).into_par_iter().chain(5u32..7).collect();
+/// assert_eq!(v, [0, 1, 5, 6]);
+/// ```
+#[derive(Debug, Clone)]
+pub struct Chain<A, B> {
+    a: A,
+    b: B,
+}
+
+impl<A, B> Chain<A, B> {
+    pub(super) fn new(a: A, b: B) -> Self {
+        Chain { a, b }
+    }
+}
+
+impl<A: ParallelIterator, B: ParallelIterator<Item = A::Item>> ParallelIterator for Chain<A, B> {
+    type Item = A::Item;
+    type Producer = Chain<A::Producer, B::Producer>;
+    fn into_producer(self) -> Self::Producer {
+        Chain::new(self.a.into_producer(), self.b.into_producer())
+    }
+}
+impl<A, B> IndexedParallelIterator for Chain<A, B>
+where
+    A: IndexedParallelIterator,
+    B: IndexedParallelIterator<Item = A::Item>,
+{
+}
+
+impl<A: Producer, B: Producer<Item = A::Item>> Producer for Chain<A, B> {
+    type Item = A::Item;
+    type Iter<'s>
+        = std::iter::Chain<A::Iter<'s>, B::Iter<'s>>
+    where
+        Self: 's;
+    fn len(&self) -> usize {
+        self.a.len() + self.b.len()
+    }
+    fn split_at(self, mid: usize) -> (Self, Self) {
+        let alen = self.a.len();
+        if mid <= alen {
+            let (al, ar) = self.a.split_at(mid);
+            let (b0, b) = self.b.split_at(0);
+            (Chain::new(al, b0), Chain::new(ar, b))
+        } else {
+            let (a, a0) = self.a.split_at(alen);
+            let (bl, br) = self.b.split_at(mid - alen);
+            (Chain::new(a, bl), Chain::new(a0, br))
+        }
+    }
+    fn take(&mut self, n: usize) -> Self::Iter<'_> {
+        let na = n.min(self.a.len());
+        self.a.take(na).chain(self.b.take(n - na))
+    }
+    fn exact(&self) -> bool {
+        self.a.exact() && self.b.exact()
+    }
+}
+
+/// The iterator of [`ParallelIterator::flat_map`] and [`ParallelIterator::flatten`].
+///
+/// ```
+/// use threadlab::prelude::*;
+/// let v: Vec<u32> = (1u32..4).into_par_iter().flat_map(|n| 0..n).collect();
+/// assert_eq!(v, [0, 0, 1, 0, 1, 2]);
+/// ```
+#[derive(Debug, Clone)]
+pub struct FlatMap<I, F> {
+    base: I,
+    f: Arc<F>,
+}
+
+impl<I, F> FlatMap<I, F> {
+    pub(super) fn new(base: I, f: F) -> Self {
+        FlatMap {
+            base,
+            f: Arc::new(f),
+        }
+    }
+}
+
+impl<I: ParallelIterator, F, PI> ParallelIterator for FlatMap<I, F>
+where
+    F: Fn(I::Item) -> PI + Sync + Send,
+    PI: IntoParallelIterator,
+{
+    type Item = PI::Item;
+    type Producer = FlatMap<I::Producer, F>;
+    fn into_producer(self) -> Self::Producer {
+        FlatMap {
+            base: self.base.into_producer(),
+            f: self.f,
+        }
+    }
+}
+
+impl<P: Producer, F, PI> Producer for FlatMap<P, F>
+where
+    F: Fn(P::Item) -> PI + Sync + Send,
+    PI: IntoParallelIterator,
+{
+    type Item = PI::Item;
+    type Iter<'s>
+        = FlatIter<'s, P::Iter<'s>, F, PI::Item>
+    where
+        Self: 's;
+    fn len(&self) -> usize {
+        self.base.len()
+    }
+    fn split_at(self, mid: usize) -> (Self, Self) {
+        let (l, r) = self.base.split_at(mid);
+        let f = Arc::clone(&self.f);
+        (FlatMap { base: l, f }, FlatMap { base: r, f: self.f })
+    }
+    fn take(&mut self, n: usize) -> Self::Iter<'_> {
+        FlatIter {
+            base: self.base.take(n),
+            f: &*self.f,
+            cur: Vec::new().into_iter(),
+        }
+    }
+    fn exact(&self) -> bool {
+        false
+    }
+}
+
+/// The block iterator of [`FlatMap`].
+#[derive(Debug)]
+pub struct FlatIter<'s, It, F, T> {
+    base: It,
+    f: &'s F,
+    cur: std::vec::IntoIter<T>,
+}
+
+impl<It: Iterator, F, PI> Iterator for FlatIter<'_, It, F, PI::Item>
+where
+    F: Fn(It::Item) -> PI,
+    PI: IntoParallelIterator,
+{
+    type Item = PI::Item;
+    fn next(&mut self) -> Option<PI::Item> {
+        loop {
+            if let Some(x) = self.cur.next() {
+                return Some(x);
+            }
+            let outer = self.base.next()?;
+            self.cur = seq_vec((self.f)(outer).into_par_iter()).into_iter();
+        }
+    }
+}
+
+/// The producer of [`Fold`] and [`FoldWith`] as parallel iterators: one accumulator per
+/// block, started by `S` (`identity()`, or a clone of the initial value).
+#[derive(Debug)]
+pub struct FoldProducer<P, S, F> {
+    base: P,
+    identity: Arc<S>,
+    fold_op: Arc<F>,
+}
+
+impl<I: ParallelIterator, A: Send, ID, F> ParallelIterator for Fold<I, ID, F>
+where
+    ID: Fn() -> A + Sync + Send,
+    F: Fn(A, I::Item) -> A + Sync + Send,
+{
+    type Item = A;
+    type Producer = FoldProducer<I::Producer, InitFn<ID>, F>;
+    fn into_producer(self) -> Self::Producer {
+        FoldProducer {
+            base: self.base.into_producer(),
+            identity: Arc::new(InitFn(self.identity)),
+            fold_op: Arc::new(self.fold_op),
+        }
+    }
+}
+
+/// The iterator of [`ParallelIterator::fold_with`]: accumulators that start as clones of
+/// `init`, one per block.
+///
+/// ```
+/// use threadlab::prelude::*;
+/// let n: u32 = (0u32..10).into_par_iter().fold_with(0u32, |n, _| n + 1).sum();
+/// assert_eq!(n, 10);
+/// ```
+#[derive(Debug, Clone)]
+pub struct FoldWith<I, T, F> {
+    base: I,
+    init: T,
+    fold_op: F,
+}
+
+impl<I, T, F> FoldWith<I, T, F> {
+    pub(super) fn new(base: I, init: T, fold_op: F) -> Self {
+        FoldWith {
+            base,
+            init,
+            fold_op,
+        }
+    }
+}
+
+impl<I: ParallelIterator, T, F> ParallelIterator for FoldWith<I, T, F>
+where
+    T: Clone + Send + Sync,
+    F: Fn(T, I::Item) -> T + Sync + Send,
+{
+    type Item = T;
+    type Producer = FoldProducer<I::Producer, CloneOf<T>, F>;
+    fn into_producer(self) -> Self::Producer {
+        FoldProducer {
+            base: self.base.into_producer(),
+            identity: Arc::new(CloneOf(self.init)),
+            fold_op: Arc::new(self.fold_op),
+        }
+    }
+}
+
+impl<P: Producer, S: MakeState, F> Producer for FoldProducer<P, S, F>
+where
+    S::State: Send,
+    F: Fn(S::State, P::Item) -> S::State + Sync + Send,
+{
+    type Item = S::State;
+    type Iter<'s>
+        = std::option::IntoIter<S::State>
+    where
+        Self: 's;
+    fn len(&self) -> usize {
+        self.base.len()
+    }
+    fn split_at(self, mid: usize) -> (Self, Self) {
+        let (l, r) = self.base.split_at(mid);
+        let left = FoldProducer {
+            base: l,
+            identity: Arc::clone(&self.identity),
+            fold_op: Arc::clone(&self.fold_op),
+        };
+        (left, FoldProducer { base: r, ..self })
+    }
+    fn take(&mut self, n: usize) -> Self::Iter<'_> {
+        let acc = self.base.take(n).fold(self.identity.make(), &*self.fold_op);
+        Some(acc).into_iter()
+    }
+    fn exact(&self) -> bool {
+        false
+    }
+}
+
+/// The iterator of [`IndexedParallelIterator::fold_chunks`] and
+/// [`IndexedParallelIterator::fold_chunks_with`]: one accumulator per `size` consecutive
+/// items.
+///
+/// ```
+/// use threadlab::prelude::*;
+/// let v: Vec<u32> = (0u32..5).into_par_iter().fold_chunks(2, || 0, |a, x| a + x).collect();
+/// assert_eq!(v, [1, 5, 4]);
+/// ```
+#[derive(Debug, Clone)]
+pub struct FoldChunks<I, S, F> {
+    base: I,
+    size: usize,
+    identity: Arc<S>,
+    fold_op: Arc<F>,
+}
+
+impl<I, T, F> FoldChunks<I, InitFn<T>, F> {
+    pub(super) fn init(base: I, size: usize, identity: T, fold_op: F) -> Self {
+        FoldChunks {
+            base,
+            size,
+            identity: Arc::new(InitFn(identity)),
+            fold_op: Arc::new(fold_op),
+        }
+    }
+}
+
+impl<I, T, F> FoldChunks<I, CloneOf<T>, F> {
+    pub(super) fn with(base: I, size: usize, init: T, fold_op: F) -> Self {
+        FoldChunks {
+            base,
+            size,
+            identity: Arc::new(CloneOf(init)),
+            fold_op: Arc::new(fold_op),
+        }
+    }
+}
+
+impl<I: IndexedParallelIterator, S: MakeState, F> ParallelIterator for FoldChunks<I, S, F>
+where
+    S::State: Send,
+    F: Fn(S::State, I::Item) -> S::State + Sync + Send,
+{
+    type Item = S::State;
+    type Producer = FoldChunks<I::Producer, S, F>;
+    fn into_producer(self) -> Self::Producer {
+        FoldChunks {
+            base: self.base.into_producer(),
+            size: self.size,
+            identity: self.identity,
+            fold_op: self.fold_op,
+        }
+    }
+}
+impl<I: IndexedParallelIterator, S: MakeState, F> IndexedParallelIterator for FoldChunks<I, S, F>
+where
+    S::State: Send,
+    F: Fn(S::State, I::Item) -> S::State + Sync + Send,
+{
+}
+
+impl<P: Producer, S: MakeState, F> Producer for FoldChunks<P, S, F>
+where
+    S::State: Send,
+    F: Fn(S::State, P::Item) -> S::State + Sync + Send,
+{
+    type Item = S::State;
+    type Iter<'s>
+        = FoldChunkIter<'s, P::Iter<'s>, S, F>
+    where
+        Self: 's;
+    fn len(&self) -> usize {
+        self.base.len().div_ceil(self.size)
+    }
+    fn split_at(self, mid: usize) -> (Self, Self) {
+        let at = (mid * self.size).min(self.base.len());
+        let (l, r) = self.base.split_at(at);
+        let left = FoldChunks {
+            base: l,
+            size: self.size,
+            identity: Arc::clone(&self.identity),
+            fold_op: Arc::clone(&self.fold_op),
+        };
+        (left, FoldChunks { base: r, ..self })
+    }
+    fn take(&mut self, n: usize) -> Self::Iter<'_> {
+        let at = (n * self.size).min(self.base.len());
+        FoldChunkIter {
+            base: self.base.take(at),
+            size: self.size,
+            identity: &*self.identity,
+            fold_op: &*self.fold_op,
+        }
+    }
+}
+
+/// The block iterator of [`FoldChunks`].
+#[derive(Debug)]
+pub struct FoldChunkIter<'s, It, S, F> {
+    base: It,
+    size: usize,
+    identity: &'s S,
+    fold_op: &'s F,
+}
+
+impl<It: Iterator, S: MakeState, F> Iterator for FoldChunkIter<'_, It, S, F>
+where
+    F: Fn(S::State, It::Item) -> S::State,
+{
+    type Item = S::State;
+    fn next(&mut self) -> Option<S::State> {
+        let first = self.base.next()?;
+        let acc = (self.fold_op)(self.identity.make(), first);
+        Some(
+            self.base
+                .by_ref()
+                .take(self.size - 1)
+                .fold(acc, self.fold_op),
+        )
+    }
+}
+
+/// The iterator of [`ParallelIterator::update`]: every item after `f` changed it.
+///
+/// ```
+/// use threadlab::prelude::*;
+/// let v: Vec<Vec<u8>> = (0u8..2).into_par_iter().map(|x| vec![x]).update(|v| v.push(9)).collect();
+/// assert_eq!(v, [vec![0, 9], vec![1, 9]]);
+/// ```
+#[derive(Debug, Clone)]
+pub struct Update<I, F> {
+    base: I,
+    f: Arc<F>,
+}
+
+impl<I, F> Update<I, F> {
+    pub(super) fn new(base: I, f: F) -> Self {
+        Update {
+            base,
+            f: Arc::new(f),
+        }
+    }
+}
+
+impl<I: ParallelIterator, F: Fn(&mut I::Item) + Sync + Send> ParallelIterator for Update<I, F> {
+    type Item = I::Item;
+    type Producer = Update<I::Producer, F>;
+    fn into_producer(self) -> Self::Producer {
+        Update {
+            base: self.base.into_producer(),
+            f: self.f,
+        }
+    }
+}
+impl<I: IndexedParallelIterator, F: Fn(&mut I::Item) + Sync + Send> IndexedParallelIterator
+    for Update<I, F>
+{
+}
+
+impl<P: Producer, F: Fn(&mut P::Item) + Sync + Send> Producer for Update<P, F> {
+    type Item = P::Item;
+    type Iter<'s>
+        = UpdateIter<'s, P::Iter<'s>, F>
+    where
+        Self: 's;
+    fn len(&self) -> usize {
+        self.base.len()
+    }
+    fn split_at(self, mid: usize) -> (Self, Self) {
+        let (l, r) = self.base.split_at(mid);
+        let f = Arc::clone(&self.f);
+        (Update { base: l, f }, Update { base: r, f: self.f })
+    }
+    fn take(&mut self, n: usize) -> Self::Iter<'_> {
+        UpdateIter {
+            base: self.base.take(n),
+            f: &*self.f,
+        }
+    }
+    fn exact(&self) -> bool {
+        self.base.exact()
+    }
+    fn min_len(&self) -> usize {
+        self.base.min_len()
+    }
+    fn max_len(&self) -> usize {
+        self.base.max_len()
+    }
+}
+
+/// The block iterator of [`Update`].
+#[derive(Debug)]
+pub struct UpdateIter<'s, It, F> {
+    base: It,
+    f: &'s F,
+}
+
+impl<It: Iterator, F: Fn(&mut It::Item)> Iterator for UpdateIter<'_, It, F> {
+    type Item = It::Item;
+    #[inline]
+    fn next(&mut self) -> Option<It::Item> {
+        let mut x = self.base.next()?;
+        (self.f)(&mut x);
+        Some(x)
+    }
+}
+
+/// How a block of `map_init` / `map_with` gets its state.
+pub trait MakeState: Send + Sync {
+    /// The state.
+    type State;
+    /// A fresh state for one block.
+    fn make(&self) -> Self::State;
+}
+
+/// `map_init`'s `init` closure.
+#[derive(Debug, Clone)]
+pub struct InitFn<INIT>(INIT);
+
+impl<T, INIT: Fn() -> T + Send + Sync> MakeState for InitFn<INIT> {
+    type State = T;
+    fn make(&self) -> T {
+        (self.0)()
+    }
+}
+
+/// `map_with`'s value, cloned for every block.
+#[derive(Debug, Clone)]
+pub struct CloneOf<T>(T);
+
+impl<T: Clone + Send + Sync> MakeState for CloneOf<T> {
+    type State = T;
+    fn make(&self) -> T {
+        self.0.clone()
+    }
+}
+
+/// The iterator of [`ParallelIterator::map_init`] and [`ParallelIterator::map_with`]: `f`
+/// with a mutable state made once per block.
+///
+/// ```
+/// use threadlab::prelude::*;
+/// let v: Vec<u32> = (0u32..4).into_par_iter().map_init(|| 10, |ten, x| x + *ten).collect();
+/// assert_eq!(v, [10, 11, 12, 13]);
+/// ```
+#[derive(Debug, Clone)]
+pub struct MapState<I, S, F> {
+    base: I,
+    state: Arc<S>,
+    f: Arc<F>,
+}
+
+impl<I, T, F> MapState<I, InitFn<T>, F> {
+    pub(super) fn init(base: I, init: T, f: F) -> Self {
+        MapState {
+            base,
+            state: Arc::new(InitFn(init)),
+            f: Arc::new(f),
+        }
+    }
+}
+
+impl<I, T, F> MapState<I, CloneOf<T>, F> {
+    pub(super) fn with(base: I, value: T, f: F) -> Self {
+        MapState {
+            base,
+            state: Arc::new(CloneOf(value)),
+            f: Arc::new(f),
+        }
+    }
+}
+
+impl<I: ParallelIterator, S: MakeState, F, R: Send> ParallelIterator for MapState<I, S, F>
+where
+    F: Fn(&mut S::State, I::Item) -> R + Sync + Send,
+{
+    type Item = R;
+    type Producer = MapState<I::Producer, S, F>;
+    fn into_producer(self) -> Self::Producer {
+        MapState {
+            base: self.base.into_producer(),
+            state: self.state,
+            f: self.f,
+        }
+    }
+}
+impl<I: IndexedParallelIterator, S: MakeState, F, R: Send> IndexedParallelIterator
+    for MapState<I, S, F>
+where
+    F: Fn(&mut S::State, I::Item) -> R + Sync + Send,
+{
+}
+
+impl<P: Producer, S: MakeState, F, R: Send> Producer for MapState<P, S, F>
+where
+    F: Fn(&mut S::State, P::Item) -> R + Sync + Send,
+{
+    type Item = R;
+    type Iter<'s>
+        = StateIter<'s, P::Iter<'s>, S::State, F>
+    where
+        Self: 's;
+    fn len(&self) -> usize {
+        self.base.len()
+    }
+    fn split_at(self, mid: usize) -> (Self, Self) {
+        let (l, r) = self.base.split_at(mid);
+        let left = MapState {
+            base: l,
+            state: Arc::clone(&self.state),
+            f: Arc::clone(&self.f),
+        };
+        (left, MapState { base: r, ..self })
+    }
+    fn take(&mut self, n: usize) -> Self::Iter<'_> {
+        StateIter {
+            base: self.base.take(n),
+            state: self.state.make(),
+            f: &*self.f,
+        }
+    }
+    fn exact(&self) -> bool {
+        self.base.exact()
+    }
+    fn min_len(&self) -> usize {
+        self.base.min_len()
+    }
+    fn max_len(&self) -> usize {
+        self.base.max_len()
+    }
+}
+
+/// The block iterator of [`MapState`].
+#[derive(Debug)]
+pub struct StateIter<'s, It, T, F> {
+    base: It,
+    state: T,
+    f: &'s F,
+}
+
+impl<It: Iterator, T, F: Fn(&mut T, It::Item) -> R, R> Iterator for StateIter<'_, It, T, F> {
+    type Item = R;
+    #[inline]
+    fn next(&mut self) -> Option<R> {
+        let x = self.base.next()?;
+        Some((self.f)(&mut self.state, x))
+    }
+}

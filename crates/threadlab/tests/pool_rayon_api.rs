@@ -1,0 +1,104 @@
+//! Rayon-core's entry points: `broadcast` reaches every worker once (concurrently: the calls
+//! meet at a barrier), `spawn_broadcast` too, `join_context` says when a closure moved,
+//! `yield_now`/`yield_local` run pending work, `Pool::current_thread_index` knows its own
+//! workers only, and `THREADLAB_NUM_THREADS` sets the default count.
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{mpsc, Barrier, Mutex};
+use threadlab::{Pool, Yield};
+
+#[test]
+fn broadcast_runs_once_on_every_worker_at_the_same_time() {
+    for n in [1, 2, 3, 5] {
+        let pool = Pool::builder().threads(n).build().unwrap();
+        let barrier = Barrier::new(n);
+        let got = pool.broadcast(|ctx| {
+            assert_eq!(ctx.num_threads(), n);
+            assert_eq!(threadlab::current_thread_index(), Some(ctx.index()));
+            barrier.wait();
+            ctx.index()
+        });
+        assert_eq!(got, (0..n).collect::<Vec<_>>());
+        // From inside the pool too.
+        let inner = pool.install(|| threadlab::broadcast(|ctx| ctx.index()));
+        assert_eq!(inner, (0..n).collect::<Vec<_>>());
+    }
+}
+
+#[test]
+fn spawn_broadcast_reaches_every_worker() {
+    let pool = Pool::builder().threads(3).build().unwrap();
+    let (tx, rx) = mpsc::channel();
+    let tx = Mutex::new(tx);
+    pool.spawn_broadcast(move |ctx| {
+        let on = threadlab::current_thread_index();
+        tx.lock().unwrap().send((ctx.index(), on)).unwrap();
+    });
+    let mut got: Vec<(usize, Option<usize>)> = rx.iter().take(3).collect();
+    got.sort();
+    assert_eq!(got, [(0, Some(0)), (1, Some(1)), (2, Some(2))]);
+}
+
+#[test]
+fn join_context_and_pool_methods() {
+    let pool = Pool::builder().threads(2).build().unwrap();
+    let ((a_moved, a_idx), (_, b_idx)) = pool.install(|| {
+        threadlab::join_context(
+            |c| (c.migrated(), threadlab::current_thread_index()),
+            |c| (c.migrated(), threadlab::current_thread_index()),
+        )
+    });
+    assert!(!a_moved);
+    assert!(a_idx.is_some() && b_idx.is_some());
+    assert_eq!(pool.join(|| 1, || 2), (1, 2));
+    let other = Pool::builder().threads(1).build().unwrap();
+    assert_eq!(pool.current_thread_index(), None);
+    assert_eq!(other.install(|| pool.current_thread_index()), None);
+    assert!(pool.install(|| pool.current_thread_index()).is_some());
+}
+
+#[test]
+fn yield_runs_pending_work() {
+    assert_eq!(threadlab::yield_now(), None);
+    assert_eq!(threadlab::yield_local(), None);
+    let pool = Pool::builder().threads(1).build().unwrap();
+    let ran = AtomicUsize::new(0);
+    pool.scope(|s| {
+        s.spawn(|_| {
+            ran.fetch_add(1, Ordering::SeqCst);
+        });
+        // The only worker is this one: the spawned task is in its deque until it yields.
+        assert_eq!(threadlab::yield_local(), Some(Yield::Executed));
+        assert_eq!(ran.load(Ordering::SeqCst), 1);
+        assert_eq!(threadlab::yield_now(), Some(Yield::Idle));
+    });
+}
+
+#[test]
+fn the_environment_sets_the_default_count() {
+    // The only test of this file that reads the environment, so nothing races with it.
+    std::env::set_var("THREADLAB_NUM_THREADS", "3");
+    assert_eq!(
+        Pool::builder()
+            .threads(0)
+            .build()
+            .unwrap()
+            .current_num_threads(),
+        3
+    );
+    assert_eq!(Pool::builder().build().unwrap().current_num_threads(), 3);
+    assert_eq!(
+        Pool::builder()
+            .threads(2)
+            .build()
+            .unwrap()
+            .current_num_threads(),
+        2
+    );
+    std::env::set_var("THREADLAB_NUM_THREADS", "nonsense");
+    let default = std::thread::available_parallelism().map_or(1, |n| n.get());
+    assert_eq!(
+        Pool::builder().build().unwrap().current_num_threads(),
+        default
+    );
+    std::env::remove_var("THREADLAB_NUM_THREADS");
+}

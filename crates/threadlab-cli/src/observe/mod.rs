@@ -21,12 +21,14 @@
 //! - `bursts.rs`: thread creation per burst of births;
 //! - `convert.rs`: samples → `Trace` and the futex table;
 //! - `report.rs`: the text printed;
+//! - `output.rs`: where the report goes (never the command's streams) and `run`'s exit code;
 //! - `demo.rs`: the child programs with known behaviour that the tests observe.
 
 mod births;
 mod bursts;
 pub mod convert;
 pub mod demo;
+pub mod output;
 mod procfs;
 mod report;
 pub mod sampler;
@@ -63,7 +65,7 @@ pub fn run(args: RunArgs) -> ExitCode {
             Err(e) => return crate::cli::usage_error(&format!("cannot start `{program}`: {e}")),
         }
     };
-    let (pid, observed, code) = match traced {
+    let (pid, observed, ending) = match traced {
         Some(x) => x,
         None => {
             let mut child = match Command::new(program).args(&args.command[1..]).spawn() {
@@ -80,24 +82,40 @@ pub fn run(args: RunArgs) -> ExitCode {
             });
             // The process may have gone between two ticks: reap it.
             let status = status.or_else(|| child.wait().ok());
-            (pid, observed, status.and_then(|s| s.code()))
+            use std::os::unix::process::ExitStatusExt;
+            let ending = status.map_or(output::Ending::Unknown, |s| {
+                output::Ending::from_parts(s.code(), s.signal())
+            });
+            (pid, observed, ending)
         }
     };
     let what = format!("`{}` (pid {pid})", args.command.join(" "));
-    if !finish(&what, &observed, args.hz, args.output.as_deref()) {
-        return ExitCode::from(1);
-    }
-    match code {
-        Some(0) => ExitCode::SUCCESS,
-        Some(code) => {
-            eprintln!("threadlab run: the command exited with status {code}");
-            ExitCode::from(1)
+    // The report never goes to the command's stdout or stderr (`output.rs`).
+    let (mut file, path) = match output::report_file(args.report.as_deref(), pid) {
+        Ok(x) => x,
+        Err(e) => {
+            eprintln!("threadlab run: cannot write the report: {e}");
+            return ending.exit_code();
         }
-        None => {
-            eprintln!("threadlab run: the command was killed by a signal");
-            ExitCode::from(1)
+    };
+    let mut text = format!("{what} {}\n\n", ending.describe());
+    let saved = finish_into(&mut text, &what, &observed, args.hz, args.output.as_deref());
+    use std::io::Write;
+    let written = file.write_all(text.as_bytes()).and_then(|()| file.flush());
+    match (written, saved) {
+        (Ok(()), Ok(())) => {
+            output::announce(&format!("threadlab run: report in {}", path.display()))
         }
+        (Err(e), _) => eprintln!(
+            "threadlab run: cannot write the report to {}: {e}",
+            path.display()
+        ),
+        (_, Err(e)) => eprintln!(
+            "threadlab run: report in {}; the trace was not saved: {e}",
+            path.display()
+        ),
     }
+    ending.exit_code()
 }
 
 /// Starts `cmd` traced (`births.rs`) and samples it at `hz` until it exits: its pid, what was
@@ -105,7 +123,7 @@ pub fn run(args: RunArgs) -> ExitCode {
 pub fn observe_traced(
     cmd: Command,
     hz: u32,
-) -> std::io::Result<(u32, sampler::Observed, Option<i32>)> {
+) -> std::io::Result<(u32, sampler::Observed, output::Ending)> {
     let start = Instant::now();
     let traced = births::spawn(cmd, start)?;
     let pid = traced.pid;
@@ -116,7 +134,8 @@ pub fn observe_traced(
     });
     let lives = traced.finish();
     births::merge(&mut observed, &lives, sampler::period(hz).as_nanos() as u64);
-    Ok((pid, observed, lives.exit_code))
+    let ending = output::Ending::from_parts(lives.exit_code, lives.exit_signal);
+    Ok((pid, observed, ending))
 }
 
 /// `threadlab watch`: samples a running process for `--seconds` or until it exits.
@@ -149,6 +168,25 @@ pub fn watch(args: WatchArgs) -> ExitCode {
     } else {
         ExitCode::from(1)
     }
+}
+
+/// Appends the report to `text` and saves the trace if asked.
+fn finish_into(
+    text: &mut String,
+    what: &str,
+    observed: &sampler::Observed,
+    hz: u32,
+    out: Option<&std::path::Path>,
+) -> Result<(), String> {
+    let (trace, futexes) = convert::convert(observed);
+    text.push_str(&report::render(what, observed, hz, &futexes));
+    text.push('\n');
+    text.push_str(&trace.diagnose().to_string());
+    if let Some(path) = out {
+        trace.save(path).map_err(|e| e.to_string())?;
+        text.push_str(&format!("trace: {}\n", path.display()));
+    }
+    Ok(())
 }
 
 /// Prints the report, saves the trace if asked; `false` if saving failed.

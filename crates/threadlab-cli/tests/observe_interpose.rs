@@ -120,3 +120,157 @@ fn the_exit_code_is_the_commands() {
     assert_eq!(out.status.code(), Some(128 + 9), "{report}");
     assert!(report.contains("killed by signal 9"), "{report}");
 }
+
+/// Compiles the C program `src` with `cc` into `dir/name`; `None` (and a message) without a C
+/// compiler.
+fn compile_c(dir: &Path, name: &str, src: &str) -> Option<PathBuf> {
+    let c = dir.join(format!("{name}.c"));
+    std::fs::write(&c, src).unwrap();
+    let exe = dir.join(name);
+    match Command::new("cc")
+        .arg("-O2")
+        .arg("-o")
+        .arg(&exe)
+        .arg(&c)
+        .arg("-lpthread")
+        .status()
+    {
+        Ok(s) if s.success() => Some(exe),
+        _ => {
+            eprintln!("skipped: no working C compiler (`cc`)");
+            None
+        }
+    }
+}
+
+/// Two threads on one global mutex, each holding it across a short sleep so the other must
+/// wait; the program counts its own contended acquisitions (a failed trylock, then a lock).
+const TWO_THREADS: &str = r#"
+#include <pthread.h>
+#include <stdio.h>
+#include <unistd.h>
+static pthread_mutex_t big_lock = PTHREAD_MUTEX_INITIALIZER;
+static long contended[2];
+static void *work(void *p) {
+    long id = (long)p;
+    for (int i = 0; i < 300; i++) {
+        if (pthread_mutex_trylock(&big_lock) != 0) {
+            contended[id]++;
+            pthread_mutex_lock(&big_lock);
+        }
+        usleep(200);
+        pthread_mutex_unlock(&big_lock);
+        usleep(50);
+    }
+    return 0;
+}
+int main(void) {
+    pthread_t t[2];
+    for (long i = 0; i < 2; i++) pthread_create(&t[i], 0, work, (void *)i);
+    for (int i = 0; i < 2; i++) pthread_join(t[i], 0);
+    printf("contended acquisitions: %ld\n", contended[0] + contended[1]);
+    return 0;
+}
+"#;
+
+/// The `N` of the report's `lock NAME: N contended waits` line for the lock named `name`.
+fn waits_of(report: &str, name: &str) -> Option<u64> {
+    report
+        .lines()
+        .find_map(|l| l.trim().strip_prefix(&format!("lock {name}: ")))
+        .and_then(|l| l.split_whitespace().next())
+        .and_then(|n| n.parse().ok())
+}
+
+/// The program's own count of its contended acquisitions.
+fn own_count(out: &Output) -> u64 {
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .find_map(|l| l.strip_prefix("contended acquisitions: "))
+        .and_then(|n| n.trim().parse().ok())
+        .expect("the program prints its count")
+}
+
+#[test]
+fn a_contended_global_mutex_is_found_named_and_counted() {
+    let dir = scratch("two");
+    let Some(exe) = compile_c(&dir, "two", TWO_THREADS) else {
+        return;
+    };
+    let (out, report) = run(&dir, &[], &[exe.to_str().unwrap()]);
+    assert!(out.status.success(), "{report}");
+    let own = own_count(&out);
+    assert!(
+        own >= 50,
+        "the program itself saw only {own} contended acquisitions"
+    );
+    let seen = waits_of(&report, "big_lock+0x0 (two)")
+        .unwrap_or_else(|| panic!("big_lock not named in\n{report}"));
+    let diff = seen.abs_diff(own) as f64;
+    assert!(
+        diff <= 0.2 * own as f64,
+        "{seen} waits reported, {own} counted by the program"
+    );
+    assert!(
+        report
+            .lines()
+            .any(|l| l.starts_with(" ! lock-contention (lock big_lock+0x0 (two))")),
+        "{report}"
+    );
+    assert!(report.contains("threads created: 2 exactly"), "{report}");
+}
+
+#[test]
+fn under_a_shell_the_lock_is_still_found_in_the_child_process() {
+    let dir = scratch("shell");
+    let Some(exe) = compile_c(&dir, "two", TWO_THREADS) else {
+        return;
+    };
+    // `; exit 0` keeps the shell from exec'ing the program: it runs in a child process.
+    let script = format!("{}; exit 0", exe.display());
+    let (out, report) = run(&dir, &[], &["sh", "-c", &script]);
+    assert!(out.status.success(), "{report}");
+    let own = own_count(&out);
+    let seen = waits_of(&report, "big_lock+0x0 (two)")
+        .unwrap_or_else(|| panic!("big_lock not found under sh -c:\n{report}"));
+    assert!(
+        seen.abs_diff(own) as f64 <= 0.2 * own as f64,
+        "{seen} against {own}"
+    );
+    assert!(
+        report.contains("processes: 2 ran with the interposer"),
+        "{report}"
+    );
+    assert!(
+        report
+            .lines()
+            .any(|l| l.starts_with(" ! lock-contention (lock big_lock+0x0 (two))")),
+        "{report}"
+    );
+}
+
+#[test]
+fn compare_of_two_runs_matches_the_lock_across_address_randomisation() {
+    let dir = scratch("compare");
+    let Some(exe) = compile_c(&dir, "two", TWO_THREADS) else {
+        return;
+    };
+    let a = dir.join("a.tltrace");
+    let b = dir.join("b.tltrace");
+    for t in [&a, &b] {
+        let (out, report) = run(&dir, &["-o", t.to_str().unwrap()], &[exe.to_str().unwrap()]);
+        assert!(out.status.success(), "{report}");
+    }
+    let out = Command::new(env!("CARGO_BIN_EXE_threadlab"))
+        .arg("compare")
+        .arg(&a)
+        .arg(&b)
+        .output()
+        .expect("compare");
+    let text = String::from_utf8_lossy(&out.stdout);
+    let rows = text
+        .lines()
+        .filter(|l| l.contains("big_lock") && l.contains("wait"))
+        .count();
+    assert_eq!(rows, 1, "the lock should be one row:\n{text}");
+}

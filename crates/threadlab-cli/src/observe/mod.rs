@@ -21,6 +21,7 @@
 //! - `bursts.rs`: thread creation per burst of births;
 //! - `convert.rs`: samples → `Trace` and the futex table;
 //! - `report.rs`: the text printed;
+//! - `interpose.rs`: the `LD_PRELOAD` library's exact births, deaths and lock waits;
 //! - `output.rs`: where the report goes (never the command's streams) and `run`'s exit code;
 //! - `demo.rs`: the child programs with known behaviour that the tests observe.
 
@@ -28,6 +29,7 @@ mod births;
 mod bursts;
 pub mod convert;
 pub mod demo;
+mod interpose;
 pub mod output;
 mod procfs;
 mod report;
@@ -48,11 +50,20 @@ pub fn run(args: RunArgs) -> ExitCode {
         return crate::cli::usage_error("`run` needs a command: threadlab run -- CMD ARGS…");
     }
     let program = &args.command[0];
+    // The interposer (`interpose.rs`): exact births and lock waits from inside every process.
+    let session = interpose::Session::prepare();
+    let with_env = |cmd: &mut Command| {
+        if let Some(s) = &session {
+            s.apply(cmd);
+        }
+    };
+    let origin_ns = interpose::monotonic_ns();
     let traced = if args.sample_only {
         None
     } else {
         let mut cmd = Command::new(program);
         cmd.args(&args.command[1..]);
+        with_env(&mut cmd);
         match observe_traced(cmd, args.hz) {
             Ok(x) => Some(x),
             // PTRACE_TRACEME refused (a seccomp filter, a security module): sample only.
@@ -68,7 +79,9 @@ pub fn run(args: RunArgs) -> ExitCode {
     let (pid, observed, ending) = match traced {
         Some(x) => x,
         None => {
-            let mut child = match Command::new(program).args(&args.command[1..]).spawn() {
+            let mut cmd = Command::new(program);
+            with_env(cmd.args(&args.command[1..]));
+            let mut child = match cmd.spawn() {
                 Ok(c) => c,
                 Err(e) => {
                     return crate::cli::usage_error(&format!("cannot start `{program}`: {e}"))
@@ -99,7 +112,29 @@ pub fn run(args: RunArgs) -> ExitCode {
         }
     };
     let mut text = format!("{what} {}\n\n", ending.describe());
-    let saved = finish_into(&mut text, &what, &observed, args.hz, args.output.as_deref());
+    let seen = session.as_ref().map(|s| {
+        let seen = s.read(origin_ns);
+        // The command's own process wrote no file: it never loaded the interposer.
+        let unseen = (!s.saw(pid)).then(|| which(program));
+        text.push_str(&interpose::render(&seen, pid, program, unseen.as_deref()));
+        text.push('\n');
+        seen
+    });
+    if session.is_none() {
+        text.push_str(
+            "This threadlab was built without a C compiler (or off Linux): no interposer, \
+             lock waits and births are sampled from /proc only.\n\n",
+        );
+    }
+    let exact = seen.map(|s| s.exact).unwrap_or_default();
+    let saved = finish_into(
+        &mut text,
+        &what,
+        &observed,
+        &exact,
+        args.hz,
+        args.output.as_deref(),
+    );
     use std::io::Write;
     let written = file.write_all(text.as_bytes()).and_then(|()| file.flush());
     match (written, saved) {
@@ -116,6 +151,20 @@ pub fn run(args: RunArgs) -> ExitCode {
         ),
     }
     ending.exit_code()
+}
+
+/// The file `program` names: itself if it has a slash, else the first match on `PATH`.
+fn which(program: &str) -> std::path::PathBuf {
+    if program.contains('/') {
+        return program.into();
+    }
+    std::env::var_os("PATH")
+        .and_then(|p| {
+            std::env::split_paths(&p)
+                .map(|d| d.join(program))
+                .find(|f| f.is_file())
+        })
+        .unwrap_or_else(|| program.into())
 }
 
 /// Starts `cmd` traced (`births.rs`) and samples it at `hz` until it exits: its pid, what was
@@ -175,10 +224,11 @@ fn finish_into(
     text: &mut String,
     what: &str,
     observed: &sampler::Observed,
+    exact: &convert::Exact,
     hz: u32,
     out: Option<&std::path::Path>,
 ) -> Result<(), String> {
-    let (trace, futexes) = convert::convert(observed);
+    let (trace, futexes) = convert::convert_with(observed, exact);
     text.push_str(&report::render(what, observed, hz, &futexes));
     text.push('\n');
     text.push_str(&trace.diagnose().to_string());

@@ -24,6 +24,12 @@ impl Symbols {
     /// symbol, or `None` outside any mapped file (a heap or stack address).
     pub fn name(&mut self, pid: u32, addr: u64) -> Option<String> {
         let maps = std::fs::read_to_string(format!("/proc/{pid}/maps")).ok()?;
+        self.name_in(&maps, addr)
+    }
+
+    /// [`Symbols::name`] from the text of a `/proc/PID/maps` read earlier (the interposer
+    /// copies it as its process exits).
+    pub fn name_in(&mut self, maps: &str, addr: u64) -> Option<String> {
         // The file whose mappings (and the anonymous .bss right after them) cover `addr`.
         let mut best: Option<(u64, String)> = None; // (base mapping start, path)
         let mut last_file: Option<(u64, String)> = None;

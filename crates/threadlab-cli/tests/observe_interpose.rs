@@ -274,3 +274,66 @@ fn compare_of_two_runs_matches_the_lock_across_address_randomisation() {
         .count();
     assert_eq!(rows, 1, "the lock should be one row:\n{text}");
 }
+
+#[test]
+fn four_cpu_bound_python_threads_wait_for_the_gil_and_it_is_named() {
+    let dir = scratch("gil");
+    let script = dir.join("gil.py");
+    std::fs::write(
+        &script,
+        "import threading\n\
+         def spin():\n    n = 0\n    for i in range(2_000_000):\n        n += i\n\
+         ts = [threading.Thread(target=spin) for _ in range(4)]\n\
+         for t in ts: t.start()\n\
+         for t in ts: t.join()\n",
+    )
+    .unwrap();
+    if !have("python3") {
+        eprintln!("skipped: no python3");
+        return;
+    }
+    let (out, report) = run(&dir, &[], &["python3", script.to_str().unwrap()]);
+    assert!(out.status.success(), "{report}");
+    assert!(
+        report
+            .lines()
+            .any(|l| l.starts_with(" ! lock-contention (lock the Python GIL (CPython")),
+        "{report}"
+    );
+    assert!(report.contains("threads created: 4 exactly"), "{report}");
+}
+
+/// A Go program's goroutines contend on a `sync.Mutex`: invisible to the OS and to the
+/// interposer (the binary is static), which the report says, naming the Go runtime's profiles.
+#[test]
+fn a_go_program_is_reported_as_not_seen_with_where_to_look() {
+    let dir = scratch("go");
+    let src = dir.join("mu.go");
+    std::fs::write(
+        &src,
+        "package main\nimport (\"fmt\"; \"sync\")\nfunc main() {\n\
+         var mu sync.Mutex\nvar wg sync.WaitGroup\nn := 0\n\
+         for g := 0; g < 64; g++ {\nwg.Add(1)\ngo func() {\ndefer wg.Done()\n\
+         for i := 0; i < 20000; i++ { mu.Lock(); n++; mu.Unlock() }\n}()\n}\n\
+         wg.Wait()\nfmt.Println(\"count\", n)\n}\n",
+    )
+    .unwrap();
+    let exe = dir.join("mu");
+    let built = Command::new("go")
+        .args(["build", "-o"])
+        .arg(&exe)
+        .arg(&src)
+        .env("GOCACHE", dir.join("gocache"))
+        .env("GOFLAGS", "-mod=mod")
+        .status();
+    if !built.is_ok_and(|s| s.success()) {
+        eprintln!("skipped: no Go toolchain (`go build` failed)");
+        return;
+    }
+    let (out, report) = run(&dir, &[], &[exe.to_str().unwrap()]);
+    assert!(out.status.success(), "{report}");
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "count 1280000\n");
+    assert!(report.contains("did not load the interposer"), "{report}");
+    assert!(report.contains("It is a Go program"), "{report}");
+    assert!(report.contains("/debug/pprof/mutex"), "{report}");
+}

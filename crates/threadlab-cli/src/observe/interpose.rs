@@ -198,6 +198,15 @@ fn well_known(symbol: &str) -> Option<&'static str> {
 /// are `maps`.
 fn lock_identity(syms: &mut Symbols, maps: &str, addr: u64, site: u64) -> String {
     match syms.name_in(maps, addr) {
+        // CPython's GIL is a mutex and condition variables (`_PyRuntime.ceval.gil`): waits on
+        // any of them are waits for the one GIL, so they are one lock, named by module.
+        Some(sym) if sym.starts_with("_PyRuntime+") => {
+            let module = sym
+                .split_once(" (")
+                .map_or("", |x| x.1)
+                .trim_end_matches(')');
+            format!("the Python GIL (CPython, {module})")
+        }
         Some(sym) => match well_known(&sym) {
             Some(owner) => format!("{owner}: {sym}"),
             None => sym,
@@ -381,12 +390,31 @@ pub fn render(seen: &Seen, child: u32, program: &str, unseen: Option<&Path>) -> 
         }
     }
     let births: u64 = seen.processes.iter().map(|p| p.births).sum();
+    if seen.processes.is_empty() {
+        let _ = writeln!(s, "  no process of the command loaded the interposer");
+        return s;
+    }
     let _ = writeln!(
         s,
         "  processes: {} ran with the interposer; threads created: {births} exactly",
         seen.processes.len()
     );
-    for p in &seen.processes {
+    let quiet = seen
+        .processes
+        .iter()
+        .filter(|p| p.births == 0 && p.waits == 0)
+        .count();
+    if quiet > 0 {
+        let _ = writeln!(
+            s,
+            "    ({quiet} of them created no thread and never waited for a lock: not listed)"
+        );
+    }
+    for p in seen
+        .processes
+        .iter()
+        .filter(|p| p.births > 0 || p.waits > 0)
+    {
         let _ = writeln!(
             s,
             "    pid {:>7} {:<20} threads created {:>6}, contended waits {:>8} ({:.3} ms)",
@@ -405,7 +433,7 @@ pub fn render(seen: &Seen, child: u32, program: &str, unseen: Option<&Path>) -> 
         let _ = writeln!(
             s,
             "  lock {}: {} contended waits, {:.3} ms waited, {:.3} ms held while waited for \
-             (pid {})",
+             (held the contention: pid {})",
             l.name,
             l.waits,
             l.wait_ns as f64 / 1e6,

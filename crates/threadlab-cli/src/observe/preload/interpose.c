@@ -73,6 +73,11 @@ static volatile int all_lock;        /* a spin lock taken once per thread birth 
 /* Locks that made someone wait: address and when the first waiter began. */
 #define WAITED 1024
 static struct { uint64_t lock, since; } waited[WAITED];
+/* How many slots of `waited` are in use: an unlock looks at the table only when some lock is
+ * being waited for, so an uncontended unlock reads one shared word that rarely changes. It is a
+ * hint: a race between a waiter and an unlocker can leave it off by one; too high only costs the
+ * table lookup, too low can miss one hold record (waits are recorded regardless). */
+static int waited_any;
 
 static uint64_t now_ns(void) {
     struct timespec ts;
@@ -246,17 +251,21 @@ void pthread_exit(void *ret) {
 
 static void waited_for(const void *lock, uint64_t t0) {
     unsigned i = slot(lock);
-    if (__atomic_load_n(&waited[i].lock, __ATOMIC_RELAXED) != (uint64_t)(uintptr_t)lock) {
+    uint64_t was = __atomic_load_n(&waited[i].lock, __ATOMIC_RELAXED);
+    if (was != (uint64_t)(uintptr_t)lock) {
         waited[i].since = t0;
         __atomic_store_n(&waited[i].lock, (uint64_t)(uintptr_t)lock, __ATOMIC_RELEASE);
+        if (!was) __atomic_add_fetch(&waited_any, 1, __ATOMIC_RELAXED);
     }
 }
 
 static void released(const void *lock) {
+    if (__builtin_expect(!__atomic_load_n(&waited_any, __ATOMIC_RELAXED), 1)) return;
     unsigned i = slot(lock);
     if (__builtin_expect(__atomic_load_n(&waited[i].lock, __ATOMIC_RELAXED) == (uint64_t)(uintptr_t)lock, 0)) {
         uint64_t since = waited[i].since;
         __atomic_store_n(&waited[i].lock, 0, __ATOMIC_RELAXED);
+        __atomic_sub_fetch(&waited_any, 1, __ATOMIC_RELAXED);
         put(K_HOLD, since, now_ns(), (uint64_t)(uintptr_t)lock, 0, 0);
     }
 }

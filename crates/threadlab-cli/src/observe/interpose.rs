@@ -443,3 +443,64 @@ pub fn render(seen: &Seen, child: u32, program: &str, unseen: Option<&Path>) -> 
     }
     s
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// This test binary's own maps, for naming addresses in it.
+    fn own_maps() -> String {
+        std::fs::read_to_string("/proc/self/maps").unwrap()
+    }
+
+    #[test]
+    fn a_global_lock_is_named_by_symbol_and_a_heap_lock_by_its_call_site() {
+        static GLOBAL_PROBE: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+        // Relaxed: pairs with nothing, only the static's address matters.
+        GLOBAL_PROBE.store(1, std::sync::atomic::Ordering::Relaxed);
+        let maps = own_maps();
+        let mut syms = Symbols::default();
+        let global = &GLOBAL_PROBE as *const _ as u64;
+        let name = lock_identity(&mut syms, &maps, global, 0);
+        assert!(name.contains("GLOBAL_PROBE+0x0"), "{name}");
+        let heap = Box::new(0u64);
+        let site = own_maps as fn() -> String as usize as u64;
+        let name = lock_identity(&mut syms, &maps, &*heap as *const u64 as u64, site);
+        assert!(name.starts_with("heap lock first waited for at "), "{name}");
+        assert!(name.contains("own_maps"), "{name}");
+        // The id is the name's: equal across runs whatever the addresses.
+        assert_eq!(id_of(&name), id_of(&name.clone()));
+        assert_ne!(id_of(&name), id_of("big_lock+0x0 (two)"));
+    }
+
+    #[test]
+    fn well_known_locks_are_named_for_their_owner() {
+        assert_eq!(
+            well_known("_PyRuntime+0x188 (libpython3.11.so.1.0)"),
+            Some("the Python GIL (CPython)")
+        );
+        assert!(well_known("_rtld_global+0x908 (ld-linux-x86-64.so.2)")
+            .unwrap()
+            .contains("loader"));
+        assert!(well_known("main_arena+0x0 (libc.so.6)")
+            .unwrap()
+            .contains("malloc"));
+        assert_eq!(well_known("big_lock+0x0 (two)"), None);
+    }
+
+    #[test]
+    fn records_are_read_whole_and_a_torn_tail_is_ignored() {
+        let mut b = Vec::new();
+        for (kind, tid) in [(K_BIRTH, 7u32), (K_WAIT, 8)] {
+            b.extend_from_slice(&kind.to_ne_bytes());
+            b.extend_from_slice(&tid.to_ne_bytes());
+            for v in [1u64, 2, 3, 4, 5] {
+                b.extend_from_slice(&v.to_ne_bytes());
+            }
+        }
+        b.extend_from_slice(&[0; 10]);
+        let r = parse(&b);
+        assert_eq!(r.len(), 2);
+        assert_eq!((r[1].kind, r[1].tid, r[1].t0, r[1].site), (K_WAIT, 8, 1, 5));
+    }
+}

@@ -180,7 +180,10 @@ static void copy_maps(void) {
 
 #define LOAD(var, name) var = dlsym(RTLD_NEXT, name)
 
-__attribute__((constructor)) static void init(void) {
+/* The real functions. Called by the constructor and, should another library's constructor take
+ * a lock before ours ran (initialisation order between libraries is not ours to choose), by
+ * the first wrapper called. */
+static void load_all(void) {
     LOAD(real_create, "pthread_create");
     LOAD(real_exit, "pthread_exit");
     LOAD(real_mlock, "pthread_mutex_lock");
@@ -198,6 +201,12 @@ __attribute__((constructor)) static void init(void) {
     if (!real_ctimed) LOAD(real_ctimed, "pthread_cond_timedwait");
     LOAD(real_semwait, "sem_wait");
     LOAD(real_semtry, "sem_trywait");
+}
+
+#define ENSURE(f) do { if (__builtin_expect(!(f), 0)) load_all(); } while (0)
+
+__attribute__((constructor)) static void init(void) {
+    load_all();
     const char *d = getenv("THREADLAB_INTERPOSE_DIR");
     if (!d || !*d || strlen(d) >= sizeof dir) return;
     strcpy(dir, d);
@@ -228,7 +237,7 @@ static void *trampoline(void *p) {
 }
 
 int pthread_create(pthread_t *t, const pthread_attr_t *a, void *(*fn)(void *), void *arg) {
-    if (!real_create) LOAD(real_create, "pthread_create");
+    ENSURE(real_create);
     if (!enabled) return real_create(t, a, fn, arg);
     struct start *s = malloc(sizeof *s);
     if (!s) return real_create(t, a, fn, arg);
@@ -241,6 +250,7 @@ int pthread_create(pthread_t *t, const pthread_attr_t *a, void *(*fn)(void *), v
 }
 
 void pthread_exit(void *ret) {
+    ENSURE(real_exit);
     if (enabled) {
         put(K_DEATH, now_ns(), 0, 0, 0, 0);
         retire();
@@ -282,6 +292,7 @@ static uint64_t owner_of(pthread_mutex_t *m) {
 #define KIND(k) ((uint64_t)(k) << 32)
 
 int pthread_mutex_lock(pthread_mutex_t *m) {
+    ENSURE(real_mlock);
     if (__builtin_expect(real_mtry(m) == 0, 1)) return 0;
     if (!enabled) return real_mlock(m);
     uint64_t t0 = now_ns(), holder = owner_of(m);
@@ -292,9 +303,13 @@ int pthread_mutex_lock(pthread_mutex_t *m) {
     return r;
 }
 
-int pthread_mutex_trylock(pthread_mutex_t *m) { return real_mtry(m); }
+int pthread_mutex_trylock(pthread_mutex_t *m) {
+    ENSURE(real_mtry);
+    return real_mtry(m);
+}
 
 int pthread_mutex_timedlock(pthread_mutex_t *m, const struct timespec *ts) {
+    ENSURE(real_mtimed);
     if (real_mtry(m) == 0) return 0;
     if (!enabled) return real_mtimed(m, ts);
     uint64_t t0 = now_ns(), holder = owner_of(m);
@@ -306,6 +321,7 @@ int pthread_mutex_timedlock(pthread_mutex_t *m, const struct timespec *ts) {
 }
 
 int pthread_mutex_unlock(pthread_mutex_t *m) {
+    ENSURE(real_munlock);
     if (enabled) released(m);
     return real_munlock(m);
 }
@@ -320,11 +336,12 @@ static int rw(pthread_rwlock_t *l, int (*try_)(pthread_rwlock_t *), int (*lock)(
     return r;
 }
 
-int pthread_rwlock_rdlock(pthread_rwlock_t *l) { return rw(l, real_tryrd, real_rdlock, __builtin_return_address(0)); }
-int pthread_rwlock_wrlock(pthread_rwlock_t *l) { return rw(l, real_trywr, real_wrlock, __builtin_return_address(0)); }
-int pthread_rwlock_tryrdlock(pthread_rwlock_t *l) { return real_tryrd(l); }
-int pthread_rwlock_trywrlock(pthread_rwlock_t *l) { return real_trywr(l); }
+int pthread_rwlock_rdlock(pthread_rwlock_t *l) { ENSURE(real_rdlock); return rw(l, real_tryrd, real_rdlock, __builtin_return_address(0)); }
+int pthread_rwlock_wrlock(pthread_rwlock_t *l) { ENSURE(real_wrlock); return rw(l, real_trywr, real_wrlock, __builtin_return_address(0)); }
+int pthread_rwlock_tryrdlock(pthread_rwlock_t *l) { ENSURE(real_tryrd); return real_tryrd(l); }
+int pthread_rwlock_trywrlock(pthread_rwlock_t *l) { ENSURE(real_trywr); return real_trywr(l); }
 int pthread_rwlock_unlock(pthread_rwlock_t *l) {
+    ENSURE(real_rwunlock);
     if (enabled) released(l);
     return real_rwunlock(l);
 }
@@ -332,6 +349,7 @@ int pthread_rwlock_unlock(pthread_rwlock_t *l) {
 /* A condition-variable wait always blocks: each is recorded (the reader decides whether the
  * condition variable is a lock - CPython's GIL - or a place where a thread parks). */
 int pthread_cond_wait(pthread_cond_t *c, pthread_mutex_t *m) {
+    ENSURE(real_cwait);
     if (!enabled) return real_cwait(c, m);
     uint64_t t0 = now_ns();
     int r = real_cwait(c, m);
@@ -341,6 +359,7 @@ int pthread_cond_wait(pthread_cond_t *c, pthread_mutex_t *m) {
 }
 
 int pthread_cond_timedwait(pthread_cond_t *c, pthread_mutex_t *m, const struct timespec *ts) {
+    ENSURE(real_ctimed);
     if (!enabled) return real_ctimed(c, m, ts);
     uint64_t t0 = now_ns();
     int r = real_ctimed(c, m, ts);
@@ -350,6 +369,7 @@ int pthread_cond_timedwait(pthread_cond_t *c, pthread_mutex_t *m, const struct t
 }
 
 int sem_wait(sem_t *s) {
+    ENSURE(real_semwait);
     if (__builtin_expect(real_semtry(s) == 0, 1)) return 0;
     if (!enabled) return real_semwait(s);
     uint64_t t0 = now_ns();

@@ -337,3 +337,35 @@ fn a_go_program_is_reported_as_not_seen_with_where_to_look() {
     assert!(report.contains("It is a Go program"), "{report}");
     assert!(report.contains("/debug/pprof/mutex"), "{report}");
 }
+
+/// A thread per task: 2,000 short threads, created and joined one after another. The
+/// interposer counts every birth exactly, without ptrace (`--sample-only`: the program is
+/// never stopped at a clone), and in the child process of a shell as well.
+#[test]
+fn every_short_lived_thread_is_counted_exactly_without_ptrace() {
+    let dir = scratch("tpt");
+    let src = r#"
+#include <pthread.h>
+static void *task(void *p) { volatile long s = 0; for (int i = 0; i < 2000; i++) s += i; return p; }
+int main(void) {
+    for (int i = 0; i < 2000; i++) { pthread_t t; pthread_create(&t, 0, task, 0); pthread_join(t, 0); }
+    return 0;
+}
+"#;
+    let Some(exe) = compile_c(&dir, "tpt", src) else {
+        return;
+    };
+    let (out, report) = run(&dir, &["--sample-only"], &[exe.to_str().unwrap()]);
+    assert!(out.status.success(), "{report}");
+    assert!(
+        report.contains("processes: 1 ran with the interposer; threads created: 2000 exactly"),
+        "{report}"
+    );
+    let script = format!("{}; exit 0", exe.display());
+    let (out, report) = run(&dir, &["--sample-only"], &["sh", "-c", &script]);
+    assert!(out.status.success(), "{report}");
+    assert!(
+        report.contains("processes: 2 ran with the interposer; threads created: 2000 exactly"),
+        "{report}"
+    );
+}

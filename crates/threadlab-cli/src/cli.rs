@@ -111,6 +111,10 @@ pub struct RunArgs {
     /// Save the observed trace (`.tltrace`, `.pftrace` or `.json`).
     #[arg(short = 'o', long = "output", value_name = "FILE")]
     pub output: Option<PathBuf>,
+    /// Write the report to this file (default: a new file in the temporary directory, named on
+    /// the terminal). The command's own stdout and stderr are never written to.
+    #[arg(long, value_name = "FILE")]
+    pub report: Option<PathBuf>,
     /// Do not trace thread creation with ptrace: births and deaths are then estimated from the
     /// samples (threads living between two samples are not seen), and the program never stops.
     #[arg(long)]

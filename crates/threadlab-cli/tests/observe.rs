@@ -36,26 +36,42 @@ fn output_within(mut cmd: Command) -> Output {
     }
 }
 
-/// Runs `threadlab run RUN_FLAGS -- threadlab demo KIND --seconds S EXTRA` and returns its
-/// stdout.
+/// A fresh path for a report in the temporary directory.
+fn report_path(tag: &str) -> std::path::PathBuf {
+    use std::sync::atomic::{AtomicU32, Ordering};
+    static N: AtomicU32 = AtomicU32::new(0);
+    // Relaxed: only uniqueness of the number matters.
+    let n = N.fetch_add(1, Ordering::Relaxed);
+    std::env::temp_dir().join(format!(
+        "threadlab-test-{}-{tag}-{n}.txt",
+        std::process::id()
+    ))
+}
+
+/// Runs `threadlab run RUN_FLAGS -- threadlab demo KIND --seconds S EXTRA` and returns the
+/// demo's own stdout followed by the report (the file named with `--report`).
 fn observe_with(run_flags: &[&str], kind: &str, seconds: &str, extra: &[&str]) -> String {
     let exe = env!("CARGO_BIN_EXE_threadlab");
+    let path = report_path(kind);
     let mut cmd = Command::new(exe);
-    cmd.args(["run", "--hz", "100"])
+    cmd.args(["run", "--hz", "100", "--report"])
+        .arg(&path)
         .args(run_flags)
         .args(["--", exe, "demo", kind, "--seconds", seconds])
         .args(extra);
     let out = output_within(cmd);
-    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    let report = std::fs::read_to_string(&path).unwrap_or_default();
+    let _ = std::fs::remove_file(&path);
     assert!(
         out.status.success(),
-        "threadlab run failed: {}\n{stdout}",
+        "threadlab run failed: {}\n{report}",
         String::from_utf8_lossy(&out.stderr)
     );
-    stdout
+    format!("{}{report}", String::from_utf8_lossy(&out.stdout))
 }
 
-/// Runs `threadlab run -- threadlab demo KIND --seconds S EXTRA` and returns its stdout.
+/// Runs `threadlab run -- threadlab demo KIND --seconds S EXTRA`: the demo's stdout and the
+/// report.
 fn observe(kind: &str, seconds: &str, extra: &[&str]) -> String {
     observe_with(&[], kind, seconds, extra)
 }

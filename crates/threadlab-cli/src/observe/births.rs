@@ -71,6 +71,8 @@ pub struct Lives {
     pub tracer_cpu_ns: u64,
     /// The command's exit code, or `None` if a signal killed it.
     pub exit_code: Option<i32>,
+    /// The signal that killed the command, if one did.
+    pub exit_signal: Option<i32>,
     /// When the tracer learned the command's process had exited, ns.
     pub end_ns: u64,
     /// Why tracing stopped early, if it did (the counts are then incomplete).
@@ -231,6 +233,7 @@ fn event_loop(
             if tid == u64::from(pid) {
                 // The thread-group leader is reported last, once every other thread is gone.
                 out.exit_code = libc::WIFEXITED(status).then(|| libc::WEXITSTATUS(status));
+                out.exit_signal = libc::WIFSIGNALED(status).then(|| libc::WTERMSIG(status));
                 out.end_ns = now;
                 break;
             }
@@ -250,6 +253,7 @@ fn event_loop(
             }
             if tid == u64::from(pid) {
                 out.exit_code = libc::WIFEXITED(status).then(|| libc::WEXITSTATUS(status));
+                out.exit_signal = libc::WIFSIGNALED(status).then(|| libc::WTERMSIG(status));
                 out.end_ns = now;
                 break;
             }

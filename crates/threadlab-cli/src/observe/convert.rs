@@ -60,25 +60,81 @@ fn span_of(s: &Sample, shared: &HashSet<u64>) -> Option<Span> {
 
 /// Builds the trace and the futex table (most waited-for address first).
 pub fn convert(o: &Observed) -> (Trace, Vec<FutexRow>) {
+    convert_with(o, &Exact::default())
+}
+
+/// Exact events from inside the observed processes (the interposer, `interpose.rs`), merged
+/// into the sampled threads' tracks by thread id; threads the sampler never saw (those of
+/// child processes) get tracks of their own.
+#[derive(Clone, Debug, Default)]
+pub struct Exact {
+    /// Events per thread id, any order.
+    pub events: HashMap<u64, Vec<(u64, ExactKind)>>,
+    /// Threads not sampled: (tid, name).
+    pub extra_threads: Vec<(u64, String)>,
+    /// When set, waits the sampler saw on shared futexes are parks: the interposer saw the
+    /// process's lock waits exactly.
+    pub locks_exact: bool,
+}
+
+/// One exact event; lock names are resolved already (`interpose.rs`).
+#[derive(Clone, Debug)]
+pub enum ExactKind {
+    /// A wait for a lock began.
+    Wait { lock: u64, name: String },
+    /// The lock was acquired after a wait.
+    Acquired { lock: u64, name: String },
+    /// A park (condition variable or semaphore that is not a lock) began or ended.
+    Park(bool),
+    /// Born (zero counts), for threads the sampler never saw.
+    Born,
+}
+
+fn exact_event(b: &mut TraceBuilder, k: &ExactKind) -> EventKind {
+    match k {
+        ExactKind::Wait { lock, name } => EventKind::LockWait {
+            lock: *lock,
+            name: b.name(name),
+        },
+        ExactKind::Acquired { lock, name } => EventKind::LockAcquired {
+            lock: *lock,
+            name: b.name(name),
+            handoff: None,
+        },
+        ExactKind::Park(true) => EventKind::ParkBegin,
+        ExactKind::Park(false) => EventKind::ParkEnd,
+        ExactKind::Born => EventKind::OsSched {
+            on_cpu_ns: 0,
+            runqueue_ns: 0,
+        },
+    }
+}
+
+/// [`convert`] with exact events merged in.
+pub fn convert_with(o: &Observed, exact: &Exact) -> (Trace, Vec<FutexRow>) {
     let mut b = TraceBuilder::new();
     b.cpus(o.cpus);
     b.duration_ns(o.duration_ns);
     let mut rows: BTreeMap<u64, FutexRow> = BTreeMap::new();
-    let shared = shared_futexes(o);
+    let mut shared = shared_futexes(o);
+    if exact.locks_exact {
+        shared.clear();
+    }
     for t in &o.threads {
         let i = b.thread(t.tid, &t.name);
-        let ev = |b: &mut TraceBuilder, ts_ns, kind| b.push(i, Event { ts_ns, kind });
+        let mut out: Vec<Event> = Vec::new();
+        let ev = |out: &mut Vec<Event>, ts_ns, kind| out.push(Event { ts_ns, kind });
         if let Some(born) = t.born_ns {
             let zero = EventKind::OsSched {
                 on_cpu_ns: 0,
                 runqueue_ns: 0,
             };
-            ev(&mut b, born, zero);
+            ev(&mut out, born, zero);
             let zero = EventKind::OsSwitches {
                 voluntary: 0,
                 involuntary: 0,
             };
-            ev(&mut b, born, zero);
+            ev(&mut out, born, zero);
         }
         let mut open: Option<(Span, u64)> = None;
         let mut prev_slices = None;
@@ -95,11 +151,11 @@ pub fn convert(o: &Observed) -> (Trace, Vec<FutexRow>) {
             {
                 if let Some((span, begin)) = open.take() {
                     close(
-                        &mut b, i, span, begin, s.ts_ns, o, &t.name, t.tid, &mut rows,
+                        &mut b, &mut out, span, begin, s.ts_ns, o, &t.name, t.tid, &mut rows,
                     );
                 }
                 if let Some(span) = now {
-                    open_span(&mut b, i, span, s.ts_ns, o);
+                    open_span(&mut b, &mut out, span, s.ts_ns, o);
                     open = Some((span, s.ts_ns));
                 }
             }
@@ -107,25 +163,61 @@ pub fn convert(o: &Observed) -> (Trace, Vec<FutexRow>) {
                 on_cpu_ns: s.on_cpu_ns,
                 runqueue_ns: s.runqueue_ns,
             };
-            ev(&mut b, s.ts_ns, sched);
+            ev(&mut out, s.ts_ns, sched);
             if let Some((voluntary, involuntary)) = s.switches {
                 let sw = EventKind::OsSwitches {
                     voluntary,
                     involuntary,
                 };
-                ev(&mut b, s.ts_ns, sw);
+                ev(&mut out, s.ts_ns, sw);
             }
         }
         if let Some((span, begin)) = open {
             let end = t.exited_ns.unwrap_or(o.duration_ns);
-            close(&mut b, i, span, begin, end, o, &t.name, t.tid, &mut rows);
+            close(
+                &mut b, &mut out, span, begin, end, o, &t.name, t.tid, &mut rows,
+            );
         }
         if let (Some(died), Some((on_cpu_ns, runqueue_ns))) = (t.exited_ns, t.end) {
             let sched = EventKind::OsSched {
                 on_cpu_ns,
                 runqueue_ns,
             };
-            ev(&mut b, died, sched);
+            ev(&mut out, died, sched);
+        }
+        for (ts_ns, k) in exact.events.get(&t.tid).into_iter().flatten() {
+            if matches!(k, ExactKind::Born) {
+                continue; // the sampled track has its own counts from birth
+            }
+            let kind = exact_event(&mut b, k);
+            out.push(Event {
+                ts_ns: *ts_ns,
+                kind,
+            });
+        }
+        out.sort_by_key(|e| e.ts_ns);
+        for e in out {
+            b.push(i, e);
+        }
+    }
+    let sampled: HashSet<u64> = o.threads.iter().map(|t| t.tid).collect();
+    for (tid, name) in &exact.extra_threads {
+        if sampled.contains(tid) {
+            continue;
+        }
+        let i = b.thread(*tid, name);
+        let mut list: Vec<&(u64, ExactKind)> =
+            exact.events.get(tid).into_iter().flatten().collect();
+        list.sort_by_key(|e| e.0);
+        for (ts_ns, k) in list {
+            let kind = exact_event(&mut b, k);
+            b.push(
+                i,
+                Event {
+                    ts_ns: *ts_ns,
+                    kind,
+                },
+            );
         }
     }
     let mut rows: Vec<FutexRow> = rows.into_values().collect();
@@ -164,7 +256,7 @@ fn lock_name(o: &Observed, addr: u64) -> String {
         .unwrap_or_else(|| format!("futex {addr:#x}"))
 }
 
-fn open_span(b: &mut TraceBuilder, i: usize, span: Span, ts_ns: u64, o: &Observed) {
+fn open_span(b: &mut TraceBuilder, out: &mut Vec<Event>, span: Span, ts_ns: u64, o: &Observed) {
     let kind = match span {
         Span::Lock(lock) => EventKind::LockWait {
             lock,
@@ -172,13 +264,13 @@ fn open_span(b: &mut TraceBuilder, i: usize, span: Span, ts_ns: u64, o: &Observe
         },
         Span::Park(_) => EventKind::ParkBegin,
     };
-    b.push(i, Event { ts_ns, kind });
+    out.push(Event { ts_ns, kind });
 }
 
 #[allow(clippy::too_many_arguments)]
 fn close(
     b: &mut TraceBuilder,
-    i: usize,
+    out: &mut Vec<Event>,
     span: Span,
     begin: u64,
     ts_ns: u64,
@@ -190,13 +282,10 @@ fn close(
     let addr = match span {
         Span::Lock(a) | Span::Park(Some(a)) => a,
         Span::Park(None) => {
-            b.push(
-                i,
-                Event {
-                    ts_ns,
-                    kind: EventKind::ParkEnd,
-                },
-            );
+            out.push(Event {
+                ts_ns,
+                kind: EventKind::ParkEnd,
+            });
             return;
         }
     };
@@ -221,7 +310,7 @@ fn close(
         },
         Span::Park(_) => EventKind::ParkEnd,
     };
-    b.push(i, Event { ts_ns, kind });
+    out.push(Event { ts_ns, kind });
 }
 
 #[cfg(test)]

@@ -21,12 +21,16 @@
 //! - `bursts.rs`: thread creation per burst of births;
 //! - `convert.rs`: samples → `Trace` and the futex table;
 //! - `report.rs`: the text printed;
+//! - `interpose.rs`: the `LD_PRELOAD` library's exact births, deaths and lock waits;
+//! - `output.rs`: where the report goes (never the command's streams) and `run`'s exit code;
 //! - `demo.rs`: the child programs with known behaviour that the tests observe.
 
 mod births;
 mod bursts;
 pub mod convert;
 pub mod demo;
+mod interpose;
+pub mod output;
 mod procfs;
 mod report;
 pub mod sampler;
@@ -46,11 +50,20 @@ pub fn run(args: RunArgs) -> ExitCode {
         return crate::cli::usage_error("`run` needs a command: threadlab run -- CMD ARGS…");
     }
     let program = &args.command[0];
+    // The interposer (`interpose.rs`): exact births and lock waits from inside every process.
+    let session = interpose::Session::prepare();
+    let with_env = |cmd: &mut Command| {
+        if let Some(s) = &session {
+            s.apply(cmd);
+        }
+    };
+    let origin_ns = interpose::monotonic_ns();
     let traced = if args.sample_only {
         None
     } else {
         let mut cmd = Command::new(program);
         cmd.args(&args.command[1..]);
+        with_env(&mut cmd);
         match observe_traced(cmd, args.hz) {
             Ok(x) => Some(x),
             // PTRACE_TRACEME refused (a seccomp filter, a security module): sample only.
@@ -63,10 +76,12 @@ pub fn run(args: RunArgs) -> ExitCode {
             Err(e) => return crate::cli::usage_error(&format!("cannot start `{program}`: {e}")),
         }
     };
-    let (pid, observed, code) = match traced {
+    let (pid, observed, ending) = match traced {
         Some(x) => x,
         None => {
-            let mut child = match Command::new(program).args(&args.command[1..]).spawn() {
+            let mut cmd = Command::new(program);
+            with_env(cmd.args(&args.command[1..]));
+            let mut child = match cmd.spawn() {
                 Ok(c) => c,
                 Err(e) => {
                     return crate::cli::usage_error(&format!("cannot start `{program}`: {e}"))
@@ -80,24 +95,76 @@ pub fn run(args: RunArgs) -> ExitCode {
             });
             // The process may have gone between two ticks: reap it.
             let status = status.or_else(|| child.wait().ok());
-            (pid, observed, status.and_then(|s| s.code()))
+            use std::os::unix::process::ExitStatusExt;
+            let ending = status.map_or(output::Ending::Unknown, |s| {
+                output::Ending::from_parts(s.code(), s.signal())
+            });
+            (pid, observed, ending)
         }
     };
     let what = format!("`{}` (pid {pid})", args.command.join(" "));
-    if !finish(&what, &observed, args.hz, args.output.as_deref()) {
-        return ExitCode::from(1);
-    }
-    match code {
-        Some(0) => ExitCode::SUCCESS,
-        Some(code) => {
-            eprintln!("threadlab run: the command exited with status {code}");
-            ExitCode::from(1)
+    // The report never goes to the command's stdout or stderr (`output.rs`).
+    let (mut file, path) = match output::report_file(args.report.as_deref(), pid) {
+        Ok(x) => x,
+        Err(e) => {
+            eprintln!("threadlab run: cannot write the report: {e}");
+            return ending.exit_code();
         }
-        None => {
-            eprintln!("threadlab run: the command was killed by a signal");
-            ExitCode::from(1)
-        }
+    };
+    let mut text = format!("{what} {}\n\n", ending.describe());
+    let seen = session.as_ref().map(|s| {
+        let seen = s.read(origin_ns);
+        // The command's own process wrote no file: it never loaded the interposer.
+        let unseen = (!s.saw(pid)).then(|| which(program));
+        text.push_str(&interpose::render(&seen, pid, program, unseen.as_deref()));
+        text.push('\n');
+        seen
+    });
+    if session.is_none() {
+        text.push_str(
+            "This threadlab was built without a C compiler (or off Linux): no interposer, \
+             lock waits and births are sampled from /proc only.\n\n",
+        );
     }
+    let exact = seen.map(|s| s.exact).unwrap_or_default();
+    let saved = finish_into(
+        &mut text,
+        &what,
+        &observed,
+        &exact,
+        args.hz,
+        args.output.as_deref(),
+    );
+    use std::io::Write;
+    let written = file.write_all(text.as_bytes()).and_then(|()| file.flush());
+    match (written, saved) {
+        (Ok(()), Ok(())) => {
+            output::announce(&format!("threadlab run: report in {}", path.display()))
+        }
+        (Err(e), _) => eprintln!(
+            "threadlab run: cannot write the report to {}: {e}",
+            path.display()
+        ),
+        (_, Err(e)) => eprintln!(
+            "threadlab run: report in {}; the trace was not saved: {e}",
+            path.display()
+        ),
+    }
+    ending.exit_code()
+}
+
+/// The file `program` names: itself if it has a slash, else the first match on `PATH`.
+fn which(program: &str) -> std::path::PathBuf {
+    if program.contains('/') {
+        return program.into();
+    }
+    std::env::var_os("PATH")
+        .and_then(|p| {
+            std::env::split_paths(&p)
+                .map(|d| d.join(program))
+                .find(|f| f.is_file())
+        })
+        .unwrap_or_else(|| program.into())
 }
 
 /// Starts `cmd` traced (`births.rs`) and samples it at `hz` until it exits: its pid, what was
@@ -105,7 +172,7 @@ pub fn run(args: RunArgs) -> ExitCode {
 pub fn observe_traced(
     cmd: Command,
     hz: u32,
-) -> std::io::Result<(u32, sampler::Observed, Option<i32>)> {
+) -> std::io::Result<(u32, sampler::Observed, output::Ending)> {
     let start = Instant::now();
     let traced = births::spawn(cmd, start)?;
     let pid = traced.pid;
@@ -116,7 +183,8 @@ pub fn observe_traced(
     });
     let lives = traced.finish();
     births::merge(&mut observed, &lives, sampler::period(hz).as_nanos() as u64);
-    Ok((pid, observed, lives.exit_code))
+    let ending = output::Ending::from_parts(lives.exit_code, lives.exit_signal);
+    Ok((pid, observed, ending))
 }
 
 /// `threadlab watch`: samples a running process for `--seconds` or until it exits.
@@ -149,6 +217,26 @@ pub fn watch(args: WatchArgs) -> ExitCode {
     } else {
         ExitCode::from(1)
     }
+}
+
+/// Appends the report to `text` and saves the trace if asked.
+fn finish_into(
+    text: &mut String,
+    what: &str,
+    observed: &sampler::Observed,
+    exact: &convert::Exact,
+    hz: u32,
+    out: Option<&std::path::Path>,
+) -> Result<(), String> {
+    let (trace, futexes) = convert::convert_with(observed, exact);
+    text.push_str(&report::render(what, observed, hz, &futexes));
+    text.push('\n');
+    text.push_str(&trace.diagnose().to_string());
+    if let Some(path) = out {
+        trace.save(path).map_err(|e| e.to_string())?;
+        text.push_str(&format!("trace: {}\n", path.display()));
+    }
+    Ok(())
 }
 
 /// Prints the report, saves the trace if asked; `false` if saving failed.

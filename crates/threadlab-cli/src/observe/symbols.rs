@@ -24,6 +24,12 @@ impl Symbols {
     /// symbol, or `None` outside any mapped file (a heap or stack address).
     pub fn name(&mut self, pid: u32, addr: u64) -> Option<String> {
         let maps = std::fs::read_to_string(format!("/proc/{pid}/maps")).ok()?;
+        self.name_in(&maps, addr)
+    }
+
+    /// [`Symbols::name`] from the text of a `/proc/PID/maps` read earlier (the interposer
+    /// copies it as its process exits).
+    pub fn name_in(&mut self, maps: &str, addr: u64) -> Option<String> {
         // The file whose mappings (and the anonymous .bss right after them) cover `addr`.
         let mut best: Option<(u64, String)> = None; // (base mapping start, path)
         let mut last_file: Option<(u64, String)> = None;
@@ -56,8 +62,15 @@ impl Symbols {
         });
         let short = path.rsplit('/').next().unwrap_or(&path).to_owned();
         // The first symbol (sorted by start) is preceded by the bias entry.
-        let (low_vaddr, list) = syms.split_first().map_or((0, &[][..]), |(b, l)| (b.0, l));
+        let (low_vaddr, high_vaddr, list) = syms
+            .split_first()
+            .map_or((0, u64::MAX, &[][..]), |(b, l)| (b.0, b.1, l));
         let vaddr = addr.wrapping_sub(base).wrapping_add(low_vaddr);
+        // Past the module's last loaded segment (an anonymous mapping after its .bss: a heap,
+        // a Go arena) the address is not the module's: never read it as an offset into it.
+        if !syms.is_empty() && vaddr >= high_vaddr {
+            return None;
+        }
         let i = list.partition_point(|s| s.0 <= vaddr);
         match i.checked_sub(1).map(|i| &list[i]) {
             Some((start, size, name)) if vaddr < start + size.max(&1) => {
@@ -79,19 +92,22 @@ fn u64_at(b: &[u8], o: usize) -> Option<u64> {
 }
 
 /// The data and function symbols of an ELF-64 little-endian file, sorted by address, preceded
-/// by an entry holding the lowest `PT_LOAD` virtual address (page-aligned); `None` if not such
-/// a file.
+/// by an entry holding the lowest `PT_LOAD` virtual address (page-aligned) and, as its size, the
+/// end of the highest `PT_LOAD` segment in memory (`p_vaddr + p_memsz`, .bss included); `None`
+/// if not such a file.
 fn parse(b: &[u8]) -> Option<Vec<Sym>> {
     if b.get(0..4)? != b"\x7fELF" || b[4] != 2 || b[5] != 1 {
         return None;
     }
     let (phoff, shoff) = (u64_at(b, 0x20)? as usize, u64_at(b, 0x28)? as usize);
     let (phnum, shnum) = (u16_at(b, 0x38)? as usize, u16_at(b, 0x3c)? as usize);
-    let mut low = u64::MAX;
+    let (mut low, mut high) = (u64::MAX, 0);
     for i in 0..phnum {
         let p = phoff + i * 56;
         if u32_at(b, p)? == 1 {
-            low = low.min(u64_at(b, p + 0x10)? & !0xfff);
+            let vaddr = u64_at(b, p + 0x10)?;
+            low = low.min(vaddr & !0xfff);
+            high = high.max(vaddr.saturating_add(u64_at(b, p + 0x28)?));
         }
     }
     let section = |i: usize| -> Option<(u64, usize, usize, usize)> {
@@ -131,7 +147,10 @@ fn parse(b: &[u8]) -> Option<Vec<Sym>> {
         }
     }
     out.sort_by_key(|s| s.0);
-    out.insert(0, (if low == u64::MAX { 0 } else { low }, 0, String::new()));
+    out.insert(
+        0,
+        (if low == u64::MAX { 0 } else { low }, high, String::new()),
+    );
     Some(out)
 }
 
@@ -191,5 +210,26 @@ mod tests {
         let addr = &PROBE as *const _ as u64;
         let name = Symbols::default().name(std::process::id(), addr).unwrap();
         assert!(name.contains("PROBE"), "{name}");
+    }
+
+    /// An address in an anonymous mapping right after a module's last segment is not named
+    /// as an offset into that module (a heap address once read as `gomutex+0x12caa0536960`).
+    #[test]
+    fn an_address_past_the_modules_segments_is_not_named_from_it() {
+        let exe = std::fs::read_link("/proc/self/exe").unwrap();
+        let syms = parse(&std::fs::read(&exe).unwrap()).unwrap();
+        let (low, high) = (syms[0].0, syms[0].1);
+        assert!(high > low);
+        // A fake maps text: the executable at 0x10000, then a large anonymous mapping after it.
+        let base = 0x10000u64;
+        let end = base + (high - low);
+        let maps = format!(
+            "{base:x}-{end:x} r--p 00000000 00:00 1 {p}\n{end:x}-{:x} rw-p 00000000 00:00 0\n",
+            end + (1 << 30),
+            p = exe.display()
+        );
+        let mut s = Symbols::default();
+        assert!(s.name_in(&maps, base + 0x10).is_some());
+        assert_eq!(s.name_in(&maps, end + (1 << 20)), None);
     }
 }

@@ -135,7 +135,12 @@ impl Diagnosis {
                 .cmp(&x.diff_total_ns.unsigned_abs())
                 .then_with(|| x.name.cmp(&y.name))
         });
-        let util = |d: &Diagnosis| d.answers.first().map_or(0.0, |a| a.figure.value);
+        let util = |d: &Diagnosis| {
+            d.answers
+                .first()
+                .and_then(|a| a.figure.as_ref())
+                .map_or(0.0, |f| f.value)
+        };
         let lock_p99 = |d: &Diagnosis| d.locks.iter().map(|l| l.wait.p99_ns).max().unwrap_or(0);
         let fig = |name, unit, f: &dyn Fn(&Diagnosis) -> f64| RuntimeRow {
             name,

@@ -248,7 +248,8 @@ pub struct Figure {
     pub value: f64,
     /// `ratio`, `ns`, `threads/CPU`, …
     pub unit: &'static str,
-    /// The threshold a finding's figure crossed.
+    /// The threshold a finding's figure crossed; for an answer's figure, the threshold of the
+    /// finding it bears on (the figure is worse at or above it).
     pub threshold: Option<f64>,
 }
 
@@ -285,8 +286,10 @@ pub struct Answer {
     pub question: &'static str,
     /// The answer, with figures.
     pub answer: String,
-    /// The figure behind it.
-    pub figure: Figure,
+    /// The figure behind it, or `None` when the trace holds too little to judge (a window
+    /// shorter than the OS's accounting allows, no group working side by side, a lock whose
+    /// hold time was not recorded): never drawn as 0.
+    pub figure: Option<Figure>,
     /// Whether no finding bears on this question.
     pub ok: bool,
 }

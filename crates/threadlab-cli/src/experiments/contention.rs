@@ -47,7 +47,7 @@ fn pass(
 
 const VARIANTS: [&str; 2] = ["work-sharing", "threadlab"];
 
-/// The seed's pool size (`hardware_concurrency()` on its 8-thread MacBook).
+/// “Multithreading Isn’t Free”’s pool size (`hardware_concurrency()` on its 8-thread MacBook).
 const SEED_WORKERS: usize = 8;
 
 /// What a recorded run showed.
@@ -62,7 +62,7 @@ impl Experiment for Contention {
     }
 
     fn description(&self) -> &'static str {
-        "The first seed's work-sharing pool, whose workers all take tasks from one locked queue: \
+        "The work-sharing pool of “Multithreading Isn’t Free: Performance Pitfalls Visualized”, whose workers all take tasks from one locked queue: \
          the lock's hold against wait time, and the pool against threadlab's stealing pool on \
          the same bands of the image transform."
     }
@@ -146,7 +146,7 @@ impl Experiment for Contention {
             notes: vec![
                 "Seconds per pass come from timed rounds with the recorder off; the lock figures \
                  and the doctor's findings from a separate short recorded run of each variant \
-                 (a few passes, one for a task per row), per pass. The seed's figures: 94.86 ms \
+                 (a few passes, one for a task per row), per pass. “Multithreading Isn’t Free”’s figures: 94.86 ms \
                  hold and 214.89 ms wait over 100 passes of 8 bands on 8 threads."
                     .into(),
             ],
@@ -320,7 +320,7 @@ fn finding(
     hw: &[(usize, u64, u64)],
 ) -> String {
     let mut parts = Vec::new();
-    // The seed's split (one band per worker) and the finest (a task per row).
+    // “Multithreading Isn’t Free”’s split (one band per worker) and the finest (a task per row).
     let shown = [0, splits.len() - 1];
     for &(k, hold, wait) in hw.iter().filter(|(k, _, _)| shown.contains(k)) {
         let (label, _) = &splits[k];
@@ -338,7 +338,7 @@ fn finding(
         ));
     }
     format!(
-        "On {threads} thread(s), {}. (The seed: 214.89 ms waited against 94.86 ms held, 2.3×.)",
+        "On {threads} thread(s), {}. (“Multithreading Isn’t Free”: 214.89 ms waited against 94.86 ms held, 2.3×.)",
         parts.join("; ")
     )
 }

@@ -72,8 +72,8 @@ impl Experiment for Rendezvous {
     }
 
     fn description(&self) -> &'static str {
-        "The fifth seed's producer and consumer tasks passing numbers through a zero-capacity \
-         channel: time and CPU per message, parks and wake-ups, and the share of CPU spent \
+        "The producer and consumer tasks passing numbers through a zero-capacity \
+         channel of fwbrasil’s “Rendezvous Benchmark Analysis: When Threads (Don’t) Meet”: time and CPU per message, parks and wake-ups, and the share of CPU spent \
          parking and waking, for threadlab's wake policies (with flume and with threadlab's own channel), Tokio, two OS threads and Go's unbuffered channel."
     }
 
@@ -372,7 +372,7 @@ impl Experiment for Rendezvous {
         }
         if ctx.size != Size::Full {
             notes.push(format!(
-                "Quick size: {} messages; --full sends 10,000,000 as in the seed's benchmark.",
+                "Quick size: {} messages; --full sends 10,000,000 as in “Rendezvous Benchmark Analysis”.",
                 group_thousands(n)
             ));
         }

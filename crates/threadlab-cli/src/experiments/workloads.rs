@@ -490,12 +490,12 @@ impl Experiment for Workloads {
                 .collect();
             findings.push(format!(
                 "on {threads} thread(s) threadlab took {} of Rayon's time (geometric mean; worst {} \
-                 on {}), {} of chili's on the join workloads, and ran {} faster than serial code{}",
+                 on {}), {} of chili's on the join workloads, and ran {} than serial code{}",
                 ratio(tl_ry),
                 ratio(worst.0),
                 worst.1.map_or("-", |n| n.as_str()),
                 ratio(tl_ch),
-                ratio(speedup),
+                than_serial(speedup),
                 if slower_than_serial.is_empty() {
                     String::new()
                 } else {
@@ -520,5 +520,29 @@ impl Experiment for Workloads {
             tables,
             charts,
         })
+    }
+}
+
+/// A speed-up over serial code in words that match its value: `1.50× faster` above 1, `1.04×
+/// slower` below it (the time ratio turned over), so that 0.96 never reads "0.96× faster".
+fn than_serial(speedup: f64) -> String {
+    if !speedup.is_finite() || speedup <= 0.0 {
+        "at a speed not measured".into()
+    } else if speedup >= 1.0 {
+        format!("{} faster", ratio(speedup))
+    } else {
+        format!("{} slower", ratio(1.0 / speedup))
+    }
+}
+
+#[cfg(test)]
+mod words {
+    use super::than_serial;
+
+    #[test]
+    fn a_speedup_below_one_reads_as_slower() {
+        assert_eq!(than_serial(0.96), "1.04× slower");
+        assert_eq!(than_serial(1.5), "1.50× faster");
+        assert_eq!(than_serial(f64::NAN), "at a speed not measured");
     }
 }

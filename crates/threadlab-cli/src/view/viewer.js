@@ -347,8 +347,18 @@ function hoverMark(M, t, mx, my) {
 // Panels.
 const esc = (s) => String(s).replace(/[&<>"]/g, (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;" }[c]));
 document.getElementById("meta").textContent = `${fmt(D.duration)} · ${D.threads.length} threads · ${D.events.toLocaleString()} events · ${D.cpus} CPUs`;
-document.getElementById("answers").innerHTML = D.answers.map((a) =>
-  `<div class="answer${a.ok ? "" : " bad"}"><div class="q">${esc(a.question)}</div><div class="v">${esc(+a.value.toFixed(2))} ${esc(a.unit)}</div><div class="a" title="${esc(a.answer)}">${esc(a.answer)}</div></div>`).join("");
+// A card is coloured by its figure against the threshold of the finding it bears on (at or
+// above it is worse); a figure without a threshold is not coloured, and a question the trace
+// holds too little to judge says so instead of showing 0.
+function answerCard(a) {
+  const judged = a.value !== null && a.value !== undefined;
+  const cls = !judged ? " unjudged" : a.threshold == null ? "" : a.value >= a.threshold ? " bad" : " good";
+  const v = judged
+    ? `${esc(+a.value.toFixed(2))} ${esc(a.unit)}${a.threshold == null ? "" : ` <span class="t">(threshold ${esc(a.threshold)})</span>`}`
+    : "not enough to judge";
+  return `<div class="answer${cls}"><div class="q">${esc(a.question)}</div><div class="v">${v}</div><div class="a">${esc(a.answer)}</div></div>`;
+}
+document.getElementById("answers").innerHTML = D.answers.map(answerCard).join("");
 document.getElementById("legend").innerHTML = STATE_LABELS.map((l, i) => `<span><i style="background:${STATE_COLORS[i]}"></i>${l}</span>`).join("")
   + (marks.length || D.messages.length ? `<span><i style="background:#3cb371"></i>frame</span><span><i style="background:#e5534b"></i>late frame</span><span><i style="background:#4cc9f0"></i>plot</span><span><i style="background:#f2f2f2"></i>message</span>` : "")
   + `<span><i style="background:${PREEMPT}"></i>preempted</span><span><i style="background:${HOLD}"></i>holding a lock</span>`

@@ -234,9 +234,9 @@ fn summarize(
                     locks.row(vec![
                         (*v).into(),
                         label.clone(),
-                        (l.hold.count / r.passes as u64).to_string(),
+                        per_pass(l.hold.count, r.passes),
                         fmt_ns(per(l.hold.total_ns)),
-                        (l.wait.count / r.passes as u64).to_string(),
+                        per_pass(l.wait.count, r.passes),
                         fmt_ns(per(l.wait.total_ns)),
                         format!("{:.2}", l.wait_over_hold),
                         fmt_ns(l.wait.p99_ns),
@@ -341,4 +341,31 @@ fn finding(
         "On {threads} thread(s), {}. (“Multithreading Isn’t Free”: 214.89 ms waited against 94.86 ms held, 2.3×.)",
         parts.join("; ")
     )
+}
+
+/// A count per pass without truncating it: 3 waits over 5 passes are 0.6 a pass, not the "0"
+/// that integer division printed beside "waited 25.8 µs".
+fn per_pass(count: u64, passes: usize) -> String {
+    let v = count as f64 / passes.max(1) as f64;
+    if count > 0 && v < 0.05 {
+        "< 0.1".into()
+    } else if v >= 10.0 || v == v.trunc() {
+        format!("{v:.0}")
+    } else {
+        format!("{v:.1}")
+    }
+}
+
+#[cfg(test)]
+mod per_pass_tests {
+    use super::per_pass;
+
+    #[test]
+    fn a_few_waits_over_many_passes_are_not_zero() {
+        assert_eq!(per_pass(3, 5), "0.6");
+        assert_eq!(per_pass(10, 5), "2");
+        assert_eq!(per_pass(1234, 5), "247");
+        assert_eq!(per_pass(0, 5), "0");
+        assert_eq!(per_pass(1, 50), "< 0.1");
+    }
 }

@@ -96,3 +96,42 @@ fn every_row_and_answer_of_the_traced_experiments_is_inside_its_bounds() {
     assert!(answers >= 4, "the traced experiments' answers were checked");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// A runtime that ran no workload (Tokio runs skynet only with `--full`) has no column in the
+/// workloads table and no entry in its chart's legend.
+#[test]
+fn workloads_show_no_column_for_a_runtime_that_did_not_run() {
+    let dir = std::env::temp_dir().join(format!("threadlab-tokio-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let out = Command::new(env!("CARGO_BIN_EXE_threadlab"))
+        .args(["lab", "--tiny", "--threads", "2", "--repeat", "1", "--out"])
+        .arg(&dir)
+        .arg("workloads")
+        .output()
+        .expect("run threadlab lab");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{stdout}");
+    let doc: Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("results.json")).unwrap()).unwrap();
+    let tokio_rows = doc["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|r| r["variant"] == "tokio")
+        .count();
+    if tokio_rows == 0 {
+        let header = stdout
+            .lines()
+            .find(|l| l.contains("threadlab/rayon"))
+            .expect("the workloads table's header");
+        assert!(!header.contains("tokio"), "{header}");
+        for e in std::fs::read_dir(&dir).unwrap() {
+            let p = e.unwrap().path();
+            if p.extension().is_some_and(|x| x == "svg") {
+                let svg = std::fs::read_to_string(&p).unwrap();
+                assert!(!svg.contains(">tokio<"), "{}", p.display());
+            }
+        }
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -1,5 +1,5 @@
-//! Two captures side by side, after Unity's Profile Analyzer "Compare" view that the fourth seed
-//! uses to find what got slower from 2 to 5 job workers: one row per zone name, task kind and
+//! Two captures side by side, after Unity's Profile Analyzer "Compare" view that the
+//! allocator-contention follow-up to "The Whipping Boy Approach to Job Scheduling" uses to find what got slower from 2 to 5 job workers: one row per zone name, task kind and
 //! lock (its waits and its holds), with count, total, mean, median, p90, p99 and max on each
 //! side, the absolute and relative difference of the total, rows sorted by the absolute
 //! difference, and differences within run-to-run noise flagged. Zones and tasks are compared by

@@ -6,13 +6,14 @@
 //! library records, saves and loads; this crate reads. With the `serde` feature the diagnosis,
 //! its findings and the comparison are `Serialize` (the `threadlab` command's `--json`).
 //!
-//! The doctor answers the four questions the first seed asks of a profile — are the threads used
+//! The doctor answers the four questions “Multithreading Isn’t Free” asks of a profile — are the threads used
 //! effectively, is the work evenly distributed, which threads wait on locks, how do context
 //! switches affect throughput — each with the figure behind it, and names the pitfalls it finds
 //! (oversubscription, thread creation, lock contention, imbalance, park/wake churn, fruitless
 //! spinning, long tasks, preemption) with a suggestion. The comparison lines up two captures per
 //! zone, task kind and lock, sorted by the absolute difference of the total time, the way the
-//! fourth seed compares 2 against 5 workers in Unity's Profile Analyzer.
+//! allocator-contention follow-up to "The Whipping Boy Approach to Job Scheduling" compares 2
+//! against 5 workers in Unity's Profile Analyzer.
 //!
 //! ```
 //! use threadlab_doctor::Diagnose;

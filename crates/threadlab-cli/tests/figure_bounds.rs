@@ -132,3 +132,29 @@ fn workloads_show_no_column_for_a_runtime_that_did_not_run() {
     }
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// One unit per axis: the rendezvous's allocations and bytes per message are two charts, each
+/// naming only its own unit (on one axis, bytes of tens made allocations of about 1 vanish).
+#[test]
+fn rendezvous_allocations_and_bytes_are_on_separate_axes() {
+    let dir = std::env::temp_dir().join(format!("threadlab-rv-axes-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let out = Command::new(env!("CARGO_BIN_EXE_threadlab"))
+        .args(["lab", "--tiny", "--threads", "2", "--repeat", "1", "--out"])
+        .arg(&dir)
+        .arg("rendezvous")
+        .output()
+        .expect("run threadlab lab");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+    let read =
+        |f: &str| std::fs::read_to_string(dir.join(f)).unwrap_or_else(|e| panic!("{f}: {e}"));
+    let allocs = read("rendezvous-alloc-per-message-2t.svg");
+    let bytes = read("rendezvous-bytes-per-message-2t.svg");
+    assert!(allocs.contains("allocations per message") && !allocs.contains("bytes"));
+    assert!(bytes.contains("bytes per message") && !bytes.contains("allocations"));
+    let _ = std::fs::remove_dir_all(&dir);
+}

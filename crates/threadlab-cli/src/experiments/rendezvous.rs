@@ -304,25 +304,27 @@ impl Experiment for Rendezvous {
                 );
             }
             charts.push(chart);
-            let mut chart = Chart::bars(
-                &format!("rendezvous-alloc-per-message-{threads}t"),
-                &format!(
-                    "rendezvous: allocation per message, pools of {threads} threads (lower is better)"
-                ),
-                VARIANTS.iter().map(|v| v.to_string()).collect(),
-                "per message",
-            );
-            for (k, name) in [(4, "allocations"), (5, "bytes")] {
+            // One unit per axis: allocations (about 1 a message) and bytes (tens) on one axis
+            // made the allocation bars vanish, so each has its chart.
+            for (k, file, unit) in [(4, "alloc", "allocations"), (5, "bytes", "bytes")] {
+                let mut chart = Chart::bars(
+                    &format!("rendezvous-{file}-per-message-{threads}t"),
+                    &format!(
+                        "rendezvous: {unit} per message, pools of {threads} threads (lower is better)"
+                    ),
+                    VARIANTS.iter().map(|v| v.to_string()).collect(),
+                    &format!("{unit} per message"),
+                );
                 chart.add(
-                    name,
+                    unit,
                     figures
                         .iter()
                         .enumerate()
                         .map(|(i, f)| (i as f64, f[k]))
                         .collect(),
                 );
+                charts.push(chart);
             }
-            charts.push(chart);
 
             if go_missing {
                 notes.push("No `go` on the PATH: the go row is empty (install Go to compare with its unbuffered channel).".into());

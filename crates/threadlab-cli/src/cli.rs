@@ -228,7 +228,7 @@ pub struct LabArgs {
     /// Experiments to run (default: all).
     #[arg(value_name = "EXPERIMENT")]
     pub experiments: Vec<String>,
-    /// Use the seeds' own sizes (slow) instead of the quick ones.
+    /// Use the sizes of the articles' own experiments (slow) instead of the quick ones.
     #[arg(long)]
     pub full: bool,
     /// Tiny sizes, for tests: seconds in total, figures meaningless.

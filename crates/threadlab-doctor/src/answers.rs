@@ -1,12 +1,13 @@
-//! The first seed's four questions — are we using the threads effectively, is the work evenly
-//! distributed, which threads are waiting on locks, how does context switching affect
-//! throughput — each answered in a sentence with the figure behind it, and marked fine unless
-//! a finding bears on it.
+//! The four questions that "Multithreading Isn't Free: Performance Pitfalls Visualized" asks of
+//! a profile — are we using the threads effectively, is the work evenly distributed, which
+//! threads are waiting on locks, how does context switching affect throughput — each answered in
+//! a sentence with the figure behind it (none when the trace holds too little to judge), and
+//! marked fine unless a finding bears on it.
 
 use super::findings::Diagnosis;
 use super::findings::{
     figure, Answer, Finding, Pitfall, IMBALANCE_MAX_THREADS_PER_CPU, IMBALANCE_MIN_RUNNING_NS,
-    OS_MIN_WINDOW_NS,
+    IMBALANCE_SHARE, LOCK_WAIT_OVER_HOLD, OS_MIN_WINDOW_NS, PREEMPTED_SHARE,
 };
 use super::stats::fmt_ns;
 use super::stats::ratio;
@@ -26,18 +27,30 @@ pub(crate) fn answers(d: &Diagnosis, found: &[Finding]) -> Vec<Answer> {
         .iter()
         .fold(0u64, |a, t| a.saturating_add(t.lifetime_ns));
     let util = ratio(running as f64, life as f64);
+    // The OS accounts CPU time per scheduler tick: over a shorter window the process's CPU
+    // figures are not a measurement (a 648 µs trace read "7.01 of 2 CPUs").
+    let os_judged = d.os.active_ns >= OS_MIN_WINDOW_NS;
+    let process = if os_judged {
+        format!(
+            "the process used {:.2} of {} CPU(s) on average with {:.1} runnable thread(s)",
+            d.os.cpus_used_avg, d.os.cpus, d.os.runnable_avg
+        )
+    } else {
+        format!(
+            "the process's CPU use over {} is too short to judge (the OS accounts CPU time per \
+             scheduler tick)",
+            fmt_ns(d.os.active_ns)
+        )
+    };
     let q1 = Answer {
         question: "Are we using the threads effectively?",
         answer: format!(
-            "the {} thread(s) that ran tasks or zones were running {:.0}% of their lifetimes; the \
-             process used {:.2} of {} CPU(s) on average with {:.1} runnable thread(s)",
+            "the {} thread(s) that ran tasks or zones were running {:.0}% of their lifetimes; \
+             {process}",
             working.len(),
             100.0 * util,
-            d.os.cpus_used_avg,
-            d.os.cpus,
-            d.os.runnable_avg
         ),
-        figure: figure("running share of lifetime", util, "ratio", None),
+        figure: (life > 0).then(|| figure("running share of lifetime", util, "ratio", None)),
         ok: !has(
             found,
             &[
@@ -75,12 +88,14 @@ pub(crate) fn answers(d: &Diagnosis, found: &[Finding]) -> Vec<Answer> {
             ),
             None => "no group of threads ran work side by side for long enough to judge".into(),
         },
-        figure: figure(
-            "1 - mean/max work",
-            worst.map_or(0.0, |g| g.imbalance),
-            "ratio",
-            None,
-        ),
+        figure: worst.map(|g| {
+            figure(
+                "1 - mean/max work",
+                g.imbalance,
+                "ratio",
+                Some(IMBALANCE_SHARE),
+            )
+        }),
         ok: !has(found, &[Imbalance, LongTask]),
     };
     let q3 = match d.locks.first().filter(|l| l.wait.count > 0) {
@@ -110,18 +125,30 @@ pub(crate) fn answers(d: &Diagnosis, found: &[Finding]) -> Vec<Answer> {
                     l.wait.count,
                     who.join(", ")
                 ),
-                figure: figure("lock wait / hold", l.wait_over_hold, "ratio", None),
+                figure: (l.hold.count > 0).then(|| {
+                    figure(
+                        "lock wait / hold",
+                        l.wait_over_hold,
+                        "ratio",
+                        Some(LOCK_WAIT_OVER_HOLD),
+                    )
+                }),
                 ok: !has(found, &[LockContention]),
             }
         }
         None => Answer {
             question: "Which threads are waiting on locks?",
             answer: "no thread waited for a recorded lock (threadlab::sync::Mutex)".into(),
-            figure: figure("lock wait / hold", 0.0, "ratio", None),
+            figure: Some(figure(
+                "lock wait / hold",
+                0.0,
+                "ratio",
+                Some(LOCK_WAIT_OVER_HOLD),
+            )),
             ok: !has(found, &[LockContention]),
         },
     };
-    let short = if d.os.active_ns < OS_MIN_WINDOW_NS {
+    let short = if !os_judged {
         format!(
             " (over {}, too short to judge: the OS accounts CPU time per scheduler tick)",
             fmt_ns(d.os.active_ns)
@@ -141,12 +168,14 @@ pub(crate) fn answers(d: &Diagnosis, found: &[Finding]) -> Vec<Answer> {
             d.runtime.parks,
             d.runtime.parks_per_task
         ),
-        figure: figure(
-            "preempted share of runnable time",
-            d.os.preempted_share,
-            "ratio",
-            None,
-        ),
+        figure: os_judged.then(|| {
+            figure(
+                "preempted share of runnable time",
+                d.os.preempted_share,
+                "ratio",
+                Some(PREEMPTED_SHARE),
+            )
+        }),
         ok: !has(
             found,
             &[Preemption, Oversubscription, ParkWakeChurn, BusyMachine],

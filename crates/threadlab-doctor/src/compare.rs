@@ -1,5 +1,5 @@
-//! Two captures side by side, after Unity's Profile Analyzer "Compare" view that the fourth seed
-//! uses to find what got slower from 2 to 5 job workers: one row per zone name, task kind and
+//! Two captures side by side, after Unity's Profile Analyzer "Compare" view that the
+//! allocator-contention follow-up to "The Whipping Boy Approach to Job Scheduling" uses to find what got slower from 2 to 5 job workers: one row per zone name, task kind and
 //! lock (its waits and its holds), with count, total, mean, median, p90, p99 and max on each
 //! side, the absolute and relative difference of the total, rows sorted by the absolute
 //! difference, and differences within run-to-run noise flagged. Zones and tasks are compared by
@@ -135,7 +135,12 @@ impl Diagnosis {
                 .cmp(&x.diff_total_ns.unsigned_abs())
                 .then_with(|| x.name.cmp(&y.name))
         });
-        let util = |d: &Diagnosis| d.answers.first().map_or(0.0, |a| a.figure.value);
+        let util = |d: &Diagnosis| {
+            d.answers
+                .first()
+                .and_then(|a| a.figure.as_ref())
+                .map_or(0.0, |f| f.value)
+        };
         let lock_p99 = |d: &Diagnosis| d.locks.iter().map(|l| l.wait.p99_ns).max().unwrap_or(0);
         let fig = |name, unit, f: &dyn Fn(&Diagnosis) -> f64| RuntimeRow {
             name,

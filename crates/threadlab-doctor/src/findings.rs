@@ -1,8 +1,8 @@
 //! The doctor's judgement: named pitfalls, each with the figure that crossed its threshold and a
-//! suggestion; and the first seed's four questions, each answered with the figure behind it.
+//! suggestion; and the four questions of “Multithreading Isn’t Free”, each answered with the figure behind it.
 //!
 //! Every threshold is a named constant below with the reason for its value. They are set so that
-//! the pitfalls the seeds describe cross them by a wide margin and a well-behaved run on a noisy
+//! the pitfalls the articles describe cross them by a wide margin and a well-behaved run on a noisy
 //! 2-core VM stays well below them: judgements use the process's own figures (its runnable
 //! threads, its lock waits, its threads' running time), never the machine's load.
 //!
@@ -47,12 +47,12 @@ pub const THREAD_CREATION_MIN_THREADS: usize = 16;
 
 /// Thread creation: the group's median work per thread is below this many intervals between two
 /// thread starts. The interval is what starting one thread costs its creator (tens of µs on a VM;
-/// the second seed measured about 1 s per 12,000 threads, 83 µs each, on a 2010 Mac Pro); a
+/// “The overhead of spawning threads” (Matt Gallagher) measured about 1 s per 12,000 threads, 83 µs each, on a 2010 Mac Pro); a
 /// thread that works less than that costs more to create than it gives back.
 pub const THREAD_CREATION_WORK_PER_START: f64 = 1.0;
 
 /// Lock contention: total wait above total hold × this. The lock is then a queue, not a
-/// guard: threads spend longer asking for it than using it (the first seed's queue lock: 214.89
+/// guard: threads spend longer asking for it than using it (the queue lock of “Multithreading Isn’t Free”: 214.89
 /// ms wait against 94.86 ms hold, 2.3×).
 pub const LOCK_WAIT_OVER_HOLD: f64 = 1.0;
 
@@ -85,7 +85,7 @@ pub const IMBALANCE_MIN_RUNNING_NS: u64 = 2_000_000;
 pub const CHURN_MIN_BLOCKS_PER_THREAD: u64 = 100;
 
 /// Park/wake churn: less CPU than this per block. A futex park plus the wake-up that ends it cost
-/// about 5–20 µs of CPU on a VM (the fifth seed's pools spent 49–70% of their CPU parking);
+/// about 5–20 µs of CPU on a VM (the pools of “Rendezvous Benchmark Analysis” spent 49–70% of their CPU parking);
 /// below 50 µs of CPU per block, blocking and waking is a large share of what the thread does.
 pub const CHURN_MAX_CPU_PER_BLOCK_NS: u64 = 50_000;
 
@@ -101,7 +101,7 @@ pub const SPIN_FRUITLESS_SHARE: f64 = 0.8;
 
 /// Allocation-heavy: one zone or task name made at least this share of the allocations counted
 /// in the recording's spans. Half of everything counted in one place is where a change (reuse a
-/// buffer, allocate once outside the loop, an arena) pays most; the fourth seed's workers spent
+/// buffer, allocate once outside the loop, an arena) pays most; the workers of the allocator-contention article spent
 /// their time in the allocator's lock for exactly such a hot spot.
 pub const ALLOC_HEAVY_SHARE: f64 = 0.5;
 
@@ -145,7 +145,7 @@ pub struct Diagnosis {
     pub runtime: RuntimeStats,
     /// The OS's figures.
     pub os: OsStats,
-    /// The first seed's four questions, answered.
+    /// The four questions of “Multithreading Isn’t Free”, answered.
     pub answers: Vec<Answer>,
     /// The pitfalls found.
     pub findings: Vec<Finding>,
@@ -248,7 +248,8 @@ pub struct Figure {
     pub value: f64,
     /// `ratio`, `ns`, `threads/CPU`, …
     pub unit: &'static str,
-    /// The threshold a finding's figure crossed.
+    /// The threshold a finding's figure crossed; for an answer's figure, the threshold of the
+    /// finding it bears on (the figure is worse at or above it).
     pub threshold: Option<f64>,
 }
 
@@ -277,7 +278,7 @@ pub struct Finding {
     pub suggestion: String,
 }
 
-/// One of the first seed's four questions, answered.
+/// One of the four questions of “Multithreading Isn’t Free”, answered.
 #[derive(Clone, Debug, PartialEq)]
 #[cfg_attr(feature = "serde", derive(serde::Serialize))]
 pub struct Answer {
@@ -285,8 +286,10 @@ pub struct Answer {
     pub question: &'static str,
     /// The answer, with figures.
     pub answer: String,
-    /// The figure behind it.
-    pub figure: Figure,
+    /// The figure behind it, or `None` when the trace holds too little to judge (a window
+    /// shorter than the OS's accounting allows, no group working side by side, a lock whose
+    /// hold time was not recorded): never drawn as 0.
+    pub figure: Option<Figure>,
     /// Whether no finding bears on this question.
     pub ok: bool,
 }

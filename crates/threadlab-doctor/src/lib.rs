@@ -41,6 +41,8 @@
 //!   long tasks (with their thresholds).
 //! - `runtime.rs`: cross-thread figures (wake-up and spawn latency, steal and park rates) and the
 //!   OS view (runnable threads per CPU, preemption).
+//! - `bounds.rs`: the physical bounds of every figure (CPUs used ≤ CPUs, shares in 0–1, no
+//!   NaN), checked before the text form prints them.
 //! - `findings.rs`: the [`Diagnosis`], the thresholds (named constants, each with its reason)
 //!   and the findings; `answers.rs`: the four answers.
 //! - `allocs.rs`: allocations per zone and task (`alloc::Counting`; the allocation-heavy
@@ -51,6 +53,7 @@
 
 mod allocs;
 mod answers;
+mod bounds;
 mod compare;
 mod diagnose;
 mod findings;
@@ -64,6 +67,7 @@ mod states;
 mod stats;
 
 pub use allocs::AllocStats;
+pub use bounds::bounds_violations;
 pub use compare::{compare, CompareRow, Comparison, RuntimeRow, NOISE_RELATIVE};
 pub use diagnose::{diagnose, Diagnose};
 pub use findings::*;

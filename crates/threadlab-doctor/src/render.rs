@@ -238,20 +238,34 @@ impl Display for Diagnosis {
         )?;
         let o = &self.os;
         writeln!(f, "\nOS (schedstat, context switches)")?;
-        writeln!(
-            f,
-            "   {:.2} runnable threads and {:.2} CPUs used on average over {} ({} threads \
+        if o.active_ns < super::findings::OS_MIN_WINDOW_NS {
+            writeln!(
+                f,
+                "   over {} ({} threads sampled): too short to judge, the OS accounts CPU time \
+                 per scheduler tick",
+                fmt_ns(o.active_ns),
+                o.sampled_threads
+            )?;
+        } else {
+            writeln!(
+                f,
+                "   {:.2} runnable threads and {:.2} CPUs used on average over {} ({} threads \
              sampled); preempted {} of runnable time ({}); {:.0} involuntary and {:.0} voluntary \
              switches/s",
-            o.runnable_avg,
-            o.cpus_used_avg,
-            fmt_ns(o.active_ns),
-            o.sampled_threads,
-            pct(o.preempted_share),
-            fmt_ns(o.preempted_ns),
-            o.involuntary_per_sec,
-            o.voluntary_per_sec
-        )
+                o.runnable_avg,
+                o.cpus_used_avg,
+                fmt_ns(o.active_ns),
+                o.sampled_threads,
+                pct(o.preempted_share),
+                fmt_ns(o.preempted_ns),
+                o.involuntary_per_sec,
+                o.voluntary_per_sec
+            )?;
+        }
+        for v in super::bounds::bounds_violations(self) {
+            writeln!(f, "   figure out of bounds (a bug in the doctor): {v}")?;
+        }
+        Ok(())
     }
 }
 

@@ -54,7 +54,7 @@ pub struct ThreadStats {
     /// sample's time less the time it had been on a CPU or waiting for one by then (a new
     /// thread is runnable from its birth to its first block).
     pub os_from_ns: u64,
-    /// Time on a CPU between the first and last OS samples.
+    /// Time on a CPU between the first and last OS samples, at most the time between them.
     pub on_cpu_ns: u64,
     /// Time runnable but waiting for a CPU (preempted) between the first and last OS samples.
     pub preempted_ns: u64,
@@ -269,6 +269,8 @@ pub(crate) fn walk<I: Iterator<Item = Event>>(
     let mut sw_first: Option<(u64, u64)> = None;
     let mut sw_last: Option<(u64, u64)> = None;
     let mut os_samples = 0u32;
+    // The times of the first and last OS samples: the window their differences cover.
+    let mut os_window: Option<(u64, u64)> = None;
     // A birth sample (zeros) came first: the next sample dates the birth.
     let mut birth_pending = false;
     let mut born_ns: Option<u64> = None;
@@ -360,6 +362,8 @@ pub(crate) fn walk<I: Iterator<Item = Event>>(
                 }
                 os_first.get_or_insert((on_cpu_ns, runqueue_ns));
                 os_last = Some((on_cpu_ns, runqueue_ns));
+                let from = os_window.map_or(e.ts_ns, |w| w.0);
+                os_window = Some((from, e.ts_ns));
             }
             EventKind::OsSwitches {
                 voluntary,
@@ -405,12 +409,19 @@ pub(crate) fn walk<I: Iterator<Item = Event>>(
         });
         asleep_from_the_start(&mut w, first, who.asleep_until, end);
     }
-    if let (Some(a), Some(b)) = (os_first, os_last) {
-        w.stats.on_cpu_ns = b.0.saturating_sub(a.0);
-        w.stats.preempted_ns = b.1.saturating_sub(a.1);
+    w.stats.os_from_ns = born_ns.map_or(w.stats.first_ns, |b| b.min(w.stats.first_ns));
+    if let (Some(a), Some(b), Some((from, to))) = (os_first, os_last, os_window) {
+        // The kernel adds a running thread's CPU time to its counters at the scheduler tick
+        // (`update_curr`, every 1–10 ms), so a sample of a thread that was running can lag by up
+        // to a tick, and the difference of two samples can hold more CPU time than the wall
+        // time between them: a 648 µs trace read "7.01 of 2 CPUs". A thread cannot run or wait
+        // for a CPU longer than it lived between the samples, so both are clipped to that
+        // window (from its birth, for a thread born during the recording).
+        let window = to.saturating_sub(from.min(w.stats.os_from_ns));
+        w.stats.on_cpu_ns = b.0.saturating_sub(a.0).min(window);
+        w.stats.preempted_ns = b.1.saturating_sub(a.1).min(window - w.stats.on_cpu_ns);
         w.stats.os_sampled = os_samples >= 2;
     }
-    w.stats.os_from_ns = born_ns.map_or(w.stats.first_ns, |b| b.min(w.stats.first_ns));
     if let (Some(a), Some(b)) = (sw_first, sw_last) {
         w.stats.voluntary_switches = b.0.saturating_sub(a.0);
         w.stats.involuntary_switches = b.1.saturating_sub(a.1);

@@ -644,3 +644,48 @@ fn a_guests_install_span_is_read_as_its_seats_worker() {
     let main = d.threads.iter().find(|t| t.name == "main").unwrap();
     assert_eq!(main.running_ns, 11 * MS, "{d}");
 }
+
+#[test]
+fn cpu_time_of_a_short_trace_is_clipped_to_the_sampled_window_and_not_judged() {
+    // The kernel adds a running thread's CPU time at the scheduler tick, so the second sample of
+    // a 648 µs window can carry 4.5 ms of CPU time (one 4 ms tick that had not been added when
+    // the first sample was read): the figure read "6.94 of 2 CPUs" before the clip.
+    let mut b = B::new(660 * US, 2);
+    let z = b.name("jobs");
+    let mut ev = os(10 * US, 5 * MS, 0, 0, 0).to_vec();
+    ev.extend(zone(z, 10 * US, 658 * US));
+    ev.extend(os(658 * US, 9 * MS + 500 * US, 0, 0, 0));
+    b.thread("main", None, ev);
+    let d = b.build().diagnose();
+    assert!(
+        d.os.cpus_used_avg <= 1.0 + 1e-9,
+        "one thread used {} CPUs",
+        d.os.cpus_used_avg
+    );
+    assert!(
+        bounds_violations(&d).is_empty(),
+        "{:?}",
+        bounds_violations(&d)
+    );
+    let q1 = &d.answers[0].answer;
+    assert!(
+        q1.contains("too short to judge") && !q1.contains("CPU(s) on average"),
+        "{q1}"
+    );
+    // The context-switching question has no figure rather than a 0.
+    assert!(d.answers[3].figure.is_none(), "{:?}", d.answers[3]);
+    assert!(!d.to_string().contains("out of bounds"), "{d}");
+}
+
+#[test]
+fn bounds_name_a_figure_outside_them() {
+    let mut d = Diagnosis::default();
+    d.os.cpus = 2;
+    d.os.active_ns = OS_MIN_WINDOW_NS;
+    d.os.cpus_used_avg = 7.01;
+    d.os.preempted_share = f64::NAN;
+    let v = bounds_violations(&d);
+    assert_eq!(v.len(), 2, "{v:?}");
+    assert!(v.iter().any(|s| s.contains("7.01 of 2 CPU")), "{v:?}");
+    assert!(d.to_string().contains("figure out of bounds"));
+}

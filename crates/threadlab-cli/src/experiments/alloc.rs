@@ -50,7 +50,7 @@ impl Experiment for Alloc {
     }
 
     fn description(&self) -> &'static str {
-        "The fourth seed's allocator contention: small allocations and frees under one locked \
+        "The allocator contention of the follow-up to “The Whipping Boy Approach to Job Scheduling” on allocator contention and thread states: small allocations and frees under one locked \
          allocator, a thread-caching allocator and the system allocator, with 2 and 5 workers; \
          the locked runs are recorded for `threadlab compare`."
     }
@@ -221,7 +221,7 @@ fn finding(secs: &[Vec<f64>], i1: usize, i2: usize, i5: usize) -> String {
     let five_vs_two = |v: usize| secs[v][i5] / secs[v][i2];
     let locked_vs_cache = |i: usize| secs[0][i] / secs[1][i];
     format!(
-        "With one locked allocator, 5 workers took {} for the same allocations ({} vs {}: {}), and 2 workers took {}. The lock made the work take {} with 2 workers and {} with 5, against {} with a single worker, where nobody contends. 5 vs 2 workers: thread caches {}, system allocator {} (the seed: 0.06 ms with 2 workers vs 2.41 ms with 5).",
+        "With one locked allocator, 5 workers took {} for the same allocations ({} vs {}: {}), and 2 workers took {}. The lock made the work take {} with 2 workers and {} with 5, against {} with a single worker, where nobody contends. 5 vs 2 workers: thread caches {}, system allocator {} (the allocator-contention article: 0.06 ms with 2 workers vs 2.41 ms with 5).",
         fmt::longer(five_vs_two(0), "2 workers"),
         fmt_secs(secs[0][i5]),
         fmt_secs(secs[0][i2]),

@@ -47,7 +47,7 @@ fn pass(
 
 const VARIANTS: [&str; 2] = ["work-sharing", "threadlab"];
 
-/// The seed's pool size (`hardware_concurrency()` on its 8-thread MacBook).
+/// “Multithreading Isn’t Free”’s pool size (`hardware_concurrency()` on its 8-thread MacBook).
 const SEED_WORKERS: usize = 8;
 
 /// What a recorded run showed.
@@ -62,7 +62,7 @@ impl Experiment for Contention {
     }
 
     fn description(&self) -> &'static str {
-        "The first seed's work-sharing pool, whose workers all take tasks from one locked queue: \
+        "The work-sharing pool of “Multithreading Isn’t Free: Performance Pitfalls Visualized”, whose workers all take tasks from one locked queue: \
          the lock's hold against wait time, and the pool against threadlab's stealing pool on \
          the same bands of the image transform."
     }
@@ -146,7 +146,7 @@ impl Experiment for Contention {
             notes: vec![
                 "Seconds per pass come from timed rounds with the recorder off; the lock figures \
                  and the doctor's findings from a separate short recorded run of each variant \
-                 (a few passes, one for a task per row), per pass. The seed's figures: 94.86 ms \
+                 (a few passes, one for a task per row), per pass. “Multithreading Isn’t Free”’s figures: 94.86 ms \
                  hold and 214.89 ms wait over 100 passes of 8 bands on 8 threads."
                     .into(),
             ],
@@ -234,9 +234,9 @@ fn summarize(
                     locks.row(vec![
                         (*v).into(),
                         label.clone(),
-                        (l.hold.count / r.passes as u64).to_string(),
+                        per_pass(l.hold.count, r.passes),
                         fmt_ns(per(l.hold.total_ns)),
-                        (l.wait.count / r.passes as u64).to_string(),
+                        per_pass(l.wait.count, r.passes),
                         fmt_ns(per(l.wait.total_ns)),
                         format!("{:.2}", l.wait_over_hold),
                         fmt_ns(l.wait.p99_ns),
@@ -320,7 +320,7 @@ fn finding(
     hw: &[(usize, u64, u64)],
 ) -> String {
     let mut parts = Vec::new();
-    // The seed's split (one band per worker) and the finest (a task per row).
+    // “Multithreading Isn’t Free”’s split (one band per worker) and the finest (a task per row).
     let shown = [0, splits.len() - 1];
     for &(k, hold, wait) in hw.iter().filter(|(k, _, _)| shown.contains(k)) {
         let (label, _) = &splits[k];
@@ -338,7 +338,34 @@ fn finding(
         ));
     }
     format!(
-        "On {threads} thread(s), {}. (The seed: 214.89 ms waited against 94.86 ms held, 2.3×.)",
+        "On {threads} thread(s), {}. (“Multithreading Isn’t Free”: 214.89 ms waited against 94.86 ms held, 2.3×.)",
         parts.join("; ")
     )
+}
+
+/// A count per pass without truncating it: 3 waits over 5 passes are 0.6 a pass, not the "0"
+/// that integer division printed beside "waited 25.8 µs".
+fn per_pass(count: u64, passes: usize) -> String {
+    let v = count as f64 / passes.max(1) as f64;
+    if count > 0 && v < 0.05 {
+        "< 0.1".into()
+    } else if v >= 10.0 || v == v.trunc() {
+        format!("{v:.0}")
+    } else {
+        format!("{v:.1}")
+    }
+}
+
+#[cfg(test)]
+mod per_pass_tests {
+    use super::per_pass;
+
+    #[test]
+    fn a_few_waits_over_many_passes_are_not_zero() {
+        assert_eq!(per_pass(3, 5), "0.6");
+        assert_eq!(per_pass(10, 5), "2");
+        assert_eq!(per_pass(1234, 5), "247");
+        assert_eq!(per_pass(0, 5), "0");
+        assert_eq!(per_pass(1, 50), "< 0.1");
+    }
 }

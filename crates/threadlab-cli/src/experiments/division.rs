@@ -5,7 +5,7 @@
 //! searching only its part ("division"): less data per core, so more of it stays in that core's
 //! own caches. Packets reach their worker through `Pool::spawn_on`. The figure is the mean time
 //! a worker takes to process one packet, over all packets of a run, and its spread over runs.
-//! The seed's Xeon (8 lookup threads): 1.16× at 16 kB to 1.47× at 64 MB in favour of division.
+//! “Multithreading and the Memory Subsystem”’s Xeon (8 lookup threads): 1.16× at 16 kB to 1.47× at 64 MB in favour of division.
 
 use crate::fmt;
 use crate::fmt::fmt_bytes;
@@ -34,7 +34,7 @@ impl Experiment for Division {
     }
 
     fn description(&self) -> &'static str {
-        "The third seed's binary searches in packets of 128: every worker searching the whole \
+        "The binary searches in packets of 128 of Johnny’s Software Lab’s “Multithreading and the Memory Subsystem”: every worker searching the whole \
          sorted array vs each worker searching only its own part (packets routed by one \
          dispatching thread), for arrays from 16 kB up."
     }
@@ -143,9 +143,9 @@ impl Experiment for Division {
             finding: findings.join(" "),
             notes: vec![
                 format!(
-                    "Lookups are uniform over the array's range, so every worker is equally busy in both variants (as in the seed). The dispatcher makes all of a run's {packets} packets up front, then waits; its leftover, partly filled packets are not sent. The table's spread is the standard deviation of the per-run means."
+                    "Lookups are uniform over the array's range, so every worker is equally busy in both variants (as in “Multithreading and the Memory Subsystem”). The dispatcher makes all of a run's {packets} packets up front, then waits; its leftover, partly filled packets are not sent. The table's spread is the standard deviation of the per-run means."
                 ),
-                "The seed's Xeon Gold 5218 with 8 lookup threads: 7,872 vs 6,754 ns at 16 kB (1.16×) up to 47,359 vs 32,146 ns at 64 MB (1.47×). The gain needs per-core caches that the whole array overflows but one worker's part fits: look at the L2 size in the machine block above.".into(),
+                "“Multithreading and the Memory Subsystem”’s Xeon Gold 5218 with 8 lookup threads: 7,872 vs 6,754 ns at 16 kB (1.16×) up to 47,359 vs 32,146 ns at 64 MB (1.47×). The gain needs per-core caches that the whole array overflows but one worker's part fits: look at the L2 size in the machine block above.".into(),
             ],
             rows,
             tables,
@@ -184,7 +184,7 @@ fn finding(threads: usize, grid: &[(usize, [(f64, f64); 2])]) -> String {
         );
     }
     format!(
-        "With {threads} workers, a {PACKET}-lookup packet searched in the whole array took {} at {} and {} at {} (the seed: 1.16× at 16 kB to 1.47× at 64 MB).",
+        "With {threads} workers, a {PACKET}-lookup packet searched in the whole array took {} at {} and {} at {} (“Multithreading and the Memory Subsystem”: 1.16× at 16 kB to 1.47× at 64 MB).",
         fmt::longer(best.1, "one searched in the worker's own part"),
         fmt_bytes(best.0 as u64),
         fmt::longer(worst.1, "with division"),

@@ -41,7 +41,7 @@ impl Experiment for FalseShare {
     }
 
     fn description(&self) -> &'static str {
-        "The fourth seed's invisible contention: each worker increments its own counter, with \
+        "The invisible contention of the follow-up to “The Whipping Boy Approach to Job Scheduling” on allocator contention and thread states: each worker increments its own counter, with \
          the counters packed in one cache line vs padded to a line each (threadlab::CachePadded)."
     }
 

@@ -52,7 +52,7 @@ impl Experiment for Jobs {
     }
 
     fn description(&self) -> &'static str {
-        "The second seed's self-requeueing empty jobs on 1/4/8/16 queues: what queueing a job \
+        "The self-requeueing empty jobs on 1/4/8/16 queues of Matt Gallagher’s “The overhead of spawning threads” (Cocoa with Love): what queueing a job \
          costs on one thread, a dedicated thread per queue, a thread per job, serial queues, the \
          pool's global queue, Rayon and Tokio."
     }
@@ -261,9 +261,9 @@ impl Experiment for Jobs {
         out.finding = findings.join(" ");
         out.notes = vec![
                 format!(
-                    "The thread-per-task variants ran 1/{thread_scale} of the jobs (a thread costs tens of microseconds); their ns per job is comparable, their seconds are for the smaller count. \"verified\" waits until each new thread signals it started (the seed's 10 s check)."
+                    "The thread-per-task variants ran 1/{thread_scale} of the jobs (a thread costs tens of microseconds); their ns per job is comparable, their seconds are for the smaller count. \"verified\" waits until each new thread signals it started (the 10 s check of “The overhead of spawning threads”)."
                 ),
-                "Allocations and bytes per job count every allocation of the process during a variant's timed runs (the binary's counting allocator; a reallocation counts as one allocation of its new size), divided by the jobs run; the dedicated threads are started before the count. Each job is one boxed closure (the seed's job object), so one allocation per job is the floor.".into(),
+                "Allocations and bytes per job count every allocation of the process during a variant's timed runs (the binary's counting allocator; a reallocation counts as one allocation of its new size), divided by the jobs run; the dedicated threads are started before the count. Each job is one boxed closure (the job object of “The overhead of spawning threads”), so one allocation per job is the floor.".into(),
         ];
         Ok(out)
     }

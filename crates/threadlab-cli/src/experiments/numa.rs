@@ -30,7 +30,7 @@ impl Experiment for Numa {
     }
 
     fn description(&self) -> &'static str {
-        "The third seed's first-touch experiment: a static-schedule parallel sum after \
+        "The first-touch experiment of Johnny’s Software Lab’s “Multithreading and the Memory Subsystem”: a static-schedule parallel sum after \
          single-thread, unordered parallel, and static parallel initialisation, on this \
          machine's NUMA layout (read from /sys)."
     }
@@ -144,7 +144,7 @@ impl Experiment for Numa {
                 }
             ));
         }
-        notes.push("The seed (8 GB, 16 threads, two nodes of a Xeon Gold 5218): with 8 threads on each node the sum took 0.371 s after single-thread, 0.206 s after random and 0.140 s after static initialisation; with all 16 on one node, 0.225, 0.223 and 0.221 s. Initialisation time includes the page faults, which parallel initialisation spreads over the workers.".into());
+        notes.push("“Multithreading and the Memory Subsystem” (8 GB, 16 threads, two nodes of a Xeon Gold 5218): with 8 threads on each node the sum took 0.371 s after single-thread, 0.206 s after random and 0.140 s after static initialisation; with all 16 on one node, 0.225, 0.223 and 0.221 s. Initialisation time includes the page faults, which parallel initialisation spreads over the workers.".into());
         Ok(Outcome {
             finding: findings.join(" "),
             notes,

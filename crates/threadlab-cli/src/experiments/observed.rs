@@ -1,4 +1,4 @@
-//! `observed` (first seed's ThreadPerRow, seen two ways): the same thread-per-task baseline
+//! `observed` (ThreadPerRow of “Multithreading Isn’t Free”, seen two ways): the same thread-per-task baseline
 //! (`baselines::thread_per_task::for_each_row`, a fresh OS thread per image row) recorded from
 //! inside with `threadlab::trace::start`, and observed from outside by `threadlab run`'s
 //! sampler (`observe/`) in a child process (`threadlab demo rows`) that links no recorder at all.
@@ -72,6 +72,26 @@ impl Experiment for Observed {
         )
         .text_columns(1);
         let mut put = |name: &str, a: String, b: String| table.row(vec![name.into(), a, b]);
+        // The two sides are two runs of the demo over two windows: the recording in this
+        // process, and the child's whole life (start-up and exit included) seen through /proc.
+        let rate = |d: &Diagnosis| d.threads.len() as f64 / (d.duration_ns.max(1) as f64 / 1e9);
+        put(
+            "measured over",
+            format!(
+                "{} of recording, in this process",
+                fmt_ns(inside.duration_ns)
+            ),
+            format!(
+                "{} of the child's life, /proc at {} Hz",
+                fmt_ns(outside.duration_ns),
+                sampler::DEFAULT_HZ
+            ),
+        );
+        put(
+            "threads per second of that window",
+            format!("{:.0}", rate(&inside)),
+            format!("{:.0}", rate(&outside)),
+        );
         put(
             "threads (exited)",
             format!("{} ({})", inside.threads.len(), gi.exited),
@@ -125,7 +145,9 @@ impl Experiment for Observed {
         let both = |p| inside.has(p) && outside.has(p);
         let finding = format!(
             "Recorded from inside, the doctor found {}; observed from outside through /proc at \
-             {} Hz, {} — thread creation {} both ways ({} threads recorded, {} seen).",
+             {} Hz, {} — thread creation {} both ways ({} threads recorded over {} of recording \
+             in this process, {} seen over the {} the separate child ran: {:.0} against {:.0} \
+             threads a second).",
             findings(&inside),
             sampler::DEFAULT_HZ,
             findings(&outside),
@@ -135,7 +157,11 @@ impl Experiment for Observed {
                 "not found"
             },
             inside.threads.len(),
-            outside.threads.len()
+            fmt_ns(inside.duration_ns),
+            outside.threads.len(),
+            fmt_ns(outside.duration_ns),
+            rate(&inside),
+            rate(&outside)
         );
         // The thread-creation figures of both sides, as bars (µs).
         let us = |ns: u64| ns as f64 / 1e3;

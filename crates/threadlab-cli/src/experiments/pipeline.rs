@@ -297,7 +297,7 @@ impl Experiment for Pipeline {
     }
 
     fn description(&self) -> &'static str {
-        "The first seed's washer and dryer: loads through two stages combined in one machine vs \
+        "The washer and dryer of “Multithreading Isn’t Free: Performance Pitfalls Visualized”: loads through two stages combined in one machine vs \
          pipelined (threadlab::Pipeline), throughput and latency; and a CPU-bound read / \
          transform / write of image tiles."
     }

@@ -72,8 +72,8 @@ impl Experiment for Rendezvous {
     }
 
     fn description(&self) -> &'static str {
-        "The fifth seed's producer and consumer tasks passing numbers through a zero-capacity \
-         channel: time and CPU per message, parks and wake-ups, and the share of CPU spent \
+        "The producer and consumer tasks passing numbers through a zero-capacity \
+         channel of fwbrasil’s “Rendezvous Benchmark Analysis: When Threads (Don’t) Meet”: time and CPU per message, parks and wake-ups, and the share of CPU spent \
          parking and waking, for threadlab's wake policies (with flume and with threadlab's own channel), Tokio, two OS threads and Go's unbuffered channel."
     }
 
@@ -304,25 +304,27 @@ impl Experiment for Rendezvous {
                 );
             }
             charts.push(chart);
-            let mut chart = Chart::bars(
-                &format!("rendezvous-alloc-per-message-{threads}t"),
-                &format!(
-                    "rendezvous: allocation per message, pools of {threads} threads (lower is better)"
-                ),
-                VARIANTS.iter().map(|v| v.to_string()).collect(),
-                "per message",
-            );
-            for (k, name) in [(4, "allocations"), (5, "bytes")] {
+            // One unit per axis: allocations (about 1 a message) and bytes (tens) on one axis
+            // made the allocation bars vanish, so each has its chart.
+            for (k, file, unit) in [(4, "alloc", "allocations"), (5, "bytes", "bytes")] {
+                let mut chart = Chart::bars(
+                    &format!("rendezvous-{file}-per-message-{threads}t"),
+                    &format!(
+                        "rendezvous: {unit} per message, pools of {threads} threads (lower is better)"
+                    ),
+                    VARIANTS.iter().map(|v| v.to_string()).collect(),
+                    &format!("{unit} per message"),
+                );
                 chart.add(
-                    name,
+                    unit,
                     figures
                         .iter()
                         .enumerate()
                         .map(|(i, f)| (i as f64, f[k]))
                         .collect(),
                 );
+                charts.push(chart);
             }
-            charts.push(chart);
 
             if go_missing {
                 notes.push("No `go` on the PATH: the go row is empty (install Go to compare with its unbuffered channel).".into());
@@ -372,7 +374,7 @@ impl Experiment for Rendezvous {
         }
         if ctx.size != Size::Full {
             notes.push(format!(
-                "Quick size: {} messages; --full sends 10,000,000 as in the seed's benchmark.",
+                "Quick size: {} messages; --full sends 10,000,000 as in “Rendezvous Benchmark Analysis”.",
                 group_thousands(n)
             ));
         }

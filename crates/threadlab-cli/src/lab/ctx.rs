@@ -16,7 +16,7 @@ pub enum Size {
     Tiny,
     /// The default: every experiment in a few minutes on 2 cores.
     Quick,
-    /// The seeds' own sizes (`--full`).
+    /// The sizes of the articles' own experiments (`--full`).
     Full,
 }
 

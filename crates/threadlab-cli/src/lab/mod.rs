@@ -1,12 +1,14 @@
 //! The lab's framework: the [`Experiment`] trait, its context ([`Ctx`], `ctx.rs`), the
 //! interleaved rounds every experiment times its variants with (`rounds.rs`), recorded traces
-//! (`traces.rs`), and the runner.
+//! (`traces.rs`), the physical bounds every row is checked against before it is printed
+//! (`bounds.rs`), and the runner.
 //!
 //! Adding an experiment is one file in `experiments/` implementing [`Experiment`] plus one line
 //! in `experiments::registry`. The runner runs each selected experiment in turn under `catch_unwind`, so an
 //! experiment that fails or panics is reported by name with its reason while the others still
 //! run and land in the report.
 
+mod bounds;
 mod ctx;
 pub mod rounds;
 mod traces;
@@ -99,10 +101,18 @@ pub fn run_all(
         );
         ctx.step(exp.name());
         let start = Instant::now();
-        let result = match catch_unwind(AssertUnwindSafe(|| exp.run(&ctx))) {
+        let mut result = match catch_unwind(AssertUnwindSafe(|| exp.run(&ctx))) {
             Ok(r) => r,
             Err(payload) => Err(format!("panicked: {}", panic_message(&*payload))),
         };
+        // Every figure is checked against its physical bound before it is printed; one
+        // outside is a bug at its cause, shown as a note rather than hidden.
+        if let Ok(o) = &mut result {
+            for v in bounds::row_violations(&o.rows) {
+                o.notes
+                    .push(format!("figure out of bounds (a bug in the lab): {v}"));
+            }
+        }
         let report = Report {
             name: exp.name(),
             description: exp.description(),

@@ -134,7 +134,7 @@ fn trace(t: &TraceRun) -> String {
         );
     }
     let mut answers = Table::new(
-        "the first seed's four questions",
+        "the four questions of \u{201c}Multithreading Isn\u{2019}t Free\u{201d}",
         &["question", "answer", "figure"],
     )
     .text_columns(2);
@@ -142,7 +142,10 @@ fn trace(t: &TraceRun) -> String {
         answers.row(vec![
             a.question.into(),
             a.answer.clone(),
-            format!("{} = {:.3}", a.figure.name, a.figure.value),
+            a.figure.as_ref().map_or_else(
+                || "not enough data to judge".to_owned(),
+                |f| format!("{} = {:.3}", f.name, f.value),
+            ),
         ]);
     }
     s += &answers.render_html();

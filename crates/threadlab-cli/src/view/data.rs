@@ -437,7 +437,11 @@ pub fn page_data(trace: &Trace, title: &str, target: FrameTarget) -> String {
         .map(|a| {
             json!({
                 "question": a.question, "answer": a.answer, "ok": a.ok,
-                "figure": a.figure.name, "value": a.figure.value, "unit": a.figure.unit,
+                // No figure: the trace holds too little to judge (drawn as such, never as 0).
+                "figure": a.figure.as_ref().map(|f| f.name.as_str()),
+                "value": a.figure.as_ref().map(|f| f.value),
+                "unit": a.figure.as_ref().map(|f| f.unit),
+                "threshold": a.figure.as_ref().and_then(|f| f.threshold),
             })
         })
         .collect();

@@ -91,6 +91,22 @@ function fmt(ns) {
   return Math.round(ns) + " ns";
 }
 
+// The time axis's ticks over [t0, t1]: a step of 1, 2 or 5 × 10^n giving 6 to 15 ticks, each
+// labelled in the unit of its time (s, ms, µs, ns) with as many decimals as the step needs, so
+// that neighbouring ticks never read the same ("30.00 ms" at every tick of a 10 µs window).
+function axisTicks(t0, t1) {
+  const span = Math.max(t1 - t0, 1), step = Math.pow(10, Math.floor(Math.log10(span / 6)));
+  const tick = Math.max(1, span / step > 30 ? step * 5 : span / step > 12 ? step * 2 : step);
+  const out = [];
+  for (let i = Math.ceil(t0 / tick); i * tick <= t1; i++) {
+    const t = i * tick;
+    const [unit, name] = t >= 1e9 ? [1e9, "s"] : t >= 1e6 ? [1e6, "ms"] : t >= 1e3 ? [1e3, "µs"] : [1, "ns"];
+    const digits = Math.min(9, Math.max(0, Math.ceil(Math.log10(unit / tick) - 1e-9)));
+    out.push({ t, label: (t / unit).toFixed(digits) + " " + name });
+  }
+  return out;
+}
+
 let drawnLog = [], drawnCount = 0, lastLevel = 0;
 let markStats = { frames: 0, lateFrames: 0, plotPoints: 0, messages: 0 };
 // First index in a sorted array whose key reaches t.
@@ -181,12 +197,10 @@ function draw() {
   ctx.fillStyle = "#16181d"; ctx.fillRect(0, 0, W, H);
   ctx.font = "10px system-ui, sans-serif";
   // Time axis.
-  const span = view.t1 - view.t0, step = Math.pow(10, Math.floor(Math.log10(span / 6)));
-  const tick = span / step > 30 ? step * 5 : span / step > 12 ? step * 2 : step;
   ctx.fillStyle = "#8b93a3"; ctx.strokeStyle = "#262a33";
-  for (let t = Math.ceil(view.t0 / tick) * tick; t <= view.t1; t += tick) {
+  for (const { t, label } of axisTicks(view.t0, view.t1)) {
     const x = X(t); ctx.beginPath(); ctx.moveTo(x, TOP - 4); ctx.lineTo(x, H); ctx.stroke();
-    ctx.fillText(fmt(t), x + 2, 11);
+    ctx.fillText(label, x + 2, 11);
   }
   drawMarks();
   for (const L of lanes) {
@@ -237,7 +251,11 @@ function draw() {
     ctx.lineWidth = 1;
   }
   ctx.fillStyle = "#16181d"; ctx.fillRect(0, 0, LABEL_W - 4, TOP - 2);
-  ctx.fillStyle = "#8b93a3"; ctx.fillText(`${fmt(view.t1 - view.t0)} shown · level ${k}`, 6, 11);
+  // Which detail is drawn, in words: every span, or spans shorter than a pixel merged.
+  const detail = k === 0 ? "every span" : `merged < ${fmt(D.levels[k - 1])}`;
+  let corner = `${fmt(view.t1 - view.t0)} shown · ${detail}`;
+  if (ctx.measureText(corner).width > LABEL_W - 10) corner = `${fmt(view.t1 - view.t0)} · ${detail}`;
+  ctx.fillStyle = "#8b93a3"; ctx.fillText(corner, 6, 11);
   publish(shown);
 }
 
@@ -347,8 +365,18 @@ function hoverMark(M, t, mx, my) {
 // Panels.
 const esc = (s) => String(s).replace(/[&<>"]/g, (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;" }[c]));
 document.getElementById("meta").textContent = `${fmt(D.duration)} · ${D.threads.length} threads · ${D.events.toLocaleString()} events · ${D.cpus} CPUs`;
-document.getElementById("answers").innerHTML = D.answers.map((a) =>
-  `<div class="answer${a.ok ? "" : " bad"}"><div class="q">${esc(a.question)}</div><div class="v">${esc(+a.value.toFixed(2))} ${esc(a.unit)}</div><div class="a" title="${esc(a.answer)}">${esc(a.answer)}</div></div>`).join("");
+// A card is coloured by its figure against the threshold of the finding it bears on (at or
+// above it is worse); a figure without a threshold is not coloured, and a question the trace
+// holds too little to judge says so instead of showing 0.
+function answerCard(a) {
+  const judged = a.value !== null && a.value !== undefined;
+  const cls = !judged ? " unjudged" : a.threshold == null ? "" : a.value >= a.threshold ? " bad" : " good";
+  const v = judged
+    ? `${esc(+a.value.toFixed(2))} ${esc(a.unit)}${a.threshold == null ? "" : ` <span class="t">(threshold ${esc(a.threshold)})</span>`}`
+    : "not enough to judge";
+  return `<div class="answer${cls}"><div class="q">${esc(a.question)}</div><div class="v">${v}</div><div class="a">${esc(a.answer)}</div></div>`;
+}
+document.getElementById("answers").innerHTML = D.answers.map(answerCard).join("");
 document.getElementById("legend").innerHTML = STATE_LABELS.map((l, i) => `<span><i style="background:${STATE_COLORS[i]}"></i>${l}</span>`).join("")
   + (marks.length || D.messages.length ? `<span><i style="background:#3cb371"></i>frame</span><span><i style="background:#e5534b"></i>late frame</span><span><i style="background:#4cc9f0"></i>plot</span><span><i style="background:#f2f2f2"></i>message</span>` : "")
   + `<span><i style="background:${PREEMPT}"></i>preempted</span><span><i style="background:${HOLD}"></i>holding a lock</span>`

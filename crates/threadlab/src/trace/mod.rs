@@ -389,11 +389,19 @@ impl Trace {
             .metadata()
             .map_err(|e| TraceError::io(path, "read", e))?
             .len();
-        // The first byte tells the format; it is put back in front of the rest of the stream.
-        let mut first = [0u8; 1];
-        let got = file
-            .read(&mut first)
-            .map_err(|e| TraceError::io(path, "read", e))?;
+        // The first bytes tell the format; they are put back in front of the rest of the
+        // stream. Neither format is read further than its first bytes when they do not match
+        // (a pipe of newlines, a 2 GB file that only begins like a `.pftrace`).
+        let mut first = [0u8; pftrace_read::SNIFF_BYTES];
+        let mut got = 0;
+        while got < first.len() {
+            match file.read(&mut first[got..]) {
+                Ok(0) => break,
+                Ok(n) => got += n,
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                Err(e) => return Err(TraceError::io(path, "read", e)),
+            }
+        }
         let first = &first[..got];
         let decoded = if pftrace_read::looks_like_pftrace(first) {
             let mut bytes = first.to_vec();
@@ -401,7 +409,7 @@ impl Trace {
                 .map_err(|e| TraceError::io(path, "read", e))?;
             pftrace_read::decode(&bytes)
         } else {
-            // Any other start is refused by the native decoder at offset 0 (its magic).
+            // Any other start is refused by the native decoder within its 8-byte magic.
             load::read(first.chain(file), size)
         };
         decoded.map_err(|(offset, what)| TraceError::corrupt(path, offset, what))

@@ -408,6 +408,15 @@ impl Trace {
             file.read_to_end(&mut bytes)
                 .map_err(|e| TraceError::io(path, "read", e))?;
             pftrace_read::decode(&bytes)
+        } else if first.first() == Some(&0x0a) || extension(path).as_deref() == Some("pftrace") {
+            // A protobuf packet's first byte (or the name) without threadlab's opening: a
+            // foreign Perfetto trace, or text (`0x0a` is a newline); refused unread.
+            Err((
+                0,
+                "not a trace threadlab wrote: its first bytes are not those of threadlab's \
+                 `.pftrace` (a foreign Perfetto trace lacks threadlab's annotations)"
+                    .to_owned(),
+            ))
         } else {
             // Any other start is refused by the native decoder within its 8-byte magic.
             load::read(first.chain(file), size)

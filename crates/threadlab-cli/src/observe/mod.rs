@@ -35,6 +35,9 @@ mod syscall;
 
 use std::process::{Command, ExitCode};
 use std::time::{Duration, Instant};
+
+/// A deadline for when `Instant` cannot hold the one asked for (never with `--seconds`'s range).
+const MAX_WAIT: Duration = Duration::from_secs(365 * 86_400);
 use threadlab_doctor::Diagnose;
 
 use crate::cli::{RunArgs, WatchArgs};
@@ -44,6 +47,11 @@ use crate::cli::{RunArgs, WatchArgs};
 pub fn run(args: RunArgs) -> ExitCode {
     if args.command.is_empty() {
         return crate::cli::usage_error("`run` needs a command: threadlab run -- CMD ARGS…");
+    }
+    if let Some(out) = &args.output {
+        if let Err(e) = crate::cli::check_trace_output(out) {
+            return crate::cli::usage_error(&e);
+        }
     }
     let program = &args.command[0];
     let traced = if args.sample_only {
@@ -125,8 +133,14 @@ pub fn watch(args: WatchArgs) -> ExitCode {
     if !std::path::Path::new(&format!("/proc/{pid}/task")).is_dir() {
         return crate::cli::usage_error(&format!("no process {pid} (or /proc is not mounted)"));
     }
+    if let Some(out) = &args.output {
+        if let Err(e) = crate::cli::check_trace_output(out) {
+            return crate::cli::usage_error(&e);
+        }
+    }
     let start = Instant::now();
-    let until = start + Duration::from_secs_f64(args.seconds);
+    // `--seconds` is at most a year (cli.rs), so this cannot overflow; saturate regardless.
+    let until = start.checked_add(args.seconds).unwrap_or(start + MAX_WAIT);
     // Births and deaths traced when ptrace access is allowed, else sampled (the report says).
     let observed = match births::attach(pid, start) {
         Ok(attached) => {
@@ -142,13 +156,27 @@ pub fn watch(args: WatchArgs) -> ExitCode {
         }
         Err(_) => sampler::sample_from(pid, args.hz, false, start, || Instant::now() >= until),
     };
-    let comm = std::fs::read_to_string(format!("/proc/{pid}/comm")).unwrap_or_default();
-    let what = format!("`{}` (pid {pid})", comm.trim());
+    let what = format!("`{}` (pid {pid})", process_name(pid, &observed));
     if finish(&what, &observed, args.hz, args.output.as_deref()) {
         ExitCode::SUCCESS
     } else {
         ExitCode::from(1)
     }
+}
+
+/// The process's name: its `comm` now, or, once it has exited and been reaped (its `/proc`
+/// entry gone), its main thread's name at the last sample that saw it.
+fn process_name(pid: u32, observed: &sampler::Observed) -> String {
+    let comm = std::fs::read_to_string(format!("/proc/{pid}/comm")).unwrap_or_default();
+    let comm = comm.trim();
+    if !comm.is_empty() {
+        return comm.to_owned();
+    }
+    observed
+        .threads
+        .iter()
+        .find(|t| t.tid == u64::from(pid))
+        .map_or_else(|| "?".to_owned(), |t| t.name.clone())
 }
 
 /// Prints the report, saves the trace if asked; `false` if saving failed.

@@ -329,3 +329,34 @@ fn watch_without_ptrace_access_says_what_it_cannot_see() {
         assert_eq!(idle, 3, "the threads are still sampled: {report}");
     }
 }
+
+/// `watch` of a process that exits during the watch (and is reaped by its parent, this test)
+/// still names it in the report's header: from the last sample that saw it, since its `/proc`
+/// entry is gone by the time the report is written.
+#[test]
+fn watch_names_a_process_that_exited_during_the_watch() {
+    let exe = env!("CARGO_BIN_EXE_threadlab");
+    // `sh` runs `sleep` as a child and waits for it (the `; true` keeps it from exec'ing).
+    let child = Command::new("sh")
+        .args(["-c", "sleep 1; true"])
+        .spawn()
+        .expect("start sh");
+    let pid = child.id();
+    let (tx, rx) = mpsc::channel();
+    // Reaped as soon as it exits, as a shell or a service manager would.
+    std::thread::spawn(move || {
+        let mut child = child;
+        let _ = tx.send(child.wait());
+    });
+    let mut watch = Command::new(exe);
+    watch.args(["watch", &pid.to_string(), "--seconds", "60", "--hz", "100"]);
+    let out = output_within(watch);
+    let report = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{report}");
+    let status = rx.recv_timeout(WATCHDOG).expect("sh was reaped");
+    assert!(status.expect("wait for sh").success());
+    assert!(
+        report.contains(&format!("`sh` (pid {pid})")),
+        "the header names the exited process:\n{report}"
+    );
+}

@@ -360,3 +360,106 @@ fn watch_names_a_process_that_exited_during_the_watch() {
         "the header names the exited process:\n{report}"
     );
 }
+
+/// A process's state letter from `/proc/PID/stat` (`T` stopped, `t` traced, `S`, `R`…).
+fn proc_state(pid: u32) -> Option<char> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    stat.rsplit_once(") ")?.1.chars().next()
+}
+
+/// Waits (at most the watchdog) until `pred` holds; false if it never did.
+fn wait_until(mut pred: impl FnMut() -> bool) -> bool {
+    let give_up = std::time::Instant::now() + WATCHDOG;
+    while std::time::Instant::now() < give_up {
+        if pred() {
+            return true;
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    false
+}
+
+/// Job control under `watch`: a process that stopped itself (`kill -STOP $$`) stays stopped
+/// while watched, and a SIGCONT resumes it while the watch goes on (it used to stay stopped
+/// until the watcher detached, here after ten minutes: the watchdog would fire).
+#[test]
+fn watch_lets_sigcont_resume_a_stopped_process() {
+    let exe = env!("CARGO_BIN_EXE_threadlab");
+    let child = Command::new("sh")
+        .args(["-c", "kill -STOP $$; exit 7"])
+        .spawn()
+        .expect("start sh");
+    let pid = child.id();
+    let (tx, rx) = mpsc::channel();
+    std::thread::spawn(move || {
+        let mut child = child;
+        let _ = tx.send(child.wait());
+    });
+    assert!(
+        wait_until(|| proc_state(pid) == Some('T')),
+        "sh stopped itself"
+    );
+    let watch = Command::new(exe)
+        .args(["watch", &pid.to_string(), "--seconds", "600"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("start threadlab watch");
+    let watch_pid = watch.id();
+    let tracer = || {
+        std::fs::read_to_string(format!("/proc/{pid}/status"))
+            .ok()
+            .and_then(|s| {
+                s.lines()
+                    .find_map(|l| l.strip_prefix("TracerPid:"))
+                    .map(|t| t.trim() != "0")
+            })
+            .unwrap_or(false)
+    };
+    if !wait_until(|| tracer() || proc_state(pid).is_none()) || !tracer() {
+        // SAFETY: kill has no memory preconditions; both are our unreaped children.
+        unsafe {
+            libc::kill(watch_pid as i32, libc::SIGKILL);
+            libc::kill(pid as i32, libc::SIGKILL);
+        }
+        eprintln!("skipped: ptrace access to sh was refused");
+        return;
+    }
+    // Watched, it stays stopped (`t`: its group-stop as a tracee; attaching wakes it for an
+    // instant to re-trap, so the state is waited for, not read once).
+    assert!(
+        wait_until(|| proc_state(pid) == Some('t')),
+        "still stopped once watched"
+    );
+    // SAFETY: kill has no memory preconditions; `pid` is our unreaped child.
+    unsafe { libc::kill(pid as i32, libc::SIGCONT) };
+    let status = rx.recv_timeout(WATCHDOG);
+    // Whatever happened, the watcher is ended (it ends by itself once sh has exited).
+    let out = output_within_child(watch);
+    let status = status
+        .expect("sh ran on after SIGCONT while watched")
+        .expect("wait for sh");
+    assert_eq!(status.code(), Some(7));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+/// Waits for a started `threadlab` with the watchdog (see [`output_within`]).
+fn output_within_child(child: std::process::Child) -> Output {
+    let pid = child.id();
+    let (tx, rx) = mpsc::channel();
+    std::thread::spawn(move || {
+        let _ = tx.send(child.wait_with_output());
+    });
+    match rx.recv_timeout(WATCHDOG) {
+        Ok(out) => out.expect("wait for threadlab"),
+        Err(_) => {
+            // SAFETY: kill has no memory preconditions; `pid` is our unreaped child.
+            unsafe { libc::kill(pid as i32, libc::SIGKILL) };
+            panic!("watchdog: threadlab ran longer than {WATCHDOG:?}");
+        }
+    }
+}

@@ -422,6 +422,7 @@ fn watch_lets_sigcont_resume_a_stopped_process() {
             libc::kill(watch_pid as i32, libc::SIGKILL);
             libc::kill(pid as i32, libc::SIGKILL);
         }
+        let _ = output_within_child(watch);
         eprintln!("skipped: ptrace access to sh was refused");
         return;
     }

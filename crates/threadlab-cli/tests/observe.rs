@@ -464,3 +464,82 @@ fn output_within_child(child: std::process::Child) -> Output {
         }
     }
 }
+
+/// The children of process `pid` (every thread's), from `/proc/PID/task/*/children`.
+fn children_of(pid: u32) -> Vec<u32> {
+    let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) else {
+        return Vec::new();
+    };
+    tasks
+        .flatten()
+        .filter_map(|t| std::fs::read_to_string(t.path().join("children")).ok())
+        .flat_map(|c| {
+            c.split_whitespace()
+                .filter_map(|p| p.parse().ok())
+                .collect::<Vec<u32>>()
+        })
+        .collect()
+}
+
+/// Ctrl-C at a terminal (SIGINT to the foreground process group) and a SIGTERM sent to
+/// `threadlab run` alone: the observer does not die of them; the command gets the signal
+/// (once) and ends, and the report and the `-o` trace are still written for what was seen.
+#[test]
+fn run_survives_sigint_and_sigterm_and_writes_what_it_saw() {
+    use std::os::unix::process::{CommandExt, ExitStatusExt};
+    let exe = env!("CARGO_BIN_EXE_threadlab");
+    for (flags, sig, to_group) in [
+        (&[][..], libc::SIGINT, true),
+        (&[][..], libc::SIGTERM, false),
+        (&["--sample-only"][..], libc::SIGINT, true),
+        (&["--sample-only"][..], libc::SIGTERM, false),
+    ] {
+        let dir = std::env::temp_dir().join(format!(
+            "threadlab-observe-signal-{}-{sig}-{}",
+            std::process::id(),
+            flags.len()
+        ));
+        std::fs::create_dir_all(&dir).unwrap();
+        let out_file = dir.join("t.tltrace");
+        let tl = Command::new(exe)
+            .arg("run")
+            .args(flags)
+            .arg("-o")
+            .arg(&out_file)
+            .args(["--", "sleep", "600"])
+            // Its own process group, as a shell's foreground job.
+            .process_group(0)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("start threadlab run");
+        let tl_pid = tl.id();
+        let sleeping = wait_until(|| {
+            children_of(tl_pid).into_iter().any(|c| {
+                std::fs::read_to_string(format!("/proc/{c}/comm"))
+                    .is_ok_and(|n| n.trim() == "sleep")
+            })
+        });
+        let target = if to_group {
+            -(tl_pid as i32)
+        } else {
+            tl_pid as i32
+        };
+        // SAFETY: kill has no memory preconditions; the group and the process are ours.
+        unsafe { libc::kill(target, sig) };
+        let out = output_within_child(tl);
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        assert!(sleeping, "the command started");
+        assert_eq!(
+            out.status.signal(),
+            None,
+            "{flags:?}: threadlab died of signal {sig}"
+        );
+        assert!(
+            stdout.contains("trace: "),
+            "{flags:?} {sig}: the report and the trace were written:\n{stdout}"
+        );
+        assert!(out_file.exists(), "{flags:?} {sig}: the -o trace exists");
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+}

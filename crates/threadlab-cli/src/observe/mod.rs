@@ -34,13 +34,73 @@ mod symbols;
 mod syscall;
 
 use std::process::{Command, ExitCode};
+use std::sync::atomic::{AtomicI32, Ordering};
 use std::time::{Duration, Instant};
-
-/// A deadline for when `Instant` cannot hold the one asked for (never with `--seconds`'s range).
-const MAX_WAIT: Duration = Duration::from_secs(365 * 86_400);
 use threadlab_doctor::Diagnose;
 
 use crate::cli::{RunArgs, WatchArgs};
+
+/// A deadline for when `Instant` cannot hold the one asked for (never with `--seconds`'s range).
+const MAX_WAIT: Duration = Duration::from_secs(365 * 86_400);
+
+/// The command `run` observes, for the signal handler (0 until it has started).
+static CHILD: AtomicI32 = AtomicI32::new(0);
+/// A signal that arrived before the command's pid was known, forwarded once it is.
+static PENDING: AtomicI32 = AtomicI32::new(0);
+
+/// SIGINT and SIGTERM sent to `run`: passed on to the command, so that the observer never dies
+/// of them and still writes what it saw once the command has ended. A terminal's Ctrl-C
+/// (`si_code` `SI_KERNEL`) already reaches the command, which is in the same process group: it
+/// is not sent twice. A signal that comes while the command is being started is kept in
+/// [`PENDING`] and sent by [`set_child`]; whichever of the two swaps it out sends it, once.
+extern "C" fn forward(sig: libc::c_int, info: *mut libc::siginfo_t, _: *mut libc::c_void) {
+    // SAFETY: the kernel passes a valid siginfo to an SA_SIGINFO handler.
+    let from_tty = !info.is_null() && unsafe { (*info).si_code } == libc::SI_KERNEL;
+    if from_tty {
+        return;
+    }
+    // SeqCst here and in `set_child`: the handler's store to PENDING then load of CHILD, and
+    // `set_child`'s store to CHILD then swap of PENDING, must not both miss each other.
+    let pid = CHILD.load(Ordering::SeqCst);
+    if pid > 0 {
+        // SAFETY: kill is async-signal-safe and has no memory preconditions.
+        unsafe { libc::kill(pid, sig) };
+        return;
+    }
+    PENDING.store(sig, Ordering::SeqCst);
+    let pid = CHILD.load(Ordering::SeqCst);
+    if pid > 0 && PENDING.swap(0, Ordering::SeqCst) == sig {
+        // SAFETY: as above.
+        unsafe { libc::kill(pid, sig) };
+    }
+}
+
+/// Records the command's pid for [`forward`] and sends it a signal that came before.
+fn set_child(pid: u32) {
+    CHILD.store(pid as i32, Ordering::SeqCst);
+    let sig = PENDING.swap(0, Ordering::SeqCst);
+    if sig != 0 {
+        // SAFETY: kill has no memory preconditions; `pid` is the command, not yet reaped.
+        unsafe { libc::kill(pid as i32, sig) };
+    }
+}
+
+/// Installs [`forward`] for SIGINT and SIGTERM (restarting interrupted calls, so the sampler
+/// and the tracer's waits go on). The command starts with the default actions: `execve` resets
+/// handled signals.
+fn forward_signals() {
+    for sig in [libc::SIGINT, libc::SIGTERM] {
+        // SAFETY: `sa` is fully initialised; the handler only reads an atomic and calls kill,
+        // both async-signal-safe.
+        unsafe {
+            let mut sa: libc::sigaction = std::mem::zeroed();
+            sa.sa_sigaction = forward as *const () as usize;
+            sa.sa_flags = libc::SA_SIGINFO | libc::SA_RESTART;
+            libc::sigemptyset(&mut sa.sa_mask);
+            libc::sigaction(sig, &sa, std::ptr::null_mut());
+        }
+    }
+}
 
 /// `threadlab run`: starts the command (traced, unless `--sample-only`), samples it until it
 /// exits, prints the report.
@@ -54,6 +114,7 @@ pub fn run(args: RunArgs) -> ExitCode {
         }
     }
     let program = &args.command[0];
+    forward_signals();
     let traced = if args.sample_only {
         None
     } else {
@@ -81,6 +142,7 @@ pub fn run(args: RunArgs) -> ExitCode {
                 }
             };
             let pid = child.id();
+            set_child(pid);
             let mut status = None;
             let observed = sampler::sample(pid, args.hz, true, || {
                 status = child.try_wait().ok().flatten();
@@ -117,6 +179,7 @@ pub fn observe_traced(
     let start = Instant::now();
     let traced = births::spawn(cmd, start)?;
     let pid = traced.pid;
+    set_child(pid);
     let done = std::sync::Arc::clone(&traced.done);
     // Acquire pairs with the tracer's Release store once the command has exited.
     let mut observed = sampler::sample_from(pid, hz, true, start, || {

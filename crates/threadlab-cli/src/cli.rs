@@ -98,16 +98,16 @@ pub fn parse_frame_target(s: &str) -> Result<FrameTarget, String> {
 /// observation's deadline would be meaningless or would overflow `Instant`.
 pub const MAX_SECONDS: f64 = 365.0 * 86_400.0;
 
-/// Parses `--seconds`: a finite number of seconds, more than 0 and at most [`MAX_SECONDS`]
-/// (`nan`, `inf`, `-1`, `0` and `1e20` are refused with a one-line error).
+/// Parses `--seconds`: a finite number of seconds from 0 to [`MAX_SECONDS`] (`nan`, `inf`,
+/// `-1` and `1e20` are refused with a one-line error).
 pub fn parse_seconds(s: &str) -> Result<std::time::Duration, String> {
     let v: f64 = s
         .trim()
         .parse()
         .map_err(|_| format!("`{s}` is not a number of seconds (e.g. 5 or 0.5)"))?;
-    if !(v > 0.0 && v <= MAX_SECONDS) {
+    if !(0.0..=MAX_SECONDS).contains(&v) {
         return Err(format!(
-            "`{s}` seconds: give a number more than 0 and at most {MAX_SECONDS} (a year)"
+            "`{s}` seconds: give a number from 0 to {MAX_SECONDS} (a year)"
         ));
     }
     Ok(std::time::Duration::from_secs_f64(v))
@@ -192,8 +192,7 @@ pub struct WatchArgs {
     /// The process id.
     #[arg(value_name = "PID")]
     pub pid: u32,
-    /// How long to observe (less if the process exits), in seconds: more than 0, at most a
-    /// year.
+    /// How long to observe (less if the process exits), in seconds: at most a year.
     #[arg(long, value_name = "S", default_value = "5", value_parser = parse_seconds)]
     pub seconds: std::time::Duration,
     /// Samples per second.

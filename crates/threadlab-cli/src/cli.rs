@@ -94,6 +94,65 @@ pub fn parse_frame_target(s: &str) -> Result<FrameTarget, String> {
     Ok(FrameTarget::Ns((v * scale).round() as u64))
 }
 
+/// Longest `--seconds` accepted: a year. Past it (or past `Duration`'s own range: `1e20`) an
+/// observation's deadline would be meaningless or would overflow `Instant`.
+pub const MAX_SECONDS: f64 = 365.0 * 86_400.0;
+
+/// Parses `--seconds`: a finite number of seconds from 0 to [`MAX_SECONDS`] (`nan`, `inf`,
+/// `-1` and `1e20` are refused with a one-line error).
+pub fn parse_seconds(s: &str) -> Result<std::time::Duration, String> {
+    let v: f64 = s
+        .trim()
+        .parse()
+        .map_err(|_| format!("`{s}` is not a number of seconds (e.g. 5 or 0.5)"))?;
+    if !(0.0..=MAX_SECONDS).contains(&v) {
+        return Err(format!(
+            "`{s}` seconds: give a number from 0 to {MAX_SECONDS} (a year)"
+        ));
+    }
+    Ok(std::time::Duration::from_secs_f64(v))
+}
+
+/// Checks an observation's `-o FILE` before anything is started: an extension that
+/// `Trace::save` writes (`.tltrace`, `.pftrace`, `.json`) and a parent directory that exists
+/// and is a directory, so that a long observation is not lost at its end.
+pub fn check_trace_output(path: &std::path::Path) -> Result<(), String> {
+    let ext = path
+        .extension()
+        .and_then(|e| e.to_str())
+        .map(str::to_ascii_lowercase);
+    if !matches!(ext.as_deref(), Some("tltrace" | "pftrace" | "json")) {
+        return Err(format!(
+            "-o {}: the extension must be .tltrace, .pftrace or .json",
+            path.display()
+        ));
+    }
+    let parent = match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => std::path::Path::new("."),
+    };
+    if !parent.is_dir() {
+        return Err(format!(
+            "-o {}: the directory {} does not exist",
+            path.display(),
+            parent.display()
+        ));
+    }
+    // Writable: the trace is written under a temporary name there, then renamed.
+    let probe = parent.join(format!(".threadlab-probe-{}", std::process::id()));
+    match std::fs::File::create(&probe) {
+        Ok(_) => {
+            let _ = std::fs::remove_file(&probe);
+            Ok(())
+        }
+        Err(e) => Err(format!(
+            "-o {}: cannot write in {}: {e}",
+            path.display(),
+            parent.display()
+        )),
+    }
+}
+
 /// Arguments of `threadlab run`.
 #[derive(Debug, Args)]
 #[command(
@@ -137,9 +196,9 @@ pub struct WatchArgs {
     /// The process id.
     #[arg(value_name = "PID")]
     pub pid: u32,
-    /// How long to observe (less if the process exits).
-    #[arg(long, value_name = "S", default_value_t = 5.0)]
-    pub seconds: f64,
+    /// How long to observe (less if the process exits), in seconds: at most a year.
+    #[arg(long, value_name = "S", default_value = "5", value_parser = parse_seconds)]
+    pub seconds: std::time::Duration,
     /// Samples per second.
     #[arg(long, value_name = "N", default_value_t = crate::observe::sampler::DEFAULT_HZ,
           value_parser = clap::value_parser!(u32).range(1..=1000))]
@@ -155,9 +214,9 @@ pub struct DemoArgs {
     /// mutex, spin, threads, sleep or idle.
     #[arg(value_name = "KIND")]
     pub kind: String,
-    /// How long to run.
-    #[arg(long, value_name = "S", default_value_t = 2.0)]
-    pub seconds: f64,
+    /// How long to run, in seconds.
+    #[arg(long, value_name = "S", default_value = "2", value_parser = parse_seconds)]
+    pub seconds: std::time::Duration,
     /// Threads (for `idle`).
     #[arg(long, value_name = "N", default_value_t = 8)]
     pub threads: usize,

@@ -544,3 +544,117 @@ fn stress_runs_balances_its_books_and_rejects_bad_arguments() {
     assert_usage_error(&["stress", "--threads", "0"], "--threads");
     assert_usage_error(&["stress", "--seed", "x"], "--seed");
 }
+
+/// Every bad argument to every subcommand is refused the same way: exit 2, one line on stderr
+/// that names what was wrong, nothing on stdout, no panic (a panic exits 101 with a backtrace
+/// hint over several lines). Durations from the user (`--seconds`) are refused when they are
+/// not finite, not positive or beyond a year, instead of overflowing `Duration` or `Instant`.
+/// An observation's `-o` is checked before the command starts: the command never runs.
+#[test]
+fn every_bad_argument_exits_2_with_one_line_and_no_panic() {
+    let dir = temp_dir("every-bad-arg");
+    std::fs::create_dir_all(&dir).unwrap();
+    let marker = dir.join("the-command-ran");
+    let touch = format!("touch {}", marker.display());
+    let weird = dir.join("trace.weird");
+    let no_dir = dir.join("no-such-dir").join("t.tltrace");
+    let (weird, no_dir) = (weird.to_str().unwrap(), no_dir.to_str().unwrap());
+    // The test's own pid: a process that exists, for `watch`.
+    let me = std::process::id().to_string();
+    let me = me.as_str();
+    let table: &[(&[&str], &str)] = &[
+        (&["watch", me, "--seconds", "nan"], "nan"),
+        (&["watch", me, "--seconds", "inf"], "inf"),
+        (&["watch", me, "--seconds=-inf"], "from 0"),
+        (&["watch", me, "--seconds", "1e20"], "1e20"),
+        (&["watch", me, "--seconds", "1e19"], "1e19"),
+        (&["watch", me, "--seconds", "31536001"], "a year"),
+        (&["watch", me, "--seconds=-1"], "from 0"),
+        (&["watch", me, "--seconds", "x"], "not a number of seconds"),
+        (&["watch", me, "--seconds", ""], "--seconds"),
+        (&["watch", me, "--hz", "0"], "--hz"),
+        (&["watch", me, "--hz", "1001"], "--hz"),
+        (&["watch", "notapid"], "notapid"),
+        (&["watch", "4294967296"], "4294967296"),
+        (&["watch", "999999999"], "no process 999999999"),
+        (&["watch"], "PID"),
+        (
+            &["watch", me, "--seconds", "1", "-o", weird],
+            ".tltrace, .pftrace or .json",
+        ),
+        (
+            &["watch", me, "--seconds", "1", "-o", no_dir],
+            "does not exist",
+        ),
+        (&["demo", "idle", "--seconds", "nan"], "nan"),
+        (&["demo", "idle", "--seconds", "1e20"], "1e20"),
+        (&["demo", "nosuchdemo", "--seconds", "0.1"], "nosuchdemo"),
+        (&["run"], "CMD"),
+        (&["run", "--hz", "0", "--", "true"], "--hz"),
+        (&["run", "--hz", "x", "--", "true"], "--hz"),
+        (&["run", "--", "/no/such/program"], "cannot start"),
+        (
+            &["run", "-o", weird, "--", "sh", "-c", &touch],
+            ".tltrace, .pftrace or .json",
+        ),
+        (
+            &["run", "-o", no_dir, "--", "sh", "-c", &touch],
+            "does not exist",
+        ),
+        (
+            &[
+                "run",
+                "--sample-only",
+                "-o",
+                weird,
+                "--",
+                "sh",
+                "-c",
+                &touch,
+            ],
+            "extension",
+        ),
+        (
+            &[
+                "run",
+                "--sample-only",
+                "-o",
+                no_dir,
+                "--",
+                "sh",
+                "-c",
+                &touch,
+            ],
+            "no-such-dir",
+        ),
+        (
+            &["run", "-o", "/proc/t.tltrace", "--", "sh", "-c", &touch],
+            "cannot write",
+        ),
+        (&["doctor", "--frame-target", "nan", "x.tltrace"], "nan"),
+        (&["doctor", "--frame-target", "p101", "x.tltrace"], "p101"),
+        (&["doctor", "--frame-target=-1ms", "x.tltrace"], "-1ms"),
+        (
+            &["doctor", "--frame-target", "1e400ms", "x.tltrace"],
+            "1e400ms",
+        ),
+        (&["view", "--frame-target", "infs", "x.tltrace"], "infs"),
+        (&["view"], "FILE"),
+        (&["compare"], "<A>"),
+        (&["stress", "--seconds", "86401"], "--seconds"),
+        (&["stress", "--seconds", "nan"], "--seconds"),
+        (&["stress", "--threads", "5000"], "--threads"),
+        (&["lab", "--repeat", "1001"], "--repeat"),
+        (&["lab", "--threads=-1"], "not a thread count"),
+        (&["topology", "extra"], "extra"),
+        (&["--frobnicate"], "--frobnicate"),
+    ];
+    for (args, mention) in table {
+        assert_usage_error(args, mention);
+    }
+    assert!(
+        !marker.exists(),
+        "a command ran although its -o was refused"
+    );
+    let _ = std::fs::remove_dir_all(dir);
+}

@@ -345,3 +345,217 @@ fn watch_without_ptrace_access_says_what_it_cannot_see() {
         assert_eq!(idle, 3, "the threads are still sampled: {report}");
     }
 }
+
+/// `watch` of a process that exits during the watch (and is reaped by its parent, this test)
+/// still names it in the report's header: from the last sample that saw it, since its `/proc`
+/// entry is gone by the time the report is written.
+#[test]
+fn watch_names_a_process_that_exited_during_the_watch() {
+    let exe = env!("CARGO_BIN_EXE_threadlab");
+    // `sh` runs `sleep` as a child and waits for it (the `; true` keeps it from exec'ing).
+    let child = Command::new("sh")
+        .args(["-c", "sleep 1; true"])
+        .spawn()
+        .expect("start sh");
+    let pid = child.id();
+    let (tx, rx) = mpsc::channel();
+    // Reaped as soon as it exits, as a shell or a service manager would.
+    std::thread::spawn(move || {
+        let mut child = child;
+        let _ = tx.send(child.wait());
+    });
+    let mut watch = Command::new(exe);
+    watch.args(["watch", &pid.to_string(), "--seconds", "60", "--hz", "100"]);
+    let out = output_within(watch);
+    let report = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{report}");
+    let status = rx.recv_timeout(WATCHDOG).expect("sh was reaped");
+    assert!(status.expect("wait for sh").success());
+    assert!(
+        report.contains(&format!("`sh` (pid {pid})")),
+        "the header names the exited process:\n{report}"
+    );
+}
+
+/// A process's state letter from `/proc/PID/stat` (`T` stopped, `t` traced, `S`, `R`…).
+fn proc_state(pid: u32) -> Option<char> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    stat.rsplit_once(") ")?.1.chars().next()
+}
+
+/// Waits (at most the watchdog) until `pred` holds; false if it never did.
+fn wait_until(mut pred: impl FnMut() -> bool) -> bool {
+    let give_up = std::time::Instant::now() + WATCHDOG;
+    while std::time::Instant::now() < give_up {
+        if pred() {
+            return true;
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    false
+}
+
+/// Job control under `watch`: a process that stopped itself (`kill -STOP $$`) stays stopped
+/// while watched, and a SIGCONT resumes it while the watch goes on (it used to stay stopped
+/// until the watcher detached, here after ten minutes: the watchdog would fire).
+#[test]
+fn watch_lets_sigcont_resume_a_stopped_process() {
+    let exe = env!("CARGO_BIN_EXE_threadlab");
+    let child = Command::new("sh")
+        .args(["-c", "kill -STOP $$; exit 7"])
+        .spawn()
+        .expect("start sh");
+    let pid = child.id();
+    let (tx, rx) = mpsc::channel();
+    std::thread::spawn(move || {
+        let mut child = child;
+        let _ = tx.send(child.wait());
+    });
+    assert!(
+        wait_until(|| proc_state(pid) == Some('T')),
+        "sh stopped itself"
+    );
+    let watch = Command::new(exe)
+        .args(["watch", &pid.to_string(), "--seconds", "600"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("start threadlab watch");
+    let watch_pid = watch.id();
+    let tracer = || {
+        std::fs::read_to_string(format!("/proc/{pid}/status"))
+            .ok()
+            .and_then(|s| {
+                s.lines()
+                    .find_map(|l| l.strip_prefix("TracerPid:"))
+                    .map(|t| t.trim() != "0")
+            })
+            .unwrap_or(false)
+    };
+    if !wait_until(|| tracer() || proc_state(pid).is_none()) || !tracer() {
+        // SAFETY: kill has no memory preconditions; both are our unreaped children.
+        unsafe {
+            libc::kill(watch_pid as i32, libc::SIGKILL);
+            libc::kill(pid as i32, libc::SIGKILL);
+        }
+        let _ = output_within_child(watch);
+        eprintln!("skipped: ptrace access to sh was refused");
+        return;
+    }
+    // Watched, it stays stopped (`t`: its group-stop as a tracee; attaching wakes it for an
+    // instant to re-trap, so the state is waited for, not read once).
+    assert!(
+        wait_until(|| proc_state(pid) == Some('t')),
+        "still stopped once watched"
+    );
+    // SAFETY: kill has no memory preconditions; `pid` is our unreaped child.
+    unsafe { libc::kill(pid as i32, libc::SIGCONT) };
+    let status = rx.recv_timeout(WATCHDOG);
+    // Whatever happened, the watcher is ended (it ends by itself once sh has exited).
+    let out = output_within_child(watch);
+    let status = status
+        .expect("sh ran on after SIGCONT while watched")
+        .expect("wait for sh");
+    assert_eq!(status.code(), Some(7));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+/// Waits for a started `threadlab` with the watchdog (see [`output_within`]).
+fn output_within_child(child: std::process::Child) -> Output {
+    let pid = child.id();
+    let (tx, rx) = mpsc::channel();
+    std::thread::spawn(move || {
+        let _ = tx.send(child.wait_with_output());
+    });
+    match rx.recv_timeout(WATCHDOG) {
+        Ok(out) => out.expect("wait for threadlab"),
+        Err(_) => {
+            // SAFETY: kill has no memory preconditions; `pid` is our unreaped child.
+            unsafe { libc::kill(pid as i32, libc::SIGKILL) };
+            panic!("watchdog: threadlab ran longer than {WATCHDOG:?}");
+        }
+    }
+}
+
+/// The children of process `pid` (every thread's), from `/proc/PID/task/*/children`.
+fn children_of(pid: u32) -> Vec<u32> {
+    let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) else {
+        return Vec::new();
+    };
+    tasks
+        .flatten()
+        .filter_map(|t| std::fs::read_to_string(t.path().join("children")).ok())
+        .flat_map(|c| {
+            c.split_whitespace()
+                .filter_map(|p| p.parse().ok())
+                .collect::<Vec<u32>>()
+        })
+        .collect()
+}
+
+/// Ctrl-C at a terminal (SIGINT to the foreground process group) and a SIGTERM sent to
+/// `threadlab run` alone: the observer does not die of them; the command gets the signal
+/// (once) and ends, and the report and the `-o` trace are still written for what was seen.
+#[test]
+fn run_survives_sigint_and_sigterm_and_writes_what_it_saw() {
+    use std::os::unix::process::{CommandExt, ExitStatusExt};
+    let exe = env!("CARGO_BIN_EXE_threadlab");
+    for (flags, sig, to_group) in [
+        (&[][..], libc::SIGINT, true),
+        (&[][..], libc::SIGTERM, false),
+        (&["--sample-only"][..], libc::SIGINT, true),
+        (&["--sample-only"][..], libc::SIGTERM, false),
+    ] {
+        let dir = std::env::temp_dir().join(format!(
+            "threadlab-observe-signal-{}-{sig}-{}",
+            std::process::id(),
+            flags.len()
+        ));
+        std::fs::create_dir_all(&dir).unwrap();
+        let out_file = dir.join("t.tltrace");
+        let tl = Command::new(exe)
+            .arg("run")
+            .args(flags)
+            .arg("-o")
+            .arg(&out_file)
+            .args(["--", "sleep", "600"])
+            // Its own process group, as a shell's foreground job.
+            .process_group(0)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("start threadlab run");
+        let tl_pid = tl.id();
+        let sleeping = wait_until(|| {
+            children_of(tl_pid).into_iter().any(|c| {
+                std::fs::read_to_string(format!("/proc/{c}/comm"))
+                    .is_ok_and(|n| n.trim() == "sleep")
+            })
+        });
+        let target = if to_group {
+            -(tl_pid as i32)
+        } else {
+            tl_pid as i32
+        };
+        // SAFETY: kill has no memory preconditions; the group and the process are ours.
+        unsafe { libc::kill(target, sig) };
+        let out = output_within_child(tl);
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        assert!(sleeping, "the command started");
+        assert_eq!(
+            out.status.signal(),
+            None,
+            "{flags:?}: threadlab died of signal {sig}"
+        );
+        assert!(
+            stdout.contains("trace: "),
+            "{flags:?} {sig}: the report and the trace were written:\n{stdout}"
+        );
+        assert!(out_file.exists(), "{flags:?} {sig}: the -o trace exists");
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+}

@@ -94,6 +94,39 @@ pub fn mutate(bytes: &mut Vec<u8>, rng: &mut Rng) {
     }
 }
 
+/// Damages `bytes` like [`mutate`], then adds one of the two shapes of a file built to exhaust
+/// a reader's memory: a run of zero bytes (what a sparse file reads as: empty names, empty
+/// threads, zero counts) of up to 64 KiB, or a count bomb (a varint, where a count was, whose
+/// value is just under the number of bytes after it: one byte per item fits, an item's size in
+/// memory does not).
+///
+/// ```
+/// let mut rng = threadlab_testkit::Rng::new(7);
+/// let valid = vec![1u8; 64];
+/// let mut damaged = valid.clone();
+/// threadlab_testkit::mutate_hostile(&mut damaged, &mut rng);
+/// assert_ne!(damaged, valid);
+/// ```
+pub fn mutate_hostile(bytes: &mut Vec<u8>, rng: &mut Rng) {
+    mutate(bytes, rng);
+    let at = rng.index(bytes.len() + 1);
+    if rng.index(2) == 0 {
+        let run = 1 + rng.index(64 * 1024);
+        bytes.splice(at..at, std::iter::repeat(0).take(run));
+    } else {
+        let mut count = (bytes.len() - at) as u64;
+        count = count.saturating_sub(rng.below(4));
+        let mut varint = Vec::new();
+        while count >= 0x80 {
+            varint.push(count as u8 | 0x80);
+            count >>= 7;
+        }
+        varint.push(count as u8);
+        let end = (at + rng.index(3)).min(bytes.len());
+        bytes.splice(at..end, varint);
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

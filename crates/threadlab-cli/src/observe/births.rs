@@ -277,12 +277,16 @@ fn event_loop(
             if let Some(l) = live.get_mut(&tid) {
                 l.1 = true;
             }
-        } else if seized && event == PTRACE_EVENT_STOP {
+        } else if seized && event == PTRACE_EVENT_STOP && is_stop_signal(sig) {
             // A group-stop (SIGSTOP, SIGTSTP…): stay stopped but keep reporting, as job control
             // expects (PTRACE_LISTEN exists only for seized tracees).
             // SAFETY: `tid` is in a group-stop of a seized tracee.
             unsafe { libc::ptrace(libc::PTRACE_LISTEN, tid, 0, 0) };
             continue;
+        } else if seized && event == PTRACE_EVENT_STOP {
+            // A listening tracee woken by SIGCONT reports PTRACE_EVENT_STOP with SIGTRAP
+            // (ptrace(2), "Group-stop"): the group-stop is over, let it run (listening again
+            // would keep it stopped until the tracer detaches).
         } else if event != 0 {
             // PTRACE_EVENT_EXEC and the like: nothing to note.
         } else if sig == libc::SIGTRAP && !options_set && tid == u64::from(pid) {
@@ -316,6 +320,15 @@ fn event_loop(
         unsafe { libc::ptrace(libc::PTRACE_CONT, tid, 0, inject as libc::c_ulong) };
     }
     out
+}
+
+/// Whether `sig` stops a process by default: a `PTRACE_EVENT_STOP` with one of these is a
+/// group-stop; with `SIGTRAP` it is the end of one (SIGCONT) or the stop of a new thread.
+fn is_stop_signal(sig: i32) -> bool {
+    matches!(
+        sig,
+        libc::SIGSTOP | libc::SIGTSTP | libc::SIGTTIN | libc::SIGTTOU
+    )
 }
 
 /// `PTRACE_EVENT_STOP` (linux/ptrace.h), not in every libc version.

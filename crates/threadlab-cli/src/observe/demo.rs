@@ -35,8 +35,10 @@ fn named(name: String, f: impl FnOnce() + Send + 'static) -> std::thread::JoinHa
 }
 
 /// Runs demo `kind` for `seconds` with `threads` threads (for `idle`); `Err` for an unknown kind.
-pub fn run(kind: &str, seconds: f64, threads: usize) -> Result<(), String> {
-    let until = Instant::now() + Duration::from_secs_f64(seconds);
+pub fn run(kind: &str, seconds: Duration, threads: usize) -> Result<(), String> {
+    let now = Instant::now();
+    // `--seconds` is at most a year (cli.rs); saturate regardless.
+    let until = now.checked_add(seconds).unwrap_or(now);
     match kind {
         "mutex" => {
             let hs: Vec<_> = ["contender-a", "contender-b"]

@@ -38,16 +38,84 @@ mod symbols;
 mod syscall;
 
 use std::process::{Command, ExitCode};
+use std::sync::atomic::{AtomicI32, Ordering};
 use std::time::{Duration, Instant};
 use threadlab_doctor::Diagnose;
 
 use crate::cli::{RunArgs, WatchArgs};
+
+/// A deadline for when `Instant` cannot hold the one asked for (never with `--seconds`'s range).
+const MAX_WAIT: Duration = Duration::from_secs(365 * 86_400);
+
+/// The command `run` observes, for the signal handler (0 until it has started).
+static CHILD: AtomicI32 = AtomicI32::new(0);
+/// A signal that arrived before the command's pid was known, forwarded once it is.
+static PENDING: AtomicI32 = AtomicI32::new(0);
+
+/// SIGINT and SIGTERM sent to `run`: passed on to the command, so that the observer never dies
+/// of them and still writes what it saw once the command has ended. A terminal's Ctrl-C
+/// (`si_code` `SI_KERNEL`) already reaches the command, which is in the same process group: it
+/// is not sent twice. A signal that comes while the command is being started is kept in
+/// [`PENDING`] and sent by [`set_child`]; whichever of the two swaps it out sends it, once.
+extern "C" fn forward(sig: libc::c_int, info: *mut libc::siginfo_t, _: *mut libc::c_void) {
+    // SAFETY: the kernel passes a valid siginfo to an SA_SIGINFO handler.
+    let from_tty = !info.is_null() && unsafe { (*info).si_code } == libc::SI_KERNEL;
+    if from_tty {
+        return;
+    }
+    // SeqCst here and in `set_child`: the handler's store to PENDING then load of CHILD, and
+    // `set_child`'s store to CHILD then swap of PENDING, must not both miss each other.
+    let pid = CHILD.load(Ordering::SeqCst);
+    if pid > 0 {
+        // SAFETY: kill is async-signal-safe and has no memory preconditions.
+        unsafe { libc::kill(pid, sig) };
+        return;
+    }
+    PENDING.store(sig, Ordering::SeqCst);
+    let pid = CHILD.load(Ordering::SeqCst);
+    if pid > 0 && PENDING.swap(0, Ordering::SeqCst) == sig {
+        // SAFETY: as above.
+        unsafe { libc::kill(pid, sig) };
+    }
+}
+
+/// Records the command's pid for [`forward`] and sends it a signal that came before.
+fn set_child(pid: u32) {
+    CHILD.store(pid as i32, Ordering::SeqCst);
+    let sig = PENDING.swap(0, Ordering::SeqCst);
+    if sig != 0 {
+        // SAFETY: kill has no memory preconditions; `pid` is the command, not yet reaped.
+        unsafe { libc::kill(pid as i32, sig) };
+    }
+}
+
+/// Installs [`forward`] for SIGINT and SIGTERM (restarting interrupted calls, so the sampler
+/// and the tracer's waits go on). The command starts with the default actions: `execve` resets
+/// handled signals.
+fn forward_signals() {
+    for sig in [libc::SIGINT, libc::SIGTERM] {
+        // SAFETY: `sa` is fully initialised; the handler only reads an atomic and calls kill,
+        // both async-signal-safe.
+        unsafe {
+            let mut sa: libc::sigaction = std::mem::zeroed();
+            sa.sa_sigaction = forward as *const () as usize;
+            sa.sa_flags = libc::SA_SIGINFO | libc::SA_RESTART;
+            libc::sigemptyset(&mut sa.sa_mask);
+            libc::sigaction(sig, &sa, std::ptr::null_mut());
+        }
+    }
+}
 
 /// `threadlab run`: starts the command (traced, unless `--sample-only`), samples it until it
 /// exits, prints the report.
 pub fn run(args: RunArgs) -> ExitCode {
     if args.command.is_empty() {
         return crate::cli::usage_error("`run` needs a command: threadlab run -- CMD ARGS…");
+    }
+    if let Some(out) = &args.output {
+        if let Err(e) = crate::cli::check_trace_output(out) {
+            return crate::cli::usage_error(&e);
+        }
     }
     let program = &args.command[0];
     // The interposer (`interpose.rs`): exact births and lock waits from inside every process.
@@ -58,6 +126,7 @@ pub fn run(args: RunArgs) -> ExitCode {
         }
     };
     let origin_ns = interpose::monotonic_ns();
+    forward_signals();
     let traced = if args.sample_only {
         None
     } else {
@@ -88,6 +157,7 @@ pub fn run(args: RunArgs) -> ExitCode {
                 }
             };
             let pid = child.id();
+            set_child(pid);
             let mut status = None;
             let observed = sampler::sample(pid, args.hz, true, || {
                 status = child.try_wait().ok().flatten();
@@ -176,6 +246,7 @@ pub fn observe_traced(
     let start = Instant::now();
     let traced = births::spawn(cmd, start)?;
     let pid = traced.pid;
+    set_child(pid);
     let done = std::sync::Arc::clone(&traced.done);
     // Acquire pairs with the tracer's Release store once the command has exited.
     let mut observed = sampler::sample_from(pid, hz, true, start, || {
@@ -193,8 +264,14 @@ pub fn watch(args: WatchArgs) -> ExitCode {
     if !std::path::Path::new(&format!("/proc/{pid}/task")).is_dir() {
         return crate::cli::usage_error(&format!("no process {pid} (or /proc is not mounted)"));
     }
+    if let Some(out) = &args.output {
+        if let Err(e) = crate::cli::check_trace_output(out) {
+            return crate::cli::usage_error(&e);
+        }
+    }
     let start = Instant::now();
-    let until = start + Duration::from_secs_f64(args.seconds);
+    // `--seconds` is at most a year (cli.rs), so this cannot overflow; saturate regardless.
+    let until = start.checked_add(args.seconds).unwrap_or(start + MAX_WAIT);
     // Births and deaths traced when ptrace access is allowed, else sampled (the report says).
     let observed = match births::attach(pid, start) {
         Ok(attached) => {
@@ -210,8 +287,7 @@ pub fn watch(args: WatchArgs) -> ExitCode {
         }
         Err(_) => sampler::sample_from(pid, args.hz, false, start, || Instant::now() >= until),
     };
-    let comm = std::fs::read_to_string(format!("/proc/{pid}/comm")).unwrap_or_default();
-    let what = format!("`{}` (pid {pid})", comm.trim());
+    let what = format!("`{}` (pid {pid})", process_name(pid, &observed));
     if finish(&what, &observed, args.hz, args.output.as_deref()) {
         ExitCode::SUCCESS
     } else {
@@ -237,6 +313,21 @@ fn finish_into(
         text.push_str(&format!("trace: {}\n", path.display()));
     }
     Ok(())
+}
+
+/// The process's name: its `comm` now, or, once it has exited and been reaped (its `/proc`
+/// entry gone), its main thread's name at the last sample that saw it.
+fn process_name(pid: u32, observed: &sampler::Observed) -> String {
+    let comm = std::fs::read_to_string(format!("/proc/{pid}/comm")).unwrap_or_default();
+    let comm = comm.trim();
+    if !comm.is_empty() {
+        return comm.to_owned();
+    }
+    observed
+        .threads
+        .iter()
+        .find(|t| t.tid == u64::from(pid))
+        .map_or_else(|| "?".to_owned(), |t| t.name.clone())
 }
 
 /// Prints the report, saves the trace if asked; `false` if saving failed.

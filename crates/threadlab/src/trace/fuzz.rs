@@ -4,11 +4,16 @@
 //! a trace or an error whose offset lies within the input, never panic or allocate wildly; and
 //! whatever it accepts must be readable to the end (the doctor and `compare` digest the same
 //! mutations in their own crate: `threadlab-doctor/tests/mutated_traces.rs`). The generator and
-//! the mutations are `threadlab-testkit`'s, with fixed seeds, so a failure replays.
+//! the mutations are `threadlab-testkit`'s, with fixed seeds, so a failure replays. The hostile
+//! mutations add the two shapes of a file built to exhaust memory (runs of zero bytes, as a
+//! sparse file reads, and counts just under the bytes left); that such files are refused in
+//! little memory is counted in bytes by `tests/trace_hostile_files.rs`, and here every decoded
+//! name table must hold distinct names. Files that only begin like a `.pftrace` (a newline) are
+//! told apart from threadlab's own `.pftrace` by their first bytes, before anything else is read.
 
 use super::event::{Event, EventKind as K, FlowId, NameId, TaskKind, ThreadTrack, Trace};
 use super::load::{decode, encode};
-use threadlab_testkit::{mutate, Rng};
+use threadlab_testkit::{mutate, mutate_hostile, Rng};
 
 /// A trace with every event kind, two threads, flows and locks.
 fn every_kind() -> Trace {
@@ -177,4 +182,47 @@ fn mutations_of_a_valid_trace_never_panic() {
     }
     // Mutated values that still parse hold odd events: make sure many do.
     assert!(loaded > 200, "only {loaded} mutations loaded");
+}
+
+#[test]
+fn hostile_mutations_never_panic_and_never_admit_repeated_names() {
+    let valid = encode(&every_kind());
+    let mut rng = Rng::new(0x2545_F491_4F6C_DD1D);
+    for _ in 0..3000 {
+        let mut b = valid.clone();
+        mutate_hostile(&mut b, &mut rng);
+        if check(&b) {
+            let t = decode(&b).expect("checked");
+            let mut names = t.names.clone();
+            names.sort();
+            names.dedup();
+            assert_eq!(
+                names.len(),
+                t.names.len(),
+                "a name table with repeats loaded"
+            );
+        }
+    }
+}
+
+#[test]
+fn only_threadlab_pftrace_openings_look_like_a_pftrace() {
+    use super::pftrace_read::{looks_like_pftrace, SNIFF_BYTES};
+    // Threadlab's own `.pftrace`, and its first bytes mutated.
+    let pf = super::perfetto::encode(&every_kind());
+    assert!(looks_like_pftrace(&pf[..SNIFF_BYTES]));
+    // A stream of newlines (`yes ''`), text, and the native format are not.
+    assert!(!looks_like_pftrace(&[b'\n'; SNIFF_BYTES]));
+    assert!(!looks_like_pftrace(b"\n\n\nnot a trace"));
+    assert!(!looks_like_pftrace(&encode(&every_kind())[..SNIFF_BYTES]));
+    assert!(!looks_like_pftrace(&pf[..4]), "too short to tell");
+    let mut rng = Rng::new(0x9E37_79B9_7F4A_7C15);
+    for _ in 0..2000 {
+        // Random openings after the packet byte are refused unless they are the encoder's.
+        let mut b = vec![0x0a];
+        b.extend(rng.bytes(SNIFF_BYTES - 1));
+        let len_end = b[1..6].iter().position(|x| x & 0x80 == 0);
+        let encoders = len_end.is_some_and(|e| b[e + 2..].starts_with(&[0x50, 0x01, 0x68]));
+        assert_eq!(looks_like_pftrace(&b), encoders, "{b:02x?}");
+    }
 }

@@ -13,6 +13,15 @@
 //! and the file is never held whole. Every count is checked against the bytes left in the file,
 //! so no corrupt count allocates much, and any truncation fails (at the latest at the missing
 //! end mark) with the byte offset.
+//!
+//! A count is checked against the bytes left at the item's smallest encoding (a name: its
+//! one-byte length; a thread: four one-byte varints; an event: a delta and a kind code) and,
+//! beyond [`RESERVE_CAP`] items, at its size in memory (a `String`, a `ThreadTrack`; events are
+//! kept as their bytes); no vector is reserved from a count beyond `RESERVE_CAP` items, so
+//! memory grows with the items actually read, never with what a count claims (a sparse 2 GiB
+//! file with a name count just under its size would otherwise ask for 24 bytes per claimed name
+//! at once). Names are interned when recorded, so a repeated name is refused: a run of zero
+//! bytes is not a table of a billion empty names.
 
 use std::io::{BufRead, BufReader, Read};
 
@@ -22,6 +31,14 @@ use super::event::{ThreadTrack, Trace};
 /// Version 2 added the CPU count (version 1 was never released).
 const MAGIC: &[u8] = b"TLTRACE2";
 const END: &[u8] = b"TLEND";
+
+/// Most items reserved up front from a count read in the file; beyond, vectors grow as read.
+pub(crate) const RESERVE_CAP: usize = 4096;
+
+/// Smallest encoding of a thread: its tid, name length, worker index and event count.
+const MIN_THREAD_BYTES: u64 = 4;
+/// Smallest encoding of an event: its timestamp delta and kind code.
+const MIN_EVENT_BYTES: u64 = 2;
 
 struct W(Vec<u8>);
 
@@ -99,19 +116,25 @@ impl<I: BufRead> R<I> {
         }
         Err((self.pos, what))
     }
-    /// A count of items of at least one byte each, checked against the bytes left.
-    fn count(&mut self, what: &str) -> Result<usize, Bad> {
+    /// A count of items of at least `min_bytes` bytes each in the file and `mem_bytes` each in
+    /// memory, checked against the bytes left: each item must fit at its smallest encoding and,
+    /// beyond [`RESERVE_CAP`] items, at its size in memory, so the items a count admits never
+    /// take more memory than the file has bytes left (plus a small allowance).
+    fn count(&mut self, what: &str, min_bytes: u64, mem_bytes: usize) -> Result<usize, Bad> {
         let at = self.pos;
         let n = self.u(what)?;
-        if n > self.size.saturating_sub(self.pos) {
+        let left = self.size.saturating_sub(self.pos);
+        let fits = |each: u64| matches!(n.checked_mul(each), Some(need) if need <= left);
+        let small = n <= RESERVE_CAP as u64;
+        if !fits(min_bytes) || !(small || fits(mem_bytes as u64)) {
             return Err((at, format!("{what} {n} exceeds the bytes left")));
         }
-        Ok(n as usize)
+        usize::try_from(n).map_err(|_| (at, format!("{what} {n} exceeds the bytes left")))
     }
     fn s(&mut self, what: &str) -> Result<String, Bad> {
-        let n = self.count(what)?;
+        let n = self.count(what, 1, 1)?;
         let at = self.pos;
-        let mut bytes = Vec::with_capacity(n);
+        let mut bytes = Vec::with_capacity(n.min(RESERVE_CAP));
         for _ in 0..n {
             match self.byte() {
                 Some(b) => bytes.push(b),
@@ -152,18 +175,36 @@ pub(crate) fn read(input: impl Read, size: u64) -> Result<Trace, Bad> {
     let duration_ns = r.u("the duration")?;
     let dropped = r.u("the dropped count")?;
     let cpus = r.u32("the CPU count")?;
-    let n_names = r.count("the name count")?;
-    let mut names = Vec::with_capacity(n_names);
+    // A name takes at least its length byte. Names are interned, so each is distinct: a
+    // repeated one is refused (a run of zero bytes is not a table of empty names).
+    let n_names = r.count("the name count", 1, std::mem::size_of::<String>())?;
+    let mut names: Vec<String> = Vec::with_capacity(n_names.min(RESERVE_CAP));
+    let mut hashes = std::collections::HashSet::with_capacity(n_names.min(RESERVE_CAP));
     for _ in 0..n_names {
-        names.push(r.s("a name")?);
+        let at = r.pos;
+        let name = r.s("a name")?;
+        let hash = {
+            use std::hash::{BuildHasher, BuildHasherDefault};
+            BuildHasherDefault::<std::collections::hash_map::DefaultHasher>::default()
+                .hash_one(&name)
+        };
+        // A hash seen before is checked against the names (a collision is not a repeat).
+        if !hashes.insert(hash) && names.contains(&name) {
+            return Err((at, format!("the name `{name}` is repeated")));
+        }
+        names.push(name);
     }
-    let n_threads = r.count("the thread count")?;
-    let mut threads = Vec::with_capacity(n_threads);
+    let n_threads = r.count(
+        "the thread count",
+        MIN_THREAD_BYTES,
+        std::mem::size_of::<ThreadTrack>(),
+    )?;
+    let mut threads = Vec::with_capacity(n_threads.min(RESERVE_CAP));
     for _ in 0..n_threads {
         let tid = r.u("a thread id")?;
         let name = r.s("a thread name")?;
         let worker = r.u32("a worker index")?.checked_sub(1);
-        let n_events = r.count("the event count")?;
+        let n_events = r.count("the event count", MIN_EVENT_BYTES, 1)?;
         let mut events = EventBuf::default();
         r.keep = Some(Vec::new());
         for i in 0..n_events {

@@ -393,19 +393,36 @@ impl Trace {
             .metadata()
             .map_err(|e| TraceError::io(path, "read", e))?
             .len();
-        // The first byte tells the format; it is put back in front of the rest of the stream.
-        let mut first = [0u8; 1];
-        let got = file
-            .read(&mut first)
-            .map_err(|e| TraceError::io(path, "read", e))?;
+        // The first bytes tell the format; they are put back in front of the rest of the
+        // stream. Neither format is read further than its first bytes when they do not match
+        // (a pipe of newlines, a 2 GB file that only begins like a `.pftrace`).
+        let mut first = [0u8; pftrace_read::SNIFF_BYTES];
+        let mut got = 0;
+        while got < first.len() {
+            match file.read(&mut first[got..]) {
+                Ok(0) => break,
+                Ok(n) => got += n,
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                Err(e) => return Err(TraceError::io(path, "read", e)),
+            }
+        }
         let first = &first[..got];
         let decoded = if pftrace_read::looks_like_pftrace(first) {
             let mut bytes = first.to_vec();
             file.read_to_end(&mut bytes)
                 .map_err(|e| TraceError::io(path, "read", e))?;
             pftrace_read::decode(&bytes)
+        } else if first.first() == Some(&0x0a) || extension(path).as_deref() == Some("pftrace") {
+            // A protobuf packet's first byte (or the name) without threadlab's opening: a
+            // foreign Perfetto trace, or text (`0x0a` is a newline); refused unread.
+            Err((
+                0,
+                "not a trace threadlab wrote: its first bytes are not those of threadlab's \
+                 `.pftrace` (a foreign Perfetto trace lacks threadlab's annotations)"
+                    .to_owned(),
+            ))
         } else {
-            // Any other start is refused by the native decoder at offset 0 (its magic).
+            // Any other start is refused by the native decoder within its 8-byte magic.
             load::read(first.chain(file), size)
         };
         decoded.map_err(|(offset, what)| TraceError::corrupt(path, offset, what))

@@ -25,10 +25,31 @@ use super::event::PlotValue;
 use super::event::{Event, EventKind, FlowId, NameId, TaskKind, ThreadTrack, Trace};
 use super::perfetto::*;
 
-/// The first bytes of every `.pftrace` threadlab writes: field 1 (packet), length-delimited.
-pub(crate) fn looks_like_pftrace(bytes: &[u8]) -> bool {
-    bytes.first() == Some(&0x0a)
+/// Bytes [`looks_like_pftrace`] needs: the packet tag, its length (at most 5 varint bytes) and
+/// the first packet's opening fields.
+pub(crate) const SNIFF_BYTES: usize = 1 + 5 + 3;
+
+/// Whether `prefix` (the file's first bytes, up to [`SNIFF_BYTES`]) opens a `.pftrace` that
+/// threadlab wrote: field 1 (packet), length-delimited, its length, then the first packet's
+/// `trusted_packet_sequence_id = 1` (field 10, varint) followed by its sequence flags' tag
+/// (field 13). One byte alone is not enough: `0x0a` is also a newline, and a text file or an
+/// endless stream of newlines must be refused before it is read whole.
+pub(crate) fn looks_like_pftrace(prefix: &[u8]) -> bool {
+    let Some((&PACKET_TAG, rest)) = prefix.split_first() else {
+        return false;
+    };
+    // The packet's length: a varint of at most 5 bytes, then the packet's first fields.
+    let Some(len_end) = rest.iter().take(5).position(|b| b & 0x80 == 0) else {
+        return false;
+    };
+    rest[len_end + 1..].starts_with(&FIRST_FIELDS)
 }
+
+/// Field 1 (`packet`), wire type 2 (length-delimited).
+const PACKET_TAG: u8 = (PACKET as u8) << 3 | 2;
+/// The first packet's opening: `trusted_packet_sequence_id` (field 10, varint) = 1, then the
+/// tag of `sequence_flags` (field 13, varint).
+const FIRST_FIELDS: [u8; 3] = [(P_SEQUENCE_ID as u8) << 3, 1, (P_SEQUENCE_FLAGS as u8) << 3];
 
 /// One protobuf field: its number and value.
 enum Val<'a> {

@@ -1,0 +1,186 @@
+//! `Trace::load` of files built to exhaust memory: a sparse 2 GiB `.tltrace` whose header is
+//! valid and whose name count is just under the file size, a 1 GiB file that begins with the
+//! `.pftrace` packet byte (`0x0a`, a newline) and nothing else of that format, and a FIFO fed an
+//! endless stream of newlines (`doctor <(yes '')`). Each must be refused with an error, and the
+//! most memory live during the load — counted in bytes by a counting allocator, never timed —
+//! must stay far below the file's size.
+
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::io::Write;
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
+use std::sync::{Mutex, MutexGuard};
+
+use threadlab::trace::Trace;
+
+/// The system allocator, counting the bytes live now and the most live since `reset_peak`.
+struct Counting;
+
+// Relaxed throughout: the counters pair with nothing; they are read after the load returns on
+// the same thread, and other threads' small allocations only add noise far below the bound.
+static LIVE: AtomicUsize = AtomicUsize::new(0);
+static PEAK: AtomicUsize = AtomicUsize::new(0);
+
+// SAFETY: every call is forwarded to `System` with the same arguments; the counters only
+// observe.
+unsafe impl GlobalAlloc for Counting {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        // SAFETY: the caller's contract, passed on.
+        let p = unsafe { System.alloc(layout) };
+        if !p.is_null() {
+            let live = LIVE.fetch_add(layout.size(), Relaxed) + layout.size();
+            PEAK.fetch_max(live, Relaxed);
+        }
+        p
+    }
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        LIVE.fetch_sub(layout.size(), Relaxed);
+        // SAFETY: the caller's contract, passed on.
+        unsafe { System.dealloc(ptr, layout) }
+    }
+}
+
+#[global_allocator]
+static ALLOC: Counting = Counting;
+
+/// Most bytes a refused load may have live at once beyond what was live before it: the read
+/// buffer (64 KiB) and the few items reserved up front, with a wide margin.
+const BOUND: usize = 16 << 20;
+
+/// The peak is process-wide: one test at a time.
+fn serial() -> MutexGuard<'static, ()> {
+    static LOCK: Mutex<()> = Mutex::new(());
+    LOCK.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// Loads `path`, returning the error and the most bytes live during the load above those live
+/// before it.
+fn load_counted(path: &std::path::Path) -> (threadlab::trace::TraceError, usize) {
+    let before = LIVE.load(Relaxed);
+    PEAK.store(before, Relaxed);
+    let result = Trace::load(path);
+    let peak = PEAK.load(Relaxed).saturating_sub(before);
+    match result {
+        Ok(t) => panic!(
+            "a hostile file loaded as a trace of {} threads",
+            t.threads().len()
+        ),
+        Err(e) => (e, peak),
+    }
+}
+
+fn temp(name: &str) -> PathBuf {
+    std::env::temp_dir().join(format!("threadlab-hostile-{}-{name}", std::process::id()))
+}
+
+/// LEB128, as the native format writes its integers.
+fn varint(out: &mut Vec<u8>, mut v: u64) {
+    while v >= 0x80 {
+        out.push(v as u8 | 0x80);
+        v >>= 7;
+    }
+    out.push(v as u8);
+}
+
+#[test]
+fn a_sparse_tltrace_with_a_huge_name_count_is_refused_in_little_memory() {
+    let _s = serial();
+    let path = temp("names.tltrace");
+    let size: u64 = 2 << 30;
+    let mut header = b"TLTRACE2".to_vec();
+    varint(&mut header, 1_000); // duration
+    varint(&mut header, 0); // dropped
+    varint(&mut header, 2); // CPUs
+                            // A name count just under the file size: one byte per name fits, 24 bytes each in memory
+                            // (a `String`) would not.
+    varint(&mut header, size - 64);
+    let mut f = std::fs::File::create(&path).unwrap();
+    f.write_all(&header).unwrap();
+    f.set_len(size).unwrap();
+    drop(f);
+    let (err, peak) = load_counted(&path);
+    std::fs::remove_file(&path).ok();
+    assert!(
+        err.to_string().contains("name count"),
+        "the error names the count: {err}"
+    );
+    assert!(peak < BOUND, "{peak} bytes live while refusing the file");
+}
+
+#[test]
+fn a_sparse_tltrace_whose_names_are_zero_bytes_is_refused_in_little_memory() {
+    let _s = serial();
+    let path = temp("zeros.tltrace");
+    let size: u64 = 2 << 30;
+    let mut header = b"TLTRACE2".to_vec();
+    varint(&mut header, 1_000);
+    varint(&mut header, 0);
+    varint(&mut header, 2);
+    // A count that a `String` per name would fit in: the names are then the file's zero
+    // bytes, all empty.
+    varint(&mut header, size / 32);
+    let mut f = std::fs::File::create(&path).unwrap();
+    f.write_all(&header).unwrap();
+    f.set_len(size).unwrap();
+    drop(f);
+    let (err, peak) = load_counted(&path);
+    std::fs::remove_file(&path).ok();
+    assert!(
+        err.to_string().contains("repeated"),
+        "the error says a name repeats: {err}"
+    );
+    assert!(peak < BOUND, "{peak} bytes live while refusing the file");
+}
+
+#[test]
+fn a_large_file_that_only_begins_like_a_pftrace_is_refused_after_its_first_bytes() {
+    let _s = serial();
+    let path = temp("newline.pftrace");
+    let size: u64 = 1 << 30;
+    let mut f = std::fs::File::create(&path).unwrap();
+    f.write_all(b"\n\n\nnot a trace\n").unwrap();
+    f.set_len(size).unwrap();
+    drop(f);
+    let (err, peak) = load_counted(&path);
+    std::fs::remove_file(&path).ok();
+    assert_eq!(err.offset(), Some(0), "refused at its start: {err}");
+    assert!(peak < BOUND, "{peak} bytes live while refusing the file");
+}
+
+/// `doctor <(yes '')`: a FIFO that a writer fills with newlines for as long as it is read
+/// (bounded at 512 MiB, so that a reader that reads it whole fails the test instead of the
+/// machine).
+#[test]
+fn an_endless_stream_of_newlines_from_a_fifo_is_refused_after_its_first_bytes() {
+    let _s = serial();
+    let path = temp("newlines.fifo");
+    let c_path = std::ffi::CString::new(path.as_os_str().as_encoded_bytes()).unwrap();
+    // SAFETY: a NUL-terminated path that lives across the call.
+    assert_eq!(unsafe { libc::mkfifo(c_path.as_ptr(), 0o600) }, 0, "mkfifo");
+    let writer_path = path.clone();
+    let writer = std::thread::spawn(move || {
+        // Opening for writing waits for the reader; writes fail (EPIPE) once it has gone.
+        let mut f = std::fs::OpenOptions::new()
+            .write(true)
+            .open(&writer_path)
+            .unwrap();
+        let chunk = vec![b'\n'; 64 * 1024];
+        let mut written = 0usize;
+        while written < 512 << 20 {
+            if f.write_all(&chunk).is_err() {
+                break;
+            }
+            written += chunk.len();
+        }
+        written
+    });
+    let (err, peak) = load_counted(&path);
+    let written = writer.join().unwrap();
+    std::fs::remove_file(&path).ok();
+    assert_eq!(err.offset(), Some(0), "refused at its start: {err}");
+    assert!(peak < BOUND, "{peak} bytes live while refusing the stream");
+    assert!(
+        written < 512 << 20,
+        "the stream was read whole ({written} bytes) before the refusal"
+    );
+}

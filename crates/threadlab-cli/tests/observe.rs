@@ -517,11 +517,14 @@ fn run_survives_sigint_and_sigterm_and_writes_what_it_saw() {
         ));
         std::fs::create_dir_all(&dir).unwrap();
         let out_file = dir.join("t.tltrace");
+        let report = dir.join("report.txt");
         let tl = Command::new(exe)
             .arg("run")
             .args(flags)
             .arg("-o")
             .arg(&out_file)
+            .arg("--report")
+            .arg(&report)
             .args(["--", "sleep", "600"])
             // Its own process group, as a shell's foreground job.
             .process_group(0)
@@ -544,7 +547,7 @@ fn run_survives_sigint_and_sigterm_and_writes_what_it_saw() {
         // SAFETY: kill has no memory preconditions; the group and the process are ours.
         unsafe { libc::kill(target, sig) };
         let out = output_within_child(tl);
-        let stdout = String::from_utf8_lossy(&out.stdout);
+        let text = std::fs::read_to_string(&report).unwrap_or_default();
         assert!(sleeping, "the command started");
         assert_eq!(
             out.status.signal(),
@@ -552,8 +555,8 @@ fn run_survives_sigint_and_sigterm_and_writes_what_it_saw() {
             "{flags:?}: threadlab died of signal {sig}"
         );
         assert!(
-            stdout.contains("trace: "),
-            "{flags:?} {sig}: the report and the trace were written:\n{stdout}"
+            text.contains("trace: "),
+            "{flags:?} {sig}: the report and the trace were written:\n{text}"
         );
         assert!(out_file.exists(), "{flags:?} {sig}: the -o trace exists");
         let _ = std::fs::remove_dir_all(&dir);

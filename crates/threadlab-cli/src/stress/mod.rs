@@ -52,6 +52,9 @@ fn mix() -> Vec<(&'static str, Scenario)> {
         }),
         ("channels", channel::channels),
         ("elastic pool", |rng, _, l| elastic::elastic_pool(rng, l)),
+        ("elastic guests", |rng, _, l| {
+            elastic::elastic_guests(rng, l)
+        }),
     ]
 }
 

@@ -277,3 +277,35 @@ fn wake_after_drop_of_a_retired_pool_cancels() {
         assert!(joined.is_err(), "a task of a dropped pool ran");
     });
 }
+
+/// `install` from several plain threads on a 1-worker pool whose worker retires at every idle
+/// moment: each caller borrows the sleeping worker's seat as a guest or queues its closure, and
+/// a guest that hands the seat back must not read the seat's state (on the worker's stack)
+/// after that: the worker may wake, run a queued install, retire and exit at once. Every
+/// install must run exactly once, and the process must not crash.
+#[test]
+fn installs_from_plain_threads_while_the_worker_retires() {
+    watchdog(|| {
+        let callers = 4;
+        let rounds = if cfg!(miri) { 20 } else { 100_000 };
+        let pool = Arc::new(elastic(1, Duration::ZERO));
+        let ran = Arc::new(AtomicUsize::new(0));
+        let threads: Vec<_> = (0..callers)
+            .map(|_| {
+                let pool = Arc::clone(&pool);
+                let ran = Arc::clone(&ran);
+                std::thread::spawn(move || {
+                    for _ in 0..rounds {
+                        pool.install(|| {
+                            ran.fetch_add(1, Ordering::SeqCst);
+                        });
+                    }
+                })
+            })
+            .collect();
+        for t in threads {
+            t.join().unwrap();
+        }
+        assert_eq!(ran.load(Ordering::SeqCst), callers * rounds);
+    });
+}

@@ -81,14 +81,17 @@ fn a_guest_that_panics() {
     watchdog(|| {
         for threads in [1, 2] {
             let pool = Pool::builder().threads(threads).build().unwrap();
-            for round in 0..20 {
+            for round in 0..if cfg!(miri) { 4 } else { 20 } {
                 settle(&pool);
                 let r = catch_unwind(AssertUnwindSafe(|| {
                     pool.install(|| {
                         if round % 2 == 0 {
                             panic!("guest panic {round}");
                         }
-                        threadlab::join(|| fib(18), || panic!("half panic {round}"))
+                        threadlab::join(
+                            || fib(if cfg!(miri) { 8 } else { 18 }),
+                            || panic!("half panic {round}"),
+                        )
                     })
                 }));
                 let payload = r.expect_err("the panic is re-raised");
@@ -162,7 +165,7 @@ fn static_spawns_from_a_guest_outlive_the_install() {
 fn a_guest_blocked_outside_threadlab_still_gets_its_spawn_run() {
     watchdog(|| {
         let pool = Pool::builder().threads(2).build().unwrap();
-        for round in 0..50 {
+        for round in 0..if cfg!(miri) { 5 } else { 50 } {
             if round % 2 == 0 {
                 settle(&pool);
             }
@@ -224,7 +227,9 @@ fn a_guest_on_a_busy_pool_falls_back_to_injecting() {
 #[test]
 fn lent_seats_of_an_elastic_pool_retire_and_restart() {
     watchdog(|| {
-        let keep = std::time::Duration::from_millis(20);
+        // Long enough under Miri that a worker cannot retire between the check that one is
+        // alive and the install.
+        let keep = std::time::Duration::from_millis(if cfg!(miri) { 2_000 } else { 20 });
         let pool = Pool::builder().threads(2).keep_alive(keep).build().unwrap();
         let caller = me();
         for round in 0..5 {

@@ -87,3 +87,67 @@ fn mailed(rng: &mut Rng, pool: &Pool, ledger: &Ledger, threads: usize) {
     }
     exactly_once(ledger, "elastic pool: spawn_on/install_on", &slots);
 }
+
+/// Guests on an elastic pool: a pool of 1–2 workers with a keep-alive of 0–200 µs and 2–4
+/// plain threads, each calling `install` over and over (most installs also spawn 1–3 tasks into a
+/// scope). Each install borrows a sleeping worker's seat or queues its closure, so seats are
+/// lent and given back while their workers wake, run queued installs, retire and restart.
+/// Every install and every scoped task runs exactly once.
+pub fn elastic_guests(rng: &mut Rng, ledger: &Ledger) {
+    let threads = rng.range(1, 3) as usize;
+    let keep_alive = Duration::from_micros(rng.range(0, 200));
+    let pool = match Pool::builder()
+        .threads(threads)
+        .keep_alive(keep_alive)
+        .panic_handler(|_| {})
+        .build()
+    {
+        Ok(p) => Arc::new(p),
+        Err(e) => return ledger.discrepancy(format!("elastic guests: {e}")),
+    };
+    ledger.pool_built();
+    let callers = rng.range(2, 5) as usize;
+    let per_caller = rng.range(1, 200) as usize;
+    // Install `n`'s slot is `offsets[n]`, its 0–3 scoped tasks' the ones after it.
+    let mut offsets = Vec::with_capacity(callers * per_caller + 1);
+    let mut spawns = Vec::with_capacity(callers * per_caller);
+    offsets.push(0);
+    for _ in 0..callers * per_caller {
+        let k = rng.below(4) as usize;
+        spawns.push(k);
+        offsets.push(offsets.last().unwrap() + 1 + k);
+    }
+    let slots = Arc::new(Slots::new(*offsets.last().unwrap()));
+    let plan = Arc::new((offsets, spawns));
+    let handles: Vec<_> = (0..callers)
+        .map(|c| {
+            let (pool, slots, plan) = (Arc::clone(&pool), Arc::clone(&slots), Arc::clone(&plan));
+            std::thread::spawn(move || {
+                for n in c * per_caller..(c + 1) * per_caller {
+                    let (at, k) = (plan.0[n], plan.1[n]);
+                    let s = &slots;
+                    pool.install(|| {
+                        s.hit(at);
+                        threadlab::scope(|sc| {
+                            for j in 1..=k {
+                                sc.spawn(move |_| s.hit(at + j));
+                            }
+                        });
+                    });
+                }
+            })
+        })
+        .collect();
+    for h in handles {
+        if h.join().is_err() {
+            ledger.discrepancy("elastic guests: a caller panicked".to_string());
+        }
+    }
+    exactly_once(ledger, "elastic guests: installs", &slots);
+    match Arc::try_unwrap(pool) {
+        Ok(pool) => {
+            pool.shutdown();
+        }
+        Err(_) => ledger.discrepancy("elastic guests: the pool is still shared".to_string()),
+    }
+}

@@ -58,6 +58,9 @@ fn mix() -> Vec<(&'static str, Scenario)> {
         ("elastic pool", |rng, _, l| elastic::elastic_pool(rng, l)),
         #[cfg(unix)]
         ("fork", |rng, _, l| fork::fork_child(rng, l)),
+        ("elastic guests", |rng, _, l| {
+            elastic::elastic_guests(rng, l)
+        }),
     ]
 }
 

@@ -761,6 +761,10 @@ impl Sleep {
     /// slot); if that finds work, the worker is woken. So a job pushed while the seat was lent,
     /// whose pusher found nobody to wake, is not stranded.
     ///
+    /// `has_work` must not read the seat's `WorkerThread` (on the worker's stack): once `index`
+    /// is back on the list a waker may unpark the worker, which may retire and exit before the
+    /// re-check runs (an elastic pool). It reads only what the registry holds for the seat.
+    ///
     /// Release (the wake word's store, and the lock): the guest's writes to the seat happen
     /// before the worker's next use of it, which follows a waker's store of a reason under the
     /// same lock.

@@ -177,13 +177,24 @@ where
     let seat = registry.guest_seats[index].load(Ordering::Acquire);
     // SAFETY: the pointer is the seat's `WorkerThread`, live on its worker's stack until the
     // worker leaves its loop, which it cannot while parked with its seat lent; and the lend
-    // makes us its only user until `give_back` (the worker touches it again only after a waker
-    // found it back on the sleeper list, which `Leave::drop` puts it on after our last use).
+    // makes us its only user until `give_back`. The invariant that keeps this sound: the guest
+    // never touches the `WorkerThread` once `give_back` has begun. From the moment the seat is
+    // back on the sleeper list a waker may unpark the worker, which may run a job, retire and
+    // exit, freeing its stack (an elastic pool). `Leave::drop` therefore uses `seat` only
+    // before `give_back` (`WorkerThread::leave_as_guest`), and for the re-check after it only
+    // what lives in the registry, which the caller of `install` keeps alive (`registry`, and
+    // the `index` copied out beforehand).
     let seat: &WorkerThread = unsafe { &*seat };
-    struct Leave<'a>(&'a WorkerThread);
+    struct Leave<'a> {
+        seat: &'a WorkerThread,
+        registry: &'a Registry,
+        index: usize,
+    }
     impl Drop for Leave<'_> {
         fn drop(&mut self) {
-            self.0.leave_as_guest();
+            self.seat.leave_as_guest();
+            // From here on `self.seat` may dangle: only the registry and the copied index.
+            give_back_seat(self.registry, self.index);
         }
     }
     CURRENT.with(|c| c.set(seat));
@@ -193,7 +204,11 @@ where
     // the worker sets the flag again from its wake-up.
     seat.searching.set(false);
     seat.heartbeat.new_task();
-    let _leave = Leave(seat);
+    let _leave = Leave {
+        seat,
+        registry,
+        index,
+    };
     // The install's span, on the guest's own track (dropped before `_leave`, also on a panic),
     // marked with the seat it holds (`trace::ARG_GUEST_SEAT`): the doctor reads it as the
     // seat's worker's work.
@@ -666,24 +681,12 @@ impl WorkerThread {
         false
     }
 
-    /// The guest of this seat leaves (`run_as_guest`): it stops searching, lets go of the seat,
-    /// and gives it back; `give_back` wakes the worker if anything waits in its queues.
+    /// The guest of this seat leaves (`run_as_guest`): it stops searching and lets go of the
+    /// seat. The last use of the seat's state by the guest: [`give_back_seat`] follows.
     fn leave_as_guest(&self) {
         self.end_search();
         CURRENT.with(|c| c.set(std::ptr::null()));
         GUEST.with(|g| g.set(false));
-        let registry = &*self.registry;
-        registry.sleep.give_back(self.index, || {
-            registry.has_visible_work()
-                || self.has_run_next()
-                || !registry.inboxes[self.index].is_empty()
-                || registry.terminating()
-        });
-        // The worker is a sleeper again: after the SeqCst RMW that counted it (in `give_back`),
-        // it asks the busy workers for work, as when it went to sleep (`crate::heartbeat`, step
-        // 5). While its seat was lent it was not counted idle, so they may have withdrawn their
-        // flags; without this, a later guest of another seat would never promote a fork.
-        registry.requests.request_from_others(self.index);
     }
 
     /// A guest with nothing to do while it waits on `latch`: it announces that it sleeps on the
@@ -718,4 +721,23 @@ impl WorkerThread {
         self.rng.set(x);
         x
     }
+}
+
+/// The guest of seat `index` gives it back (`run_as_guest`'s `Leave`): `Sleep::give_back`
+/// wakes the worker if anything waits in its queues. Reads nothing of the seat's
+/// `WorkerThread`, which lives on the worker's stack: once the seat is back on the sleeper list
+/// the worker may wake, retire and exit. Everything the re-check reads (the injector, the
+/// seat's run-next slot and inbox) lives in the registry, which outlives the worker's thread.
+fn give_back_seat(registry: &Registry, index: usize) {
+    registry.sleep.give_back(index, || {
+        registry.has_visible_work()
+            || registry.run_next[index].is_occupied()
+            || !registry.inboxes[index].is_empty()
+            || registry.terminating()
+    });
+    // The worker is a sleeper again: after the SeqCst RMW that counted it (in `give_back`),
+    // it asks the busy workers for work, as when it went to sleep (`crate::heartbeat`, step
+    // 5). While its seat was lent it was not counted idle, so they may have withdrawn their
+    // flags; without this, a later guest of another seat would never promote a fork.
+    registry.requests.request_from_others(index);
 }

@@ -1,7 +1,7 @@
 //! A counting global allocator for the `threadlab` binary: every allocation (and every
 //! reallocation, counted as one allocation of its new size) is passed to the system allocator
 //! and counted, so the experiments can report allocations and bytes per message or per job
-//! (the fifth seed's "allocation per message" chart; the fourth seed's allocator lock).
+//! (*Rendezvous Benchmark Analysis*'s "allocation per message" chart; the allocator-contention article's allocator lock).
 //!
 //! Cost: counters are spread over [`SHARDS`] cache-line-sized slots; a thread picks its slot once
 //! (a `const` thread-local, no destructor, so it never allocates) and adds to it with relaxed

@@ -5,7 +5,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use threadlab_doctor::FrameTarget;
 
-/// Most threads the lab will start for one pool: enough for the seeds' oversubscription
+/// Most threads the lab will start for one pool: enough for the articles' oversubscription
 /// sweeps (3,024 threads per row), far below what would exhaust the machine.
 pub const MAX_THREADS: usize = 4096;
 
@@ -25,8 +25,9 @@ pub enum Command {
     Lab(LabArgs),
     /// Show this machine's cores, SMT siblings, caches and NUMA nodes (read from /sys).
     Topology,
-    /// Diagnose a recorded trace: where each thread's time went, the four questions of the first
-    /// seed answered with figures, and the pitfalls found, each with a suggestion.
+    /// Diagnose a recorded trace: where each thread's time went, the four questions of
+    /// "Multithreading Isn't Free" answered with figures, and the pitfalls found, each with a
+    /// suggestion.
     Doctor(DoctorArgs),
     /// Compare two recorded traces per zone, task kind and lock (e.g. 2 workers against 5).
     Compare(CompareArgs),

@@ -30,7 +30,7 @@ use threadlab::trace::Trace;
 use threadlab_doctor::Diagnose;
 use threadlab_doctor::{Diagnosis, Pitfall};
 
-/// The pitfalls of the seeds, none of which a well-behaved run may raise.
+/// The pitfalls of the articles, none of which a well-behaved run may raise.
 const PITFALLS: [Pitfall; 6] = [
     Pitfall::Oversubscription,
     Pitfall::ThreadCreation,
@@ -55,7 +55,7 @@ fn spin_for(d: Duration) {
     }
 }
 
-/// The first seed's kernel.
+/// *Multithreading Isn't Free*'s kernel.
 fn kernel(band: &mut [u8]) {
     for p in band {
         *p = p.wrapping_mul(2).wrapping_add(1);
@@ -81,7 +81,7 @@ fn assert_names(d: &Diagnosis, any_of: &[Pitfall]) {
     }
 }
 
-/// `image`, a thread per row (the first seed's ThreadPerRow), on 200 rows of 4 kB.
+/// `image`, a thread per row (*Multithreading Isn't Free*'s ThreadPerRow), on 200 rows of 4 kB.
 fn a_thread_per_row_is_thread_creation_or_oversubscription() {
     let mut buf = vec![1u8; 200 * 4096];
     let (_, d) = record(|| thread_per_task::for_each_row(&mut buf, 4096, &kernel));
@@ -90,7 +90,7 @@ fn a_thread_per_row_is_thread_creation_or_oversubscription() {
     assert_eq!(g.threads, 200, "{g:?}");
 }
 
-/// `contention`: the work-sharing pool with the seed's 8 workers, one task per row, a few
+/// `contention`: the work-sharing pool with the article's 8 workers, one task per row, a few
 /// passes. (With more workers than CPUs, workers meet at the lock even when other processes
 /// hold the CPUs: a holder preempted with the lock keeps the others waiting.)
 fn the_work_sharing_pool_contends_on_its_queue_lock() {
@@ -131,7 +131,7 @@ fn spin_cpu(d: Duration) {
     }
 }
 
-/// 64 busy threads on the machine's few cores (the fourth seed's preemption), each needing 2 ms
+/// 64 busy threads on the machine's few cores (the allocator-contention article's preemption), each needing 2 ms
 /// of CPU. Each records before a start barrier, so the recording sees all of them waiting for a
 /// CPU however slowly the OS creates them.
 fn sixty_four_busy_threads_are_preempted() {
@@ -152,7 +152,7 @@ fn sixty_four_busy_threads_are_preempted() {
     assert!(d.has(Pitfall::Oversubscription), "{d}");
 }
 
-/// The fifth seed's rendezvous: a producer and a consumer thread pass 2,000 numbers through a
+/// *Rendezvous Benchmark Analysis*'s rendezvous: a producer and a consumer thread pass 2,000 numbers through a
 /// zero-capacity channel.
 fn a_rendezvous_between_os_threads_churns() {
     let (_, d) = record(|| {
@@ -175,7 +175,7 @@ fn a_rendezvous_between_os_threads_churns() {
     assert_names(&d, &[Pitfall::ParkWakeChurn]);
 }
 
-/// The first seed's fork-join `parallel_for` with four bands, one 10× longer than the others.
+/// *Multithreading Isn't Free*'s fork-join `parallel_for` with four bands, one 10× longer than the others.
 fn a_loop_with_one_chunk_ten_times_longer_is_imbalanced() {
     let mut buf = vec![0u8; 4];
     buf[0] = 1;

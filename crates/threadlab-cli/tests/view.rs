@@ -359,7 +359,7 @@ fn main() {
     }
 }
 
-/// The first seed's thread per row, scaled like the lab's image run: 3,024 threads, one zone
+/// *Multithreading Isn't Free*'s thread per row, scaled like the lab's image run: 3,024 threads, one zone
 /// each.
 fn record_thread_per_row() -> Trace {
     let rec = threadlab::trace::start();

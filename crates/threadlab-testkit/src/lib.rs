@@ -26,7 +26,7 @@ impl Rng {
         Rng(if seed == 0 { 1 } else { seed })
     }
 
-    /// A generator for a small or arbitrary seed (a run number, a user's `--seed`): the seed
+    /// A generator for a small or arbitrary seed (a run number, a user's `--seed`): the article
     /// times 2^64 / φ, made odd, so neighbouring seeds start far apart.
     pub const fn spread(seed: u64) -> Rng {
         Rng(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1)

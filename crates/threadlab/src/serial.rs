@@ -1,6 +1,6 @@
 //! Serial queues: FIFO, one task at a time, on the pool's workers, with no thread of their own.
 //!
-//! This is the dispatch-queue design of the second seed ("The overhead of spawning threads",
+//! This is the dispatch-queue design of *The overhead of spawning threads* ("The overhead of spawning threads",
 //! Cocoa with Love, on GCD's serial queues against a dedicated RunLoop thread per queue): many
 //! serial queues can share a few workers, and an idle queue costs nothing.
 //!

@@ -1,6 +1,6 @@
 //! A [`Mutex`] (with [`Condvar`]) and an [`RwLock`] that record, per named lock, the time from asking for it to
 //! getting it (wait) and from getting it to releasing it (hold), and which thread released a
-//! lock that another was waiting for (a hand-off arrow in Perfetto) — the figures the first seed
+//! lock that another was waiting for (a hand-off arrow in Perfetto) — the figures *Multithreading Isn't Free*
 //! reads from Tracy's lock view (94.86 ms hold against 214.89 ms wait on its work-sharing queue).
 //!
 //! Held across `join`: a worker that waits inside `join`, `scope` or `block_on` runs other
@@ -250,7 +250,7 @@ impl<T: Default> Default for Mutex<T> {
 /// A condition variable for [`Mutex`]. Waiting releases the lock (recorded as a release), sleeps
 /// until notified, then takes the lock again through [`Mutex::lock`]: the time asleep is neither
 /// hold nor lock wait, but waiting for the lock after the wake-up is a lock wait, as Tracy records
-/// it for the first seed's `condition_variable_any` over a lockable (a `notify_all` that wakes
+/// it for *Multithreading Isn't Free*'s `condition_variable_any` over a lockable (a `notify_all` that wakes
 /// every worker into one lock shows as contention).
 ///
 /// Built like C++'s `condition_variable_any`: a waiter takes an internal gate before it releases

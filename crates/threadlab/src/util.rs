@@ -9,7 +9,7 @@ use std::ops::{Deref, DerefMut};
 ///
 /// When two threads write to different variables that sit in the same cache line, the line
 /// moves back and forth between their cores on every write although they share no data ("false
-/// sharing": contention that no lock shows, as the fourth seed puts it). Wrapping each
+/// sharing": contention that no lock shows, as the allocator-contention follow-up to *The Whipping Boy Approach to Job Scheduling* puts it). Wrapping each
 /// thread's slot in `CachePadded` gives it a line of its own. The runtime uses it for the
 /// deques' indices, the injector's length, the sleep state and the per-worker counters.
 ///

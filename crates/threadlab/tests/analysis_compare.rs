@@ -1,4 +1,4 @@
-//! `compare` on the fourth seed's situation: the same workload captured with 2 and with 5
+//! `compare` on the allocator-contention article's situation: the same workload captured with 2 and with 5
 //! workers, where one zone takes a named lock (Unity's allocator lock inside VFXBatch.Update).
 //! The zone and the lock must come out on top; the lock-free zone beside it must not.
 

@@ -135,7 +135,7 @@ fn a_panicking_task_does_not_wedge_the_queue() {
 
 #[test]
 fn tasks_can_push_onto_their_own_queue() {
-    // The second seed's self-requeueing job.
+    // *The overhead of spawning threads*'s self-requeueing job.
     let pool = pool(2);
     let q = SerialQueue::new(&pool);
     let (tx, rx) = mpsc::channel();

@@ -1,4 +1,4 @@
-//! A dedicated thread per queue fed by a channel: the analog of the second seed's RunLoopQueue
+//! A dedicated thread per queue fed by a channel: the analog of *The overhead of spawning threads*'s RunLoopQueue
 //! (`performSelector:onThread:`), one OS thread that runs whatever is sent to it, in order.
 //! Each task runs in a `dedicated-thread task` zone (one relaxed load when no recording is on).
 

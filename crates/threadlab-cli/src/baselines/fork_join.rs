@@ -1,4 +1,4 @@
-//! Fork-join with N threads: the first seed's `parallel_for` — split the range into N equal
+//! Fork-join with N threads: *Multithreading Isn't Free*'s `parallel_for` — split the range into N equal
 //! chunks, start one OS thread per chunk, join them all. Threads are created for every call.
 //! Each band runs in a `fork-join band` zone (one relaxed load when no recording is on).
 

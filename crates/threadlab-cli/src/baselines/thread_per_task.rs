@@ -1,4 +1,4 @@
-//! A thread per task: the first seed's "ThreadPerRow" and the second seed's DetachThreadQueue
+//! A thread per task: *Multithreading Isn't Free*'s "ThreadPerRow" and *The overhead of spawning threads*'s DetachThreadQueue
 //! (and its variant that verifies the thread really started, with a 10-second timeout). Each
 //! thread's work runs in a zone (`thread-per-task row`, `thread-per-task job`) so a recording
 //! shows every short-lived thread; a zone costs one relaxed load when no recording is on.
@@ -29,7 +29,7 @@ pub fn spawn(task: impl FnOnce() + Send + 'static) -> Result<(), String> {
         .map_err(|e| format!("thread creation failed: {e}"))
 }
 
-/// Like [`spawn`], then waits (up to 10 s, as the seed does) until the new thread signals that it
+/// Like [`spawn`], then waits (up to 10 s, as the article does) until the new thread signals that it
 /// is running before returning.
 pub fn spawn_verified(task: impl FnOnce() + Send + 'static) -> Result<(), String> {
     let started = Arc::new((Mutex::new(false), Condvar::new()));

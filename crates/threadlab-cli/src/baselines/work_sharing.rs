@@ -1,11 +1,11 @@
-//! The first seed's WorkSharingPool: a fixed set of worker threads that all take tasks from one
+//! *Multithreading Isn't Free*'s WorkSharingPool: a fixed set of worker threads that all take tasks from one
 //! queue protected by one mutex, with one condition variable to wake them (`add` notifies all,
-//! as the seed does) and to tell `wait_until_finished` that the queue drained.
+//! as the article does) and to tell `wait_until_finished` that the queue drained.
 //!
-//! Instrumented the way the seed instruments it for Tracy: the queue lock is a
-//! `threadlab::sync::Mutex` named [`QUEUE_LOCK`] (the seed's `TracyLockable`), so a recording
+//! Instrumented the way the article instruments it for Tracy: the queue lock is a
+//! `threadlab::sync::Mutex` named [`QUEUE_LOCK`] (the article's `TracyLockable`), so a recording
 //! shows its hold and wait times and who handed it to whom; `add`, getting a task, executing it
-//! and waiting for the pool are zones (the seed's `ZoneScoped`); sleeping on the condition
+//! and waiting for the pool are zones (the article's `ZoneScoped`); sleeping on the condition
 //! variable is recorded as a park. All of it costs one relaxed load per event when no
 //! recording is on.
 
@@ -98,7 +98,7 @@ impl WorkSharingPool {
         std::mem::take(&mut st.panics)
     }
 
-    /// The seed's `parallel_for` over this pool: `data` split into `size()` bands of whole rows,
+    /// The article's `parallel_for` over this pool: `data` split into `size()` bands of whole rows,
     /// one task per band, then `wait_until_finished`. Returns an error if a task panicked.
     pub fn for_each_band(
         &self,
@@ -158,7 +158,7 @@ impl WorkSharingPool {
     }
 }
 
-/// The worker loop: wait for a task or shutdown, run it, repeat (the seed's `workOnTasks`).
+/// The worker loop: wait for a task or shutdown, run it, repeat (the article's `workOnTasks`).
 fn work_on_tasks(shared: &Shared) {
     loop {
         let task = {

@@ -1,10 +1,10 @@
-//! `alloc` (fourth seed): workers doing work that allocates and frees many small objects, the
-//! way Unity's VFX update did, through (a) one size-class allocator behind a lock (the seed's
+//! `alloc` (the allocator-contention follow-up to *The Whipping Boy Approach to Job Scheduling*): workers doing work that allocates and frees many small objects, the
+//! way Unity's VFX update did, through (a) one size-class allocator behind a lock (the article's
 //! persistent allocator: `threadlab::sync::Mutex::named("allocator", …)`, so the recorder sees
 //! the lock), (b) a thread-caching allocator (each worker thread keeps its own free lists and
 //! visits the shared, locked lists only in batches, as tcmalloc's thread caches do), and (c) the
 //! system allocator (glibc's malloc, itself thread-caching), each with 2 and with 5 workers, and
-//! with 1 as the baseline where nobody contends. The seed measured 0.06 ms with 2 workers against
+//! with 1 as the baseline where nobody contends. The article measured 0.06 ms with 2 workers against
 //! 2.41 ms with 5 for the same update, the time going into the allocator's lock.
 //!
 //! The timed runs record nothing. Afterwards (a) runs again, smaller, with the recorder on and a
@@ -58,7 +58,7 @@ impl Experiment for Alloc {
     fn run(&self, ctx: &Ctx) -> ExpResult {
         let ops: usize = ctx.size.pick(20_000, 6_000_000, 60_000_000);
         let recorded_ops: usize = ctx.size.pick(5_000, 100_000, 400_000);
-        // The seed's 2 and 5, and 1 as the uncontended baseline.
+        // The article's 2 and 5, and 1 as the uncontended baseline.
         let mut workers: Vec<usize> = vec![1, 2, 5];
         workers.extend(ctx.threads.iter().copied());
         workers.sort_unstable();
@@ -179,8 +179,8 @@ impl Experiment for Alloc {
     }
 }
 
-/// `threadlab compare` of the 2- and 5-worker captures of the locked allocator, as the fourth
-/// seed compares Unity captures with 2 and 5 workers: the rows with the largest difference of
+/// `threadlab compare` of the 2- and 5-worker captures of the locked allocator, as the allocator-contention
+/// article compares Unity captures with 2 and 5 workers: the rows with the largest difference of
 /// their total first (the allocation zone and the allocator's lock, when the lock contends).
 fn compare_captures(two: &str, five: &str) -> Result<Table, String> {
     let load = |p: &str| threadlab::trace::Trace::load(p).map_err(|e| e.to_string());
@@ -214,7 +214,7 @@ fn compare_captures(two: &str, five: &str) -> Result<Table, String> {
     Ok(t)
 }
 
-/// The sentence: the locked allocator's 5-worker time against its 2-worker time (the seed's
+/// The sentence: the locked allocator's 5-worker time against its 2-worker time (the article's
 /// comparison) and its 2-worker time against 1 worker's, then the locked allocator against the thread caches at 1, 2 and 5 workers (what
 /// the lock costs with and without contention), then the other two allocators' 5 vs 2.
 fn finding(secs: &[Vec<f64>], i1: usize, i2: usize, i5: usize) -> String {

@@ -1,8 +1,8 @@
-//! `contention` (first seed): the work-sharing pool's one locked queue against threadlab's
+//! `contention` (*Multithreading Isn't Free*): the work-sharing pool's one locked queue against threadlab's
 //! stealing pool on the same workload — the `image` transform split into one band per worker
-//! (the seed's `parallel_for`), 64 bands, and one task per row. Timed rounds (recorder off, the
+//! (the article's `parallel_for`), 64 bands, and one task per row. Timed rounds (recorder off, the
 //! variants interleaved) give seconds per pass; then a short recorded run of each gives the queue
-//! lock's hold and wait time — the seed read 94.86 ms hold against 214.89 ms wait from Tracy over
+//! lock's hold and wait time — the article read 94.86 ms hold against 214.89 ms wait from Tracy over
 //! 100 passes of 8 bands — and the doctor's verdict on the trace.
 
 use crate::baselines::work_sharing::{WorkSharingPool, QUEUE_LOCK};
@@ -76,8 +76,8 @@ impl Experiment for Contention {
         let mut tables = Vec::new();
         let mut charts = Vec::new();
         let mut findings = Vec::new();
-        // The pool sizes asked for, and the seed's 8 workers (on a small machine more workers
-        // than CPUs, which is how the seed's 8-core contention shows on 2 cores).
+        // The pool sizes asked for, and the article's 8 workers (on a small machine more workers
+        // than CPUs, which is how the article's 8-core contention shows on 2 cores).
         let mut sizes = ctx.threads.clone();
         if !sizes.contains(&SEED_WORKERS) {
             sizes.push(SEED_WORKERS);

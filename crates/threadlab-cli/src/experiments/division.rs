@@ -1,4 +1,4 @@
-//! `division` (third seed, "Divide the Data Set among CPU Cores"): binary searches into a sorted
+//! `division` (*Multithreading and the Memory Subsystem*, "Divide the Data Set among CPU Cores"): binary searches into a sorted
 //! array. One dispatching thread makes packets of 128 random lookups and sends each packet
 //! either round-robin to the workers, every worker searching the whole array ("no division"),
 //! or to the worker that owns the part of the array the lookups fall into, each worker

@@ -1,4 +1,4 @@
-//! `elastic` (first seed: "a flexible thread pool that scales up and down depending on the
+//! `elastic` (*Multithreading Isn't Free*: "a flexible thread pool that scales up and down depending on the
 //! workload", for battery life): bursts of small tasks separated by idle gaps, on a *fixed*
 //! pool (workers live as long as the pool) and an *elastic* one
 //! ([`threadlab::Builder::keep_alive`] shorter than the gaps: idle workers' threads exit and

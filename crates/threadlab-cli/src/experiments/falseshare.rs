@@ -1,4 +1,4 @@
-//! `falseshare` (fourth seed: "a lot of contention that is not as easily visible, e.g.
+//! `falseshare` (the allocator-contention follow-up to *The Whipping Boy Approach to Job Scheduling*: "a lot of contention that is not as easily visible, e.g.
 //! constantly trying to write to the same cache line across threads"): every worker increments
 //! its own counter, no two workers touch the same counter, and no lock is taken. With the
 //! counters packed next to each other in one cache line, each write takes the line away from

@@ -1,9 +1,9 @@
-//! `image` (first seed): `pixels[i] = 2*pixels[i] + 1` over a 4032×3024×4-byte buffer, per pass,
+//! `image` (*Multithreading Isn't Free*): `pixels[i] = 2*pixels[i] + 1` over a 4032×3024×4-byte buffer, per pass,
 //! serial; a thread per row; fork-join over a sweep of thread counts; the work-sharing pool with
 //! one locked queue; threadlab's parallel loop; Rayon's `par_chunks_mut`. The same sweep of
 //! counts is also run as that many tasks (bands of rows) on the work-sharing pool and on a
 //! threadlab pool (`scope` + `spawn` per band), both of the largest `--threads` size, so the
-//! chart puts the pools' lines next to fork-join with that many threads (the first seed's chart). A scale kernel over
+//! chart puts the pools' lines next to fork-join with that many threads (*Multithreading Isn't Free*'s chart). A scale kernel over
 //! the same bytes on pre-started threads (best pass, best thread count) measures the machine's
 //! memory bandwidth in the same run, so the report can say how close each variant gets to it.
 
@@ -134,7 +134,7 @@ impl Experiment for Image {
                 pass,
             );
         }
-        // The sweep's counts as tasks on the largest pools: the seed's green work-sharing line
+        // The sweep's counts as tasks on the largest pools: the article's green work-sharing line
         // next to fork-join with that many threads.
         let (big_sharing, big_tl) = (&sharing[sharing.len() - 1], &tl_pools[tl_pools.len() - 1]);
         let big = ctx.threads[ctx.threads.len() - 1];

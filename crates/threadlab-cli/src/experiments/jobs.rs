@@ -1,4 +1,4 @@
-//! `jobs` (second seed): 1/4/8/16 queues, each holding one job that requeues itself, 100,000
+//! `jobs` (*The overhead of spawning threads*): 1/4/8/16 queues, each holding one job that requeues itself, 100,000
 //! jobs in all (10 M with `--full`). One thread; a dedicated thread per queue; a thread per job
 //! (plain and verified, on fewer jobs); serial queues on the threadlab pool; the pool's global
 //! queue; Rayon; Tokio. Besides the time, the allocations and bytes per job of every variant
@@ -238,7 +238,7 @@ impl Experiment for Jobs {
                 );
             }
             out.charts.push(chart);
-            // The finding, at 8 queues (the seed's sweet spot on its 8 hardware threads).
+            // The finding, at 8 queues (the article's sweet spot on its 8 hardware threads).
             let (_, at8) = &grid[2];
             let idx = |name: &str| VARIANTS.iter().position(|v| *v == name).unwrap_or(0);
             let threaded = [1usize, 4, 5, 6, 7];

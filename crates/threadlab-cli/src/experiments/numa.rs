@@ -1,4 +1,4 @@
-//! `numa` (third seed, "NUMA Optimizations"): the same static-schedule parallel sum over an
+//! `numa` (*Multithreading and the Memory Subsystem*, "NUMA Optimizations"): the same static-schedule parallel sum over an
 //! array whose pages were first touched (a) by one thread, (b) by the workers in no particular
 //! order, or (c) by the workers with the same static schedule as the sum. Linux places a page on
 //! the NUMA node of the thread that first touches it, so on a machine with several nodes (c)
@@ -7,7 +7,7 @@
 //!
 //! The layout is read from `/sys/devices/system/node/node*/cpulist`. With several nodes the
 //! workers are pinned (`sched_setaffinity`, from each worker via `Pool::install_on`) in two
-//! placements, as in the seed: spread over the nodes, and all on the first node.
+//! placements, as in the article: spread over the nodes, and all on the first node.
 
 use crate::fmt;
 use crate::fmt::fmt_bytes;

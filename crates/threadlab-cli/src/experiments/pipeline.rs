@@ -1,4 +1,4 @@
-//! `pipeline` (first seed: the washer and the dryer): loads through a 75-minute washer and a
+//! `pipeline` (*Multithreading Isn't Free*: the washer and the dryer): loads through a 75-minute washer and a
 //! 45-minute dryer take `n × (75 + 45)` minutes in one combined machine, but about `n × 75` in
 //! two machines that overlap — throughput is bound by the slowest stage, while the latency of
 //! one load stays the same. Here with the times scaled to milliseconds (75 ms and 45 ms of sleep
@@ -27,7 +27,7 @@ use threadlab::{Pipeline as Pipe, Pool};
 /// The experiment.
 pub struct Pipeline;
 
-/// Workers of the pool: the seed's two machines.
+/// Workers of the pool: the article's two machines.
 const WORKERS: usize = 2;
 /// The washer and the dryer, per load.
 const WASH: Duration = Duration::from_millis(75);

@@ -1,4 +1,4 @@
-//! `rendezvous` (fifth seed, "Rendezvous Benchmark Analysis: When Threads (Don't) Meet"): a
+//! `rendezvous` (*Rendezvous Benchmark Analysis*, "Rendezvous Benchmark Analysis: When Threads (Don't) Meet"): a
 //! producer task sends 1 M numbers (`--full` 10 M) through a zero-capacity channel to a consumer
 //! task that sums them. The channel is the same on every runtime (`flume::bounded(0)`, which has
 //! async and blocking ends and knows no executor), so what differs is how each runtime wakes

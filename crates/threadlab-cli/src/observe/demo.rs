@@ -8,7 +8,7 @@
 //!   before the next (ignores `--seconds`);
 //! - `sleep`: one thread (`sleeper`) in `nanosleep` loops;
 //! - `idle`: `--threads N` threads asleep, to measure the sampler's cost per thread;
-//! - `rows`: the first seed's thread per row (`baselines::thread_per_task`) over a 403×302
+//! - `rows`: *Multithreading Isn't Free*'s thread per row (`baselines::thread_per_task`) over a 403×302
 //!   image, pass after pass (the lab's `observed` experiment).
 
 use std::hint::black_box;

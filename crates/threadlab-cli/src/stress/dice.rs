@@ -12,7 +12,7 @@
 pub struct Rng(u64);
 
 impl Rng {
-    /// A generator for a small or arbitrary seed (a run number, a user's `--seed`): the seed
+    /// A generator for a small or arbitrary seed (a run number, a user's `--seed`): the article
     /// times 2^64 / φ, made odd, so neighbouring seeds start far apart (and the state, which
     /// xorshift needs non-zero, never is zero).
     pub const fn spread(seed: u64) -> Rng {

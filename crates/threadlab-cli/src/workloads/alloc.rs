@@ -1,5 +1,5 @@
 //! The `alloc` experiment's allocators and their workload: a size-class allocator behind one
-//! lock (the fourth seed's persistent allocator), the same with per-thread caches that visit the
+//! lock (the allocator-contention article's persistent allocator), the same with per-thread caches that visit the
 //! shared lists only in batches (as tcmalloc's thread caches do), and the system allocator; and
 //! tasks that allocate and free many small objects with a little work on each, checking that no
 //! block is handed out twice.

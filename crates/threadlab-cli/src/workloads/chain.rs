@@ -1,11 +1,11 @@
-//! Self-requeueing jobs (the second seed's workload): each of N queues holds one job that, when
+//! Self-requeueing jobs (*The overhead of spawning threads*'s workload): each of N queues holds one job that, when
 //! it runs, queues itself again until it has run M times. Shared by `jobs` and `overhead`; the
 //! peers' queues (Rayon, Tokio) are in `crate::peers`.
 
 use std::sync::{Arc, Condvar, Mutex};
 use std::time::{Duration, Instant};
 
-/// A job as every variant receives it: boxed, like the seed's one job object per queue.
+/// A job as every variant receives it: boxed, like the article's one job object per queue.
 pub type Job = Box<dyn FnOnce() + Send + 'static>;
 
 /// Something jobs can be queued on: a pool, a serial queue, a dedicated thread, a fresh thread…

@@ -1,4 +1,4 @@
-//! The `division` experiment's workload (the third seed): binary searches in packets of
+//! The `division` experiment's workload (*Multithreading and the Memory Subsystem*): binary searches in packets of
 //! [`PACKET`] lookups, dispatched from one thread with `Pool::spawn_on` either round-robin, each
 //! worker searching the whole sorted array, or to the worker that owns the part of the array the
 //! lookups fall into, each searching only its part.
@@ -7,7 +7,7 @@ use std::sync::{mpsc, Arc};
 use std::time::{Duration, Instant};
 use threadlab::Pool;
 
-/// Lookups per packet, as in the seed.
+/// Lookups per packet, as in the article.
 pub const PACKET: usize = 128;
 
 /// The sorted array (`keys[i] = 2i`, so half of the lookups miss) and each worker's part.

@@ -1,8 +1,8 @@
-//! The first seed's image kernel, `pixels[i] = 2*pixels[i] + 1` over bands of rows, with a
+//! *Multithreading Isn't Free*'s image kernel, `pixels[i] = 2*pixels[i] + 1` over bands of rows, with a
 //! check that a pass touched every byte once, and the memory-bandwidth bound it is measured
 //! against. Used by `image` and `contention`.
 
-/// The seed's kernel over one band of rows (wrapping u8 arithmetic).
+/// The article's kernel over one band of rows (wrapping u8 arithmetic).
 pub fn kernel(band: &mut [u8]) {
     for p in band {
         *p = p.wrapping_mul(2).wrapping_add(1);

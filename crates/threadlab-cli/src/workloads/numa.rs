@@ -1,4 +1,4 @@
-//! The `numa` experiment's workload (the third seed's first touch): the machine's NUMA nodes
+//! The `numa` experiment's workload (*Multithreading and the Memory Subsystem*'s first touch): the machine's NUMA nodes
 //! from /sys, placements of pinned workers over them, an array first touched by one thread, by
 //! the workers in no order, or with the static schedule of the sum that follows, and that sum.
 
@@ -33,7 +33,7 @@ pub fn numa_nodes() -> Vec<(usize, Vec<usize>)> {
 }
 
 /// Where to put `threads` workers: `(name, the CPUs worker k may run on)`. With several nodes,
-/// spread over all of them (worker k on node k mod nodes) and all on the first, as in the seed;
+/// spread over all of them (worker k on node k mod nodes) and all on the first, as in the article;
 /// with one node (or none known), one unpinned placement.
 pub fn placements(nodes: &[(usize, Vec<usize>)], threads: usize) -> Vec<(String, Vec<Vec<usize>>)> {
     if nodes.len() < 2 {
@@ -112,7 +112,7 @@ pub fn init(pool: &Pool, variant: &str, len: usize, seed: u64) -> Result<(Vec<u6
     Ok((v, t.elapsed().as_secs_f64()))
 }
 
-/// The seed's kernel: a static-schedule parallel sum; checked against the closed form.
+/// The article's kernel: a static-schedule parallel sum; checked against the closed form.
 pub fn sum(pool: &Pool, v: &[u64]) -> Result<f64, String> {
     let total = AtomicU64::new(0);
     let t = Instant::now();

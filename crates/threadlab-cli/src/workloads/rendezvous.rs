@@ -1,4 +1,4 @@
-//! The fifth seed's rendezvous: a producer sends `n` numbers through a zero-capacity channel to
+//! *Rendezvous Benchmark Analysis*'s rendezvous: a producer sends `n` numbers through a zero-capacity channel to
 //! a consumer that sums them, on each runtime the `rendezvous` experiment compares — threadlab
 //! (through flume's channel or threadlab's own), Tokio, two OS threads, and no runtime at all
 //! (one thread polling both futures). Each run is checked (the consumer's sum) and returns its

@@ -9,7 +9,7 @@
 //!   range is cut into one contiguous block per worker, and block `k` always runs on worker `k`,
 //!   like OpenMP's `schedule(static)`. Initialise data with a static loop and process it with
 //!   another over the same range on the same pool, and each worker reads what it wrote (the
-//!   third seed's NUMA first-touch advice). A block waits for its worker, so a worker that is
+//!   *Multithreading and the Memory Subsystem*'s NUMA first-touch advice). A block waits for its worker, so a worker that is
 //!   busy elsewhere delays the loop.
 //! - **Affinity** ([`AffinityPartitioner`], [`for_each_affinity`]): TBB's
 //!   `affinity_partitioner`. The partitioner remembers which worker ran each chunk, and the next

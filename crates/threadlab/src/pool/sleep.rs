@@ -76,10 +76,10 @@
 //! - `Default`: rules 1–3 above; a task placed in a run-next slot wakes nobody (its owner is
 //!   awake), and a re-queued (yielding) task wakes somebody only when other work is waiting too.
 //! - `Eager`: every new task (spawned, injected, woken, re-queued) wakes one sleeper if there is
-//!   one, whether or not a worker is searching: what the fifth seed found cats-effect's
+//!   one, whether or not a worker is searching: what *Rendezvous Benchmark Analysis* found cats-effect's
 //!   `notifyParked` and Java's `ForkJoinPool.signalWork` doing on every schedule.
 //! - `Lazy`: no submission wakes anybody; a sleeping worker parks for at most
-//!   [`LAZY_POLL`] and then searches again (the design the fifth seed describes for Kyo:
+//!   [`LAZY_POLL`] and then searches again (the design *Rendezvous Benchmark Analysis* describes for Kyo:
 //!   "all idle workers wake up every 1ms and attempt to steal"). Progress then never depends on
 //!   a wake-up, at the price of a thousand wake-ups a second per idle worker.
 //!

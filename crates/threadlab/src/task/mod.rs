@@ -11,7 +11,7 @@
 //! it woke itself or its worker's budget of run-next polls is spent (`crate::pool::run_next`,
 //! "The budget"). The design follows
 //! the multi-threaded executors of Go (`runnext`, `runqsteal`), Tokio (task state word, LIFO
-//! slot, `MAX_LIFO_POLLS_PER_TICK`) and the fifth seed's account of Kyo; see each file.
+//! slot, `MAX_LIFO_POLLS_PER_TICK`) and *Rendezvous Benchmark Analysis*'s account of Kyo; see each file.
 //!
 //! Waking a parked worker for a woken task is the [`WakePolicy`](crate::WakePolicy)'s decision
 //! (`crate::pool::sleep`, "Wake policies"): the default wakes nobody for a task placed in a

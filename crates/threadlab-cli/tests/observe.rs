@@ -10,30 +10,15 @@ use std::process::{Command, Output, Stdio};
 use std::sync::mpsc;
 use std::time::Duration;
 
+mod observe_support;
+
 /// How long one observed run may take before the test fails instead of hanging.
 const WATCHDOG: Duration = Duration::from_secs(120);
 
 /// Runs `cmd` to completion with the watchdog: kills it (and with it the observed child, which
 /// `run` traces with PTRACE_O_EXITKILL) and fails if it takes longer than [`WATCHDOG`].
-fn output_within(mut cmd: Command) -> Output {
-    let child = cmd
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("start threadlab");
-    let pid = child.id();
-    let (tx, rx) = mpsc::channel();
-    std::thread::spawn(move || {
-        let _ = tx.send(child.wait_with_output());
-    });
-    match rx.recv_timeout(WATCHDOG) {
-        Ok(out) => out.expect("wait for threadlab"),
-        Err(_) => {
-            // SAFETY: kill has no memory preconditions; `pid` is our unreaped child.
-            unsafe { libc::kill(pid as i32, libc::SIGKILL) };
-            panic!("watchdog: `{cmd:?}` ran longer than {WATCHDOG:?}");
-        }
-    }
+fn output_within(cmd: Command) -> Output {
+    observe_support::output_within(cmd, WATCHDOG)
 }
 
 /// A fresh path for a report in the temporary directory.
@@ -466,19 +451,7 @@ fn watch_lets_sigcont_resume_a_stopped_process() {
 
 /// Waits for a started `threadlab` with the watchdog (see [`output_within`]).
 fn output_within_child(child: std::process::Child) -> Output {
-    let pid = child.id();
-    let (tx, rx) = mpsc::channel();
-    std::thread::spawn(move || {
-        let _ = tx.send(child.wait_with_output());
-    });
-    match rx.recv_timeout(WATCHDOG) {
-        Ok(out) => out.expect("wait for threadlab"),
-        Err(_) => {
-            // SAFETY: kill has no memory preconditions; `pid` is our unreaped child.
-            unsafe { libc::kill(pid as i32, libc::SIGKILL) };
-            panic!("watchdog: threadlab ran longer than {WATCHDOG:?}");
-        }
-    }
+    observe_support::wait_within(child, WATCHDOG, "threadlab")
 }
 
 /// The children of process `pid` (every thread's), from `/proc/PID/task/*/children`.

@@ -6,32 +6,16 @@
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
-use std::sync::mpsc;
 use std::time::Duration;
+
+mod observe_support;
 
 /// How long one observed run may take before the test fails instead of hanging.
 const WATCHDOG: Duration = Duration::from_secs(180);
 
 /// Runs `cmd` to completion with the watchdog (kills it and fails past [`WATCHDOG`]).
-fn output_within(mut cmd: Command) -> Output {
-    let child = cmd
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("start threadlab");
-    let pid = child.id();
-    let (tx, rx) = mpsc::channel();
-    std::thread::spawn(move || {
-        let _ = tx.send(child.wait_with_output());
-    });
-    match rx.recv_timeout(WATCHDOG) {
-        Ok(out) => out.expect("wait for threadlab"),
-        Err(_) => {
-            // SAFETY: kill has no memory preconditions; `pid` is our unreaped child.
-            unsafe { libc::kill(pid as i32, libc::SIGKILL) };
-            panic!("watchdog: `{cmd:?}` ran longer than {WATCHDOG:?}");
-        }
-    }
+fn output_within(cmd: Command) -> Output {
+    observe_support::output_within(cmd, WATCHDOG)
 }
 
 /// A private scratch directory for one test.

@@ -11,7 +11,8 @@
 use std::cell::Cell;
 use std::sync::atomic::{AtomicUsize, Ordering::SeqCst};
 use std::sync::{mpsc, Arc, Mutex};
-use std::time::Duration;
+
+mod pool_support;
 
 use threadlab::context::{set_spawn_hook, SpawnHook};
 use threadlab::Pool;
@@ -65,19 +66,10 @@ static HOOK: SpawnHook = SpawnHook {
 /// Runs `f` on a thread whose spawns capture tokens with `bits`; fails after 60 s.
 fn with_mode(bits: u64, f: impl FnOnce() + Send + 'static) {
     set_spawn_hook(&HOOK).unwrap();
-    let (tx, rx) = mpsc::channel();
-    let h = std::thread::spawn(move || {
+    pool_support::watchdog(move || {
         MODE.with(|m| m.set(Some(bits)));
         f();
-        tx.send(()).unwrap();
     });
-    match rx.recv_timeout(Duration::from_secs(60)) {
-        Ok(()) => h.join().unwrap(),
-        Err(mpsc::RecvTimeoutError::Disconnected) => {
-            std::panic::resume_unwind(h.join().unwrap_err())
-        }
-        Err(mpsc::RecvTimeoutError::Timeout) => panic!("deadlock: not finished within 60 s"),
-    }
 }
 
 /// A pool whose panic handler keeps the panics' messages.

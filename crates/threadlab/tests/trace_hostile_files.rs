@@ -5,43 +5,18 @@
 //! most memory live during the load — counted in bytes by a counting allocator, never timed —
 //! must stay far below the file's size.
 
-use std::alloc::{GlobalAlloc, Layout, System};
 use std::io::Write;
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
+use std::sync::atomic::Ordering::Relaxed;
 use std::sync::{Mutex, MutexGuard};
 
 use threadlab::trace::Trace;
 
-/// The system allocator, counting the bytes live now and the most live since `reset_peak`.
-struct Counting;
-
-// Relaxed throughout: the counters pair with nothing; they are read after the load returns on
-// the same thread, and other threads' small allocations only add noise far below the bound.
-static LIVE: AtomicUsize = AtomicUsize::new(0);
-static PEAK: AtomicUsize = AtomicUsize::new(0);
-
-// SAFETY: every call is forwarded to `System` with the same arguments; the counters only
-// observe.
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        // SAFETY: the caller's contract, passed on.
-        let p = unsafe { System.alloc(layout) };
-        if !p.is_null() {
-            let live = LIVE.fetch_add(layout.size(), Relaxed) + layout.size();
-            PEAK.fetch_max(live, Relaxed);
-        }
-        p
-    }
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        LIVE.fetch_sub(layout.size(), Relaxed);
-        // SAFETY: the caller's contract, passed on.
-        unsafe { System.dealloc(ptr, layout) }
-    }
-}
+mod live_bytes;
+use live_bytes::{LIVE, PEAK};
 
 #[global_allocator]
-static ALLOC: Counting = Counting;
+static ALLOC: live_bytes::Counting = live_bytes::Counting;
 
 /// Most bytes a refused load may have live at once beyond what was live before it: the read
 /// buffer (64 KiB) and the few items reserved up front, with a wide margin.

@@ -1,40 +1,17 @@
 //! A recording's memory: the cap of a full recording (issue 15, item 6), the drops it counts,
 //! and the peak of `stop` — counted in bytes by a counting allocator, never timed.
 
-use std::alloc::{GlobalAlloc, Layout, System};
-use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
+use std::sync::atomic::Ordering::Relaxed;
 use std::sync::{Mutex, MutexGuard};
 use threadlab_doctor::Diagnose;
 
 use threadlab::trace::{EventKind, Mode};
 
-/// The system allocator, counting the bytes live now and the most live since `reset_peak`.
-struct Counting;
-
-static LIVE: AtomicUsize = AtomicUsize::new(0);
-static PEAK: AtomicUsize = AtomicUsize::new(0);
-
-// SAFETY: every call is forwarded to `System` with the same arguments; the counters only
-// observe.
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        // SAFETY: the caller's contract, passed on.
-        let p = unsafe { System.alloc(layout) };
-        if !p.is_null() {
-            let live = LIVE.fetch_add(layout.size(), Relaxed) + layout.size();
-            PEAK.fetch_max(live, Relaxed);
-        }
-        p
-    }
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        LIVE.fetch_sub(layout.size(), Relaxed);
-        // SAFETY: the caller's contract, passed on.
-        unsafe { System.dealloc(ptr, layout) }
-    }
-}
+mod live_bytes;
+use live_bytes::{LIVE, PEAK};
 
 #[global_allocator]
-static ALLOC: Counting = Counting;
+static ALLOC: live_bytes::Counting = live_bytes::Counting;
 
 /// The recorder is process-global: one test at a time.
 fn serial() -> MutexGuard<'static, ()> {

@@ -7,14 +7,13 @@
 //! fails the run if any scenario takes longer than [`STUCK_AFTER`] (a deadlock or a lost
 //! wake-up), including one still running when the time is up. The hostile scenarios
 //! (`hostile.rs`) add values whose `Drop` panics and futures woken after their pool was dropped;
-//! `fork.rs` forks the busy process and checks the child's global pool. The same seed gives the same sequence of scenarios per driver; the interleavings, of
+//! The same seed gives the same sequence of scenarios per driver; the interleavings, of
 //! course, differ.
 
 mod channel;
 mod dice;
 mod elastic;
 #[cfg(unix)]
-mod fork;
 mod hostile;
 mod ledger;
 mod scenarios;
@@ -56,8 +55,6 @@ fn mix() -> Vec<(&'static str, Scenario)> {
         }),
         ("channels", channel::channels),
         ("elastic pool", |rng, _, l| elastic::elastic_pool(rng, l)),
-        #[cfg(unix)]
-        ("fork", |rng, _, l| fork::fork_child(rng, l)),
         ("elastic guests", |rng, _, l| {
             elastic::elastic_guests(rng, l)
         }),

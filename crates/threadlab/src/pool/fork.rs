@@ -31,6 +31,17 @@
 //!
 //! What it does not cover: `fork()` called from inside a task (on a worker) leaves the child on a
 //! copy of that worker's stack, in the parent's pool; such a child should only `exec` or `_exit`.
+//! And a fork taken while another thread of the process is starting or exiting: Rust's standard
+//! library guards each thread's start and exit with a process-wide lock of its own (the
+//! stack-overflow handler's thread info, `std::sys::pal::unix::stack_overflow::thread_info`); a
+//! child forked while some thread held it inherits it held, and every thread the child starts
+//! then waits for it at its start, forever — the rebuilt global pool's workers included. A
+//! stress scenario that forked a process creating thousands of threads a second found it (the
+//! child's workers parked in `set_current_info`, under gdb). POSIX allows a child of a
+//! multi-threaded process only async-signal-safe calls until `exec`, so no runtime can promise
+//! threads there; threadlab's promise is for the common case, a fork while the process's threads
+//! are not being created or torn down (a program that forks after using the pool, with its
+//! workers idle or busy).
 //! Elsewhere than on Unix, and under Miri, there is no `fork()` and nothing is registered.
 
 use std::sync::atomic::{AtomicU64, Ordering};

@@ -14,7 +14,7 @@
 use crate::pool::registry::Registry;
 use crate::pool::worker::WorkerThread;
 use crate::Pool;
-use std::sync::Arc;
+use crate::loom::sync::Arc;
 
 /// What a broadcast operation is told about where it runs.
 ///

@@ -11,10 +11,10 @@
 //! thread start per worker per broadcast: a broadcast is set-up work, not a loop body.
 //! `spawn_broadcast` pushes one task into every worker's inbox and returns.
 
+use crate::loom::sync::Arc;
 use crate::pool::registry::Registry;
 use crate::pool::worker::WorkerThread;
 use crate::Pool;
-use crate::loom::sync::Arc;
 
 /// What a broadcast operation is told about where it runs.
 ///

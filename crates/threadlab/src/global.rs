@@ -131,7 +131,10 @@ pub fn current_num_threads() -> usize {
 /// assert_eq!(threadlab::current_thread_index(), None);
 /// ```
 pub fn current_thread_index() -> Option<usize> {
-    WorkerThread::current().map(|w| w.index())
+    // A spare thread (`Builder::max_spare_threads`) is none of the pool's workers.
+    WorkerThread::current()
+        .map(|w| w.index())
+        .filter(|&i| i < current_registry().num_threads())
 }
 
 /// [`spawn`] with a name, which the recorder puts on the task's span

@@ -132,11 +132,12 @@ impl Requests {
     /// own SeqCst update of the sleep state that counts it as idle (searching or sleeping): that
     /// update, the fence here, and the fence in `Heartbeat::withdraw` make the handshake of the
     /// module doc (step 5).
-    pub(crate) fn request_from_others(&self, me: usize) {
+    /// Only the first `seats` flags are looked at (the workers' and the spare seats in use).
+    pub(crate) fn request_from_others(&self, me: usize, seats: usize) {
         // The idle worker's fence of the pair: our idle-count update is ordered before the flag
         // reads below, against `withdraw`'s clear, fence, idle-count read.
         fence(Ordering::SeqCst);
-        for (i, flag) in self.flags.iter().enumerate() {
+        for (i, flag) in self.flags[..seats].iter().enumerate() {
             // Relaxed: ordered by the fence pair. Skipping the store when the mark is already
             // there keeps the line shared; after the fence, a non-clear read here cannot be
             // older than a concurrent withdraw's clear unless that withdraw will see us idle and
@@ -396,7 +397,7 @@ mod loom_tests {
             });
             // Worker 1 goes idle: the SeqCst RMW that counts it, then its requests.
             idle.fetch_add(1, Ordering::SeqCst);
-            requests.request_from_others(1);
+            requests.request_from_others(1, 2);
             busy.join().unwrap();
             assert!(
                 requests.flag(0).load(Ordering::SeqCst) != super::CLEAR,

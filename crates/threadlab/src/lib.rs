@@ -136,7 +136,9 @@ pub use partition::{
     AffinityPartitioner,
 };
 pub use pipeline::{Pipeline, PipelineReport};
-pub use pool::{Builder, Histogram, Metrics, Pool, ShutdownReport, WakePolicy, WorkerMetrics};
+pub use pool::{
+    blocking, Builder, Histogram, Metrics, Pool, ShutdownReport, WakePolicy, WorkerMetrics,
+};
 pub use scope::{scope, Scope};
 pub use serial::SerialQueue;
 pub use task::{block_on, spawn_future, spawn_future_named, JoinHandle};

@@ -31,6 +31,7 @@ pub struct Builder {
     wake_policy: WakePolicy,
     keep_alive: Option<Duration>,
     time_histograms: bool,
+    max_spare_threads: Option<usize>,
 }
 
 /// What `Registry::start` needs.
@@ -43,6 +44,7 @@ pub(crate) struct Config {
     pub(crate) wake_policy: WakePolicy,
     pub(crate) keep_alive: Option<Duration>,
     pub(crate) time_histograms: bool,
+    pub(crate) max_spare_threads: usize,
 }
 
 impl Config {
@@ -71,6 +73,7 @@ impl std::fmt::Debug for Builder {
             .field("wake_policy", &self.wake_policy)
             .field("keep_alive", &self.keep_alive)
             .field("time_histograms", &self.time_histograms)
+            .field("max_spare_threads", &self.max_spare_threads)
             .finish_non_exhaustive()
     }
 }
@@ -221,6 +224,39 @@ impl Builder {
         self
     }
 
+    /// At most `n` spare threads at once (32 by default; 0: none). A spare thread stands in for
+    /// workers blocked outside threadlab while work waits: when every worker that is awake sits
+    /// inside a task blocked in the kernel (a `std::sync` lock or barrier, a channel's blocking
+    /// receive, I/O, a sleep), work waits in the pool's queues and no task has finished for
+    /// about a tenth of a second, the pool's monitor thread starts one, which takes the waiting
+    /// work as a worker would and leaves once it finds none. So a task that waits for work
+    /// queued behind it (a barrier's last party, a receive's sender) does not hang the pool.
+    /// [`blocking`](crate::blocking) starts one at once, for code that knows it will block.
+    /// Detection reads the threads' states from procfs (Linux); elsewhere only `blocking`
+    /// starts spare threads. When every spare thread is in use too, the monitor says so on
+    /// stderr, once per pool.
+    ///
+    /// ```
+    /// use std::sync::{Arc, Barrier};
+    /// // Three parties on two workers: the third task waits in the queue while the first two
+    /// // block, until a spare thread runs it.
+    /// let pool = threadlab::Pool::builder().threads(2).max_spare_threads(4).build()?;
+    /// let barrier = Arc::new(Barrier::new(3));
+    /// pool.scope(|s| {
+    ///     for _ in 0..3 {
+    ///         let b = Arc::clone(&barrier);
+    ///         s.spawn(move |_| {
+    ///             b.wait();
+    ///         });
+    ///     }
+    /// });
+    /// # Ok::<(), threadlab::BuildError>(())
+    /// ```
+    pub fn max_spare_threads(mut self, n: usize) -> Self {
+        self.max_spare_threads = Some(n);
+        self
+    }
+
     pub(crate) fn into_config(self) -> Config {
         Config {
             threads: match self.threads {
@@ -234,6 +270,9 @@ impl Builder {
             wake_policy: self.wake_policy,
             keep_alive: self.keep_alive,
             time_histograms: self.time_histograms,
+            max_spare_threads: self
+                .max_spare_threads
+                .unwrap_or(crate::pool::spare::DEFAULT_MAX_SPARE_THREADS),
         }
     }
 

@@ -300,6 +300,17 @@ pub struct Metrics {
     /// Workers parked with nothing to do (an elastic pool's retired workers included) when the
     /// snapshot was taken.
     pub sleeping: usize,
+    /// Spare threads started so far: each stood in for workers blocked outside threadlab while
+    /// work waited ([`Builder::max_spare_threads`](crate::Builder::max_spare_threads),
+    /// [`blocking`](crate::blocking)).
+    pub spare_threads_started: u64,
+    /// Tasks the spare threads ran (not in any worker's `tasks_run`; [`Metrics::tasks_run`]
+    /// counts them).
+    pub spare_tasks_run: u64,
+    /// Threads of the pool (workers, or guests on their seats) blocked in the kernel inside a
+    /// task at the monitor's last look, or inside [`blocking`](crate::blocking). The monitor
+    /// looks only while the pool has stalled or spare threads run; 0 otherwise.
+    pub blocked_workers: usize,
 }
 
 impl Metrics {
@@ -321,9 +332,9 @@ impl Metrics {
         h
     }
 
-    /// The sum of `tasks_run` over all workers.
+    /// The sum of `tasks_run` over all workers, plus the tasks spare threads ran.
     pub fn tasks_run(&self) -> u64 {
-        self.workers.iter().map(|w| w.tasks_run).sum()
+        self.workers.iter().map(|w| w.tasks_run).sum::<u64>() + self.spare_tasks_run
     }
 
     /// True when every worker is parked (a retired worker counts as parked).

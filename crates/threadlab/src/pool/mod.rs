@@ -23,6 +23,7 @@ pub(crate) mod registry;
 pub(crate) mod run_next;
 pub(crate) mod seat;
 pub(crate) mod sleep;
+pub(crate) mod spare;
 pub(crate) mod worker;
 
 use crate::loom::sync::Arc;
@@ -32,6 +33,7 @@ pub use builder::Builder;
 pub use metrics::{Histogram, Metrics, WorkerMetrics};
 use registry::Registry;
 pub use sleep::WakePolicy;
+pub use spare::blocking;
 use worker::WorkerThread;
 
 /// A pool of worker threads.

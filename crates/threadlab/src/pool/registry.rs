@@ -75,12 +75,19 @@ pub(crate) struct Registry {
     panic_handler: Option<PanicHandler>,
     /// The forks counted when the pool was built (`super::fork`).
     pub(super) born_after_forks: u64,
+    /// The number of workers. The per-seat arrays (`stealers`, `inboxes`, `run_next`,
+    /// `counters`, `seats`, the heartbeat flags) hold the workers' seats, then the spare
+    /// threads' (`super::spare`).
+    workers: usize,
+    /// The spare seats and the monitor's view (`super::spare`).
+    pub(super) spares: crate::pool::spare::Spares,
 }
 
 impl Registry {
     /// Starts the workers. On a spawn failure, stops the ones already started.
     pub(crate) fn start(mut config: Config) -> Result<Arc<Registry>, BuildError> {
         let n = config.threads;
+        let spare = config.max_spare_threads;
         if n == 0 {
             return Err(BuildError::zero_threads());
         }
@@ -93,18 +100,20 @@ impl Registry {
         } else {
             Vec::new()
         };
-        let deques: Vec<Worker<JobRef>> = (0..n).map(|_| Worker::new()).collect();
+        // The workers' seats, then the spare threads' (`super::spare`).
+        let seats = n + spare;
+        let deques: Vec<Worker<JobRef>> = (0..seats).map(|_| Worker::new()).collect();
         let self_ref = config
             .keep_alive
             .map(|_| std::sync::Arc::new(std::sync::Mutex::new(None)));
         let registry = Arc::new(Registry {
             stealers: deques.iter().map(|d| d.stealer()).collect(),
             injector: Injector::new(),
-            inboxes: (0..n).map(|_| CachePadded::default()).collect(),
+            inboxes: (0..seats).map(|_| CachePadded::default()).collect(),
             sleep: Sleep::new(n, config.wake_policy),
-            requests: Requests::new(n),
-            run_next: (0..n).map(|_| CachePadded::default()).collect(),
-            counters: (0..n).map(|_| CachePadded::default()).collect(),
+            requests: Requests::new(seats),
+            run_next: (0..seats).map(|_| CachePadded::default()).collect(),
+            counters: (0..seats).map(|_| CachePadded::default()).collect(),
             spec: ThreadSpec {
                 names: (0..n).map(|i| config.name(i)).collect(),
                 stack_size: config.stack_size,
@@ -124,6 +133,8 @@ impl Registry {
             time_histograms: config.time_histograms,
             panic_handler: config.panic_handler.take(),
             born_after_forks: crate::pool::fork::generation_at_build(),
+            workers: n,
+            spares: crate::pool::spare::Spares::new(n, spare),
         });
         if let Some(cell) = self_ref {
             *cell.lock().unwrap_or_else(|e| e.into_inner()) = Some(Arc::clone(&registry));
@@ -146,6 +157,7 @@ impl Registry {
             registry.join_threads();
             return Err(e);
         }
+        Registry::start_monitor(&registry);
         Ok(registry)
     }
 
@@ -155,7 +167,7 @@ impl Registry {
         if self.spec.cpus.is_empty() {
             return Ok(());
         }
-        for (index, c) in self.counters.iter().enumerate() {
+        for (index, c) in self.counters[..self.workers].iter().enumerate() {
             loop {
                 // Acquire: pairs with the worker's Release store of its result.
                 let v = c.pin.load(Ordering::Acquire);
@@ -173,8 +185,16 @@ impl Registry {
         Ok(())
     }
 
+    /// The number of workers (spare threads not counted).
+    #[inline]
     pub(crate) fn num_threads(&self) -> usize {
-        self.stealers.len()
+        self.workers
+    }
+
+    /// The seats a thief looks at: the workers' and the spare seats used so far.
+    #[inline]
+    pub(crate) fn seats_in_use(&self) -> usize {
+        self.workers + self.spares.used()
     }
 
     pub(crate) fn terminating(&self) -> bool {
@@ -188,6 +208,8 @@ impl Registry {
     pub(crate) fn terminate(&self) {
         self.terminating.store(true, Ordering::SeqCst);
         self.sleep.wake_all();
+        // The monitor leaves at its next look (`super::spare`).
+        self.sleep.bell.ring();
         if let Some(cell) = &self.self_ref {
             self.sleep.wait_for_restarts();
             let me = cell.lock().unwrap_or_else(|e| e.into_inner()).take();
@@ -237,7 +259,10 @@ impl Registry {
     /// run-next slots and inboxes are not shared queues: each is re-checked by its owner only
     /// (see `super::sleep`, "The run-next slot" and "Work for one worker").
     pub(crate) fn has_visible_work(&self) -> bool {
-        !self.injector.is_empty() || self.stealers.iter().any(|s| !s.is_empty())
+        !self.injector.is_empty()
+            || self.stealers[..self.seats_in_use()]
+                .iter()
+                .any(|s| !s.is_empty())
     }
 
     /// True when some worker is searching or sleeping, i.e. could take work now (for the
@@ -254,7 +279,11 @@ impl Registry {
     }
 
     pub(crate) fn wake_specific(&self, index: usize) {
-        self.sleep.wake_specific(index);
+        if index < self.workers {
+            self.sleep.wake_specific(index);
+        } else {
+            self.wake_spare(index);
+        }
     }
 
     /// Submits a job from outside the pool (or from another pool's worker).
@@ -379,8 +408,7 @@ impl Registry {
         // One read of the idle counts, so that the two figures belong together.
         let idle = self.sleep.state();
         Metrics {
-            workers: self
-                .counters
+            workers: self.counters[..self.workers]
                 .iter()
                 .enumerate()
                 .map(|(i, c)| {
@@ -395,6 +423,13 @@ impl Registry {
             alive_tasks: self.alive_futures(),
             searching: idle.searching() as usize,
             sleeping: idle.sleeping() as usize,
+            spare_threads_started: self.spares.started(),
+            // Relaxed: statistics.
+            spare_tasks_run: self.counters[self.workers..]
+                .iter()
+                .map(|c| c.tasks.load(Ordering::Relaxed))
+                .sum(),
+            blocked_workers: self.spares.blocked(),
         }
     }
 

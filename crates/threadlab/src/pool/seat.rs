@@ -92,10 +92,24 @@ impl Registry {
         index: usize,
         searching: bool,
     ) -> std::io::Result<()> {
+        let reg = Arc::clone(this);
+        Registry::start_thread_with(this, index, this.spec.names[index].clone(), move || {
+            worker::main(reg, index, searching)
+        })
+    }
+
+    /// Starts a thread named `name` on seat `index` that runs `body` once it has joined the
+    /// seat's previous thread (a worker's loop, or a spare thread's, `super::spare`).
+    pub(crate) fn start_thread_with(
+        this: &Arc<Registry>,
+        index: usize,
+        name: String,
+        body: impl FnOnce() + Send + 'static,
+    ) -> std::io::Result<()> {
         let seat = &this.seats[index];
         let mut handle = lock(&seat.handle);
         let previous = handle.take();
-        let mut b = std::thread::Builder::new().name(this.spec.names[index].clone());
+        let mut b = std::thread::Builder::new().name(name);
         if let Some(size) = this.spec.stack_size {
             b = b.stack_size(size);
         }
@@ -103,7 +117,6 @@ impl Registry {
         // alive count include it as soon as its submission returns. Relaxed: a statistic.
         let starts = &this.counters[index].starts;
         starts.fetch_add(1, Ordering::Relaxed);
-        let reg = Arc::clone(this);
         // The closure owns `previous` only if the spawn succeeds; keep a way to put it back.
         let previous = std::sync::Arc::new(Mutex::new(previous));
         let prev_for_thread = std::sync::Arc::clone(&previous);
@@ -111,7 +124,7 @@ impl Registry {
             if let Some(p) = lock(&prev_for_thread).take() {
                 let _ = p.join();
             }
-            worker::main(reg, index, searching);
+            body();
         }) {
             Ok(h) => {
                 *handle = Some(h);
@@ -126,8 +139,10 @@ impl Registry {
         }
     }
 
-    /// Joins every seat's latest thread (each joined its predecessors).
+    /// Joins the monitor and every seat's latest thread (each joined its predecessors), spare
+    /// seats included.
     pub(crate) fn join_threads(&self) {
+        self.stop_monitor();
         for seat in self.seats.iter() {
             if let Some(h) = seat.take_handle() {
                 let _ = h.join();

@@ -309,6 +309,13 @@ pub(crate) struct Sleep {
     restart: OnceLock<Restart>,
     /// Retired workers taken off the sleeper list whose restart has not finished yet.
     restarts_in_flight: AtomicUsize,
+    /// The pool's monitor (`super::spare`) sleeps until a worker leaves the sleeper list: set
+    /// under the list's lock by [`Sleep::monitor_may_sleep`] when every worker is on it; taken
+    /// (and the monitor rung) by whoever next takes a worker off the list or lends a seat, under
+    /// the same lock. Relaxed everywhere: only read and written under that lock.
+    monitor_asleep: AtomicBool,
+    /// Rings the monitor awake.
+    pub(crate) bell: crate::pool::spare::Bell,
 }
 
 impl Sleep {
@@ -322,7 +329,30 @@ impl Sleep {
             policy,
             restart: OnceLock::new(),
             restarts_in_flight: AtomicUsize::new(0),
+            monitor_asleep: AtomicBool::new(false),
+            bell: crate::pool::spare::Bell::default(),
         }
+    }
+
+    /// The monitor's question before it sleeps for good: is every worker on the sleeper list
+    /// (idle or retired, no seat lent)? If so, it is marked asleep under the list's lock, and
+    /// the next waker, lender or sleeper that cancels rings it ([`Sleep::monitor_wanted`]).
+    pub(crate) fn monitor_may_sleep(&self) -> bool {
+        let sleepers = self.lock_sleepers();
+        let all = sleepers.len() == self.num_workers;
+        if all {
+            // Relaxed: under the sleeper-list lock (see the field).
+            self.monitor_asleep.store(true, Ordering::Relaxed);
+        }
+        all
+    }
+
+    /// A worker leaves the sleeper list (the caller holds its lock): true if the monitor slept
+    /// and must be rung (after the lock is dropped).
+    fn monitor_wanted(&self) -> bool {
+        // Relaxed: under the sleeper-list lock (see the field).
+        self.monitor_asleep.load(Ordering::Relaxed)
+            && self.monitor_asleep.swap(false, Ordering::Relaxed)
     }
 
     /// The pool's wake policy.
@@ -477,7 +507,11 @@ impl Sleep {
                 .wake
                 .store(WOKEN_SEARCHING, Ordering::Release);
         }
+        let ring = self.monitor_wanted();
         drop(sleepers);
+        if ring {
+            self.bell.ring();
+        }
         self.unpark(index, retired, true);
     }
 
@@ -495,7 +529,11 @@ impl Sleep {
                 // Release: pairs with the parked worker's Acquire load of `wake` in its park loop.
                 self.parkers[index].wake.store(WOKEN, Ordering::Release);
             }
+            let ring = self.monitor_wanted();
             drop(sleepers);
+            if ring {
+                self.bell.ring();
+            }
             self.unpark(index, retired, false);
             return;
         }
@@ -520,6 +558,8 @@ impl Sleep {
             .drain(..)
             .map(|index| (index, self.take_retired(index)))
             .collect();
+        // Shutdown rings the monitor itself (`Registry::terminate`); the mark is just cleared.
+        let _ = self.monitor_wanted();
         self.state
             .fetch_sub(SLEEPER * woken.len() as u64, Ordering::SeqCst);
         for &(index, retired) in &woken {
@@ -710,6 +750,11 @@ impl Sleep {
         if let Some(pos) = sleepers.iter().position(|&i| i == index) {
             sleepers.swap_remove(pos);
             self.state.fetch_sub(SLEEPER, Ordering::SeqCst);
+            let ring = self.monitor_wanted();
+            drop(sleepers);
+            if ring {
+                self.bell.ring();
+            }
             Some(false)
         } else {
             // Acquire: pairs with the waker's Release store (made under the same lock, which
@@ -752,6 +797,11 @@ impl Sleep {
         // in `cancel_sleep`, or acts on it only by parking again).
         self.parkers[index].wake.store(LENT, Ordering::Relaxed);
         self.lock_guests()[index] = Some(guest);
+        let ring = self.monitor_wanted();
+        drop(sleepers);
+        if ring {
+            self.bell.ring();
+        }
         Some(index)
     }
 

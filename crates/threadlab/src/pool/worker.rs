@@ -157,6 +157,64 @@ pub(crate) fn main(registry: Arc<Registry>, index: usize, searching: bool) {
     }
 }
 
+/// The body of a spare thread on spare seat `index` (`super::spare`): a worker that takes work
+/// from every queue until it finds none, or until fewer occupants are blocked than spare threads
+/// run, and waits inside a task as a guest does (on its latch, not through the sleep protocol).
+pub(crate) fn spare_main(registry: Arc<Registry>, index: usize) {
+    let deque = registry.seats[index].take_deque();
+    registry.spare_arrived(index);
+    hooks::worker_start(index);
+    let counters = &registry.counters[index];
+    // Relaxed: read only by the monitor and metrics, as hints. A seat's threads run one after
+    // the other (each joins the previous one), so these stay single-writer.
+    counters.os_tid.store(os_thread_id(), Ordering::Relaxed);
+    counters.parked.store(false, Ordering::Relaxed);
+    // SAFETY: the flag lives in the registry, which `worker` keeps alive (its `registry` field)
+    // for as long as the heartbeat state exists.
+    let heartbeat =
+        unsafe { Heartbeat::new(registry.requests.flag(index), registry.num_threads()) };
+    let worker = WorkerThread {
+        index,
+        deque,
+        registry,
+        rng: Cell::new(0x9E37_79B9_7F4A_7C15 ^ ((index as u64 + 1) << 17)),
+        searching: Cell::new(false),
+        awake_since: Cell::new(Instant::now()),
+        idle_mark: Cell::new((u64::MAX, Instant::now())),
+        polled: Cell::new(false),
+        heartbeat,
+        chunks: ChunkCache::new(),
+    };
+    CURRENT.with(|c| c.set(&worker));
+    // Its waits park on their latch, as a guest's do (`WorkerThread::idle`).
+    GUEST.with(|g| g.set(true));
+    loop {
+        match crate::unwind::halt_unwinding(|| worker.spare_loop()) {
+            Ok(()) => break,
+            Err(p) => {
+                eprintln!(
+                    "threadlab: spare thread {index}: a panic escaped every task (a threadlab \
+                     bug, please report it): {}; it goes on",
+                    crate::unwind::payload_message(&p)
+                );
+                worker.registry.drop_user_value(p);
+            }
+        }
+    }
+    if worker.searching.replace(false) {
+        worker.registry.sleep.stop_searching();
+    }
+    CURRENT.with(|c| c.set(std::ptr::null()));
+    GUEST.with(|g| g.set(false));
+    let WorkerThread {
+        deque, registry, ..
+    } = worker;
+    // Its own deque and run-next slot were empty at its last look, and only this thread fills
+    // them; nothing is addressed to a spare seat's inbox (`spawn_on` takes worker indices).
+    registry.seats[index].put_deque(deque);
+    registry.spare_left(index);
+}
+
 /// Runs `op` on the calling thread, which is no worker of any pool, as the guest of `registry`'s
 /// sleeping worker `index`, whose seat `Sleep::lend` gave us: its deque, heartbeat flag, index and
 /// caches are ours until we leave, its thread stays parked, and the other workers steal from the
@@ -192,6 +250,8 @@ where
     }
     impl Drop for Leave<'_> {
         fn drop(&mut self) {
+            // Relaxed: a hint for the monitor (`super::spare`).
+            self.registry.spares.guest_tids[self.index].store(0, Ordering::Relaxed);
             self.seat.leave_as_guest();
             // From here on `self.seat` may dangle: only the registry and the copied index.
             give_back_seat(self.registry, self.index);
@@ -204,6 +264,9 @@ where
     // the worker sets the flag again from its wake-up.
     seat.searching.set(false);
     seat.heartbeat.new_task();
+    // Relaxed: a hint for the monitor, which reads this guest's state instead of the parked
+    // worker's (`super::spare`).
+    registry.spares.guest_tids[index].store(cached_thread_id(), Ordering::Relaxed);
     let _leave = Leave {
         seat,
         registry,
@@ -237,6 +300,17 @@ fn guest_seat_arg(index: usize) {
     }
     let text = std::str::from_utf8(&digits[at..]).expect("ASCII digits");
     hooks::arg(crate::trace::ARG_GUEST_SEAT, text);
+}
+
+/// [`os_thread_id`], asked of the OS once per thread.
+fn cached_thread_id() -> u64 {
+    thread_local!(static TID: Cell<u64> = const { Cell::new(0) });
+    TID.with(|t| {
+        if t.get() == 0 {
+            t.set(os_thread_id());
+        }
+        t.get()
+    })
 }
 
 /// The OS's id of the calling thread (Linux `gettid`; elsewhere a number unique among the
@@ -396,6 +470,22 @@ impl WorkerThread {
         }
     }
 
+    /// A spare thread's loop (`spare_main`): work while there is some and it is still wanted.
+    fn spare_loop(&self) {
+        loop {
+            if let Some(job) = self.find_work() {
+                self.execute(job);
+                if self.registry.spare_surplus() {
+                    return;
+                }
+                continue;
+            }
+            if self.registry.terminating() || !self.spin(None) {
+                return;
+            }
+        }
+    }
+
     fn main_loop(&self) -> Exit {
         let exit = loop {
             if let Some(job) = self.find_work() {
@@ -501,7 +591,7 @@ impl WorkerThread {
                 Steal::Retry => retry = true,
                 Steal::Empty => {}
             }
-            let n = self.registry.stealers.len();
+            let n = self.registry.seats_in_use();
             let start = self.next_random() as usize % n;
             for i in 0..n {
                 let victim = (start + i) % n;
@@ -550,7 +640,9 @@ impl WorkerThread {
         if !self.searching.get() && self.registry.sleep.try_start_searching() {
             self.searching.set(true);
             // After the SeqCst RMW that counts us as searching (`crate::heartbeat`, step 5).
-            self.registry.requests.request_from_others(self.index);
+            self.registry
+                .requests
+                .request_from_others(self.index, self.registry.seats_in_use());
         }
         if (self.searching.get() || latch.is_some()) && self.spin(latch) {
             return false;
@@ -658,7 +750,9 @@ impl WorkerThread {
                 counters.parked.store(true, Ordering::Relaxed);
                 // After the SeqCst RMW that counts us as sleeping (`crate::heartbeat`, step 5):
                 // whoever is busy now hands out its outermost pending fork at its next beat.
-                registry.requests.request_from_others(self.index);
+                registry
+                    .requests
+                    .request_from_others(self.index, registry.seats_in_use());
                 hooks::park_begin();
             },
         );
@@ -701,12 +795,22 @@ impl WorkerThread {
         // The inbox may have been filled between our last look and the announcement; its pusher's
         // wake (`wake_specific`) then unparks us at once.
         hooks::park_begin();
+        // Relaxed: a hint for the monitor: this guest waits, it is not blocked in a task
+        // (`super::spare`). A spare thread's seat has no such flag.
+        let idle_flag = self.registry.spares.guest_idle.get(self.index);
+        if let Some(f) = idle_flag {
+            f.store(true, Ordering::Relaxed);
+        }
         // Miri cannot wait on the clock; the backstop is not needed for progress (the latch's
         // setter wakes us), only for the latency of work elsewhere.
         #[cfg(not(miri))]
         std::thread::park_timeout(GUEST_PARK);
         #[cfg(miri)]
         std::thread::park();
+        if let Some(f) = idle_flag {
+            // Relaxed: as above.
+            f.store(false, Ordering::Relaxed);
+        }
         hooks::park_end();
         latch.wake_up();
     }
@@ -739,5 +843,7 @@ fn give_back_seat(registry: &Registry, index: usize) {
     // it asks the busy workers for work, as when it went to sleep (`crate::heartbeat`, step
     // 5). While its seat was lent it was not counted idle, so they may have withdrawn their
     // flags; without this, a later guest of another seat would never promote a fork.
-    registry.requests.request_from_others(index);
+    registry
+        .requests
+        .request_from_others(index, registry.seats_in_use());
 }

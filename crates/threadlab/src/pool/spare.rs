@@ -1,0 +1,466 @@
+//! Spare threads: a worker blocked in the kernel is stood in for, so the work queued behind it
+//! runs.
+//!
+//! A task that blocks outside threadlab (a `std::sync::Mutex`, `Barrier` or `Condvar`, a
+//! channel's blocking `recv`, file or network I/O, `sleep`) holds its worker for as long as it
+//! blocks. When every worker blocks, the work queued behind them never runs; when what they wait
+//! for *is* that work (a barrier whose last party is a queued task, a receive whose sender is
+//! one), the program hangs, silently.
+//!
+//! # The monitor
+//!
+//! One thread per pool. Every [`TICK`] while some worker is awake it reads what the workers
+//! keep anyway: the tasks the pool finished (the sum of the seats' counters), whether work waits
+//! in the shared queues, and, for each seat whose occupant (its worker, or the guest it is lent
+//! to) is neither parked nor idle-waiting, that thread's scheduler state
+//! (`/proc/self/task/<tid>/stat`: `S` or `D` is blocked in the kernel, `R` running or
+//! runnable). If no task finished for [`STALLED_TICKS`] ticks in a row while work waited, and
+//! some occupant is blocked in the kernel while no spare thread is running, it starts a spare
+//! thread: at most one per decision, at most [`Builder::max_spare_threads`] alive at once. Past
+//! that bound it says so on stderr, once per pool, with what it saw: a hang it cannot lift is
+//! never silent.
+//!
+//! Where the rule comes from: Go's scheduler hands a P off a thread that has sat in a system
+//! call for a monitor tick (`sysmon` and `retake` in the runtime's `proc.go`; the tick is 20 µs
+//! to 10 ms); .NET's thread pool injects a thread when its queue has made no progress for a
+//! while (its "starvation" rule, about half a second); Java's `ForkJoinPool` compensates for a
+//! worker that calls `ManagedBlocker.block`; Tokio's `block_in_place` hands the worker's queue
+//! to a new thread. threadlab detects from outside, with no help from the blocking code, as Go
+//! and .NET do, and offers the cooperative form as [`blocking`]. Detection needs procfs: on
+//! other systems only [`blocking`] starts spare threads.
+//!
+//! # Spare threads
+//!
+//! A spare thread is a worker on a seat of its own: the pool allocates
+//! [`Builder::max_spare_threads`] seats beyond its workers' (indices `num_threads..`), each with
+//! a deque the workers steal from, a heartbeat flag and counters. It takes work as any worker
+//! does (the injector, every deque) and runs joins, scopes and futures as any worker does; it
+//! takes no part in the sleep protocol: its waits park on their latch as a guest's do (woken by
+//! the latch's setter, `Registry::wake_specific`, with the guest's backstop timeout), and it
+//! leaves once it finds no work after the usual spin, or once fewer workers are blocked than
+//! spare threads run. [`current_thread_index`](crate::current_thread_index) is `None` on it:
+//! it is not one of the pool's `num_threads` workers.
+//!
+//! # Cost
+//!
+//! Nothing on the task path: the monitor reads counters the workers keep anyway, and reads
+//! procfs only while the pool has stalled or spare threads run. It sleeps for good (no timer)
+//! once every worker has been on the sleeper list for [`QUIET_TICKS`] ticks; whoever next takes
+//! a worker off that list or lends a seat rings it, under the list's lock
+//! (`Sleep::monitor_may_sleep`), so an idle pool stays at zero CPU.
+//!
+//! [`Builder::max_spare_threads`]: crate::Builder::max_spare_threads
+
+use std::sync::{Condvar, Mutex};
+use std::thread::{JoinHandle, Thread};
+use std::time::Duration;
+
+use crate::loom::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use crate::loom::sync::Arc;
+use crate::pool::registry::Registry;
+use crate::pool::worker::WorkerThread;
+
+/// How often the monitor looks while some worker is awake.
+pub(crate) const TICK: Duration = Duration::from_millis(50);
+/// Ticks in a row with no task finished while work waits before a spare thread starts.
+pub(crate) const STALLED_TICKS: u32 = 2;
+/// Ticks in a row with every worker asleep before the monitor sleeps for good.
+pub(crate) const QUIET_TICKS: u32 = 20;
+/// Spare threads a pool may run at once unless the builder says otherwise.
+pub(crate) const DEFAULT_MAX_SPARE_THREADS: usize = 32;
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    // Only flags and handles are written under these locks: nothing to leave half done.
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// Wakes the monitor: a flag under a lock, with a condition variable.
+#[derive(Default)]
+pub(crate) struct Bell {
+    rung: Mutex<bool>,
+    cv: Condvar,
+}
+
+impl Bell {
+    pub(crate) fn ring(&self) {
+        *lock(&self.rung) = true;
+        self.cv.notify_all();
+    }
+
+    /// Waits until rung, or until `timeout` (`None`: no timeout); consumes the ring.
+    fn wait(&self, timeout: Option<Duration>) {
+        let mut rung = lock(&self.rung);
+        match timeout {
+            None => {
+                while !*rung {
+                    rung = self.cv.wait(rung).unwrap_or_else(|e| e.into_inner());
+                }
+            }
+            Some(t) => {
+                if !*rung {
+                    rung = self
+                        .cv
+                        .wait_timeout(rung, t)
+                        .unwrap_or_else(|e| e.into_inner())
+                        .0;
+                }
+            }
+        }
+        *rung = false;
+    }
+}
+
+/// A pool's spare seats and what the monitor knows (in the registry).
+pub(crate) struct Spares {
+    /// Spare threads allowed at once (the builder's `max_spare_threads`).
+    pub(crate) max: usize,
+    /// Spare threads running now.
+    live: AtomicUsize,
+    /// Spare seats ever used, from the first (the workers and the thieves look this far).
+    used: AtomicUsize,
+    /// Which spare seats have a thread.
+    busy: Box<[AtomicBool]>,
+    /// Each spare seat's current thread, for `Registry::wake_specific`.
+    threads: Box<[Mutex<Option<Thread>>]>,
+    /// Spare threads started so far.
+    started: AtomicU64,
+    /// Occupants blocked in the kernel at the monitor's last look (or declared by `blocking`).
+    blocked: AtomicUsize,
+    /// Per worker seat: the OS id of the guest it is lent to (0: none).
+    pub(crate) guest_tids: Box<[AtomicU64]>,
+    /// Per worker seat: its guest waits on a latch (idle, not blocked in a task).
+    pub(crate) guest_idle: Box<[AtomicBool]>,
+    /// Per worker seat: its occupant is inside `blocking`.
+    declared: Box<[AtomicBool]>,
+    /// The monitor said, once, that it can start no more spare threads.
+    warned: AtomicBool,
+    /// The monitor's thread, joined at shutdown.
+    monitor: Mutex<Option<JoinHandle<()>>>,
+}
+
+impl Spares {
+    pub(crate) fn new(workers: usize, max: usize) -> Spares {
+        Spares {
+            max,
+            live: AtomicUsize::new(0),
+            used: AtomicUsize::new(0),
+            busy: (0..max).map(|_| AtomicBool::new(false)).collect(),
+            threads: (0..max).map(|_| Mutex::new(None)).collect(),
+            started: AtomicU64::new(0),
+            blocked: AtomicUsize::new(0),
+            guest_tids: (0..workers).map(|_| AtomicU64::new(0)).collect(),
+            guest_idle: (0..workers).map(|_| AtomicBool::new(false)).collect(),
+            declared: (0..workers).map(|_| AtomicBool::new(false)).collect(),
+            warned: AtomicBool::new(false),
+            monitor: Mutex::new(None),
+        }
+    }
+
+    /// Spare seats the thieves must look at (those ever used).
+    #[inline]
+    pub(crate) fn used(&self) -> usize {
+        // Relaxed: a seat used before this load's value became visible holds only its own
+        // thread's forks, which that thread runs itself if nobody steals them.
+        self.used.load(Ordering::Relaxed)
+    }
+
+    /// Spare threads started so far.
+    pub(crate) fn started(&self) -> u64 {
+        // Relaxed: a statistic.
+        self.started.load(Ordering::Relaxed)
+    }
+
+    /// Occupants blocked at the monitor's last look.
+    pub(crate) fn blocked(&self) -> usize {
+        // Relaxed: a statistic and a hint (see `spare_surplus`).
+        self.blocked.load(Ordering::Relaxed)
+    }
+}
+
+/// Runs `f`, which is about to block (on I/O, a lock, a channel, a sleep), telling the pool of
+/// the calling worker first: unless another worker is idle to take the pool's other work, a
+/// spare thread starts at once and runs that work while `f` blocks (it leaves when it finds
+/// none). Outside a pool's workers, `f` just runs.
+///
+/// Without it the pool still notices a worker blocked in the kernel while work waits (see
+/// [`Builder::max_spare_threads`](crate::Builder::max_spare_threads)), but only after a
+/// hundred milliseconds or so; `blocking` says so up front.
+///
+/// ```
+/// let pool = threadlab::Pool::builder().threads(1).build()?;
+/// let (tx, rx) = std::sync::mpsc::channel();
+/// let got = pool.install(move || {
+///     // The sender is queued behind the receive: on the pool's only worker, the receive
+///     // would wait for it forever; a spare thread runs it.
+///     threadlab::spawn(move || tx.send(7).unwrap());
+///     threadlab::blocking(|| rx.recv().unwrap())
+/// });
+/// assert_eq!(got, 7);
+/// # Ok::<(), threadlab::BuildError>(())
+/// ```
+pub fn blocking<R>(f: impl FnOnce() -> R) -> R {
+    let Some(w) = WorkerThread::current() else {
+        return f();
+    };
+    let registry = Arc::clone(w.registry());
+    let seat = w.index();
+    struct Undeclare<'a>(&'a Registry, Option<usize>);
+    impl Drop for Undeclare<'_> {
+        fn drop(&mut self) {
+            if let Some(seat) = self.1 {
+                // Relaxed: a hint for the monitor, which reads it at its next tick.
+                self.0.spares.declared[seat].store(false, Ordering::Relaxed);
+            }
+        }
+    }
+    let declared = seat < registry.num_threads();
+    if declared {
+        // Relaxed: read by the monitor at its next tick; the count below is for the spare
+        // started now, which reads it before the monitor's next look.
+        registry.spares.declared[seat].store(true, Ordering::Relaxed);
+        registry.spares.blocked.fetch_add(1, Ordering::Relaxed);
+    }
+    let _undeclare = Undeclare(&registry, declared.then_some(seat));
+    if !registry.idle_exists() {
+        Registry::start_spare(&registry);
+    }
+    f()
+}
+
+impl Registry {
+    /// Starts the pool's monitor thread (not under Miri, which cannot read procfs, nor loom).
+    pub(crate) fn start_monitor(this: &Arc<Registry>) {
+        // With no spare thread allowed it still runs: to say why the pool is stuck.
+        if cfg!(any(miri, loom)) || !cfg!(target_os = "linux") {
+            return;
+        }
+        let reg = Arc::clone(this);
+        let started = std::thread::Builder::new()
+            .name("threadlab-monitor".into())
+            .spawn(move || monitor(reg));
+        // Without a monitor the pool works as before (no spare thread unless `blocking`).
+        if let Ok(h) = started {
+            *lock(&this.spares.monitor) = Some(h);
+        }
+    }
+
+    /// Wakes the monitor so it sees `terminating`, and joins it.
+    pub(crate) fn stop_monitor(&self) {
+        self.sleep.bell.ring();
+        if let Some(h) = lock(&self.spares.monitor).take() {
+            let _ = h.join();
+        }
+    }
+
+    /// Starts a spare thread on a free spare seat; false if none is free, the pool is shutting
+    /// down or the OS refuses a thread.
+    pub(crate) fn start_spare(this: &Arc<Registry>) -> bool {
+        let spares = &this.spares;
+        if this.terminating() {
+            return false;
+        }
+        // SeqCst: the bound on spare threads alive holds across concurrent starters.
+        if spares.live.fetch_add(1, Ordering::SeqCst) >= spares.max {
+            spares.live.fetch_sub(1, Ordering::SeqCst);
+            return false;
+        }
+        // A free seat exists: fewer than `max` threads hold one (each holds its seat until it
+        // has left it, then gives up its count).
+        let Some(k) = (0..spares.max).find(|&k| {
+            spares.busy[k]
+                .compare_exchange(false, true, Ordering::SeqCst, Ordering::SeqCst)
+                .is_ok()
+        }) else {
+            spares.live.fetch_sub(1, Ordering::SeqCst);
+            return false;
+        };
+        // Relaxed: see `Spares::used`.
+        spares.used.fetch_max(k + 1, Ordering::Relaxed);
+        let index = this.num_threads() + k;
+        let name = format!("threadlab-spare-{k}");
+        let reg = Arc::clone(this);
+        match Registry::start_thread_with(this, index, name, move || {
+            crate::pool::worker::spare_main(reg, index)
+        }) {
+            Ok(()) => {
+                // Relaxed: a statistic.
+                spares.started.fetch_add(1, Ordering::Relaxed);
+                true
+            }
+            Err(_) => {
+                spares.busy[k].store(false, Ordering::SeqCst);
+                spares.live.fetch_sub(1, Ordering::SeqCst);
+                false
+            }
+        }
+    }
+
+    /// A spare thread on seat `index` registers its thread, for `wake_specific`.
+    pub(crate) fn spare_arrived(&self, index: usize) {
+        let k = index - self.num_threads();
+        *lock(&self.spares.threads[k]) = Some(std::thread::current());
+    }
+
+    /// The spare thread on seat `index` has left its loop (its deque is back in the seat):
+    /// the seat is free again.
+    pub(crate) fn spare_left(&self, index: usize) {
+        let k = index - self.num_threads();
+        *lock(&self.spares.threads[k]) = None;
+        // SeqCst: with `start_spare`'s claim.
+        self.spares.busy[k].store(false, Ordering::SeqCst);
+        self.spares.live.fetch_sub(1, Ordering::SeqCst);
+    }
+
+    /// Unparks the spare thread on seat `index` (its latch was set).
+    pub(crate) fn wake_spare(&self, index: usize) {
+        let k = index - self.num_threads();
+        if let Some(t) = lock(&self.spares.threads[k]).as_ref() {
+            t.unpark();
+        }
+    }
+
+    /// More spare threads run than occupants are blocked: the one asking may leave.
+    pub(crate) fn spare_surplus(&self) -> bool {
+        // SeqCst: a fresh count of the live spares; `blocked` is the monitor's hint.
+        self.spares.live.load(Ordering::SeqCst) > self.spares.blocked()
+    }
+}
+
+/// What the monitor remembers between ticks.
+struct Watch {
+    progress: u64,
+    stalled: u32,
+    quiet: u32,
+}
+
+fn monitor(registry: Arc<Registry>) {
+    let mut watch = Watch {
+        progress: u64::MAX,
+        stalled: 0,
+        quiet: 0,
+    };
+    loop {
+        if registry.terminating() {
+            return;
+        }
+        tick(&registry, &mut watch);
+        if watch.quiet >= QUIET_TICKS && registry.sleep.monitor_may_sleep() {
+            watch.quiet = 0;
+            watch.stalled = 0;
+            registry.sleep.bell.wait(None);
+        } else {
+            registry.sleep.bell.wait(Some(TICK));
+        }
+    }
+}
+
+fn tick(registry: &Arc<Registry>, watch: &mut Watch) {
+    let spares = &registry.spares;
+    let n = registry.num_threads();
+    let span = n + spares.used();
+    // Relaxed: statistics; the monitor acts on what stays true over several ticks.
+    let progress: u64 = registry.counters[..span]
+        .iter()
+        .map(|c| c.tasks.load(Ordering::Relaxed))
+        .sum();
+    let waiting = registry.has_visible_work();
+    if progress != watch.progress || !waiting {
+        watch.stalled = 0;
+    } else {
+        watch.stalled += 1;
+    }
+    watch.progress = progress;
+    // SeqCst: a fresh count (see `spare_surplus`).
+    let live = spares.live.load(Ordering::SeqCst);
+    let mut awake = 0;
+    let mut blocked = 0;
+    let look = watch.stalled >= STALLED_TICKS || live > 0;
+    for i in 0..n {
+        // Relaxed, all: hints about the seats, re-read every tick.
+        let guest = spares.guest_tids[i].load(Ordering::Relaxed);
+        let tid = if guest != 0 {
+            if spares.guest_idle[i].load(Ordering::Relaxed) {
+                continue;
+            }
+            guest
+        } else {
+            if registry.counters[i].parked.load(Ordering::Relaxed) {
+                continue;
+            }
+            registry.counters[i].os_tid.load(Ordering::Relaxed)
+        };
+        awake += 1;
+        if look
+            && (spares.declared[i].load(Ordering::Relaxed) || thread_state(tid) == State::Blocked)
+        {
+            blocked += 1;
+        }
+    }
+    if look {
+        // Relaxed: a hint for the spare threads (`spare_surplus`).
+        spares.blocked.store(blocked, Ordering::Relaxed);
+    }
+    if watch.stalled >= STALLED_TICKS && blocked > 0 {
+        watch.stalled = 0;
+        let running = (n..n + spares.used()).any(|j| {
+            // Relaxed: hints, as above.
+            let c = &registry.counters[j];
+            spares.busy[j - n].load(Ordering::Relaxed)
+                && thread_state(c.os_tid.load(Ordering::Relaxed)) == State::Running
+        });
+        if !running && !Registry::start_spare(registry) {
+            warn_once(registry, blocked);
+        }
+    }
+    if awake == 0 && live == 0 {
+        watch.quiet += 1;
+    } else {
+        watch.quiet = 0;
+    }
+}
+
+#[cold]
+fn warn_once(registry: &Registry, blocked: usize) {
+    // Relaxed: only decides whether to print.
+    if registry.spares.warned.swap(true, Ordering::Relaxed) {
+        return;
+    }
+    eprintln!(
+        "threadlab: a pool of {} workers is stuck: {blocked} of its threads are blocked outside \
+         threadlab (a lock, a channel, I/O) inside tasks, work waits in its queues, no task has \
+         finished for {} ms, and its {} spare threads are all in use. Wrap calls that block in \
+         `threadlab::blocking`, or raise `Builder::max_spare_threads` (said once per pool)",
+        registry.num_threads(),
+        TICK.as_millis() * u128::from(STALLED_TICKS),
+        registry.spares.max,
+    );
+}
+
+#[derive(Debug, PartialEq, Eq)]
+enum State {
+    /// Running or runnable.
+    Running,
+    /// Asleep in the kernel (`S`, `D`).
+    Blocked,
+    /// Gone, or not readable.
+    Unknown,
+}
+
+/// The scheduler state of thread `tid` of this process, from procfs.
+fn thread_state(tid: u64) -> State {
+    if tid == 0 {
+        return State::Unknown;
+    }
+    let Ok(stat) = std::fs::read_to_string(format!("/proc/self/task/{tid}/stat")) else {
+        return State::Unknown;
+    };
+    // The state follows the command name, which is in parentheses and may hold anything.
+    match stat
+        .rfind(')')
+        .and_then(|at| stat[at + 1..].trim_start().chars().next())
+    {
+        Some('R') => State::Running,
+        Some('S' | 'D') => State::Blocked,
+        _ => State::Unknown,
+    }
+}

@@ -1,0 +1,291 @@
+//! Workers blocked outside threadlab: every worker sits inside a task that waits in the kernel
+//! (a `std::sync::Barrier`, a blocking receive) for work queued behind it. The pool's monitor
+//! starts a spare thread that runs that work, so each program below finishes (under the
+//! watchdog) instead of hanging; `threadlab::blocking` does it up front; past the bound on
+//! spare threads the monitor says why the pool is stuck. Linux (the monitor reads procfs).
+#![cfg(target_os = "linux")]
+
+mod pool_support;
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{mpsc, Arc, Barrier};
+use std::time::{Duration, Instant};
+
+use pool_support::{settle, watchdog};
+use threadlab::Pool;
+
+#[test]
+fn a_barrier_with_more_parties_than_workers_completes() {
+    watchdog(|| {
+        let pool = Pool::builder().threads(2).build().unwrap();
+        let barrier = Arc::new(Barrier::new(3));
+        let passed = Arc::new(AtomicUsize::new(0));
+        pool.scope(|s| {
+            for _ in 0..3 {
+                let (b, p) = (Arc::clone(&barrier), Arc::clone(&passed));
+                s.spawn(move |_| {
+                    b.wait();
+                    p.fetch_add(1, Ordering::SeqCst);
+                });
+            }
+        });
+        assert_eq!(passed.load(Ordering::SeqCst), 3);
+        assert!(pool.metrics().spare_threads_started >= 1);
+        // Two threads of the pool were blocked: a third ran the last party, a spare thread,
+        // which counts its task just after the task returned.
+        while pool.metrics().spare_tasks_run == 0 {
+            std::thread::yield_now();
+        }
+    });
+}
+
+#[test]
+fn fire_and_forget_tasks_behind_blocked_workers_run() {
+    watchdog(|| {
+        // Spawned from a plain thread that then waits outside the pool: no guest, no latch.
+        let pool = Pool::builder().threads(2).build().unwrap();
+        let barrier = Arc::new(Barrier::new(4));
+        let (tx, rx) = mpsc::channel();
+        for _ in 0..4 {
+            let (b, tx) = (Arc::clone(&barrier), tx.clone());
+            pool.spawn(move || {
+                b.wait();
+                tx.send(()).unwrap();
+            });
+        }
+        for _ in 0..4 {
+            rx.recv().unwrap();
+        }
+        assert!(pool.metrics().spare_threads_started >= 2);
+    });
+}
+
+#[test]
+fn every_worker_receiving_from_a_queued_sender_completes() {
+    watchdog(|| {
+        let pool = Pool::builder().threads(2).build().unwrap();
+        let (tx, rx) = threadlab::channel::unbounded::<u32>();
+        let got = Arc::new(AtomicUsize::new(0));
+        let started = Arc::new(AtomicUsize::new(0));
+        let (done_tx, done_rx) = mpsc::channel();
+        for _ in 0..2 {
+            let (rx, got, done) = (rx.clone(), Arc::clone(&got), done_tx.clone());
+            let started = Arc::clone(&started);
+            pool.spawn(move || {
+                started.fetch_add(1, Ordering::SeqCst);
+                let v = rx.recv_blocking().unwrap();
+                got.fetch_add(v as usize, Ordering::SeqCst);
+                done.send(()).unwrap();
+            });
+        }
+        // Queued once both receivers hold the workers.
+        while started.load(Ordering::SeqCst) < 2 {
+            std::thread::yield_now();
+        }
+        let sender = tx.clone();
+        pool.spawn(move || {
+            sender.send_blocking(20).unwrap();
+            sender.send_blocking(22).unwrap();
+        });
+        done_rx.recv().unwrap();
+        done_rx.recv().unwrap();
+        assert_eq!(got.load(Ordering::SeqCst), 42);
+        drop(tx);
+    });
+}
+
+#[test]
+fn an_install_while_every_worker_blocks_completes() {
+    watchdog(|| {
+        let pool = Pool::builder().threads(2).build().unwrap();
+        let (tx, rx) = mpsc::channel::<u32>();
+        let rx = Arc::new(std::sync::Mutex::new(rx));
+        let (done_tx, done_rx) = mpsc::channel();
+        let started = Arc::new(AtomicUsize::new(0));
+        for _ in 0..2 {
+            let (rx, done, started) = (Arc::clone(&rx), done_tx.clone(), Arc::clone(&started));
+            pool.spawn(move || {
+                started.fetch_add(1, Ordering::SeqCst);
+                // Each takes one value: the lock is held only for the receive.
+                let v = rx.lock().unwrap().recv().unwrap();
+                done.send(v).unwrap();
+            });
+        }
+        while started.load(Ordering::SeqCst) < 2 {
+            std::thread::yield_now();
+        }
+        // Both workers block; the install is queued (no worker sleeps to lend its seat).
+        let sent = pool.install(move || {
+            tx.send(1).unwrap();
+            tx.send(2).unwrap();
+            2
+        });
+        assert_eq!(sent, 2);
+        let mut got = [done_rx.recv().unwrap(), done_rx.recv().unwrap()];
+        got.sort();
+        assert_eq!(got, [1, 2]);
+    });
+}
+
+#[test]
+fn blocking_hands_the_queued_work_to_a_spare_thread_at_once() {
+    watchdog(|| {
+        // One worker, no monitor needed: `blocking` starts the spare thread itself.
+        let pool = Pool::builder().threads(1).build().unwrap();
+        let (tx, rx) = mpsc::channel();
+        let got = pool.install(move || {
+            threadlab::spawn(move || tx.send(7).unwrap());
+            threadlab::blocking(|| rx.recv().unwrap())
+        });
+        assert_eq!(got, 7);
+        assert!(pool.metrics().spare_threads_started >= 1);
+        // Outside any pool it just runs the closure.
+        assert_eq!(threadlab::blocking(|| 5), 5);
+    });
+}
+
+#[test]
+fn a_spare_thread_runs_nested_joins_and_reports_no_worker_index() {
+    watchdog(|| {
+        let pool = Pool::builder().threads(1).build().unwrap();
+        let (tx, rx) = mpsc::channel();
+        let got = pool.install(move || {
+            threadlab::spawn(move || {
+                // On the spare thread: joins fork and wait as on a worker.
+                let index = threadlab::current_thread_index();
+                let sum = fib(20);
+                tx.send((index, sum)).unwrap();
+            });
+            threadlab::blocking(|| rx.recv().unwrap())
+        });
+        assert_eq!(got, (None, 6765));
+    });
+}
+
+fn fib(n: u64) -> u64 {
+    if n < 2 {
+        return n;
+    }
+    let (a, b) = threadlab::join(|| fib(n - 1), || fib(n - 2));
+    a + b
+}
+
+#[test]
+fn busy_workers_that_do_not_block_get_no_spare_thread() {
+    watchdog(|| {
+        // Both workers compute for about half a second each while more work waits: no task
+        // finishes for several monitor ticks, but nobody is blocked in the kernel.
+        let pool = Pool::builder().threads(2).build().unwrap();
+        let count = Arc::new(AtomicUsize::new(0));
+        pool.scope(|s| {
+            for _ in 0..6 {
+                let c = Arc::clone(&count);
+                s.spawn(move |_| {
+                    let until = Instant::now() + Duration::from_millis(400);
+                    let mut x = 0u64;
+                    while Instant::now() < until {
+                        x = std::hint::black_box(x.wrapping_mul(31).wrapping_add(1));
+                    }
+                    c.fetch_add(1, Ordering::SeqCst);
+                });
+            }
+        });
+        assert_eq!(count.load(Ordering::SeqCst), 6);
+        assert_eq!(pool.metrics().spare_threads_started, 0);
+    });
+}
+
+/// The monitor's thread, by name, and how often it has woken (`voluntary_ctxt_switches`).
+fn monitor_wakeups() -> Vec<u64> {
+    let mut out = Vec::new();
+    for entry in std::fs::read_dir("/proc/self/task").unwrap() {
+        let path = entry.unwrap().path();
+        let Ok(comm) = std::fs::read_to_string(path.join("comm")) else {
+            continue;
+        };
+        if comm.trim() != "threadlab-monit" && comm.trim() != "threadlab-monitor" {
+            continue;
+        }
+        let status = std::fs::read_to_string(path.join("status")).unwrap_or_default();
+        for line in status.lines() {
+            if let Some(v) = line.strip_prefix("voluntary_ctxt_switches:") {
+                out.push(v.trim().parse().unwrap());
+            }
+        }
+    }
+    out
+}
+
+#[test]
+fn an_idle_pools_monitor_sleeps_for_good() {
+    watchdog(|| {
+        let pool = Pool::builder().threads(2).build().unwrap();
+        assert_eq!(pool.install(|| fib(15)), 610);
+        settle(&pool);
+        // The monitor sleeps for good after its quiet ticks (20 × 50 ms); then it does not wake
+        // while the pool stays idle. (Other tests of this binary may run pools meanwhile: each
+        // has its own monitor, so some monitor must show no wake-up.)
+        std::thread::sleep(Duration::from_millis(2_000));
+        let before = monitor_wakeups();
+        std::thread::sleep(Duration::from_millis(500));
+        let after = monitor_wakeups();
+        assert!(!before.is_empty(), "no monitor thread found");
+        assert!(
+            before.iter().any(|b| after.contains(b)),
+            "every monitor woke while its pool was idle: {before:?} then {after:?}"
+        );
+        drop(pool);
+    });
+}
+
+/// With spare threads turned off, a stuck pool is not silent: the monitor says why, on stderr.
+/// Run in a child process (this test binary again, with the stuck program selected by an
+/// environment variable), which the test kills once the message is read.
+#[test]
+fn a_stuck_pool_past_its_bound_says_so() {
+    if std::env::var_os("THREADLAB_STUCK_CHILD").is_some() {
+        let pool = Pool::builder()
+            .threads(2)
+            .max_spare_threads(0)
+            .build()
+            .unwrap();
+        let barrier = Arc::new(Barrier::new(3));
+        pool.scope(|s| {
+            for _ in 0..3 {
+                let b = Arc::clone(&barrier);
+                s.spawn(move |_| {
+                    b.wait();
+                });
+            }
+        });
+        unreachable!("the barrier cannot complete on two workers without a spare thread");
+    }
+    watchdog(|| {
+        use std::io::{BufRead, BufReader};
+        let mut child = std::process::Command::new(std::env::current_exe().unwrap())
+            .args([
+                "--exact",
+                "a_stuck_pool_past_its_bound_says_so",
+                "--nocapture",
+            ])
+            .env("THREADLAB_STUCK_CHILD", "1")
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        let stderr = BufReader::new(child.stderr.take().unwrap());
+        let mut said = None;
+        for line in stderr.lines() {
+            let line = line.unwrap();
+            if line.contains("is stuck") {
+                said = Some(line);
+                break;
+            }
+        }
+        child.kill().unwrap();
+        child.wait().unwrap();
+        let said = said.expect("the stuck child never said why");
+        assert!(said.contains("blocked outside threadlab"), "{said}");
+        assert!(said.contains("threadlab::blocking"), "{said}");
+    });
+}

@@ -1,9 +1,10 @@
 //! Workers blocked outside threadlab: every worker sits inside a task that waits in the kernel
 //! (a `std::sync::Barrier`, a blocking receive) for work queued behind it. The pool's monitor
 //! starts a spare thread that runs that work, so each program below finishes (under the
-//! watchdog) instead of hanging; `threadlab::blocking` does it up front; past the bound on
-//! spare threads the monitor says why the pool is stuck. Linux (the monitor reads procfs).
-#![cfg(target_os = "linux")]
+//! watchdog) instead of hanging; past the bound on spare threads the monitor says why the pool
+//! is stuck. Linux (the monitor reads procfs), not under Miri (which has no procfs and runs no
+//! monitor: `pool_blocking` has the tests of `threadlab::blocking`, which needs none).
+#![cfg(all(target_os = "linux", not(miri)))]
 
 mod pool_support;
 
@@ -11,7 +12,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{mpsc, Arc, Barrier};
 use std::time::{Duration, Instant};
 
-use pool_support::{settle, watchdog};
+use pool_support::{fib, settle, watchdog};
 use threadlab::Pool;
 
 #[test]
@@ -125,49 +126,6 @@ fn an_install_while_every_worker_blocks_completes() {
         got.sort();
         assert_eq!(got, [1, 2]);
     });
-}
-
-#[test]
-fn blocking_hands_the_queued_work_to_a_spare_thread_at_once() {
-    watchdog(|| {
-        // One worker, no monitor needed: `blocking` starts the spare thread itself.
-        let pool = Pool::builder().threads(1).build().unwrap();
-        let (tx, rx) = mpsc::channel();
-        let got = pool.install(move || {
-            threadlab::spawn(move || tx.send(7).unwrap());
-            threadlab::blocking(|| rx.recv().unwrap())
-        });
-        assert_eq!(got, 7);
-        assert!(pool.metrics().spare_threads_started >= 1);
-        // Outside any pool it just runs the closure.
-        assert_eq!(threadlab::blocking(|| 5), 5);
-    });
-}
-
-#[test]
-fn a_spare_thread_runs_nested_joins_and_reports_no_worker_index() {
-    watchdog(|| {
-        let pool = Pool::builder().threads(1).build().unwrap();
-        let (tx, rx) = mpsc::channel();
-        let got = pool.install(move || {
-            threadlab::spawn(move || {
-                // On the spare thread: joins fork and wait as on a worker.
-                let index = threadlab::current_thread_index();
-                let sum = fib(20);
-                tx.send((index, sum)).unwrap();
-            });
-            threadlab::blocking(|| rx.recv().unwrap())
-        });
-        assert_eq!(got, (None, 6765));
-    });
-}
-
-fn fib(n: u64) -> u64 {
-    if n < 2 {
-        return n;
-    }
-    let (a, b) = threadlab::join(|| fib(n - 1), || fib(n - 2));
-    a + b
 }
 
 #[test]

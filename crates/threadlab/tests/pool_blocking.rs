@@ -1,0 +1,52 @@
+//! `threadlab::blocking`: a task about to block tells its pool, which starts a spare thread at
+//! once for the work queued behind it (no monitor involved, so these run under Miri too).
+
+mod pool_support;
+
+use std::sync::mpsc;
+
+use pool_support::watchdog;
+use threadlab::Pool;
+
+#[test]
+fn blocking_hands_the_queued_work_to_a_spare_thread_at_once() {
+    watchdog(|| {
+        // One worker, no monitor needed: `blocking` starts the spare thread itself.
+        let pool = Pool::builder().threads(1).build().unwrap();
+        let (tx, rx) = mpsc::channel();
+        let got = pool.install(move || {
+            threadlab::spawn(move || tx.send(7).unwrap());
+            threadlab::blocking(|| rx.recv().unwrap())
+        });
+        assert_eq!(got, 7);
+        assert!(pool.metrics().spare_threads_started >= 1);
+        // Outside any pool it just runs the closure.
+        assert_eq!(threadlab::blocking(|| 5), 5);
+    });
+}
+
+#[test]
+fn a_spare_thread_runs_nested_joins_and_reports_no_worker_index() {
+    watchdog(|| {
+        let pool = Pool::builder().threads(1).build().unwrap();
+        let (tx, rx) = mpsc::channel();
+        let got = pool.install(move || {
+            threadlab::spawn(move || {
+                // On the spare thread: joins fork and wait as on a worker.
+                let index = threadlab::current_thread_index();
+                let sum = fib(if cfg!(miri) { 10 } else { 20 });
+                tx.send((index, sum)).unwrap();
+            });
+            threadlab::blocking(|| rx.recv().unwrap())
+        });
+        assert_eq!(got, (None, if cfg!(miri) { 55 } else { 6765 }));
+    });
+}
+
+fn fib(n: u64) -> u64 {
+    if n < 2 {
+        return n;
+    }
+    let (a, b) = threadlab::join(|| fib(n - 1), || fib(n - 2));
+    a + b
+}

@@ -247,3 +247,51 @@ fn a_stuck_pool_past_its_bound_says_so() {
         assert!(said.contains("threadlab::blocking"), "{said}");
     });
 }
+
+/// While recording, a spare thread's life is a zone on its track that names the seats it stood
+/// in for; the tasks it ran are inside it.
+#[test]
+fn a_recorded_spare_thread_says_which_workers_it_stood_in_for() {
+    use threadlab::trace::{EventKind, ARG_SPARE_FOR, SPARE_ZONE};
+    watchdog(|| {
+        let rec = threadlab::trace::start();
+        let pool = Pool::builder().threads(2).build().unwrap();
+        let barrier = Arc::new(Barrier::new(3));
+        let (tx, rx) = mpsc::channel();
+        for _ in 0..3 {
+            let (b, tx) = (Arc::clone(&barrier), tx.clone());
+            pool.spawn_named("meets-at-barrier", move || {
+                b.wait();
+                tx.send(()).unwrap();
+            });
+        }
+        for _ in 0..3 {
+            rx.recv().unwrap();
+        }
+        drop(pool);
+        let trace = rec.stop();
+        let mut stood_in_for = Vec::new();
+        for t in trace.threads() {
+            let kinds: Vec<EventKind> = t.events().iter().map(|e| e.kind).collect();
+            for pair in kinds.windows(2) {
+                let EventKind::ZoneBegin { name } = pair[0] else {
+                    continue;
+                };
+                if trace.name(name) != SPARE_ZONE {
+                    continue;
+                }
+                let EventKind::Arg { key, value } = pair[1] else {
+                    panic!("a spare thread's zone without its argument");
+                };
+                assert_eq!(trace.name(key), ARG_SPARE_FOR);
+                stood_in_for.push(trace.name(value).to_owned());
+            }
+        }
+        assert!(
+            !stood_in_for.is_empty(),
+            "no spare thread's zone in the recording"
+        );
+        // Both workers were blocked when the first spare thread started.
+        assert_eq!(stood_in_for[0], "0,1");
+    });
+}

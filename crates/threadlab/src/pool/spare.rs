@@ -122,6 +122,9 @@ pub(crate) struct Spares {
     busy: Box<[AtomicBool]>,
     /// Each spare seat's current thread, for `Registry::wake_specific`.
     threads: Box<[Mutex<Option<Thread>>]>,
+    /// For each spare seat, the worker seats its thread was started for (the recording's
+    /// `trace::ARG_SPARE_FOR`).
+    stands_in_for: Box<[Mutex<String>]>,
     /// Spare threads started so far.
     started: AtomicU64,
     /// Occupants blocked in the kernel at the monitor's last look (or declared by `blocking`).
@@ -146,6 +149,7 @@ impl Spares {
             used: AtomicUsize::new(0),
             busy: (0..max).map(|_| AtomicBool::new(false)).collect(),
             threads: (0..max).map(|_| Mutex::new(None)).collect(),
+            stands_in_for: (0..max).map(|_| Mutex::new(String::new())).collect(),
             started: AtomicU64::new(0),
             blocked: AtomicUsize::new(0),
             guest_tids: (0..workers).map(|_| AtomicU64::new(0)).collect(),
@@ -222,7 +226,7 @@ pub fn blocking<R>(f: impl FnOnce() -> R) -> R {
     }
     let _undeclare = Undeclare(&registry, declared.then_some(seat));
     if !registry.idle_exists() {
-        Registry::start_spare(&registry);
+        Registry::start_spare(&registry, &[seat]);
     }
     f()
 }
@@ -252,9 +256,9 @@ impl Registry {
         }
     }
 
-    /// Starts a spare thread on a free spare seat; false if none is free, the pool is shutting
-    /// down or the OS refuses a thread.
-    pub(crate) fn start_spare(this: &Arc<Registry>) -> bool {
+    /// Starts a spare thread on a free spare seat, for the seats in `stands_in_for`; false if
+    /// none is free, the pool is shutting down or the OS refuses a thread.
+    pub(crate) fn start_spare(this: &Arc<Registry>, stands_in_for: &[usize]) -> bool {
         let spares = &this.spares;
         if this.terminating() {
             return false;
@@ -277,6 +281,16 @@ impl Registry {
         // Relaxed: see `Spares::used`.
         spares.used.fetch_max(k + 1, Ordering::Relaxed);
         let index = this.num_threads() + k;
+        {
+            let mut seats = lock(&spares.stands_in_for[k]);
+            seats.clear();
+            for (i, s) in stands_in_for.iter().enumerate() {
+                if i > 0 {
+                    seats.push(',');
+                }
+                seats.push_str(&s.to_string());
+            }
+        }
         let name = format!("threadlab-spare-{k}");
         let reg = Arc::clone(this);
         match Registry::start_thread_with(this, index, name, move || {
@@ -295,10 +309,20 @@ impl Registry {
         }
     }
 
-    /// A spare thread on seat `index` registers its thread, for `wake_specific`.
-    pub(crate) fn spare_arrived(&self, index: usize) {
+    /// A spare thread on seat `index` registers its thread, for `wake_specific`, and, while
+    /// recording, opens its [`SPARE_ZONE`](crate::trace::SPARE_ZONE) (true if it did).
+    pub(crate) fn spare_arrived(&self, index: usize) -> bool {
         let k = index - self.num_threads();
         *lock(&self.spares.threads[k]) = Some(std::thread::current());
+        if !crate::trace::hooks::enabled() {
+            return false;
+        }
+        crate::trace::hooks::zone_enter(crate::trace::SPARE_ZONE);
+        crate::trace::hooks::arg(
+            crate::trace::ARG_SPARE_FOR,
+            &lock(&self.spares.stands_in_for[k]),
+        );
+        true
     }
 
     /// The spare thread on seat `index` has left its loop (its deque is back in the seat):
@@ -373,7 +397,7 @@ fn tick(registry: &Arc<Registry>, watch: &mut Watch) {
     // SeqCst: a fresh count (see `spare_surplus`).
     let live = spares.live.load(Ordering::SeqCst);
     let mut awake = 0;
-    let mut blocked = 0;
+    let mut blocked = Vec::new();
     let look = watch.stalled >= STALLED_TICKS || live > 0;
     for i in 0..n {
         // Relaxed, all: hints about the seats, re-read every tick.
@@ -393,14 +417,14 @@ fn tick(registry: &Arc<Registry>, watch: &mut Watch) {
         if look
             && (spares.declared[i].load(Ordering::Relaxed) || thread_state(tid) == State::Blocked)
         {
-            blocked += 1;
+            blocked.push(i);
         }
     }
     if look {
         // Relaxed: a hint for the spare threads (`spare_surplus`).
-        spares.blocked.store(blocked, Ordering::Relaxed);
+        spares.blocked.store(blocked.len(), Ordering::Relaxed);
     }
-    if watch.stalled >= STALLED_TICKS && blocked > 0 {
+    if watch.stalled >= STALLED_TICKS && !blocked.is_empty() {
         watch.stalled = 0;
         let running = (n..n + spares.used()).any(|j| {
             // Relaxed: hints, as above.
@@ -408,8 +432,8 @@ fn tick(registry: &Arc<Registry>, watch: &mut Watch) {
             spares.busy[j - n].load(Ordering::Relaxed)
                 && thread_state(c.os_tid.load(Ordering::Relaxed)) == State::Running
         });
-        if !running && !Registry::start_spare(registry) {
-            warn_once(registry, blocked);
+        if !running && !Registry::start_spare(registry, &blocked) {
+            warn_once(registry, blocked.len());
         }
     }
     if awake == 0 && live == 0 {

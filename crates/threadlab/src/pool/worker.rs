@@ -162,8 +162,8 @@ pub(crate) fn main(registry: Arc<Registry>, index: usize, searching: bool) {
 /// run, and waits inside a task as a guest does (on its latch, not through the sleep protocol).
 pub(crate) fn spare_main(registry: Arc<Registry>, index: usize) {
     let deque = registry.seats[index].take_deque();
-    registry.spare_arrived(index);
     hooks::worker_start(index);
+    let zone = registry.spare_arrived(index);
     let counters = &registry.counters[index];
     // Relaxed: read only by the monitor and metrics, as hints. A seat's threads run one after
     // the other (each joins the previous one), so these stay single-writer.
@@ -203,6 +203,9 @@ pub(crate) fn spare_main(registry: Arc<Registry>, index: usize) {
     }
     if worker.searching.replace(false) {
         worker.registry.sleep.stop_searching();
+    }
+    if zone {
+        hooks::zone_exit();
     }
     CURRENT.with(|c| c.set(std::ptr::null()));
     GUEST.with(|g| g.set(false));

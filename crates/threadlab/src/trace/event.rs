@@ -272,6 +272,14 @@ pub const ARG_TASK_LOCATION: &str = "task.location";
 /// that seat. Meanwhile the seat's worker stays parked and records nothing, so the doctor reads
 /// such a span as that worker's work. It comes right after the span's `TaskBegin`.
 pub const ARG_GUEST_SEAT: &str = "guest.seat";
+/// The name of the zone a spare thread records over its whole life
+/// ([`Builder::max_spare_threads`](crate::Builder::max_spare_threads)): it stood in for
+/// workers blocked outside threadlab while work waited. Its [`ARG_SPARE_FOR`] says for which.
+pub const SPARE_ZONE: &str = "threadlab.spare";
+/// The [`EventKind::Arg`] key of a [`SPARE_ZONE`]: the worker indices (seats) that were blocked
+/// in the kernel inside a task when the spare thread was started, in decimal, separated by
+/// commas. The doctor names the tasks open on those seats then.
+pub const ARG_SPARE_FOR: &str = "spare.for";
 /// The [`EventKind::Arg`] key of a span's identity: every zone that is one entry of the same
 /// span (e.g. a `tracing` span entered on the spawning thread, then again on the worker that
 /// runs a task spawned inside it) carries the same value.

@@ -163,8 +163,10 @@ impl Spares {
     /// Spare seats the thieves must look at (those ever used).
     #[inline]
     pub(crate) fn used(&self) -> usize {
-        // Relaxed: a seat used before this load's value became visible holds only its own
-        // thread's forks, which that thread runs itself if nobody steals them.
+        // Relaxed: whoever learns of a spare thread's work through the pool's other
+        // synchronisation (a wake-up after its push, the thread's start) has the `fetch_max`
+        // that preceded its start happen before, so coherence gives it the new count; a thief
+        // that has not yet seen it misses only that thread's own forks, which it runs itself.
         self.used.load(Ordering::Relaxed)
     }
 

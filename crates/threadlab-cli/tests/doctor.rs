@@ -215,21 +215,40 @@ fn all_parked(pool: &threadlab::Pool) {
     }
 }
 
-/// A balanced loop on a pool of one worker per CPU: 400 iterations of 50 µs.
+/// A balanced loop on a pool of one worker per CPU: 400 iterations of 50 µs. On a machine
+/// whose other processes take the CPUs (the doctor's busy-machine finding), a thread's share of
+/// the loop depends on who got a CPU, and the doctor says so instead of judging: such a
+/// recording is taken again (up to five times); if every one was busy, each pitfall raised must
+/// carry the doctor's warning that other processes held the CPUs.
 fn a_balanced_loop_on_the_pool_raises_none() {
     let pool = threadlab::Pool::builder().threads(cpus()).build().unwrap();
-    let (_, d) = record(|| {
-        pool.install(|| threadlab::for_each(0..400, |_| spin_for(Duration::from_micros(50))))
-    });
-    let raised: Vec<Pitfall> = d
-        .findings
-        .iter()
-        .map(|f| f.pitfall)
-        .filter(|p| PITFALLS.contains(p))
-        .collect();
-    assert!(raised.is_empty(), "{raised:?}\n{d}");
-    assert!(d.runtime.tasks >= 2 && d.runtime.workers >= 1, "{d}");
-    assert!(d.answers[2].ok, "no lock: {:?}", d.answers[2]);
+    for attempt in 1..=5 {
+        let (_, d) = record(|| {
+            pool.install(|| threadlab::for_each(0..400, |_| spin_for(Duration::from_micros(50))))
+        });
+        assert!(d.runtime.tasks >= 2 && d.runtime.workers >= 1, "{d}");
+        assert!(d.answers[2].ok, "no lock: {:?}", d.answers[2]);
+        let raised: Vec<&threadlab_doctor::Finding> = d
+            .findings
+            .iter()
+            .filter(|f| PITFALLS.contains(&f.pitfall))
+            .collect();
+        let busy = d.findings.iter().any(|f| f.pitfall == Pitfall::BusyMachine);
+        if !busy {
+            let names: Vec<Pitfall> = raised.iter().map(|f| f.pitfall).collect();
+            assert!(names.is_empty(), "{names:?}\n{d}");
+            return;
+        }
+        if attempt == 5 {
+            for f in raised {
+                assert!(
+                    f.evidence.contains("other processes held the CPUs"),
+                    "a pitfall raised on a busy machine without saying so: {f:?}\n{d}"
+                );
+            }
+            eprintln!("a_balanced_loop_on_the_pool_raises_none: the machine was busy in all 5 recordings; checked the warnings only");
+        }
+    }
 }
 
 fn main() {

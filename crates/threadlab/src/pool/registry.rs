@@ -138,6 +138,7 @@ impl Registry {
         });
         if let Some(cell) = self_ref {
             *cell.lock().unwrap_or_else(|e| e.into_inner()) = Some(Arc::clone(&registry));
+            registry.set_monitor_restart(std::sync::Arc::clone(&cell));
             registry
                 .sleep
                 .set_restart(Box::new(move |index, searching| {

@@ -74,39 +74,73 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|e| e.into_inner())
 }
 
-/// Wakes the monitor: a flag under a lock, with a condition variable.
+/// Wakes the monitor: a flag under a lock, with a condition variable. An elastic pool's
+/// monitor leaves instead of sleeping for good (the pool keeps no thread while idle); the next
+/// ring starts it again through `restart`.
 #[derive(Default)]
 pub(crate) struct Bell {
-    rung: Mutex<bool>,
+    state: Mutex<BellState>,
     cv: Condvar,
+    /// An elastic pool's way to start its monitor again (false if it could not).
+    restart: std::sync::OnceLock<Box<dyn Fn() -> bool + Send + Sync>>,
+}
+
+#[derive(Default)]
+struct BellState {
+    rung: bool,
+    /// The monitor left (an elastic pool): a ring restarts it.
+    gone: bool,
 }
 
 impl Bell {
     pub(crate) fn ring(&self) {
-        *lock(&self.rung) = true;
+        let mut state = lock(&self.state);
+        if state.gone {
+            let Some(restart) = self.restart.get() else {
+                return;
+            };
+            state.gone = false;
+            drop(state);
+            if !restart() {
+                lock(&self.state).gone = true;
+            }
+            return;
+        }
+        state.rung = true;
         self.cv.notify_all();
     }
 
     /// Waits until rung, or until `timeout` (`None`: no timeout); consumes the ring.
     fn wait(&self, timeout: Option<Duration>) {
-        let mut rung = lock(&self.rung);
+        let mut state = lock(&self.state);
         match timeout {
             None => {
-                while !*rung {
-                    rung = self.cv.wait(rung).unwrap_or_else(|e| e.into_inner());
+                while !state.rung {
+                    state = self.cv.wait(state).unwrap_or_else(|e| e.into_inner());
                 }
             }
             Some(t) => {
-                if !*rung {
-                    rung = self
+                if !state.rung {
+                    state = self
                         .cv
-                        .wait_timeout(rung, t)
+                        .wait_timeout(state, t)
                         .unwrap_or_else(|e| e.into_inner())
                         .0;
                 }
             }
         }
-        *rung = false;
+        state.rung = false;
+    }
+
+    /// An elastic pool's monitor is about to leave instead of sleeping: false if it was rung
+    /// meanwhile (then it goes on); else the next ring restarts it.
+    fn leave(&self) -> bool {
+        let mut state = lock(&self.state);
+        if std::mem::take(&mut state.rung) {
+            return false;
+        }
+        state.gone = true;
+        true
     }
 }
 
@@ -163,8 +197,10 @@ impl Spares {
     /// Spare seats the thieves must look at (those ever used).
     #[inline]
     pub(crate) fn used(&self) -> usize {
-        // Relaxed: a seat used before this load's value became visible holds only its own
-        // thread's forks, which that thread runs itself if nobody steals them.
+        // Relaxed: whoever learns of a spare thread's work through the pool's other
+        // synchronisation (a wake-up after its push, the thread's start) has the `fetch_max`
+        // that preceded its start happen before, so coherence gives it the new count; a thief
+        // that has not yet seen it misses only that thread's own forks, which it runs itself.
         self.used.load(Ordering::Relaxed)
     }
 
@@ -237,20 +273,43 @@ pub fn blocking<R>(f: impl FnOnce() -> R) -> R {
 }
 
 impl Registry {
-    /// Starts the pool's monitor thread (not under Miri, which cannot read procfs, nor loom).
-    pub(crate) fn start_monitor(this: &Arc<Registry>) {
+    /// Starts the pool's monitor thread (not under Miri, which cannot read procfs, nor loom);
+    /// false if the OS refused a thread. An elastic pool's monitor may leave and be started
+    /// again (`Bell`): the new one joins the old one first.
+    pub(crate) fn start_monitor(this: &Arc<Registry>) -> bool {
         // With no spare thread allowed it still runs: to say why the pool is stuck.
-        if cfg!(any(miri, loom)) || !cfg!(target_os = "linux") {
-            return;
+        if cfg!(any(miri, loom)) || !cfg!(target_os = "linux") || this.terminating() {
+            return false;
+        }
+        let mut handle = lock(&this.spares.monitor);
+        if let Some(old) = handle.take() {
+            // It has left its loop (`Bell::leave`): a short wait.
+            let _ = old.join();
         }
         let reg = Arc::clone(this);
         let started = std::thread::Builder::new()
             .name("threadlab-monitor".into())
             .spawn(move || monitor(reg));
         // Without a monitor the pool works as before (no spare thread unless `blocking`).
-        if let Ok(h) = started {
-            *lock(&this.spares.monitor) = Some(h);
+        match started {
+            Ok(h) => {
+                *handle = Some(h);
+                true
+            }
+            Err(_) => false,
         }
+    }
+
+    /// An elastic pool (`self_ref`: its reference to itself, emptied at shutdown) lets its
+    /// monitor leave while idle and start again when a worker wakes.
+    pub(crate) fn set_monitor_restart(
+        &self,
+        self_ref: std::sync::Arc<Mutex<Option<Arc<Registry>>>>,
+    ) {
+        let _ = self.sleep.bell.restart.set(Box::new(move || {
+            let reg = lock(&self_ref).clone();
+            reg.is_some_and(|r| Registry::start_monitor(&r))
+        }));
     }
 
     /// Wakes the monitor so it sees `terminating`, and joins it.
@@ -376,6 +435,12 @@ fn monitor(registry: Arc<Registry>) {
         if watch.quiet >= QUIET_TICKS && registry.sleep.monitor_may_sleep() {
             watch.quiet = 0;
             watch.stalled = 0;
+            if registry.sleep.bell.restart.get().is_some() {
+                if registry.sleep.bell.leave() {
+                    return;
+                }
+                continue;
+            }
             registry.sleep.bell.wait(None);
         } else {
             registry.sleep.bell.wait(Some(TICK));

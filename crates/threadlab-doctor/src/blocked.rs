@@ -94,7 +94,9 @@ impl BlockedTask {
 /// }
 /// let d = b.build().diagnose();
 /// assert_eq!(d.blocked[0].tasks[0].name.as_deref(), Some("waits"));
-/// assert_eq!((d.blocked[0].seats.as_slice(), d.blocked[0].spare_ns), (&[0][..], 1_000_000));
+/// let blocked = &d.blocked[0];
+/// assert_eq!((blocked.seats.as_slice(), blocked.spare_ns), (&[0][..], 1_000_000));
+/// assert_eq!(blocked.held_ns, 4_000_000); // `waits` had run 4 ms when the spare thread came
 /// assert!(d.has(Pitfall::BlockedWorkers));
 /// assert_eq!((d.runtime.workers, d.runtime.spare_threads), (1, 1));
 /// ```
@@ -115,6 +117,10 @@ pub struct Blocked {
     pub spare_ns: u64,
     /// The task spans those spare threads ran (nested ones included).
     pub spare_tasks: u64,
+    /// The longest a blocked task had been running when a spare thread arrived for it (0 when
+    /// no task was still open then): how long, at most, the pool's workers sat blocked before
+    /// one stood in (the task may have worked a while before it blocked).
+    pub held_ns: u64,
     /// Whether every seat they stood in for was inside `threadlab::blocking` (a
     /// [`BLOCKING_ZONE`]): the program asked for them, and they are no stall.
     pub declared: bool,
@@ -156,17 +162,16 @@ pub(crate) fn blocked(trace: &Trace, view: &SeatView) -> Vec<Blocked> {
             // The seats that blocked unannounced, if any; else all of them (asked for).
             let unannounced = |o: &Option<OpenTask>| o.as_ref().map_or(true, |o| !o.declared);
             let declared = !open.iter().any(|(_, o)| unannounced(o));
-            let (seats, mut tasks): (Vec<u32>, Vec<BlockedTask>) = open
-                .into_iter()
-                .filter(|(_, o)| declared || unannounced(o))
-                .fold(
-                    (Vec::new(), Vec::new()),
-                    |(mut seats, mut tasks), (s, o)| {
-                        seats.push(s);
-                        tasks.extend(o.map(|o| o.task));
-                        (seats, tasks)
-                    },
-                );
+            let (mut seats, mut tasks, mut held_ns) = (Vec::new(), Vec::new(), 0u64);
+            for (seat, o) in open {
+                if declared || unannounced(&o) {
+                    seats.push(seat);
+                    if let Some(o) = o {
+                        held_ns = held_ns.max(o.open_ns);
+                        tasks.push(o.task);
+                    }
+                }
+            }
             tasks.sort();
             tasks.dedup();
             let g = groups
@@ -182,6 +187,7 @@ pub(crate) fn blocked(trace: &Trace, view: &SeatView) -> Vec<Blocked> {
             g.spare_threads += 1;
             g.spare_ns = g.spare_ns.saturating_add(z.life_ns);
             g.spare_tasks = g.spare_tasks.saturating_add(z.tasks);
+            g.held_ns = g.held_ns.max(held_ns);
         }
     }
     let mut out: Vec<Blocked> = groups.into_values().collect();
@@ -271,6 +277,8 @@ enum SeatEvents<'a> {
 struct OpenTask {
     task: BlockedTask,
     declared: bool,
+    /// How long it had been running then (0 if it had ended).
+    open_ns: u64,
 }
 
 /// The task that held a seat when a spare thread arrived at `at_ns`: the innermost task open
@@ -295,6 +303,7 @@ fn open_task(
         location: Option<NameId>,
         /// A `blocking` zone began in this task (not in a task nested in it).
         called_blocking: bool,
+        begin_ns: u64,
     }
     let mut stack: Vec<Open> = Vec::new();
     // Zones open, innermost last, with the tasks open around each (to close them with it).
@@ -312,6 +321,7 @@ fn open_task(
                     name: None,
                     location: None,
                     called_blocking: false,
+                    begin_ns: e.ts_ns,
                 });
                 in_begin = true;
                 return;
@@ -358,16 +368,17 @@ fn open_task(
             .take_while(|e| e.ts_ns <= at_ns)
             .for_each(&mut step),
     }
-    let (innermost, around, declared) = match stack.split_last() {
+    let (innermost, around, declared, open_ns) = match stack.split_last() {
         // Zones still listed are open (those of ended tasks left with them).
         Some((top, around)) => (
             *top,
             around.to_vec(),
             zones.iter().any(|&(name, _)| Some(name) == blocking),
+            at_ns.saturating_sub(top.begin_ns),
         ),
         None => {
             let (ended, around) = last_ended?;
-            (ended, around, ended.called_blocking)
+            (ended, around, ended.called_blocking, 0)
         }
     };
     let labelled = std::iter::once(&innermost)
@@ -381,5 +392,6 @@ fn open_task(
             kind: format!("task {}", innermost.kind),
         },
         declared,
+        open_ns,
     })
 }

@@ -626,12 +626,20 @@ fn blocked_workers(b: &Blocked) -> Finding {
         let tasks: Vec<String> = b.tasks.iter().map(|t| t.describe()).collect();
         format!("inside {}", tasks.join(" and "))
     };
+    let held = if b.held_ns > 0 {
+        format!(
+            ", up to {} into the task before a spare thread arrived",
+            fmt_ns(b.held_ns)
+        )
+    } else {
+        String::new()
+    };
     Finding {
         pitfall: Pitfall::BlockedWorkers,
         subject,
         evidence: format!(
-            "{seats} sat blocked in the kernel {inside} while work waited in the pool: {} spare \
-             thread(s) stood in for them, for {} in all, and ran {} task(s)",
+            "{seats} sat blocked in the kernel {inside} while work waited in the pool{held}: {} \
+             spare thread(s) stood in for them, for {} in all, and ran {} task(s)",
             b.spare_threads,
             fmt_ns(b.spare_ns),
             b.spare_tasks

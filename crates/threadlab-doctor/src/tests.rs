@@ -798,7 +798,9 @@ fn spare_threads_name_the_tasks_that_blocked_the_workers() {
     // The two spare threads for `meets` on both seats are one finding, the longest first.
     assert_eq!(found[0].subject, "task `meets`");
     for part in [
-        "workers 0 and 1 sat blocked in the kernel inside `meets` (spawned at a.rs:1:1)",
+        "workers 0 and 1 sat blocked in the kernel inside `meets` (spawned at a.rs:1:1) while \
+         work waited in the pool, up to 6.00 ms into the task before a spare thread arrived: 2 \
+         spare thread(s)",
         "2 spare thread(s)",
         "for 2.00 ms in all",
         "ran 3 task(s)",
@@ -806,6 +808,7 @@ fn spare_threads_name_the_tasks_that_blocked_the_workers() {
         assert!(found[0].evidence.contains(part), "{part}: {d}");
     }
     assert_eq!(found[0].figure.value, 2.0);
+    assert_eq!(d.blocked[0].held_ns, 6 * MS);
     // At 13 ms the seats held different tasks: a finding of its own, naming both.
     assert_eq!(found[1].subject, "tasks `meets`, `waits`", "{d}");
     assert!(found[1].evidence.contains("(spawned at b.rs:2:2)"), "{d}");

@@ -97,6 +97,14 @@ fn the_doctor_names_the_task_that_blocked_every_worker() {
     assert_eq!(b.seats, [0, 1]);
     assert!(b.spare_threads >= 1 && b.spare_tasks >= 1, "{b:?}");
     assert!(b.spare_ns > 0, "{b:?}");
+    // The barrier completes only once the spare thread has run its third party: both tasks
+    // were still open when it arrived.
+    assert!(b.held_ns > 0, "{b:?}");
+    assert!(
+        f.evidence
+            .contains("into the task before a spare thread arrived"),
+        "{d}"
+    );
     // "Are we using the threads effectively?" is not answered as fine.
     assert!(!d.answers[0].ok, "{d}");
     // The spare thread is a thread of the process, not a third worker of the pool.

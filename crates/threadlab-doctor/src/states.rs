@@ -4,7 +4,9 @@
 //! a lock wait (`LockWait` → `LockAcquired`) is *waiting on a lock*, a park is *parked*, a spin
 //! is *spinning*, a task or a zone is *running*; outside any span a pool worker is *searching*
 //! (looking for work, stealing) and any other thread is *other* (not instrumented). So a lock
-//! wait inside a zone counts as waiting, not running. *Preempted* comes from the OS instead: the
+//! wait inside a zone counts as waiting, not running. A spare thread's zone
+//! ([`threadlab::trace::SPARE_ZONE`]) spans its whole life and is no span here: inside it the
+//! thread is searching, as a worker outside any span is, and running only in its tasks. *Preempted* comes from the OS instead: the
 //! growth of the thread's run-queue time (`/proc/<tid>/schedstat`, runnable but not on a CPU)
 //! between its first and last samples; it overlaps the other states.
 //!

@@ -287,8 +287,9 @@ struct OpenTask {
 /// `threadlab::blocking` may have returned by then; the monitor, which waits for the pool to
 /// stall, finds the seats still blocked. Named by its name and spawn location (if it has
 /// neither, by the nearest task around it that has one; its kind stays its own), and declared
-/// if a `blocking` zone (`blocking`) was open in it then (for a task that had ended: if one
-/// ran in it).
+/// if a `blocking` zone (`blocking`) was open in it then, or had run in it: its wait may have
+/// ended while the spare thread it asked for was starting (a barrier released, the task going
+/// on), and the spare thread then arrives to find the task past its `blocking` call.
 fn open_task(
     trace: &Trace,
     events: SeatEvents<'_>,
@@ -373,7 +374,7 @@ fn open_task(
         Some((top, around)) => (
             *top,
             around.to_vec(),
-            zones.iter().any(|&(name, _)| Some(name) == blocking),
+            top.called_blocking || zones.iter().any(|&(name, _)| Some(name) == blocking),
             at_ns.saturating_sub(top.begin_ns),
         ),
         None => {

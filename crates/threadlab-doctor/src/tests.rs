@@ -765,6 +765,7 @@ fn spare_threads_name_the_tasks_that_blocked_the_workers() {
         (7 * MS, 8 * MS, "0,1", 2),
         (13 * MS, 14 * MS, "0,1", 0),
         (17 * MS, 17 * MS + MS / 2, "0", 0),
+        (18 * MS + MS / 2, 19 * MS, "0", 0),
     ];
     for (k, &(from, to, seats, tasks)) in spares.iter().enumerate() {
         let seats = b.name(seats);
@@ -812,17 +813,18 @@ fn spare_threads_name_the_tasks_that_blocked_the_workers() {
     // At 13 ms the seats held different tasks: a finding of its own, naming both.
     assert_eq!(found[1].subject, "tasks `meets`, `waits`", "{d}");
     assert!(found[1].evidence.contains("(spawned at b.rs:2:2)"), "{d}");
-    // At 17 ms worker 0 was inside `threadlab::blocking`: asked for, no finding.
+    // At 17 ms worker 0 was inside `threadlab::blocking`, and at 18.5 ms its task had gone on
+    // past that call (the spare thread it asked for came late): asked for, no finding.
     assert_eq!(d.blocked.len(), 3, "{:?}", d.blocked);
     let asked: Vec<_> = d.blocked.iter().filter(|b| b.declared).collect();
     assert_eq!(asked.len(), 1, "{:?}", d.blocked);
     assert_eq!(
         (asked[0].seats.as_slice(), asked[0].spare_threads),
-        (&[0][..], 1)
+        (&[0][..], 2)
     );
     // Two workers, whatever the spare threads' worker indices; a spare thread's life is not
     // work: only its tasks are.
-    assert_eq!((d.runtime.workers, d.runtime.spare_threads), (2, 4), "{d}");
+    assert_eq!((d.runtime.workers, d.runtime.spare_threads), (2, 5), "{d}");
     let spare = d.threads.iter().find(|t| t.spare && t.tasks == 2).unwrap();
     assert_eq!((spare.zones, spare.running_ns), (0, 200 * US), "{d}");
     assert_eq!(spare.searching_ns, 800 * US, "{d}");

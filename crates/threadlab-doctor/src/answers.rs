@@ -58,6 +58,7 @@ pub(crate) fn answers(d: &Diagnosis, found: &[Finding]) -> Vec<Answer> {
                 ThreadCreation,
                 ParkWakeChurn,
                 FruitlessSpinning,
+                BlockedWorkers,
             ],
         ),
     };
@@ -66,6 +67,7 @@ pub(crate) fn answers(d: &Diagnosis, found: &[Finding]) -> Vec<Answer> {
         .iter()
         .filter(|g| {
             g.threads >= 2
+                && !g.spare
                 && g.threads <= IMBALANCE_MAX_THREADS_PER_CPU * (d.os.cpus as usize).max(1)
                 && g.max_running_ns >= IMBALANCE_MIN_RUNNING_NS
         })

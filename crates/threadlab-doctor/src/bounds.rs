@@ -3,6 +3,15 @@
 //! and a figure the trace holds too little to judge is absent, never 0. A figure outside its
 //! bound is a bug at its cause (the CPU time of a short trace read from tick-granular counters
 //! gave "7.01 of 2 CPUs"); the text form prints any violation so that it is seen, not hidden.
+//!
+//! Spare threads (started by a pool while its workers sat blocked in the kernel) are threads of
+//! the process: their CPU time counts in the CPUs it used, which the OS measured and which stay
+//! within its CPUs. They are not workers of the pool: a pool of 2 whose spare thread ran while
+//! both workers were blocked still reports 2 workers (`RuntimeStats::workers`; the spare
+//! threads are `spare_threads`), so nothing read as "per worker of the pool" (its size in
+//! `compare`, a speed-up bound, the other workers' idle share behind a long task) grows with
+//! them; and their life is not read as work (`ThreadStats::spare`), so their utilization stays
+//! a share of their own lifetime.
 
 use super::findings::{Diagnosis, Figure, OS_MIN_WINDOW_NS};
 

@@ -5,7 +5,7 @@ use super::allocs;
 use super::answers;
 use super::findings::{self, Diagnosis, OS_MIN_WINDOW_NS};
 use super::frames::{self, FrameReport, FrameTarget};
-use super::{groups, guests, locks, runtime, states};
+use super::{blocked, groups, guests, locks, runtime, states};
 use threadlab::trace::Trace;
 
 /// The doctor as methods of [`Trace`]: `trace.diagnose()`, `trace.frame_report(set, target)`.
@@ -42,6 +42,7 @@ pub fn diagnose(trace: &Trace) -> Diagnosis {
     let end = trace.duration_ns();
     let keys = states::TaskArgKeys::of(trace);
     let view = guests::seat_view(trace);
+    let blocked = blocked::blocked(trace, &view);
     let mut walks: Vec<states::Walk> = trace
         .threads()
         .iter()
@@ -86,6 +87,7 @@ pub fn diagnose(trace: &Trace) -> Diagnosis {
         answers: Vec::new(),
         findings: Vec::new(),
         allocs: allocs::allocs(trace),
+        blocked,
     };
     d.threads = walks.into_iter().map(|w| w.stats).collect();
     d.findings = findings::findings(&d);

@@ -11,6 +11,7 @@
 //! and the type they judge, read together.)
 
 use super::allocs::AllocStats;
+use super::blocked::Blocked;
 use super::groups::on_cpu_note;
 use super::groups::{GroupStats, LongTask, SpanStats, LONG_TASK_OVER_MEDIAN};
 use super::locks::LockStats;
@@ -109,6 +110,14 @@ pub const ALLOC_HEAVY_SHARE: f64 = 0.5;
 /// allocations cost well under a millisecond even on a locked allocator.
 pub const ALLOC_HEAVY_MIN: u64 = 1000;
 
+/// Blocked workers: a finding as soon as the pool started this many spare threads for the same
+/// blocked tasks. The monitor starts one only after every awake worker has sat blocked in the
+/// kernel inside a task, with no task finishing for two of its 50 ms ticks, while work waited
+/// (or at once, when the task said so with `threadlab::blocking`): one is already a stall of
+/// the whole pool that the program's own code caused, and, had the waited-for work been the
+/// queued work (a barrier's last party, a receive's sender), a hang without it.
+pub const BLOCKED_MIN_SPARE_THREADS: f64 = 1.0;
+
 /// What the doctor says of a trace without instrumentation: the findings it cannot make.
 ///
 /// ```
@@ -152,6 +161,9 @@ pub struct Diagnosis {
     /// Allocations per zone name and task kind, most first (empty unless the program counted
     /// them with `threadlab::alloc::Counting`).
     pub allocs: Vec<AllocStats>,
+    /// Spare threads, grouped by the blocked tasks they stood in for, longest first (empty
+    /// when the pool started none).
+    pub blocked: Vec<Blocked>,
 }
 
 impl Diagnosis {
@@ -212,6 +224,9 @@ pub enum Pitfall {
     BusyMachine,
     /// One zone or task makes most of the allocations (counted by `alloc::Counting`).
     AllocationHeavy,
+    /// Every awake worker sat blocked in the kernel inside a task while work waited, and the
+    /// pool started spare threads to run it.
+    BlockedWorkers,
 }
 
 impl Pitfall {
@@ -228,6 +243,7 @@ impl Pitfall {
             Pitfall::Preemption => "preemption",
             Pitfall::BusyMachine => "busy-machine",
             Pitfall::AllocationHeavy => "allocation-heavy",
+            Pitfall::BlockedWorkers => "blocked-workers",
         }
     }
 }
@@ -312,6 +328,15 @@ pub(crate) fn findings(d: &Diagnosis) -> Vec<Finding> {
     } else {
         ""
     };
+    // First: a pool whose every worker blocked stalled outright (or would have hung), and the
+    // other figures of the run are measured around that stall.
+    // Spare threads the program asked for (`threadlab::blocking`) are no stall.
+    out.extend(
+        d.blocked
+            .iter()
+            .filter(|b| !b.declared)
+            .map(blocked_workers),
+    );
     if os_window && cpus > 0.0 && per_cpu > OVERSUBSCRIBED_RUNNABLE_PER_CPU {
         out.push(Finding {
             pitfall: Pitfall::Oversubscription,
@@ -365,6 +390,7 @@ pub(crate) fn findings(d: &Diagnosis) -> Vec<Finding> {
     }
     for g in &d.groups {
         let eligible = g.threads >= 2
+            && !g.spare
             && cpus > 0.0
             && g.threads <= IMBALANCE_MAX_THREADS_PER_CPU * d.os.cpus as usize
             && g.max_running_ns >= IMBALANCE_MIN_RUNNING_NS;
@@ -570,6 +596,67 @@ pub(crate) fn findings(d: &Diagnosis) -> Vec<Finding> {
         });
     }
     out
+}
+
+/// The blocked-workers finding of one group of spare threads.
+fn blocked_workers(b: &Blocked) -> Finding {
+    let names: Vec<String> = b
+        .tasks
+        .iter()
+        .map(|t| match (&t.name, &t.location) {
+            (Some(n), _) => format!("`{n}`"),
+            (None, Some(at)) => format!("spawned at {at}"),
+            (None, None) => t.kind.clone(),
+        })
+        .collect();
+    let subject = match names.len() {
+        0 => "pool workers".to_owned(),
+        1 => format!("task {}", names[0]),
+        _ => format!("tasks {}", names.join(", ")),
+    };
+    let seats: Vec<String> = b.seats.iter().map(|s| s.to_string()).collect();
+    let seats = match seats.split_last() {
+        Some((last, [])) => format!("worker {last}"),
+        Some((last, rest)) => format!("workers {} and {last}", rest.join(", ")),
+        None => "workers".to_owned(),
+    };
+    let inside = if b.tasks.is_empty() {
+        "inside tasks whose start the recording missed".to_owned()
+    } else {
+        let tasks: Vec<String> = b.tasks.iter().map(|t| t.describe()).collect();
+        format!("inside {}", tasks.join(" and "))
+    };
+    let held = if b.held_ns > 0 {
+        format!(
+            ", up to {} into the task before a spare thread arrived",
+            fmt_ns(b.held_ns)
+        )
+    } else {
+        String::new()
+    };
+    Finding {
+        pitfall: Pitfall::BlockedWorkers,
+        subject,
+        evidence: format!(
+            "{seats} sat blocked in the kernel {inside} while work waited in the pool{held}: {} \
+             spare thread(s) stood in for them, for {} in all, and ran {} task(s)",
+            b.spare_threads,
+            fmt_ns(b.spare_ns),
+            b.spare_tasks
+        ),
+        figure: figure(
+            "spare threads started",
+            b.spare_threads as f64,
+            "threads",
+            Some(BLOCKED_MIN_SPARE_THREADS),
+        ),
+        suggestion:
+            "do not block inside pool tasks: wait with threadlab's channels, `block_on` or \
+                     async code, or give blocking work threads of its own; where a task must \
+                     block, wrap the blocking call in `threadlab::blocking` so the pool hands its \
+                     seat to a spare thread at once"
+                .into(),
+    }
 }
 
 /// The allocation-heavy finding, if one name made most of the allocations.

@@ -73,6 +73,10 @@ pub struct GroupStats {
     pub busiest: Option<Busiest>,
     /// Running time over lifetime.
     pub utilization: f64,
+    /// Whether the group's threads are all spare threads ([`ThreadStats::spare`]): they run
+    /// while workers are blocked and leave when the work runs out, so their load is uneven by
+    /// design and imbalance is not judged on them.
+    pub spare: bool,
 }
 
 /// What the busiest thread of a group ran most: which zone and which task, so a finding can
@@ -190,6 +194,7 @@ pub(crate) fn groups(trace: &Trace, walks: &[Walk], on_cpu: bool) -> Vec<GroupSt
                     .filter(|t| t.os_sampled)
                     .fold(0u64, |a, t| a.saturating_add(t.on_cpu_ns)),
                 busiest: busiest_walk.map(|w| busiest(trace, w)),
+                spare: ts.iter().all(|t| t.spare),
             }
         })
         .collect()
@@ -277,8 +282,11 @@ pub(crate) fn long_tasks(trace: &Trace, walks: &[Walk]) -> Vec<LongTask> {
             by.entry(span_label(trace, s.key)).or_default().push((t, s));
         }
     }
+    // The pool's workers, whose idleness says whether a long task held the pool up. A spare
+    // thread is not one of them: it exists only while workers are blocked, and outside its
+    // life it would count as busy.
     let workers: Vec<usize> = (0..walks.len())
-        .filter(|&i| walks[i].stats.worker.is_some())
+        .filter(|&i| walks[i].stats.worker.is_some() && !walks[i].stats.spare)
         .collect();
     let mut out = Vec::new();
     for (name, spans) in by {

@@ -11,10 +11,10 @@
 //! distributed, which threads wait on locks, how do context switches affect throughput — each
 //! with the figure behind it, and names the pitfalls it finds (oversubscription, thread
 //! creation, lock contention, imbalance, park/wake churn, fruitless spinning, long tasks,
-//! preemption) with a suggestion. The comparison lines up two captures per zone, task kind and
-//! lock, sorted by the absolute difference of the total time, the way the follow-up to *The
-//! Whipping Boy Approach to Job Scheduling* compares 2 against 5 workers in Unity's Profile
-//! Analyzer.
+//! preemption, workers blocked in the kernel inside tasks) with a suggestion. The comparison
+//! lines up two captures per zone, task kind and lock, sorted by the absolute difference of the
+//! total time, the way the follow-up to *The Whipping Boy Approach to Job Scheduling* compares 2
+//! against 5 workers in Unity's Profile Analyzer.
 //!
 //! ```
 //! use threadlab_doctor::Diagnose;
@@ -32,6 +32,8 @@
 //! One mechanism per file, and no file imports one that imports it back (checked by
 //! `scripts/import-cycles crates/threadlab-doctor/src`):
 //! - `diagnose.rs`: the entry point, [`diagnose`] (and `trace.diagnose()` through [`Diagnose`]).
+//! - `blocked.rs`: spare threads' zones read back as the tasks that held the pool's workers
+//!   blocked in the kernel (the blocked-workers finding is in `findings.rs`).
 //! - `guests.rs`: a guest's install span (a caller that ran pool work in a sleeping worker's
 //!   seat) read as that worker's, before the per-thread pass.
 //! - `states.rs`: one pass per thread: time per state (running, searching, spinning, parked,
@@ -53,6 +55,7 @@
 
 mod allocs;
 mod answers;
+mod blocked;
 mod bounds;
 mod compare;
 mod diagnose;
@@ -67,6 +70,7 @@ mod states;
 mod stats;
 
 pub use allocs::AllocStats;
+pub use blocked::{Blocked, BlockedTask};
 pub use bounds::bounds_violations;
 pub use compare::{compare, CompareRow, Comparison, RuntimeRow, NOISE_RELATIVE};
 pub use diagnose::{diagnose, Diagnose};

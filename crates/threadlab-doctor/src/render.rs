@@ -213,6 +213,14 @@ impl Display for Diagnosis {
         }
         let r = &self.runtime;
         writeln!(f, "\nRuntime")?;
+        if r.spare_threads > 0 {
+            writeln!(
+                f,
+                "   {} spare thread(s) stood in for workers blocked in the kernel (not counted \
+                 as workers below)",
+                r.spare_threads
+            )?;
+        }
         writeln!(
             f,
             "   {} worker(s), {} tasks; steals {:.0}/s, failed steal attempts {:.0}/s; parks \

@@ -14,8 +14,14 @@ use threadlab::trace::{EventKind, Trace};
 #[derive(Clone, Debug, Default, PartialEq)]
 #[cfg_attr(feature = "serde", derive(serde::Serialize))]
 pub struct RuntimeStats {
-    /// Threads that are pool workers.
+    /// Threads that are pool workers. Spare threads are not counted (see `spare_threads`):
+    /// this is what the pool's parallelism is bounded by (a pool of 2 whose spare thread ran
+    /// while both workers were blocked in the kernel still ran at most 2 seats' work at once
+    /// that was not waiting), and what `compare` lines up as the pool's size.
     pub workers: usize,
+    /// Spare threads: threads the pool started to stand in for workers blocked in the kernel
+    /// while work waited (`threadlab::trace::SPARE_ZONE` on their tracks).
+    pub spare_threads: usize,
     /// Task spans, on all threads.
     pub tasks: u64,
     /// Successful steals.
@@ -81,18 +87,22 @@ pub(crate) fn runtime(trace: &Trace, walks: &[Walk]) -> RuntimeStats {
         r.failed_steals += s.steal_attempts.saturating_sub(s.steals);
         r.parks += s.parks;
         r.wakes += s.wakes_sent;
-        if s.worker.is_some() {
+        if s.spare {
+            r.spare_threads += 1;
+        } else if s.worker.is_some() {
             r.workers += 1;
-            if s.os_sampled {
-                // Preemption is assumed to hit every runnable state alike, so the task spans
-                // got the thread's on-CPU share of their wall time.
-                let on_cpu_share = ratio(
-                    s.on_cpu_ns as f64,
-                    s.on_cpu_ns.saturating_add(s.preempted_ns) as f64,
-                );
-                cpu = cpu.saturating_add(s.on_cpu_ns);
-                in_tasks += s.running_ns as f64 * on_cpu_share;
-            }
+        }
+        // A spare thread's CPU is the pool's too: it counts in the share outside tasks (its
+        // zone is not read as a task, so its searching counts as outside them).
+        if s.worker.is_some() && s.os_sampled {
+            // Preemption is assumed to hit every runnable state alike, so the task spans got
+            // the thread's on-CPU share of their wall time.
+            let on_cpu_share = ratio(
+                s.on_cpu_ns as f64,
+                s.on_cpu_ns.saturating_add(s.preempted_ns) as f64,
+            );
+            cpu = cpu.saturating_add(s.on_cpu_ns);
+            in_tasks += s.running_ns as f64 * on_cpu_share;
         }
     }
     r.steals_per_sec = ratio(r.steals as f64, secs);

@@ -4,7 +4,9 @@
 //! a lock wait (`LockWait` → `LockAcquired`) is *waiting on a lock*, a park is *parked*, a spin
 //! is *spinning*, a task or a zone is *running*; outside any span a pool worker is *searching*
 //! (looking for work, stealing) and any other thread is *other* (not instrumented). So a lock
-//! wait inside a zone counts as waiting, not running. *Preempted* comes from the OS instead: the
+//! wait inside a zone counts as waiting, not running. A spare thread's zone
+//! ([`threadlab::trace::SPARE_ZONE`]) spans its whole life and is no span here: inside it the
+//! thread is searching, as a worker outside any span is, and running only in its tasks. *Preempted* comes from the OS instead: the
 //! growth of the thread's run-queue time (`/proc/<tid>/schedstat`, runnable but not on a CPU)
 //! between its first and last samples; it overlaps the other states.
 //!
@@ -24,8 +26,13 @@ pub struct ThreadStats {
     pub name: String,
     /// Its OS thread id.
     pub tid: u64,
-    /// Its pool worker index, if it is a worker.
+    /// Its pool worker index, if it is a worker (a spare thread's is its spare seat's, past
+    /// the pool's workers: see `spare`).
     pub worker: Option<u32>,
+    /// Whether it is a spare thread ([`threadlab::trace::SPARE_ZONE`] on its track): a thread
+    /// the pool started to stand in for workers blocked in the kernel, not one of the pool's
+    /// workers. Its zone is its life, not work: outside tasks it counts as searching.
+    pub spare: bool,
     /// Its group: the name with every run of digits replaced by `N` (`threadlab-worker-N`).
     pub group: String,
     /// First event, ns since the recording started.
@@ -123,6 +130,9 @@ pub(crate) struct Span {
 pub(crate) struct TaskArgKeys {
     pub(crate) name: Option<NameId>,
     pub(crate) location: Option<NameId>,
+    /// [`threadlab::trace::SPARE_ZONE`]: a spare thread's life, read as no span (see
+    /// [`ThreadStats::spare`]).
+    pub(crate) spare_zone: Option<NameId>,
 }
 
 impl TaskArgKeys {
@@ -130,6 +140,7 @@ impl TaskArgKeys {
         TaskArgKeys {
             name: trace.name_id(threadlab::trace::ARG_TASK_NAME),
             location: trace.name_id(threadlab::trace::ARG_TASK_LOCATION),
+            spare_zone: trace.name_id(threadlab::trace::SPARE_ZONE),
         }
     }
 }
@@ -199,6 +210,8 @@ enum Open {
     Spin,
     Park,
     LockWait(u64),
+    /// A spare thread's life (`ThreadStats::spare`): the state of no span.
+    Spare,
 }
 
 struct Frame {
@@ -283,6 +296,10 @@ pub(crate) fn walk<I: Iterator<Item = Event>>(
         account(&mut w, stack.last().map(|f| f.open), now, ts);
         now = ts;
         match e.kind {
+            EventKind::ZoneBegin { name } if Some(name) == keys.spare_zone => {
+                w.stats.spare = true;
+                push(&mut stack, Open::Spare, ts);
+            }
             EventKind::ZoneBegin { name } => {
                 w.stats.zones += 1;
                 push(&mut stack, Open::Zone(name), ts);
@@ -307,7 +324,12 @@ pub(crate) fn walk<I: Iterator<Item = Event>>(
                 push(&mut stack, Open::Park, ts);
             }
             EventKind::LockWait { lock, .. } => push(&mut stack, Open::LockWait(lock), ts),
-            EventKind::ZoneEnd => pop(&mut w, &mut stack, |o| matches!(o, Open::Zone(_)), ts),
+            EventKind::ZoneEnd => pop(
+                &mut w,
+                &mut stack,
+                |o| matches!(o, Open::Zone(_) | Open::Spare),
+                ts,
+            ),
             EventKind::TaskEnd => {
                 // A spin that ended because the awaited latch was set lets its task go on.
                 after_spin = false;
@@ -400,7 +422,8 @@ pub(crate) fn walk<I: Iterator<Item = Event>>(
     while !stack.is_empty() {
         pop(&mut w, &mut stack, |_| true, end);
     }
-    if w.stats.worker.is_some() {
+    // A spare thread did not exist before its first event: it was never idle before it.
+    if w.stats.worker.is_some() && !w.stats.spare {
         let first = events().find(|e| {
             !matches!(
                 e.kind,
@@ -476,7 +499,8 @@ fn asleep_from_the_start(w: &mut Walk, first: Option<Event>, asleep_until: Optio
 fn account(w: &mut Walk, state: Option<Open>, from: u64, to: u64) {
     let s = &mut w.stats;
     let dt = to - from;
-    let idle = s.worker.is_some() && matches!(state, None | Some(Open::Spin | Open::Park));
+    let idle =
+        s.worker.is_some() && matches!(state, None | Some(Open::Spin | Open::Park | Open::Spare));
     if idle && dt > 0 {
         match w.idle.last_mut() {
             Some(last) if last.1 == from => last.1 = to,
@@ -488,8 +512,8 @@ fn account(w: &mut Walk, state: Option<Open>, from: u64, to: u64) {
         Some(Open::Spin) => &mut s.spinning_ns,
         Some(Open::Park) => &mut s.parked_ns,
         Some(Open::LockWait(_)) => &mut s.lock_wait_ns,
-        None if s.worker.is_some() => &mut s.searching_ns,
-        None => &mut s.other_ns,
+        None | Some(Open::Spare) if s.worker.is_some() => &mut s.searching_ns,
+        None | Some(Open::Spare) => &mut s.other_ns,
     };
     *slot = slot.saturating_add(dt);
 }
@@ -521,7 +545,7 @@ fn pop(w: &mut Walk, stack: &mut Vec<Frame>, is: impl Fn(Open) -> bool, ts: u64)
                 w.parks.push((f.begin_ns, ts));
                 None
             }
-            Open::Spin | Open::LockWait(_) => None,
+            Open::Spin | Open::LockWait(_) | Open::Spare => None,
         };
         if let Some(key) = key {
             let self_ns = duration_ns.saturating_sub(f.children_ns);

@@ -689,3 +689,149 @@ fn bounds_name_a_figure_outside_them() {
     assert!(v.iter().any(|s| s.contains("7.01 of 2 CPU")), "{v:?}");
     assert!(d.to_string().contains("figure out of bounds"));
 }
+
+/// Spare threads read back as the tasks that blocked the pool's workers: the task open on each
+/// seat the spare thread names (a worker's own track, or a guest's install span in that seat)
+/// when it started; repeated spare threads for the same tasks are one finding; a seat inside
+/// `threadlab::blocking` asked for its spare thread and raises none; and the spare threads do
+/// not count as workers of the pool.
+#[test]
+fn spare_threads_name_the_tasks_that_blocked_the_workers() {
+    use threadlab::trace::{
+        ARG_GUEST_SEAT, ARG_SPARE_FOR, ARG_TASK_LOCATION, ARG_TASK_NAME, BLOCKING_ZONE, SPARE_ZONE,
+    };
+    let mut b = B::new(20 * MS, 2);
+    let (name_key, loc_key) = (b.name(ARG_TASK_NAME), b.name(ARG_TASK_LOCATION));
+    let (seat_key, spare_key) = (b.name(ARG_GUEST_SEAT), b.name(ARG_SPARE_FOR));
+    let (spare_zone, blocking_zone) = (b.name(SPARE_ZONE), b.name(BLOCKING_ZONE));
+    let named = |b: &mut B, name: &str, at: &str, from: u64, to: u64| {
+        let (name, at) = (b.name(name), b.name(at));
+        [
+            (
+                from,
+                K::TaskBegin {
+                    kind: TaskKind::Spawn,
+                    flow: None,
+                },
+            ),
+            (
+                from,
+                K::Arg {
+                    key: name_key,
+                    value: name,
+                },
+            ),
+            (
+                from,
+                K::Arg {
+                    key: loc_key,
+                    value: at,
+                },
+            ),
+            (to, K::TaskEnd),
+        ]
+    };
+    // Worker 0 runs `meets`, then `waits`, which calls `threadlab::blocking` at 16 ms.
+    let mut w0 = Vec::new();
+    w0.extend(named(&mut b, "meets", "a.rs:1:1", MS, 10 * MS));
+    w0.extend(named(&mut b, "waits", "b.rs:2:2", 11 * MS, 19 * MS));
+    w0.extend(zone(blocking_zone, 16 * MS, 18 * MS));
+    b.thread("threadlab-0", Some(0), w0);
+    // Worker 1 slept through the recording: a guest held its seat and ran `meets` twice.
+    let seat = b.name("1");
+    let mut guest = vec![
+        (
+            MS / 2,
+            K::TaskBegin {
+                kind: TaskKind::Install,
+                flow: None,
+            },
+        ),
+        (
+            MS / 2,
+            K::Arg {
+                key: seat_key,
+                value: seat,
+            },
+        ),
+    ];
+    guest.extend(named(&mut b, "meets", "a.rs:1:1", MS, 10 * MS));
+    guest.extend(named(&mut b, "meets", "a.rs:1:1", 11 * MS, 19 * MS));
+    guest.push((19 * MS + MS / 2, K::TaskEnd));
+    b.thread("main", None, guest);
+    // Spare threads: (start, end, seats, tasks run).
+    let spares = [
+        (5 * MS, 6 * MS, "0,1", 1),
+        (7 * MS, 8 * MS, "0,1", 2),
+        (13 * MS, 14 * MS, "0,1", 0),
+        (17 * MS, 17 * MS + MS / 2, "0", 0),
+        (18 * MS + MS / 2, 19 * MS, "0", 0),
+    ];
+    for (k, &(from, to, seats, tasks)) in spares.iter().enumerate() {
+        let seats = b.name(seats);
+        let mut ev = vec![
+            (from, K::ZoneBegin { name: spare_zone }),
+            (
+                from,
+                K::Arg {
+                    key: spare_key,
+                    value: seats,
+                },
+            ),
+            (to, K::ZoneEnd),
+        ];
+        for i in 0..tasks {
+            ev.extend(task(from + (i + 1) * 100 * US, from + (i + 2) * 100 * US));
+        }
+        b.thread(
+            &format!("threadlab-spare-{}", k % 2),
+            Some(2 + k as u32 % 2),
+            ev,
+        );
+    }
+    let d = b.build().diagnose();
+    let found: Vec<&Finding> = d
+        .findings
+        .iter()
+        .filter(|f| f.pitfall == Pitfall::BlockedWorkers)
+        .collect();
+    assert_eq!(found.len(), 2, "{d}");
+    // The two spare threads for `meets` on both seats are one finding, the longest first.
+    assert_eq!(found[0].subject, "task `meets`");
+    for part in [
+        "workers 0 and 1 sat blocked in the kernel inside `meets` (spawned at a.rs:1:1) while \
+         work waited in the pool, up to 6.00 ms into the task before a spare thread arrived: 2 \
+         spare thread(s)",
+        "2 spare thread(s)",
+        "for 2.00 ms in all",
+        "ran 3 task(s)",
+    ] {
+        assert!(found[0].evidence.contains(part), "{part}: {d}");
+    }
+    assert_eq!(found[0].figure.value, 2.0);
+    assert_eq!(d.blocked[0].held_ns, 6 * MS);
+    // At 13 ms the seats held different tasks: a finding of its own, naming both.
+    assert_eq!(found[1].subject, "tasks `meets`, `waits`", "{d}");
+    assert!(found[1].evidence.contains("(spawned at b.rs:2:2)"), "{d}");
+    // At 17 ms worker 0 was inside `threadlab::blocking`, and at 18.5 ms its task had gone on
+    // past that call (the spare thread it asked for came late): asked for, no finding.
+    assert_eq!(d.blocked.len(), 3, "{:?}", d.blocked);
+    let asked: Vec<_> = d.blocked.iter().filter(|b| b.declared).collect();
+    assert_eq!(asked.len(), 1, "{:?}", d.blocked);
+    assert_eq!(
+        (asked[0].seats.as_slice(), asked[0].spare_threads),
+        (&[0][..], 2)
+    );
+    // Two workers, whatever the spare threads' worker indices; a spare thread's life is not
+    // work: only its tasks are.
+    assert_eq!((d.runtime.workers, d.runtime.spare_threads), (2, 5), "{d}");
+    let spare = d.threads.iter().find(|t| t.spare && t.tasks == 2).unwrap();
+    assert_eq!((spare.zones, spare.running_ns), (0, 200 * US), "{d}");
+    assert_eq!(spare.searching_ns, 800 * US, "{d}");
+    assert!(!d.answers[0].ok, "{d}");
+    assert!(
+        bounds_violations(&d).is_empty(),
+        "{:?}",
+        bounds_violations(&d)
+    );
+}

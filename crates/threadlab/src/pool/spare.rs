@@ -224,7 +224,9 @@ impl Spares {
 ///
 /// Without it the pool still notices a worker blocked in the kernel while work waits (see
 /// [`Builder::max_spare_threads`](crate::Builder::max_spare_threads)), but only after a
-/// hundred milliseconds or so; `blocking` says so up front.
+/// hundred milliseconds or so; `blocking` says so up front. While recording, the call is a zone
+/// on the calling thread's track ([`BLOCKING_ZONE`](crate::trace::BLOCKING_ZONE)), so the
+/// doctor does not count the spare thread it starts as a stall.
 ///
 /// ```
 /// let pool = threadlab::Pool::builder().threads(1).build()?;
@@ -261,6 +263,9 @@ pub fn blocking<R>(f: impl FnOnce() -> R) -> R {
         registry.spares.blocked.fetch_add(1, Ordering::Relaxed);
     }
     let _undeclare = Undeclare(&registry, declared.then_some(seat));
+    // While recording, the declared wait is a zone on this thread's track, open before the
+    // spare thread starts: the doctor reads a seat inside it as blocked on purpose.
+    let _zone = crate::trace::Zone::begin(crate::trace::BLOCKING_ZONE);
     if !registry.idle_exists() {
         Registry::start_spare(&registry, &[seat]);
     }

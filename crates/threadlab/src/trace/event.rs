@@ -280,6 +280,10 @@ pub const SPARE_ZONE: &str = "threadlab.spare";
 /// in the kernel inside a task when the spare thread was started, in decimal, separated by
 /// commas. The doctor names the tasks open on those seats then.
 pub const ARG_SPARE_FOR: &str = "spare.for";
+/// The name of the zone [`blocking`](crate::blocking) records around its closure on a pool's
+/// thread: the task said it would block, and the pool handed its seat to a spare thread up
+/// front. The doctor does not count a spare thread started for such a seat as a stall.
+pub const BLOCKING_ZONE: &str = "threadlab.blocking";
 /// The [`EventKind::Arg`] key of a span's identity: every zone that is one entry of the same
 /// span (e.g. a `tracing` span entered on the spawning thread, then again on the worker that
 /// runs a task spawned inside it) carries the same value.

@@ -82,7 +82,7 @@ pub use error::TraceError;
 pub use event::{Event, EventKind, FlowId, NameId, PlotValue, TaskKind, ThreadTrack, Trace};
 pub use event::{
     ARG_GUEST_SEAT, ARG_SPAN_ID, ARG_SPAN_PARENT, ARG_SPARE_FOR, ARG_TASK_LOCATION, ARG_TASK_NAME,
-    SPARE_ZONE,
+    BLOCKING_ZONE, SPARE_ZONE,
 };
 pub use marks::{
     frame_end, frame_mark, frame_mark_named, frame_start, message, message_color, message_static,

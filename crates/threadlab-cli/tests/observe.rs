@@ -278,6 +278,63 @@ fn watch_attaches_counts_births_and_detaches() {
     );
 }
 
+/// `watch` until the process exits counts each thread born while watched once: every one of
+/// them has died by then, so no more were created than exited. (A short-lived thread's death
+/// can reach the tracer before its creator's clone event; counted again there, it was a life
+/// that never ended.)
+#[test]
+fn watch_to_the_end_counts_each_thread_once() {
+    let exe = env!("CARGO_BIN_EXE_threadlab");
+    let child = Command::new(exe)
+        .args(["demo", "threads", "--seconds", "3"])
+        .stdout(Stdio::piped())
+        .spawn()
+        .expect("start the demo");
+    let pid = child.id();
+    let (tx, rx) = mpsc::channel();
+    std::thread::spawn(move || {
+        let _ = tx.send(child.wait_with_output());
+    });
+    // Creating threads: more than its first one.
+    let tasks = || std::fs::read_dir(format!("/proc/{pid}/task")).map_or(0, |d| d.count());
+    assert!(wait_until(|| tasks() > 1), "the demo creates threads");
+    let mut watch = Command::new(exe);
+    watch.args(["watch", &pid.to_string(), "--seconds", "600"]);
+    let out = output_within(watch);
+    let report = String::from_utf8_lossy(&out.stdout);
+    let demo = rx.recv_timeout(WATCHDOG);
+    assert!(out.status.success(), "{report}");
+    assert!(
+        demo.is_ok_and(|d| d.is_ok_and(|d| d.status.success())),
+        "the demo ran to its end"
+    );
+    if report.contains("syscall column: NOT VISIBLE") {
+        // Yama's ptrace_scope 1 refuses a sibling: see the test above.
+        eprintln!("skipped: ptrace access to the demo was refused");
+        return;
+    }
+    let line = report
+        .lines()
+        .find(|l| l.starts_with("threads created: "))
+        .unwrap_or_else(|| panic!("no count of threads created:\n{report}"));
+    let count = |i: usize| -> u64 {
+        line.split_whitespace()
+            .nth(i)
+            .and_then(|n| n.parse().ok())
+            .unwrap_or_else(|| panic!("a count: {line}"))
+    };
+    let (created, exited) = (count(2), count(4));
+    assert!(
+        line.contains("exactly") && line.contains("of which exited") && created >= 16,
+        "{line}"
+    );
+    // `exited` also counts threads that were there before the watch began and died during it.
+    assert!(
+        created <= exited,
+        "{created} created, {exited} exited: {line}"
+    );
+}
+
 /// `watch` says plainly that the syscall column is not visible when ptrace access to the
 /// process is refused, and still samples its threads. As root (CI), the watcher drops to
 /// `nobody` with `setpriv` and watches a root-owned child; as another user it watches PID 1,

@@ -22,7 +22,10 @@
 //! Thread ids are reused (`pid_max` is often 32,768), so lives are kept in order of birth and a
 //! sampled thread is matched to the latest life of its id born before it was first sampled.
 //! A traced thread's initial stop and its creator's clone event may reach the tracer in either
-//! order; whichever comes first is the birth. Signals other than the initial stop are passed on;
+//! order, and a short-lived thread's death may come before its creator's clone event (the
+//! creator waits in its event stop while the new thread runs): whichever of the two comes first
+//! is the birth, and the tracer remembers an early initial stop so that the late clone event
+//! does not count the thread again. Signals other than the initial stop are passed on;
 //! a group-stop (e.g. SIGTSTP) is resumed at once (the old-style tracing `PTRACE_TRACEME` gives
 //! has no `PTRACE_LISTEN`), so job control does not stop a traced program.
 //!
@@ -184,6 +187,9 @@ fn event_loop(
     stop: Option<&AtomicBool>,
 ) -> Lives {
     let mut options_set = seized;
+    // Threads whose initial stop came before their creator's clone event: tid → how many such
+    // births wait for that event (more than one only if the id was reused meanwhile).
+    let mut early: HashMap<u64, u32> = HashMap::new();
     loop {
         // SAFETY: `info` is a plain struct for the kernel to fill.
         let mut info: libc::siginfo_t = unsafe { std::mem::zeroed() };
@@ -266,14 +272,28 @@ fn event_loop(
             let mut msg: libc::c_ulong = 0;
             // SAFETY: `tid` is in a ptrace stop; the kernel writes the new thread's id to `msg`.
             let ok = unsafe { libc::ptrace(libc::PTRACE_GETEVENTMSG, tid, 0, &mut msg) } == 0;
-            if ok {
-                // `c_ulong` is 32 bits wide on 32-bit targets.
-                #[allow(clippy::useless_conversion)]
-                born(&mut out, &mut live, u64::from(msg), now);
+            // `c_ulong` is 32 bits wide on 32-bit targets.
+            #[allow(clippy::useless_conversion)]
+            let new = u64::from(msg);
+            match early.get_mut(&new) {
+                // Its birth is already noted, and it may even have died since.
+                Some(n) if ok => {
+                    *n -= 1;
+                    if *n == 0 {
+                        early.remove(&new);
+                    }
+                }
+                _ if ok => born(&mut out, &mut live, new, now),
+                _ => {}
             }
         } else if seized && event == PTRACE_EVENT_STOP && !live.get(&tid).is_some_and(|l| l.1) {
-            // A new thread's initial stop under PTRACE_SEIZE.
-            born(&mut out, &mut live, tid, now);
+            // A new thread's initial stop under PTRACE_SEIZE. Its creator's clone event may
+            // come later (the kernel reports a tracer's newest tracees first), even after this
+            // thread's death.
+            if !live.contains_key(&tid) {
+                born(&mut out, &mut live, tid, now);
+                *early.entry(tid).or_default() += 1;
+            }
             if let Some(l) = live.get_mut(&tid) {
                 l.1 = true;
             }
@@ -301,7 +321,10 @@ fn event_loop(
             }
         } else if sig == libc::SIGSTOP && !live.get(&tid).is_some_and(|l| l.1) {
             // A new thread's initial stop, possibly before its creator's clone event.
-            born(&mut out, &mut live, tid, now);
+            if !live.contains_key(&tid) {
+                born(&mut out, &mut live, tid, now);
+                *early.entry(tid).or_default() += 1;
+            }
             if let Some(l) = live.get_mut(&tid) {
                 l.1 = true;
             }
@@ -446,7 +469,8 @@ pub fn attach(pid: u32, start: Instant) -> io::Result<Attached> {
 }
 
 /// Notes the birth of `tid` unless it is already known (its initial stop and its creator's clone
-/// event both announce it).
+/// event both announce it; `event_loop` keeps the one that comes second from counting a thread
+/// that has died meanwhile).
 fn born(out: &mut Lives, live: &mut Live, tid: u64, now: u64) {
     live.entry(tid).or_insert_with(|| {
         out.lives.push(Life {

@@ -2,7 +2,8 @@
 //! `threadlab demo KIND` subcommand), checking what the report classifies and counts: a
 //! contended `std::sync::Mutex` is lock contention on one futex address naming both threads;
 //! four CPU-bound threads on two CPUs are preemption; threads created by the thousand are thread
-//! creation; a sleeping thread is asleep, not waiting on a lock. Linux only (`/proc`).
+//! creation; a sleeping thread is asleep, not waiting on a lock; a command that stops itself
+//! stays stopped until SIGCONT. Linux only (`/proc`).
 
 #![cfg(target_os = "linux")]
 
@@ -278,6 +279,63 @@ fn watch_attaches_counts_births_and_detaches() {
     );
 }
 
+/// `watch` until the process exits counts each thread born while watched once: every one of
+/// them has died by then, so no more were created than exited. (A short-lived thread's death
+/// can reach the tracer before its creator's clone event; counted again there, it was a life
+/// that never ended.)
+#[test]
+fn watch_to_the_end_counts_each_thread_once() {
+    let exe = env!("CARGO_BIN_EXE_threadlab");
+    let child = Command::new(exe)
+        .args(["demo", "threads", "--seconds", "3"])
+        .stdout(Stdio::piped())
+        .spawn()
+        .expect("start the demo");
+    let pid = child.id();
+    let (tx, rx) = mpsc::channel();
+    std::thread::spawn(move || {
+        let _ = tx.send(child.wait_with_output());
+    });
+    // Creating threads: more than its first one.
+    let tasks = || std::fs::read_dir(format!("/proc/{pid}/task")).map_or(0, |d| d.count());
+    assert!(wait_until(|| tasks() > 1), "the demo creates threads");
+    let mut watch = Command::new(exe);
+    watch.args(["watch", &pid.to_string(), "--seconds", "600"]);
+    let out = output_within(watch);
+    let report = String::from_utf8_lossy(&out.stdout);
+    let demo = rx.recv_timeout(WATCHDOG);
+    assert!(out.status.success(), "{report}");
+    assert!(
+        demo.is_ok_and(|d| d.is_ok_and(|d| d.status.success())),
+        "the demo ran to its end"
+    );
+    if report.contains("syscall column: NOT VISIBLE") {
+        // Yama's ptrace_scope 1 refuses a sibling: see the test above.
+        eprintln!("skipped: ptrace access to the demo was refused");
+        return;
+    }
+    let line = report
+        .lines()
+        .find(|l| l.starts_with("threads created: "))
+        .unwrap_or_else(|| panic!("no count of threads created:\n{report}"));
+    let count = |i: usize| -> u64 {
+        line.split_whitespace()
+            .nth(i)
+            .and_then(|n| n.parse().ok())
+            .unwrap_or_else(|| panic!("a count: {line}"))
+    };
+    let (created, exited) = (count(2), count(4));
+    assert!(
+        line.contains("exactly") && line.contains("of which exited") && created >= 16,
+        "{line}"
+    );
+    // `exited` also counts threads that were there before the watch began and died during it.
+    assert!(
+        created <= exited,
+        "{created} created, {exited} exited: {line}"
+    );
+}
+
 /// `watch` says plainly that the syscall column is not visible when ptrace access to the
 /// process is refused, and still samples its threads. As root (CI), the watcher drops to
 /// `nobody` with `setpriv` and watches a root-owned child; as another user it watches PID 1,
@@ -533,5 +591,86 @@ fn run_survives_sigint_and_sigterm_and_writes_what_it_saw() {
         );
         assert!(out_file.exists(), "{flags:?} {sig}: the -o trace exists");
         let _ = std::fs::remove_dir_all(&dir);
+    }
+}
+
+/// Job control under `run`: a command that stops itself (`kill -STOP $$`, and `kill -TSTP $$`
+/// as a terminal's Ctrl-Z would) stays stopped until it is sent SIGCONT, traced or not, as
+/// without the observer. The command says what it saw, so nothing here depends on timing: it
+/// writes its pid to a file, stops, and once resumed exits 0 only if a second file exists,
+/// which the test creates after it has seen the command stopped (`/proc/PID/stat`) and just
+/// before it sends SIGCONT. A command resumed without SIGCONT (traced, it used to be within
+/// milliseconds) has already exited 9, or never shows as stopped.
+#[test]
+fn run_keeps_a_stopped_command_stopped_until_sigcont() {
+    use std::os::unix::process::CommandExt;
+    let exe = env!("CARGO_BIN_EXE_threadlab");
+    for flags in [&[][..], &["--sample-only"][..]] {
+        for sig in ["STOP", "TSTP"] {
+            let dir = std::env::temp_dir().join(format!(
+                "threadlab-observe-jobctl-{}-{sig}-{}",
+                std::process::id(),
+                flags.len()
+            ));
+            std::fs::create_dir_all(&dir).unwrap();
+            let (pid_file, cont_file) = (dir.join("pid"), dir.join("cont"));
+            // Only builtins from `echo` on: no child process whose end would stop the shell
+            // (traced, for its SIGCHLD) before it stops itself.
+            let script = format!(
+                "echo $$ > '{}'; kill -{sig} $$; test -e '{}' && exit 0; exit 9",
+                pid_file.display(),
+                cont_file.display()
+            );
+            let tl = Command::new(exe)
+                .arg("run")
+                .args(flags)
+                .arg("--report")
+                .arg(dir.join("report.txt"))
+                .args(["--", "sh", "-c", &script])
+                // Its own process group, as a shell's job: SIGTSTP is ignored in an orphaned
+                // one, which the test's own group might be.
+                .process_group(0)
+                .stdout(Stdio::piped())
+                .stderr(Stdio::piped())
+                .spawn()
+                .expect("start threadlab run");
+            let mut pid = None;
+            wait_until(|| {
+                pid = std::fs::read_to_string(&pid_file)
+                    .ok()
+                    .and_then(|s| s.strip_suffix('\n')?.parse::<u32>().ok());
+                pid.is_some()
+            });
+            // Stopped (`T`, or `t` when traced), or gone: a resumed shell exits at once.
+            let mut state = None;
+            if let Some(pid) = pid {
+                wait_until(|| {
+                    state = proc_state(pid);
+                    !matches!(state, Some('R' | 'S' | 'D'))
+                });
+                std::fs::write(&cont_file, b"").unwrap();
+                // SAFETY: kill has no memory preconditions; `pid` is not reaped before
+                // `threadlab run` ends, which it cannot without this signal unless the shell
+                // has already exited (then the pid is a zombie or the signal goes nowhere).
+                unsafe { libc::kill(pid as i32, libc::SIGCONT) };
+            } else {
+                // SAFETY: kill has no memory preconditions; `threadlab run` is our child.
+                unsafe { libc::kill(tl.id() as i32, libc::SIGKILL) };
+            }
+            let out = output_within_child(tl);
+            let _ = std::fs::remove_dir_all(&dir);
+            assert!(pid.is_some(), "{flags:?} {sig}: the command started");
+            assert!(
+                matches!(state, Some('T' | 't')),
+                "{flags:?} SIG{sig}: the command stopped (state {state:?})"
+            );
+            assert_eq!(
+                out.status.code(),
+                Some(0),
+                "{flags:?} SIG{sig}: the command stayed stopped until SIGCONT (exit 9: it ran \
+                 on before it)\n{}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+        }
     }
 }

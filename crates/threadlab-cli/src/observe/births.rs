@@ -1,12 +1,32 @@
-//! Every thread's birth and death, exactly, for `threadlab run`: the observer starts the command
-//! as a traced child (`PTRACE_TRACEME` before `execve`) and asks the kernel to trace each thread
-//! it clones (`PTRACE_O_TRACECLONE`). Each `clone` of a thread then stops the creating thread
-//! with `PTRACE_EVENT_CLONE` (the new thread's id in `PTRACE_GETEVENTMSG`) and starts the new
-//! one stopped; the tracer notes the time and lets both go on. A traced thread's exit is reported
-//! to the tracer (`waitid` sees it as a zombie until the tracer reaps it), so deaths cost the
-//! program no stop: with `WNOWAIT` the tracer first reads the dead thread's `comm` and
-//! `schedstat` (its whole time on a CPU and runnable-but-waiting), then reaps it.
-//! Semantics: ptrace(2) ("PTRACE_O_TRACECLONE", "Death under ptrace", "Group-stop").
+//! Every thread's birth and death, exactly, for `threadlab run`: the observer seizes the
+//! command's process (`PTRACE_SEIZE`) before it calls `execve` and asks the kernel to trace
+//! each thread it clones (`PTRACE_O_TRACECLONE`). Each `clone` of a thread then stops the
+//! creating thread with `PTRACE_EVENT_CLONE` (the new thread's id in `PTRACE_GETEVENTMSG`) and
+//! starts the new one, seized too, in a `PTRACE_EVENT_STOP`; the tracer notes the time and lets
+//! both go on. A traced thread's exit is reported to the tracer (`waitid` sees it as a zombie
+//! until the tracer reaps it), so deaths cost the program no stop: with `WNOWAIT` the tracer
+//! first reads the dead thread's `comm` and `schedstat` (its whole time on a CPU and
+//! runnable-but-waiting), then reaps it. Semantics: ptrace(2) ("PTRACE_O_TRACECLONE", "Death
+//! under ptrace", "Group-stop", "PTRACE_LISTEN").
+//!
+//! The handshake that seizes the command before its first instruction: `Command::spawn` forks;
+//! in the child, before `execve`, the `pre_exec` closure writes the child's pid into a pipe and
+//! waits on a second pipe; the tracer thread reads the pid, seizes the child (still one thread,
+//! so every thread it will ever have descends from a seized one) and writes "go", and the child
+//! goes on to `execve`. `Command::spawn` returns only once `execve` has succeeded or failed, so a
+//! helper thread calls it while the tracer thread shakes hands. If the seize is refused (a
+//! seccomp filter, Yama's `ptrace_scope` 3), the tracer writes "refused" and the child ends
+//! before `execve` with EPERM, having run none of the command's code: `run` then starts the
+//! command again, sampled only. An `execve` that fails is reported by `Command::spawn` as
+//! without a tracer. (The simpler `PTRACE_TRACEME` in the child makes an old-style tracee,
+//! which has no `PTRACE_LISTEN`: its group-stops could only be resumed at once, so a stopped
+//! command ran on.)
+//!
+//! Job control works as without the observer: a group-stop (SIGSTOP, SIGTSTP, SIGTTIN,
+//! SIGTTOU) reaches the tracer as a `PTRACE_EVENT_STOP` with the stop signal, and the tracer
+//! answers `PTRACE_LISTEN`, which leaves the thread stopped while still reporting to the
+//! tracer; a SIGCONT ends the group-stop, each listening thread reports a `PTRACE_EVENT_STOP`
+//! with SIGTRAP, and the tracer resumes it. Other signals are passed on.
 //!
 //! Why ptrace: it needs no privilege for one's own child, which is what `run` promises. The
 //! alternatives need more: the `sched:sched_process_fork`/`task:task_newtask` tracepoints
@@ -22,15 +42,17 @@
 //! Thread ids are reused (`pid_max` is often 32,768), so lives are kept in order of birth and a
 //! sampled thread is matched to the latest life of its id born before it was first sampled.
 //! A traced thread's initial stop and its creator's clone event may reach the tracer in either
-//! order; whichever comes first is the birth. Signals other than the initial stop are passed on;
-//! a group-stop (e.g. SIGTSTP) is resumed at once (the old-style tracing `PTRACE_TRACEME` gives
-//! has no `PTRACE_LISTEN`), so job control does not stop a traced program.
+//! order, and a short-lived thread's death may come before its creator's clone event (the
+//! creator waits in its event stop while the new thread runs): whichever of the two comes first
+//! is the birth, and the tracer remembers an early initial stop so that the late clone event
+//! does not count the thread again.
 //!
 //! (Over 600 lines with its tests: the tracer's loop, its two ways in (`run`'s child, `watch`'s
 //! attach) and `merge` share one account of thread lives and are read together.)
 
 use std::collections::HashMap;
-use std::io;
+use std::io::{self, Read, Write};
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 use std::os::unix::process::CommandExt;
 use std::os::unix::thread::JoinHandleExt;
 use std::process::Command;
@@ -98,15 +120,46 @@ impl Traced {
     }
 }
 
-/// Starts `cmd` traced. The tracer thread spawns it (ptrace ties a tracee to the thread that
-/// traces it) and records births and deaths against `start`.
+/// What the tracer writes to the waiting child once it has tried to seize it.
+const GO: u8 = 1;
+/// See [`GO`]: the seize was refused; the child ends before `execve` with EPERM.
+const REFUSED: u8 = 0;
+
+/// Starts `cmd` traced: see the module doc for the handshake. The tracer thread seizes the
+/// command's process and records births and deaths against `start`; a helper thread runs
+/// `Command::spawn`, which returns only once the child has called `execve` (or failed to),
+/// that is after the handshake. `Err` with EPERM when ptrace is refused (the caller then starts
+/// the command again, sampled only: it has run none of its own code), else the error starting
+/// it (the program not found…).
 pub fn spawn(mut cmd: Command, start: Instant) -> io::Result<Traced> {
-    // SAFETY: the closure runs in the forked child before `execve`; `ptrace(PTRACE_TRACEME)` is
-    // a single system call, async-signal-safe, touching no memory of ours.
+    // The child writes its pid into `pid_w`; the tracer writes GO or REFUSED into `go_w`.
+    let (pid_r, pid_w) = pipe()?;
+    let (go_r, go_w) = pipe()?;
+    let (pid_w_fd, go_r_fd, go_w_fd) = (pid_w.as_raw_fd(), go_r.as_raw_fd(), go_w.as_raw_fd());
+    // SAFETY: the closure runs in the forked child before `execve` and makes only
+    // async-signal-safe system calls (close, getpid, write, read) on descriptors that were open
+    // when the child was forked (`pid_w` and `go_r` live in the spawner thread until `spawn`
+    // returns, `go_w` in the tracer thread until the handshake is over); it allocates nothing
+    // (`from_raw_os_error` and `last_os_error` build an error from a number).
     unsafe {
-        cmd.pre_exec(|| {
-            if libc::ptrace(libc::PTRACE_TRACEME, 0, 0, 0) != 0 {
+        cmd.pre_exec(move || {
+            // The child's copy of the tracer's end, so that a tracer gone reads as end of file.
+            libc::close(go_w_fd);
+            let pid = libc::getpid().to_ne_bytes();
+            if libc::write(pid_w_fd, pid.as_ptr().cast(), pid.len()) != pid.len() as isize {
                 return Err(io::Error::last_os_error());
+            }
+            let mut answer = [REFUSED];
+            loop {
+                match libc::read(go_r_fd, answer.as_mut_ptr().cast(), 1) {
+                    1 => break,
+                    0 => return Err(io::Error::from_raw_os_error(libc::EPIPE)),
+                    _ if io::Error::last_os_error().raw_os_error() == Some(libc::EINTR) => {}
+                    _ => return Err(io::Error::last_os_error()),
+                }
+            }
+            if answer[0] != GO {
+                return Err(io::Error::from_raw_os_error(libc::EPERM));
             }
             Ok(())
         });
@@ -117,7 +170,65 @@ pub fn spawn(mut cmd: Command, start: Instant) -> io::Result<Traced> {
     let tracer = std::thread::Builder::new()
         .name("threadlab-tracer".into())
         .spawn(move || {
-            let child = match cmd.spawn() {
+            let spawner = std::thread::Builder::new()
+                .name("threadlab-spawn".into())
+                .spawn(move || {
+                    let child = cmd.spawn();
+                    // Closing the spawner's ends: once the child has also closed its own (at
+                    // `execve` or exit), the tracer reads end of file if no pid came.
+                    drop((pid_w, go_r));
+                    child
+                });
+            let spawner = match spawner {
+                Ok(s) => s,
+                Err(e) => {
+                    let _ = tx.send(Err(e));
+                    return Lives::default();
+                }
+            };
+            let mut pid = [0u8; 4];
+            let pid = std::fs::File::from(pid_r)
+                .read_exact(&mut pid)
+                .ok()
+                .map(|()| i32::from_ne_bytes(pid));
+            // Seize the child while it waits before `execve`, single-threaded: every thread it
+            // will have descends from this one and is seized too (PTRACE_O_TRACECLONE).
+            // PTRACE_O_EXITKILL kills the command if the observer dies.
+            let seized = pid.map(|pid| {
+                let opts =
+                    libc::PTRACE_O_TRACECLONE | libc::PTRACE_O_TRACEEXEC | libc::PTRACE_O_EXITKILL;
+                // SAFETY: attaches to process `pid` (our child, waiting in `read`) without
+                // stopping it; plain arguments.
+                if unsafe { libc::ptrace(libc::PTRACE_SEIZE, pid, 0, opts) } == 0 {
+                    Ok(())
+                } else {
+                    Err(io::Error::last_os_error())
+                }
+            });
+            let answer = [if matches!(seized, Some(Ok(()))) {
+                GO
+            } else {
+                REFUSED
+            }];
+            // A failed write means the child is gone: `spawn` then says why.
+            let _ = std::fs::File::from(go_w).write_all(&answer);
+            let spawned = spawner
+                .join()
+                .unwrap_or_else(|_| Err(io::Error::other("the spawner thread panicked")));
+            // `spawn` failed: it has reaped the child, if there was one. Refused, the child
+            // ends with EPERM; the seize's own error is the one to give.
+            let started = match (spawned, seized) {
+                (Ok(child), Some(Ok(()))) => Ok(child),
+                (Ok(mut child), seized) => {
+                    // The child died before its `execve` (killed from outside): reap it.
+                    let _ = child.wait();
+                    Err(seized.and_then(Result::err).unwrap_or_else(|| {
+                        io::Error::other("the command ended before it could be traced")
+                    }))
+                }
+                (Err(_), Some(Err(e))) | (Err(e), _) => Err(e),
+            };
+            let child = match started {
                 Ok(c) => c,
                 Err(e) => {
                     let _ = tx.send(Err(e));
@@ -152,6 +263,17 @@ pub fn spawn(mut cmd: Command, start: Instant) -> io::Result<Traced> {
     }
 }
 
+/// A pipe whose two ends close on `execve` (read end, write end).
+fn pipe() -> io::Result<(OwnedFd, OwnedFd)> {
+    let mut fds = [0; 2];
+    // SAFETY: `fds` has room for the two descriptors the kernel writes.
+    if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) } != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    // SAFETY: pipe2 succeeded: both descriptors are open and owned by nothing else.
+    Ok(unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) })
+}
+
 fn ns_since(start: Instant) -> u64 {
     start.elapsed().as_nanos() as u64
 }
@@ -160,7 +282,7 @@ fn ns_since(start: Instant) -> u64 {
 /// initial stop.
 type Live = HashMap<u64, (usize, bool)>;
 
-/// The tracer's loop for `run`: the command's first thread is traced from its `execve`.
+/// The tracer's loop for `run`: the command's first thread is seized from before its `execve`.
 fn trace_loop(pid: u32, start: Instant) -> Lives {
     let mut out = Lives::default();
     let mut live = Live::new();
@@ -169,21 +291,23 @@ fn trace_loop(pid: u32, start: Instant) -> Lives {
         ..Life::default()
     });
     live.insert(u64::from(pid), (0, true));
-    event_loop(pid, start, out, live, false, None)
+    event_loop(pid, start, out, live, None)
 }
 
 /// Runs until the process has exited or, for `watch`, `stop` is set (the caller then interrupts
-/// the wait with a signal). `seized`: the threads were attached with PTRACE_SEIZE, so new ones
-/// start in PTRACE_EVENT_STOP rather than with SIGSTOP.
+/// the wait with a signal). Every thread in `live` was attached with PTRACE_SEIZE and
+/// PTRACE_O_TRACECLONE, so the threads they create are seized too and start in
+/// PTRACE_EVENT_STOP (ptrace(2), "Attaching and detaching").
 fn event_loop(
     pid: u32,
     start: Instant,
     mut out: Lives,
     mut live: Live,
-    seized: bool,
     stop: Option<&AtomicBool>,
 ) -> Lives {
-    let mut options_set = seized;
+    // Threads whose initial stop came before their creator's clone event: tid → how many such
+    // births wait for that event (more than one only if the id was reused meanwhile).
+    let mut early: HashMap<u64, u32> = HashMap::new();
     loop {
         // SAFETY: `info` is a plain struct for the kernel to fill.
         let mut info: libc::siginfo_t = unsafe { std::mem::zeroed() };
@@ -266,55 +390,53 @@ fn event_loop(
             let mut msg: libc::c_ulong = 0;
             // SAFETY: `tid` is in a ptrace stop; the kernel writes the new thread's id to `msg`.
             let ok = unsafe { libc::ptrace(libc::PTRACE_GETEVENTMSG, tid, 0, &mut msg) } == 0;
-            if ok {
-                // `c_ulong` is 32 bits wide on 32-bit targets.
-                #[allow(clippy::useless_conversion)]
-                born(&mut out, &mut live, u64::from(msg), now);
+            // `c_ulong` is 32 bits wide on 32-bit targets.
+            #[allow(clippy::useless_conversion)]
+            let new = u64::from(msg);
+            match early.get_mut(&new) {
+                // Its birth is already noted, and it may even have died since.
+                Some(n) if ok => {
+                    *n -= 1;
+                    if *n == 0 {
+                        early.remove(&new);
+                    }
+                }
+                _ if ok => born(&mut out, &mut live, new, now),
+                _ => {}
             }
-        } else if seized && event == PTRACE_EVENT_STOP && !live.get(&tid).is_some_and(|l| l.1) {
-            // A new thread's initial stop under PTRACE_SEIZE.
-            born(&mut out, &mut live, tid, now);
+        } else if event == PTRACE_EVENT_STOP && !live.get(&tid).is_some_and(|l| l.1) {
+            // A new thread's initial stop. Its creator's clone event may come later (the
+            // kernel reports a tracer's newest tracees first), even after this thread's death.
+            if !live.contains_key(&tid) {
+                born(&mut out, &mut live, tid, now);
+                *early.entry(tid).or_default() += 1;
+            }
             if let Some(l) = live.get_mut(&tid) {
                 l.1 = true;
             }
-        } else if seized && event == PTRACE_EVENT_STOP && is_stop_signal(sig) {
+            if is_stop_signal(sig) {
+                // Born into a group-stop of its process: it stops with the others (below).
+                // SAFETY: `tid` is in a group-stop of a seized tracee.
+                unsafe { libc::ptrace(libc::PTRACE_LISTEN, tid, 0, 0) };
+                continue;
+            }
+        } else if event == PTRACE_EVENT_STOP && is_stop_signal(sig) {
             // A group-stop (SIGSTOP, SIGTSTP…): stay stopped but keep reporting, as job control
-            // expects (PTRACE_LISTEN exists only for seized tracees).
+            // expects, until a SIGCONT (PTRACE_LISTEN exists only for seized tracees).
             // SAFETY: `tid` is in a group-stop of a seized tracee.
             unsafe { libc::ptrace(libc::PTRACE_LISTEN, tid, 0, 0) };
             continue;
-        } else if seized && event == PTRACE_EVENT_STOP {
+        } else if event == PTRACE_EVENT_STOP {
             // A listening tracee woken by SIGCONT reports PTRACE_EVENT_STOP with SIGTRAP
             // (ptrace(2), "Group-stop"): the group-stop is over, let it run (listening again
             // would keep it stopped until the tracer detaches).
         } else if event != 0 {
             // PTRACE_EVENT_EXEC and the like: nothing to note.
-        } else if sig == libc::SIGTRAP && !options_set && tid == u64::from(pid) {
-            // The stop after `execve` that PTRACE_TRACEME asks for: trace clones from here on;
-            // PTRACE_O_EXITKILL kills the command if the observer dies.
-            options_set = true;
-            let opts =
-                libc::PTRACE_O_TRACECLONE | libc::PTRACE_O_TRACEEXEC | libc::PTRACE_O_EXITKILL;
-            // SAFETY: `tid` is in a ptrace stop; the options are a plain bit set.
-            if unsafe { libc::ptrace(libc::PTRACE_SETOPTIONS, tid, 0, opts) } != 0 {
-                out.error = Some(format!("PTRACE_SETOPTIONS: {}", io::Error::last_os_error()));
-            }
-        } else if sig == libc::SIGSTOP && !live.get(&tid).is_some_and(|l| l.1) {
-            // A new thread's initial stop, possibly before its creator's clone event.
-            born(&mut out, &mut live, tid, now);
-            if let Some(l) = live.get_mut(&tid) {
-                l.1 = true;
-            }
         } else {
-            // SAFETY: `si` is a plain struct for the kernel to fill.
-            let mut si: libc::siginfo_t = unsafe { std::mem::zeroed() };
-            // SAFETY: `tid` is in a ptrace stop; the kernel writes its signal's info to `si`.
-            let delivery = unsafe { libc::ptrace(libc::PTRACE_GETSIGINFO, tid, 0, &mut si) } == 0;
-            // A signal on its way to the program is passed on; a group-stop (GETSIGINFO fails)
-            // is resumed.
-            if delivery {
-                inject = sig;
-            }
+            // A seized tracee's only other stop is a signal on its way to the program (no
+            // syscall stops are asked for): passed on. A stop signal passed on starts the
+            // group-stop that the branch above keeps.
+            inject = sig;
         }
         // SAFETY: `tid` is in a ptrace stop; resuming it with signal `inject` (0 for none).
         unsafe { libc::ptrace(libc::PTRACE_CONT, tid, 0, inject as libc::c_ulong) };
@@ -426,7 +548,7 @@ pub fn attach(pid: u32, start: Instant) -> io::Result<Attached> {
             }
             let _ = tx.send(Ok(()));
             let cpu0 = super::sampler::thread_cpu_ns();
-            let mut lives = event_loop(pid, start, out, live, true, Some(&stop2));
+            let mut lives = event_loop(pid, start, out, live, Some(&stop2));
             lives.tracer_cpu_ns = super::sampler::thread_cpu_ns().saturating_sub(cpu0);
             // Pairs with the sampler's Acquire load (see `spawn`).
             done2.store(true, Ordering::Release);
@@ -446,7 +568,8 @@ pub fn attach(pid: u32, start: Instant) -> io::Result<Attached> {
 }
 
 /// Notes the birth of `tid` unless it is already known (its initial stop and its creator's clone
-/// event both announce it).
+/// event both announce it; `event_loop` keeps the one that comes second from counting a thread
+/// that has died meanwhile).
 fn born(out: &mut Lives, live: &mut Live, tid: u64, now: u64) {
     live.entry(tid).or_insert_with(|| {
         out.lives.push(Life {

@@ -135,7 +135,8 @@ pub fn run(args: RunArgs) -> ExitCode {
         with_env(&mut cmd);
         match observe_traced(cmd, args.hz) {
             Ok(x) => Some(x),
-            // PTRACE_TRACEME refused (a seccomp filter, a security module): sample only.
+            // PTRACE_SEIZE refused (a seccomp filter, a security module): the command ended
+            // before its `execve` (`births.rs`); start it again, sampled only.
             Err(e) if e.raw_os_error() == Some(libc::EPERM) => {
                 eprintln!(
                     "threadlab run: ptrace was refused ({e}); thread births are sampled instead"

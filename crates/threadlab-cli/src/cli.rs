@@ -175,10 +175,17 @@ pub struct RunArgs {
     /// the terminal). The command's own stdout and stderr are never written to.
     #[arg(long, value_name = "FILE")]
     pub report: Option<PathBuf>,
-    /// Do not trace thread creation with ptrace: births and deaths are then estimated from the
-    /// samples (threads living between two samples are not seen), and the program never stops.
-    #[arg(long)]
+    /// Births and deaths from the samples only (threads living between two samples are not
+    /// seen): never ptrace, and the interposer's exact count is printed beside them, not
+    /// merged into the timeline.
+    #[arg(long, conflicts_with = "ptrace")]
     pub sample_only: bool,
+    /// Also trace thread creation with ptrace: exact births for programs the interposer cannot
+    /// enter too (static ones, Go's), at the price of stopping the creating thread at each
+    /// birth. By default births come from the interposer (`LD_PRELOAD`), which stops nothing,
+    /// and ptrace is used only when this threadlab was built without one.
+    #[arg(long)]
+    pub ptrace: bool,
     /// The program and its arguments.
     #[arg(value_name = "CMD", required = true, last = true)]
     pub command: Vec<String>,

@@ -146,13 +146,26 @@ fn threads_created_by_the_thousand_are_thread_creation() {
     );
 }
 
-/// Traced (the default), every thread is counted: a child that creates and joins exactly N
+/// Every thread is counted, by the interposer inside the process (the default: nothing is
+/// stopped) and traced with ptrace (`--ptrace`): a child that creates and joins exactly N
 /// threads is reported with exactly N threads created (its first thread is not counted), all
 /// of which exited, and the doctor's thread-creation finding counts the same N.
 #[test]
 fn every_thread_created_is_counted_exactly() {
+    for (flags, by) in [(&[][..], "interposer"), (&["--ptrace"][..], "ptrace")] {
+        let report = every_thread_created_is_counted_exactly_with(flags);
+        assert!(
+            report
+                .lines()
+                .any(|l| l.starts_with("threads created: ") && l.contains(by)),
+            "counted by the {by}:\n{report}"
+        );
+    }
+}
+
+fn every_thread_created_is_counted_exactly_with(flags: &[&str]) -> String {
     const N: u64 = 2_000;
-    let report = observe("join", "0", &["--threads", &N.to_string()]);
+    let report = observe_with(flags, "join", "0", &["--threads", &N.to_string()]);
     assert!(
         report.contains(&format!("demo join: created {N} threads")),
         "{report}"
@@ -177,6 +190,7 @@ fn every_thread_created_is_counted_exactly() {
         report.contains("Thread creation in bursts (") && report.contains("exact: every birth"),
         "{report}"
     );
+    report
 }
 
 #[test]
@@ -605,12 +619,14 @@ fn run_survives_sigint_and_sigterm_and_writes_what_it_saw() {
 fn run_keeps_a_stopped_command_stopped_until_sigcont() {
     use std::os::unix::process::CommandExt;
     let exe = env!("CARGO_BIN_EXE_threadlab");
-    for flags in [&[][..], &["--sample-only"][..]] {
+    for flags in [&[][..], &["--ptrace"][..], &["--sample-only"][..]] {
         for sig in ["STOP", "TSTP"] {
             let dir = std::env::temp_dir().join(format!(
                 "threadlab-observe-jobctl-{}-{sig}-{}",
                 std::process::id(),
-                flags.len()
+                flags
+                    .first()
+                    .map_or("default", |f| f.trim_start_matches('-'))
             ));
             std::fs::create_dir_all(&dir).unwrap();
             let (pid_file, cont_file) = (dir.join("pid"), dir.join("cont"));

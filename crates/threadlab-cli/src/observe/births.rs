@@ -665,6 +665,7 @@ pub fn merge(o: &mut Observed, lives: &Lives, period_ns: u64) {
         tracer_cpu_ns: lives.tracer_cpu_ns,
         error: lives.error.clone(),
         attached: pre > 0,
+        by_interposer: false,
     });
 }
 

@@ -35,6 +35,8 @@ const K_BIRTH: u32 = 2;
 const K_DEATH: u32 = 3;
 const K_WAIT: u32 = 4;
 const K_HOLD: u32 = 5;
+/// The death of the thread that ends the process (it lives as long as the process).
+const K_EXIT: u32 = 6;
 const W_COND: u64 = 2;
 const W_SEM: u64 = 3;
 const REC: usize = 48;
@@ -103,6 +105,9 @@ pub struct Process {
     pub births: u64,
     /// Threads that ended (deaths seen).
     pub deaths: u64,
+    /// Every thread the interposer saw start or end in it, in order of first record: what
+    /// `run` knows of threads that lived between two samples (`Process::lives`).
+    pub threads: Vec<super::births::Life>,
     /// Contended lock waits and their total, ns.
     pub waits: u64,
     /// Their total length, ns.
@@ -178,6 +183,49 @@ impl Session {
     /// Reads every process's files; timestamps become ns since `origin_ns` (monotonic).
     pub fn read(&self, origin_ns: u64) -> Seen {
         read_dir(&self.dir, origin_ns)
+    }
+}
+
+/// The life of thread `tid` in `lives`, added (born at 0: the process's first thread, whose
+/// birth the interposer does not see) if new.
+fn life_of(lives: &mut Vec<super::births::Life>, tid: u64) -> &mut super::births::Life {
+    let at = match lives.iter().position(|l| l.tid == tid) {
+        Some(at) => at,
+        None => {
+            lives.push(super::births::Life {
+                tid,
+                ..Default::default()
+            });
+            lives.len() - 1
+        }
+    };
+    &mut lives[at]
+}
+
+impl Process {
+    /// What the interposer saw of this process's threads, as the ptrace tracer reports it
+    /// (`births::merge`): every thread created, with its birth, death, name and times on a
+    /// CPU, exact, with no stop. The first thread comes first (born at 0); the last one to
+    /// exit (the one that ran the process's exit) keeps its death.
+    pub fn lives(&self, end_ns: u64) -> super::births::Lives {
+        let mut lives = self.threads.clone();
+        // The first thread: the one that never had a birth record (and is not a thread born
+        // before the interposer was loaded: there is none, it loads before `main`).
+        lives.sort_by_key(|l| (l.born_ns != 0, l.born_ns));
+        if lives.first().is_none_or(|l| l.born_ns != 0) {
+            lives.insert(
+                0,
+                super::births::Life {
+                    tid: u64::from(self.pid),
+                    ..Default::default()
+                },
+            );
+        }
+        super::births::Lives {
+            lives,
+            end_ns,
+            ..Default::default()
+        }
     }
 }
 
@@ -289,8 +337,22 @@ fn read_dir(dir: &Path, origin_ns: u64) -> Seen {
                 K_BIRTH => {
                     p.births += 1;
                     evs.push((rel(r.t0), ExactKind::Born));
+                    life_of(&mut p.threads, tid).born_ns = rel(r.t0);
                 }
-                K_DEATH => p.deaths += 1,
+                K_DEATH | K_EXIT => {
+                    p.deaths += 1;
+                    let life = life_of(&mut p.threads, tid);
+                    // The thread that ended the process lived as long as it did (as the
+                    // ptrace tracer reports its last thread).
+                    life.died_ns = (r.kind == K_DEATH).then(|| rel(r.t0));
+                    life.on_cpu_ns = r.t1;
+                    life.runqueue_ns = r.site;
+                    let mut name = [0u8; 16];
+                    name[..8].copy_from_slice(&r.obj.to_ne_bytes());
+                    name[8..].copy_from_slice(&r.holder.to_ne_bytes());
+                    let len = name.iter().position(|&c| c == 0).unwrap_or(16);
+                    life.name = String::from_utf8_lossy(&name[..len]).into_owned();
+                }
                 K_WAIT => {
                     let kind = r.holder >> 32;
                     let name = name_of(r.obj, &mut syms);

@@ -125,9 +125,17 @@ pub fn run(args: RunArgs) -> ExitCode {
             s.apply(cmd);
         }
     };
+    // The interposer's times count from `origin_ns`, the samples' from `origin`: the same
+    // instant (both CLOCK_MONOTONIC), so births and samples line up.
+    let origin = Instant::now();
     let origin_ns = interpose::monotonic_ns();
     forward_signals();
-    let traced = if args.sample_only {
+    // The interposer counts births exactly without stopping anything: ptrace, which stops the
+    // creating thread at every birth (a thread-per-task program ran 1.5× slower), only when
+    // asked for (`--ptrace`: exact births for programs the interposer cannot enter, static
+    // ones), or when this threadlab has no interposer.
+    let use_ptrace = !args.sample_only && (args.ptrace || session.is_none());
+    let traced = if !use_ptrace {
         None
     } else {
         let mut cmd = Command::new(program);
@@ -146,7 +154,7 @@ pub fn run(args: RunArgs) -> ExitCode {
             Err(e) => return crate::cli::usage_error(&format!("cannot start `{program}`: {e}")),
         }
     };
-    let (pid, observed, ending) = match traced {
+    let (pid, mut observed, ending) = match traced {
         Some(x) => x,
         None => {
             let mut cmd = Command::new(program);
@@ -160,7 +168,7 @@ pub fn run(args: RunArgs) -> ExitCode {
             let pid = child.id();
             set_child(pid);
             let mut status = None;
-            let observed = sampler::sample(pid, args.hz, true, || {
+            let observed = sampler::sample_from(pid, args.hz, true, origin, || {
                 status = child.try_wait().ok().flatten();
                 status.is_some()
             });
@@ -185,6 +193,19 @@ pub fn run(args: RunArgs) -> ExitCode {
     let mut text = format!("{what} {}\n\n", ending.describe());
     let seen = session.as_ref().map(|s| {
         let seen = s.read(origin_ns);
+        // Not traced: the interposer's births and deaths (exact, nothing stopped) stand where
+        // the tracer's would (`births::merge`), for the command's own process; with
+        // `--sample-only`, births stay the samples' (the interposer's own count is printed).
+        if observed.exact.is_none() && !args.sample_only {
+            if let Some(p) = seen.processes.iter().find(|p| p.pid == pid) {
+                let end_ns = observed.duration_ns;
+                let period = sampler::period(args.hz).as_nanos() as u64;
+                births::merge(&mut observed, &p.lives(end_ns), period);
+                if let Some(x) = observed.exact.as_mut() {
+                    x.by_interposer = true;
+                }
+            }
+        }
         // The command's own process wrote no file: it never loaded the interposer.
         let unseen = (!s.saw(pid)).then(|| which(program));
         text.push_str(&interpose::render(&seen, pid, program, unseen.as_deref()));

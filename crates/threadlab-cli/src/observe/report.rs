@@ -93,6 +93,15 @@ pub fn render(what: &str, o: &Observed, hz: u32, futexes: &[FutexRow]) -> String
         o.cpus
     );
     match &o.exact {
+        Some(x) if x.by_interposer => {
+            let _ = writeln!(
+                s,
+                "threads created: {} exactly, {} of which exited before the process (every \
+                 thread start and end seen by the interposer inside the process, nothing \
+                 stopped; the first thread not counted)",
+                x.created, x.exited,
+            );
+        }
         Some(x) => {
             let _ = writeln!(
                 s,

@@ -97,13 +97,9 @@ pub struct Observed {
     pub exact: Option<ExactCounts>,
 }
 
-/// Samples process `pid` at `hz` until `done` says stop (checked after each tick) or the
-/// process is gone. `all_new`: every thread was created during the observation (`run`).
-pub fn sample(pid: u32, hz: u32, all_new: bool, done: impl FnMut() -> bool) -> Observed {
-    sample_from(pid, hz, all_new, Instant::now(), done)
-}
-
-/// [`sample`] with times counted from `start` (the tracer's clock, for `run`).
+/// Samples process `pid` at `hz`, with times counted from `start`, until `done` says stop
+/// (checked after each tick) or the process is gone. `all_new`: every thread was created
+/// during the observation (`run`).
 pub fn sample_from(
     pid: u32,
     hz: u32,
@@ -272,4 +268,6 @@ pub struct ExactCounts {
     pub error: Option<String>,
     /// The process was running before (`watch`): only threads created since attaching count.
     pub attached: bool,
+    /// Counted by the interposer inside the process (nothing stopped), not by ptrace.
+    pub by_interposer: bool,
 }

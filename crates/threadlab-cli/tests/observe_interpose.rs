@@ -285,6 +285,18 @@ fn four_cpu_bound_python_threads_wait_for_the_gil_and_it_is_named() {
         "{report}"
     );
     assert!(report.contains("threads created: 4 exactly"), "{report}");
+    // Question 1 says the GIL ran them one at a time: the process used about one CPU of two.
+    let q1 = report
+        .lines()
+        .skip_while(|l| !l.starts_with(" 1. "))
+        .take(2)
+        .collect::<Vec<_>>()
+        .join("\n");
+    assert!(!q1.contains("(fine)"), "{q1}");
+    assert!(
+        q1.contains("queued for `the Python GIL") && q1.contains("stood idle"),
+        "{q1}"
+    );
 }
 
 /// A Go program's goroutines contend on a `sync.Mutex`: invisible to the OS and to the

@@ -12,6 +12,10 @@ use super::findings::{
 use super::stats::fmt_ns;
 use super::stats::ratio;
 
+/// CPUs left idle, on average, beyond which a process whose threads queue for a contended lock
+/// is said to be serialised by it (question 1): at least half a CPU.
+const SERIALISED_IDLE_CPUS: f64 = 0.5;
+
 fn has(found: &[Finding], pitfalls: &[Pitfall]) -> bool {
     found.iter().any(|f| pitfalls.contains(&f.pitfall))
 }
@@ -42,25 +46,44 @@ pub(crate) fn answers(d: &Diagnosis, found: &[Finding]) -> Vec<Answer> {
             fmt_ns(d.os.active_ns)
         )
     };
+    // Threads that queued for a lock while CPUs stood idle: the lock serialised them, so the
+    // process used fewer CPUs than it had (four Python threads on the GIL use one of two).
+    let serialised = d.locks.first().filter(|l| {
+        os_judged
+            && d.os.cpus >= 2
+            && d.os.cpus_used_avg < f64::from(d.os.cpus) - SERIALISED_IDLE_CPUS
+            && has(found, &[LockContention])
+            && l.wait.count > 0
+    });
+    let serial_note = serialised.map_or_else(String::new, |l| {
+        format!(
+            "; its threads queued for `{}` while {:.1} of {} CPU(s) stood idle: the lock ran \
+             them one at a time",
+            l.name,
+            f64::from(d.os.cpus) - d.os.cpus_used_avg,
+            d.os.cpus
+        )
+    });
     let q1 = Answer {
         question: "Are we using the threads effectively?",
         answer: format!(
             "the {} thread(s) that ran tasks or zones were running {:.0}% of their lifetimes; \
-             {process}",
+             {process}{serial_note}",
             working.len(),
             100.0 * util,
         ),
         figure: (life > 0).then(|| figure("running share of lifetime", util, "ratio", None)),
-        ok: !has(
-            found,
-            &[
-                Oversubscription,
-                ThreadCreation,
-                ParkWakeChurn,
-                FruitlessSpinning,
-                BlockedWorkers,
-            ],
-        ),
+        ok: serialised.is_none()
+            && !has(
+                found,
+                &[
+                    Oversubscription,
+                    ThreadCreation,
+                    ParkWakeChurn,
+                    FruitlessSpinning,
+                    BlockedWorkers,
+                ],
+            ),
     };
     let judged: Vec<_> = d
         .groups

@@ -66,12 +66,17 @@ pub(crate) fn answers(d: &Diagnosis, found: &[Finding]) -> Vec<Answer> {
     });
     let q1 = Answer {
         question: "Are we using the threads effectively?",
-        answer: format!(
-            "the {} thread(s) that ran tasks or zones were running {:.0}% of their lifetimes; \
-             {process}{serial_note}",
-            working.len(),
-            100.0 * util,
-        ),
+        answer: if working.is_empty() {
+            // Observed from outside, or a program without tasks or zones: the OS's figures.
+            format!("no thread ran tasks or zones; {process}{serial_note}")
+        } else {
+            format!(
+                "the {} thread(s) that ran tasks or zones were running {:.0}% of their \
+                 lifetimes; {process}{serial_note}",
+                working.len(),
+                100.0 * util,
+            )
+        },
         figure: (life > 0).then(|| figure("running share of lifetime", util, "ratio", None)),
         ok: serialised.is_none()
             && !has(

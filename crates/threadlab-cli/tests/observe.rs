@@ -113,6 +113,19 @@ fn four_spinning_threads_on_two_cpus_are_preemption() {
     for i in 0..4 {
         let s = shares(&report, &format!("spinner-{i}"));
         assert!(s[0] >= 90.0, "spinner-{i} is runnable, not blocked: {s:?}");
+        // The doctor's time per state counts a spinner's time on a CPU as running (it used to
+        // read 0 ns running and all "other" for a program observed from outside).
+        let row = report
+            .lines()
+            .skip_while(|l| !l.starts_with("Time per state"))
+            .find(|l| l.trim_start().starts_with(&format!("spinner-{i} ")))
+            .unwrap_or_else(|| panic!("no time-per-state row for spinner-{i}:\n{report}"));
+        let util: f64 = row
+            .split_whitespace()
+            .find_map(|t| t.strip_suffix('%'))
+            .and_then(|t| t.parse().ok())
+            .unwrap_or_else(|| panic!("no utilisation in {row}"));
+        assert!(util >= 10.0, "spinner-{i} ran on a CPU: {row}");
     }
     assert!(!f.iter().any(|l| l.contains("lock-contention")), "{report}");
 }

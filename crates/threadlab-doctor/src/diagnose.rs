@@ -71,6 +71,7 @@ pub fn diagnose(trace: &Trace) -> Diagnosis {
         };
         walks.push(states::walk(who, || events.iter().copied(), end, keys));
     }
+    states::observed_on_cpu_is_running(&mut walks);
     let os = runtime::os(trace, &walks);
     let on_cpu = os.active_ns >= OS_MIN_WINDOW_NS;
     let mut d = Diagnosis {

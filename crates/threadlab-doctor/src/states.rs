@@ -3,7 +3,9 @@
 //! At every instant a thread is in exactly one state, the one of its innermost open span:
 //! a lock wait (`LockWait` → `LockAcquired`) is *waiting on a lock*, a park is *parked*, a spin
 //! is *spinning*, a task or a zone is *running*; outside any span a pool worker is *searching*
-//! (looking for work, stealing) and any other thread is *other* (not instrumented). So a lock
+//! (looking for work, stealing) and any other thread is *other* (not instrumented); in a trace
+//! with no task or zone at all (a program observed from outside), the time the OS had a thread
+//! on a CPU is *running* ([`observed_on_cpu_is_running`]). So a lock
 //! wait inside a zone counts as waiting, not running. A spare thread's zone
 //! ([`threadlab::trace::SPARE_ZONE`]) spans its whole life and is no span here: inside it the
 //! thread is searching, as a worker outside any span is, and running only in its tasks. *Preempted* comes from the OS instead: the
@@ -453,6 +455,23 @@ pub(crate) fn walk<I: Iterator<Item = Event>>(
     s.lifetime_ns = s.last_ns.saturating_sub(s.first_ns);
     s.utilization = super::stats::ratio(s.running_ns as f64, s.lifetime_ns as f64);
     w
+}
+
+/// In a trace with no task or zone on any thread (a program observed from outside, `threadlab
+/// run`), a thread was running whenever the OS had it on a CPU: that share of its *other* time
+/// is *running*. (In a recorded program, a thread outside any span stays *other*: its code is
+/// not the program's work as the program marked it.)
+pub(crate) fn observed_on_cpu_is_running(walks: &mut [Walk]) {
+    if walks.iter().any(|w| w.stats.tasks + w.stats.zones > 0) {
+        return;
+    }
+    for w in walks {
+        let s = &mut w.stats;
+        let on_cpu = s.on_cpu_ns.min(s.other_ns);
+        s.other_ns -= on_cpu;
+        s.running_ns = s.running_ns.saturating_add(on_cpu);
+        s.utilization = super::stats::ratio(s.running_ns as f64, s.lifetime_ns as f64);
+    }
 }
 
 /// A worker that was asleep when the recording started has no `ParkBegin`, and records nothing

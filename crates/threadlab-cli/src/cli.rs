@@ -42,6 +42,9 @@ pub enum Command {
     /// Small programs with known behaviour, observed by the tests (`threadlab demo mutex`).
     #[command(hide = true)]
     Demo(DemoArgs),
+    /// The fork scenario of `stress`, in a process of its own: forks children that use pools.
+    #[command(hide = true)]
+    StressFork(StressForkArgs),
     /// Write an offline timeline of a trace (`.pftrace` or `.tltrace`) as one HTML page: a lane
     /// per thread, states, locks, arrows, the doctor's findings.
     View(ViewArgs),
@@ -266,6 +269,14 @@ pub struct CompareArgs {
     /// Print the comparison as JSON.
     #[arg(long)]
     pub json: bool,
+}
+
+/// Arguments of `threadlab stress-fork` (started by `stress`).
+#[derive(Debug, Args)]
+pub struct StressForkArgs {
+    /// Seed of what the children do.
+    #[arg(long, value_name = "S")]
+    pub seed: u64,
 }
 
 /// Arguments of `threadlab stress`.

@@ -74,6 +74,10 @@ fn main() -> ExitCode {
         Command::Doctor(args) => doctor::doctor(args),
         Command::Compare(args) => doctor::compare(args),
         Command::Stress(args) => stress_command(args),
+        #[cfg(unix)]
+        Command::StressFork(args) => stress::fork_child(args.seed),
+        #[cfg(not(unix))]
+        Command::StressFork(_) => cli::usage_error("stress-fork needs fork() (Unix)"),
         Command::Run(args) => observe::run(args),
         Command::Watch(args) => observe::watch(args),
         Command::Demo(args) => match observe::demo::run(&args.kind, args.seconds, args.threads) {

@@ -14,6 +14,8 @@ mod channel;
 mod dice;
 mod elastic;
 #[cfg(unix)]
+mod fork;
+#[cfg(unix)]
 mod hostile;
 mod ledger;
 mod scenarios;
@@ -35,8 +37,17 @@ const STUCK_AFTER: Duration = Duration::from_secs(120);
 
 type Scenario = fn(&mut Rng, &Pool, &Ledger);
 
-/// The mix: (name, scenario).
+/// The mix: (name, scenario). Under ThreadSanitizer, without the fork scenario (see
+/// `build.rs`).
 fn mix() -> Vec<(&'static str, Scenario)> {
+    let mut mix = everything();
+    if cfg!(threadlab_tsan) {
+        mix.retain(|(name, _)| !name.starts_with("fork"));
+    }
+    mix
+}
+
+fn everything() -> Vec<(&'static str, Scenario)> {
     vec![
         ("join tree", scenarios::join_tree),
         ("scope", scenarios::scope_spawns),
@@ -58,7 +69,16 @@ fn mix() -> Vec<(&'static str, Scenario)> {
         ("elastic guests", |rng, _, l| {
             elastic::elastic_guests(rng, l)
         }),
+        ("fork in a child process", |rng, _, l| {
+            fork::fork_in_a_child_process(rng, l)
+        }),
     ]
+}
+
+/// `threadlab stress-fork --seed S` (see `fork.rs`).
+#[cfg(unix)]
+pub fn fork_child(seed: u64) -> std::process::ExitCode {
+    fork::child_main(seed)
 }
 
 /// Options of a run.

@@ -20,9 +20,20 @@ pub struct Ledger {
     pub(super) cancelled: AtomicU64,
     pub(super) drops: AtomicU64,
     pub(super) discrepancies: Mutex<Vec<String>>,
+    /// Scenarios run, by name.
+    pub(super) by_name: Mutex<std::collections::BTreeMap<&'static str, u64>>,
 }
 
 impl Ledger {
+    /// Scenario `name` ran once more.
+    pub fn ran(&self, name: &'static str) {
+        *self
+            .by_name
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .entry(name)
+            .or_default() += 1;
+    }
     /// `n` tasks were checked to have run exactly once.
     pub fn tasks(&self, n: u64) {
         self.tasks.fetch_add(n, Ordering::Relaxed);

@@ -10,6 +10,7 @@
 //! The same seed gives the same sequence of scenarios per driver; the interleavings, of
 //! course, differ.
 
+mod blocked;
 mod channel;
 mod dice;
 mod elastic;
@@ -68,6 +69,9 @@ fn everything() -> Vec<(&'static str, Scenario)> {
         ("elastic pool", |rng, _, l| elastic::elastic_pool(rng, l)),
         ("elastic guests", |rng, _, l| {
             elastic::elastic_guests(rng, l)
+        }),
+        ("blocked workers", |rng, _, l| {
+            blocked::blocked_workers(rng, l)
         }),
         ("fork in a child process", |rng, _, l| {
             fork::fork_in_a_child_process(rng, l)
@@ -148,6 +152,7 @@ pub fn run(opts: &Options) -> bool {
                     scenario(&mut rng, pool, ledger);
                     current[d].0.store(0, Ordering::Relaxed);
                     ledger.scenarios.fetch_add(1, Ordering::Relaxed);
+                    ledger.ran(name);
                 }
                 // Relaxed: the watchdog only stops watching on it; the scope's join orders
                 // the books.
@@ -269,6 +274,12 @@ fn report(opts: &Options, ledger: &Ledger, elapsed: Duration) -> bool {
         g(&ledger.pools),
         g(&ledger.recordings),
     );
+    let by_name = ledger.by_name.lock().unwrap_or_else(|e| e.into_inner());
+    let each: Vec<String> = by_name
+        .iter()
+        .map(|(name, n)| format!("{name} {}", crate::fmt::group_thousands(*n)))
+        .collect();
+    println!("stress: scenarios run: {}", each.join(", "));
     let d = ledger
         .discrepancies
         .lock()

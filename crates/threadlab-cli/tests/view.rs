@@ -352,11 +352,64 @@ fn main() {
             l["scriptMs"].as_f64().unwrap()
         );
     }
+    lock_wait_card_names_the_lock_and_its_holder(&bin, &d);
     if std::env::var_os("THREADLAB_VIEW_KEEP").is_some() {
         println!("pages and screenshot kept in {}", d.display());
     } else {
         let _ = std::fs::remove_dir_all(&d);
     }
+}
+
+/// Hovering a lock wait in the state strip names the lock and the thread that held it.
+fn lock_wait_card_names_the_lock_and_its_holder(bin: &Path, d: &Path) {
+    use std::sync::{mpsc, Arc};
+    let rec = threadlab::trace::start();
+    let m = Arc::new(threadlab::sync::Mutex::named("handed", 0));
+    let (held_tx, held_rx) = mpsc::channel();
+    let m2 = Arc::clone(&m);
+    let holder = std::thread::spawn(move || {
+        threadlab::trace::set_thread_name("holder");
+        let mut g = m2.lock();
+        held_tx.send(()).unwrap();
+        std::thread::sleep(Duration::from_millis(30));
+        *g += 1;
+    });
+    held_rx.recv().unwrap();
+    let m3 = Arc::clone(&m);
+    let waiter = std::thread::spawn(move || {
+        threadlab::trace::set_thread_name("waiter");
+        *m3.lock() += 1;
+    });
+    holder.join().unwrap();
+    waiter.join().unwrap();
+    let trace = rec.stop();
+    let path = d.join("lock-wait.pftrace");
+    trace.save(&path).unwrap();
+    let html = d.join("lock-wait.html");
+    write_view(&path, &html);
+    let (lane, t) = trace
+        .threads()
+        .iter()
+        .enumerate()
+        .find(|(_, t)| t.name() == "waiter")
+        .map(|(i, t)| {
+            let ts = |f: fn(&EventKind) -> bool| {
+                t.events().iter().find(|e| f(&e.kind)).unwrap().ts_ns as f64
+            };
+            let began = ts(|k| matches!(k, EventKind::LockWait { .. }));
+            let got = ts(|k| matches!(k, EventKind::LockAcquired { .. }));
+            (i, (began + got) / 2.0)
+        })
+        .expect("the waiter's track");
+    let l = layout(bin, &html, &format!("#hover={lane},{t}"));
+    let card = l["card"]
+        .as_str()
+        .unwrap_or_else(|| panic!("no card shown: {l}"));
+    assert!(card.contains("state: waiting on a lock"), "{card}");
+    assert!(
+        card.contains("waiting for lock handed, held by holder (tid "),
+        "the card names the lock and its holder: {card}"
+    );
 }
 
 /// *Multithreading Isn't Free*'s thread per row, scaled like the lab's image run: 3,024 threads, one zone

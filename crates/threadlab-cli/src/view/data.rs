@@ -47,6 +47,55 @@ pub struct Rows {
     pub holds: Vec<Iv>,
     /// Preempted share between two OS samples, in thousandths (the label).
     pub preempted: Vec<Iv>,
+    /// Lock waits, labelled with the lock's name and the thread that held it when the wait
+    /// began (and the one that handed it over, when the recording says so), for the hover card.
+    pub waits: Vec<Iv>,
+}
+
+/// Every lock hold of the trace, by lock: (taken, released, thread index), in time order.
+pub type Holds = HashMap<u64, Vec<(u64, u64, usize)>>;
+
+/// Who held which lock when: from each thread's `LockAcquired`/`LockReleased` pairs (a hold
+/// still open at the thread's end lasts to it).
+pub fn lock_holds(trace: &Trace) -> Holds {
+    let mut out: Holds = HashMap::new();
+    for (i, t) in trace.threads().iter().enumerate() {
+        let mut open: HashMap<u64, u64> = HashMap::new();
+        let mut last = 0;
+        for e in t.events().iter() {
+            last = e.ts_ns.max(last);
+            match e.kind {
+                EventKind::LockAcquired { lock, .. } => {
+                    open.insert(lock, last);
+                }
+                EventKind::LockReleased { lock, .. } => {
+                    if let Some(from) = open.remove(&lock) {
+                        out.entry(lock).or_default().push((from, last, i));
+                    }
+                }
+                _ => {}
+            }
+        }
+        for (lock, from) in open {
+            out.entry(lock).or_default().push((from, last, i));
+        }
+    }
+    for v in out.values_mut() {
+        v.sort_unstable();
+    }
+    out
+}
+
+/// The thread (index) holding `lock` at `at`, other than `me`: the latest hold begun by then
+/// and not yet released.
+fn holder(holds: &Holds, lock: u64, at: u64, me: usize) -> Option<usize> {
+    let v = holds.get(&lock)?;
+    let k = v.partition_point(|h| h.0 <= at);
+    v[..k]
+        .iter()
+        .rev()
+        .find(|h| h.1 > at && h.2 != me)
+        .map(|h| h.2)
 }
 
 /// An arrow: kind (0 steal, 1 wake-up, 2 lock hand-off), from (thread, ns), to (thread, ns).
@@ -71,8 +120,8 @@ impl Names {
     }
 }
 
-/// Builds the rows of thread `i`.
-pub fn rows(trace: &Trace, i: usize, names: &mut Names) -> Rows {
+/// Builds the rows of thread `i` (`holds`: every thread's lock holds, to name a wait's holder).
+pub fn rows(trace: &Trace, i: usize, names: &mut Names, holds_of: &Holds) -> Rows {
     let t = &trace.threads()[i];
     let idle = if t.worker().is_some() {
         SEARCHING
@@ -83,6 +132,12 @@ pub fn rows(trace: &Trace, i: usize, names: &mut Names) -> Rows {
     // Open spans: (state, start, label, is a task or zone).
     let mut stack: Vec<(u32, u64, u32, bool)> = Vec::new();
     let mut holds: HashMap<u64, (u64, u32)> = HashMap::new();
+    // Lock waits under way: lock → (began, the lock's name).
+    let mut waiting: HashMap<u64, (u64, String)> = HashMap::new();
+    let thread_name = |k: usize| {
+        let t = &trace.threads()[k];
+        format!("{} (tid {})", t.name(), t.tid())
+    };
     let mut state_since: Option<(u32, u64)> = None;
     let mut last_os: Option<(u64, u64)> = None;
     let mut last_ts = 0;
@@ -99,7 +154,10 @@ pub fn rows(trace: &Trace, i: usize, names: &mut Names) -> Rows {
             }
             EventKind::SpinBegin => stack.push((SPINNING, ts, 0, false)),
             EventKind::ParkBegin => stack.push((PARKED, ts, 0, false)),
-            EventKind::LockWait { .. } => stack.push((WAITING, ts, 0, false)),
+            EventKind::LockWait { lock, name } => {
+                stack.push((WAITING, ts, 0, false));
+                waiting.insert(lock, (ts, trace.name(name).to_owned()));
+            }
             EventKind::ZoneEnd | EventKind::TaskEnd | EventKind::SpinEnd | EventKind::ParkEnd => {
                 let want_span = matches!(e.kind, EventKind::ZoneEnd | EventKind::TaskEnd);
                 // An end without its begin is ignored (a loaded file can hold anything).
@@ -113,6 +171,14 @@ pub fn rows(trace: &Trace, i: usize, names: &mut Names) -> Rows {
             EventKind::LockAcquired { lock, name, .. } => {
                 if stack.last().is_some_and(|s| s.0 == WAITING) {
                     stack.pop();
+                }
+                if let Some((began, lock_name)) = waiting.remove(&lock) {
+                    let by = match holder(holds_of, lock, began, i) {
+                        Some(k) => format!("held by {}", thread_name(k)),
+                        None => "its holder was not recorded".to_owned(),
+                    };
+                    let label = names.id(&format!("waiting for lock {lock_name}, {by}"));
+                    r.waits.push(iv(began, ts, label));
                 }
                 holds.insert(lock, (ts, names.id(trace.name(name))));
             }
@@ -381,9 +447,10 @@ pub fn page_data(trace: &Trace, title: &str, target: FrameTarget) -> String {
         .unwrap_or(0)
         .max(trace.duration_ns());
     let levels = widths(end);
+    let holds_of = lock_holds(trace);
     let mut threads = String::from("[");
     for (i, t) in trace.threads().iter().enumerate() {
-        let r = rows(trace, i, &mut names);
+        let r = rows(trace, i, &mut names, &holds_of);
         let s = &d.threads[i];
         let summary = json!({
             "running": s.running_ns, "searching": s.searching_ns, "spinning": s.spinning_ns,
@@ -413,6 +480,8 @@ pub fn page_data(trace: &Trace, title: &str, target: FrameTarget) -> String {
         write_levels(&mut threads, &r.holds, &levels);
         threads.push_str(",\"preempted\":");
         write_row(&mut threads, &r.preempted);
+        threads.push_str(",\"waits\":");
+        write_row(&mut threads, &r.waits);
         threads.push('}');
     }
     threads.push(']');
@@ -602,6 +671,21 @@ mod tests {
         assert_eq!(t1, handoffs[0].4);
         let (all, _, _) = finding_scope(&trace, &d, "process");
         assert_eq!(all.len(), trace.threads().len());
+        // The hover card of the wait names the lock and the thread that held it.
+        let mut names = Names::default();
+        let r = rows(&trace, w, &mut names, &lock_holds(&trace));
+        assert_eq!(r.waits.len(), 1, "one wait");
+        let holder = &trace.threads()[h];
+        assert_eq!(
+            names.list[r.waits[0].label as usize],
+            format!(
+                "waiting for lock handed, held by holder (tid {})",
+                holder.tid()
+            )
+        );
+        let json = page_data(&trace, "t", DEFAULT_FRAME_TARGET);
+        let v: Value = serde_json::from_str(&json).expect("valid JSON");
+        assert_eq!(v["threads"][w]["waits"][1].as_array().unwrap().len(), 1);
     }
 
     #[test]
@@ -626,7 +710,7 @@ mod tests {
             })
             .expect("the zone thread");
         let mut names = Names::default();
-        let r = rows(&trace, i, &mut names);
+        let r = rows(&trace, i, &mut names, &lock_holds(&trace));
         assert_eq!(r.spans.len(), 2, "two depths");
         assert_eq!(names.list[r.spans[0][0].label as usize], "outer");
         assert_eq!(names.list[r.spans[1][0].label as usize], "inner");

@@ -50,7 +50,7 @@ for (const [i, th] of D.threads.entries()) {
   const spans = th.spans.map(lazy);
   const h = Math.max(1, spans.length) * ROW_H + STATE_H + HOLD_H + GAP;
   lanes.push({ i, th, y, h, spans, states: lazy(th.states), holds: lazy(th.holds),
-    pre: lazy([th.preempted]), msgs: msgsByLane.get(i) || [] });
+    pre: lazy([th.preempted]), waits: lazy([th.waits]), msgs: msgsByLane.get(i) || [] });
   y += h;
 }
 const pick = (levels, k) => levels.at(Math.min(k, levels.length - 1));
@@ -275,6 +275,7 @@ function publish(arrows) {
     level: lastLevel, drawnCount, arrows, drawn: drawnLog, firstDrawMs, scriptMs: firstDrawMs - T0,
     pixels, errors, marks: markStats,
     markRows: marks.map((m) => ({ kind: m.kind, name: m.name, y: m.y - scrollY, h: m.h })),
+    card: card.style.display === "block" ? card.textContent : null,
   });
 }
 
@@ -333,6 +334,9 @@ function hover(e) {
   } else if (rel < depths * ROW_H + STATE_H) {
     const row = pick(L.states, k), i = findAt(row, t, tol);
     if (i >= 0) text = `state: ${STATE_LABELS[row.l[i]]}${row.c[i] > 1 ? " (mostly)" : ""}\nduration ${fmt(row.e[i] - row.s[i])}`;
+    // A lock wait: which lock, and who held it.
+    const Wt = L.waits.at(0), w = findAt(Wt, t, tol);
+    if (w >= 0) text = (text || "") + `\n${names[Wt.l[w]]}`;
     const P = L.pre.at(0), j = findAt(P, t, 0);
     if (j >= 0) text = (text || "") + `\npreempted ${(P.l[j] / 10).toFixed(1)}% of ${fmt(P.e[j] - P.s[j])}`;
   } else {
@@ -403,3 +407,14 @@ sum.innerHTML = `<tr><th>thread</th><th>lifetime</th>${keys.map((k) => `<th>${k}
 
 resize();
 draw();
+// For tests and tools: `#hover=LANE,T` hovers lane LANE's state strip at time T (ns) once drawn
+// and publishes the hover card's text.
+if (hashView.has("hover")) {
+  const [li, ht] = hashView.get("hover").split(",").map(Number), L = lanes[li];
+  if (L) {
+    const r = canvas.getBoundingClientRect();
+    const sy = L.y - scrollY + Math.max(1, L.spans.length) * ROW_H + STATE_H / 2;
+    hover({ clientX: r.left + X(ht), clientY: r.top + sy });
+    publish(0);
+  }
+}

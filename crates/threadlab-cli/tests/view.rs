@@ -353,11 +353,87 @@ fn main() {
         );
     }
     lock_wait_card_names_the_lock_and_its_holder(&bin, &d);
+    chart_labels_never_overlap(&bin, &d);
     if std::env::var_os("THREADLAB_VIEW_KEEP").is_some() {
         println!("pages and screenshot kept in {}", d.display());
     } else {
         let _ = std::fs::remove_dir_all(&d);
     }
+}
+
+/// Every chart of a (tiny) lab report, measured in Chromium: no two x-axis labels overlap.
+fn chart_labels_never_overlap(bin: &Path, d: &Path) {
+    let out = d.join("tiny-lab");
+    let run = Command::new(env!("CARGO_BIN_EXE_threadlab"))
+        .args([
+            "lab",
+            "--tiny",
+            "--threads",
+            "1,2",
+            "--repeat",
+            "1",
+            "--out",
+        ])
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert!(
+        run.status.success(),
+        "threadlab lab --tiny: {}",
+        String::from_utf8_lossy(&run.stderr)
+    );
+    let mut svgs: Vec<PathBuf> = std::fs::read_dir(&out)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "svg"))
+        .collect();
+    svgs.sort();
+    assert!(svgs.len() >= 10, "charts written: {svgs:?}");
+    // One page with every chart inline, and a script that writes each x label's box.
+    let mut page = String::from("<!doctype html><html><body>");
+    for p in &svgs {
+        let svg = std::fs::read_to_string(p).unwrap();
+        page += &format!(
+            "<div data-file=\"{}\">{svg}</div>",
+            p.file_name().unwrap().to_string_lossy()
+        );
+    }
+    page += "<script id=\"boxes\" type=\"application/json\"></script><script>\
+        const out = [...document.querySelectorAll('div[data-file]')].map((d) => ({ file: d.dataset.file,\
+          boxes: [...d.querySelectorAll('text.xt')].map((t) => { const r = t.getBoundingClientRect();\
+            return [r.left, r.top, r.right, r.bottom, t.textContent]; }) }));\
+        document.getElementById('boxes').textContent = JSON.stringify(out);</script></body></html>";
+    let html = d.join("charts.html");
+    std::fs::write(&html, page).unwrap();
+    let (dom, _) = run_chromium(bin, &["--dump-dom"], &format!("file://{}", html.display()));
+    let start = dom
+        .find("id=\"boxes\" type=\"application/json\">")
+        .expect("the boxes")
+        + "id=\"boxes\" type=\"application/json\">".len();
+    let end = start + dom[start..].find("</script>").unwrap();
+    let charts: Value = serde_json::from_str(&dom[start..end]).expect("boxes are JSON");
+    let mut labels = 0;
+    for c in charts.as_array().unwrap() {
+        let boxes = c["boxes"].as_array().unwrap();
+        labels += boxes.len();
+        let b = |v: &Value| -> (f64, f64, f64, f64, String) {
+            let f = |i: usize| v[i].as_f64().unwrap();
+            (f(0), f(1), f(2), f(3), v[4].as_str().unwrap().to_owned())
+        };
+        for i in 0..boxes.len() {
+            for j in i + 1..boxes.len() {
+                let (p, q) = (b(&boxes[i]), b(&boxes[j]));
+                let apart =
+                    p.2 <= q.0 + 0.5 || q.2 <= p.0 + 0.5 || p.3 <= q.1 + 0.5 || q.3 <= p.1 + 0.5;
+                assert!(
+                    apart,
+                    "{}: x labels `{}` and `{}` overlap ({p:?} / {q:?})",
+                    c["file"], p.4, q.4
+                );
+            }
+        }
+    }
+    assert!(labels > 50, "x labels measured: {labels}");
 }
 
 /// Hovering a lock wait in the state strip names the lock and the thread that held it.

@@ -55,6 +55,14 @@ const LEFT: f64 = 70.0;
 const RIGHT: f64 = 200.0;
 const TOP: f64 = 40.0;
 const BOTTOM: f64 = 50.0;
+/// Room kept between two labels side by side, px.
+const LABEL_GAP: f64 = 4.0;
+
+/// A label's width at the charts' 12 px sans-serif, px: a generous estimate (7 px a character;
+/// digits and most lower-case letters take 6–7), so labels judged apart are apart.
+fn label_width(text: &str) -> f64 {
+    7.0 * text.chars().count() as f64
+}
 const COLORS: [&str; 10] = [
     "#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f",
     "#bcbd22", "#17becf",
@@ -230,10 +238,29 @@ impl Chart {
         };
         let px = |x: f64| LEFT + xaxis.frac(x) * pw;
         let py = |y: f64| TOP + (1.0 - yaxis.frac(y)) * ph;
+        // Category names that would not fit side by side are set upright (reading upwards),
+        // and the chart grows downwards by the longest one.
+        let slot = pw / self.categories.len().max(1) as f64;
+        let upright = self.kind == Kind::Bars
+            && self
+                .categories
+                .iter()
+                .any(|c| label_width(c) + LABEL_GAP > slot);
+        let extra = if upright {
+            self.categories
+                .iter()
+                .map(|c| label_width(c))
+                .fold(0.0, f64::max)
+                - 12.0
+        } else {
+            0.0
+        }
+        .max(0.0);
+        let h = H + extra;
         let mut s = format!(
-            "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{w}\" height=\"{H}\" \
-             viewBox=\"0 0 {w} {H}\" font-family=\"sans-serif\" font-size=\"12\">\n\
-             <rect width=\"{w}\" height=\"{H}\" fill=\"white\"/>\n\
+            "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{w}\" height=\"{h}\" \
+             viewBox=\"0 0 {w} {h}\" font-family=\"sans-serif\" font-size=\"12\">\n\
+             <rect width=\"{w}\" height=\"{h}\" fill=\"white\"/>\n\
              <text x=\"{}\" y=\"22\" text-anchor=\"middle\" font-size=\"15\">{}</text>\n",
             LEFT + pw / 2.0,
             escape(&self.title)
@@ -261,26 +288,47 @@ impl Chart {
                 xs.sort_by(f64::total_cmp);
                 xs.dedup();
                 let ticks = if xs.len() <= 12 { xs } else { xaxis.ticks() };
+                // Every tick gets its mark; a label that would touch the one before it is left
+                // out (values close together on the axis: 1, 2, 3 … beside 1,024).
+                let mut right_of_last = f64::NEG_INFINITY;
                 for t in ticks {
                     let x = px(t);
+                    let label = fmt_tick(t);
+                    let half = label_width(&label) / 2.0;
                     s += &format!(
-                        "<line x1=\"{x:.1}\" y1=\"{:.1}\" x2=\"{x:.1}\" y2=\"{:.1}\" stroke=\"#999\"/>\
-                         <text x=\"{x:.1}\" y=\"{:.1}\" text-anchor=\"middle\">{}</text>\n",
+                        "<line x1=\"{x:.1}\" y1=\"{:.1}\" x2=\"{x:.1}\" y2=\"{:.1}\" stroke=\"#999\"/>",
                         TOP + ph,
                         TOP + ph + 5.0,
-                        TOP + ph + 18.0,
-                        fmt_tick(t)
                     );
+                    if x - half >= right_of_last + LABEL_GAP {
+                        right_of_last = x + half;
+                        s += &format!(
+                            "<text class=\"xt\" x=\"{x:.1}\" y=\"{:.1}\" text-anchor=\"middle\">{}</text>",
+                            TOP + ph + 18.0,
+                            label
+                        );
+                    }
+                    s.push('\n');
                 }
             }
             Kind::Bars => {
                 for (i, c) in self.categories.iter().enumerate() {
-                    s += &format!(
-                        "<text x=\"{:.1}\" y=\"{:.1}\" text-anchor=\"middle\">{}</text>\n",
-                        px(i as f64 + 0.5),
-                        TOP + ph + 18.0,
-                        escape(c)
-                    );
+                    let x = px(i as f64 + 0.5);
+                    s += &if upright {
+                        format!(
+                            "<text class=\"xt\" transform=\"translate({:.1},{:.1}) rotate(-90)\" \
+                             text-anchor=\"end\">{}</text>\n",
+                            x + 4.0,
+                            TOP + ph + 8.0,
+                            escape(c)
+                        )
+                    } else {
+                        format!(
+                            "<text class=\"xt\" x=\"{x:.1}\" y=\"{:.1}\" text-anchor=\"middle\">{}</text>\n",
+                            TOP + ph + 18.0,
+                            escape(c)
+                        )
+                    };
                 }
             }
         }
@@ -290,7 +338,7 @@ impl Chart {
              <line x1=\"{LEFT}\" y1=\"{b:.1}\" x2=\"{r:.1}\" y2=\"{b:.1}\" stroke=\"black\"/>\n\
              <text x=\"{cx:.1}\" y=\"{:.1}\" text-anchor=\"middle\">{}</text>\n\
              <text transform=\"translate(16,{cy:.1}) rotate(-90)\" text-anchor=\"middle\">{}</text>\n",
-            H - 12.0,
+            h - 12.0,
             escape(&self.x_label),
             escape(&format!(
                 "{}{}",

@@ -282,7 +282,10 @@ impl Experiment for Iter {
             tables.push(table);
             let mut chart = Chart::bars(
                 &format!("iter-{threads}t"),
-                &format!("parallel iterators: time relative to sequential std ({threads} workers)"),
+                &format!(
+                    "parallel iterators: time relative to sequential std ({})",
+                    crate::fmt::plural(threads, "worker")
+                ),
                 names.to_vec(),
                 "time ÷ sequential",
             );

@@ -91,30 +91,8 @@ pub(crate) struct WorkerThread {
 /// searcher, see `super::seat`).
 pub(crate) fn main(registry: Arc<Registry>, index: usize, searching: bool) {
     pin(&registry, index);
-    let deque = registry.seats[index].take_deque();
     registry.sleep.register_thread(index);
-    hooks::worker_start(index);
-    let counters = &registry.counters[index];
-    // Relaxed: read only by metrics, as statistics. A seat's threads run one after the other
-    // (each joins the previous one), so these stay single-writer.
-    counters.os_tid.store(os_thread_id(), Ordering::Relaxed);
-    counters.parked.store(false, Ordering::Relaxed);
-    // SAFETY: the flag lives in the registry, which `worker` keeps alive (its `registry` field)
-    // for as long as the heartbeat state exists.
-    let heartbeat =
-        unsafe { Heartbeat::new(registry.requests.flag(index), registry.num_threads()) };
-    let worker = WorkerThread {
-        index,
-        deque,
-        registry,
-        rng: Cell::new(0x9E37_79B9_7F4A_7C15 ^ ((index as u64 + 1) << 17)),
-        searching: Cell::new(searching),
-        awake_since: Cell::new(Instant::now()),
-        idle_mark: Cell::new((u64::MAX, Instant::now())),
-        polled: Cell::new(false),
-        heartbeat,
-        chunks: ChunkCache::new(),
-    };
+    let worker = WorkerThread::on_seat(registry, index, searching);
     CURRENT.with(|c| c.set(&worker));
     // Release: pairs with the Acquire load of a guest that borrows this seat (`run_as_guest`).
     worker.registry.guest_seats[index].store(
@@ -161,30 +139,8 @@ pub(crate) fn main(registry: Arc<Registry>, index: usize, searching: bool) {
 /// from every queue until it finds none, or until fewer occupants are blocked than spare threads
 /// run, and waits inside a task as a guest does (on its latch, not through the sleep protocol).
 pub(crate) fn spare_main(registry: Arc<Registry>, index: usize) {
-    let deque = registry.seats[index].take_deque();
-    hooks::worker_start(index);
-    let zone = registry.spare_arrived(index);
-    let counters = &registry.counters[index];
-    // Relaxed: read only by the monitor and metrics, as hints. A seat's threads run one after
-    // the other (each joins the previous one), so these stay single-writer.
-    counters.os_tid.store(os_thread_id(), Ordering::Relaxed);
-    counters.parked.store(false, Ordering::Relaxed);
-    // SAFETY: the flag lives in the registry, which `worker` keeps alive (its `registry` field)
-    // for as long as the heartbeat state exists.
-    let heartbeat =
-        unsafe { Heartbeat::new(registry.requests.flag(index), registry.num_threads()) };
-    let worker = WorkerThread {
-        index,
-        deque,
-        registry,
-        rng: Cell::new(0x9E37_79B9_7F4A_7C15 ^ ((index as u64 + 1) << 17)),
-        searching: Cell::new(false),
-        awake_since: Cell::new(Instant::now()),
-        idle_mark: Cell::new((u64::MAX, Instant::now())),
-        polled: Cell::new(false),
-        heartbeat,
-        chunks: ChunkCache::new(),
-    };
+    let worker = WorkerThread::on_seat(registry, index, false);
+    let zone = worker.registry.spare_arrived(index);
     CURRENT.with(|c| c.set(&worker));
     // Its waits park on their latch, as a guest's do (`WorkerThread::idle`).
     GUEST.with(|g| g.set(true));
@@ -359,6 +315,35 @@ fn pin(registry: &Registry, index: usize) {
 }
 
 impl WorkerThread {
+    /// The state of this thread on seat `index` (a worker's or a spare thread's): it takes the
+    /// seat's deque, says so to the recorder, and publishes its OS id.
+    fn on_seat(registry: Arc<Registry>, index: usize, searching: bool) -> WorkerThread {
+        let deque = registry.seats[index].take_deque();
+        hooks::worker_start(index);
+        let counters = &registry.counters[index];
+        // Relaxed: read only by metrics and the monitor, as statistics and hints. A seat's
+        // threads run one after the other (each joins the previous one), so these stay
+        // single-writer.
+        counters.os_tid.store(os_thread_id(), Ordering::Relaxed);
+        counters.parked.store(false, Ordering::Relaxed);
+        // SAFETY: the flag lives in the registry, which the worker keeps alive (its `registry`
+        // field) for as long as the heartbeat state exists.
+        let heartbeat =
+            unsafe { Heartbeat::new(registry.requests.flag(index), registry.num_threads()) };
+        WorkerThread {
+            index,
+            deque,
+            registry,
+            rng: Cell::new(0x9E37_79B9_7F4A_7C15 ^ ((index as u64 + 1) << 17)),
+            searching: Cell::new(searching),
+            awake_since: Cell::new(Instant::now()),
+            idle_mark: Cell::new((u64::MAX, Instant::now())),
+            polled: Cell::new(false),
+            heartbeat,
+            chunks: ChunkCache::new(),
+        }
+    }
+
     /// The worker running on this thread, if any.
     #[inline]
     pub(crate) fn current() -> Option<&'static WorkerThread> {

@@ -156,7 +156,8 @@
 //! So every wake-up that would have unparked a parked worker starts a retired one: the
 //! retire/return race (a push right as the last worker retires) is the lock's: the retiring
 //! worker's critical section comes before the waker's (the waker then restarts it) or after it
-//! (the worker then finds itself off the list and stays). `sleep_loom.rs` models it. If the OS
+//! (the worker then finds itself off the list and stays). `sleep_loom.rs` models it, and a
+//! guest giving a seat back while its worker retires (`loom_guest_gives_back_*`). If the OS
 //! refuses the thread, the seat goes back on the list, still retired, and the next submission
 //! tries again (said once on stderr, counted in the metrics).
 //!

@@ -252,3 +252,24 @@ fn a_recorded_spare_thread_says_which_workers_it_stood_in_for() {
         assert_eq!(stood_in_for[0], "0,1");
     });
 }
+
+/// The caller of `install` on a one-worker pool runs as the guest of the sleeping worker's seat
+/// and blocks in a receive whose sender it queued on that seat: the worker thread stays parked
+/// (its seat is lent), and a spare thread runs the sender.
+#[test]
+fn a_guest_blocked_on_work_it_queued_on_its_seat_completes() {
+    watchdog(|| {
+        let pool = Pool::builder().threads(1).build().unwrap();
+        // Let the worker go to sleep first, so the install below is a guest.
+        while !pool.metrics().all_parked() {
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        let (tx, rx) = mpsc::channel();
+        let got = pool.install(move || {
+            threadlab::spawn(move || tx.send(9).unwrap());
+            rx.recv().unwrap()
+        });
+        assert_eq!(got, 9);
+        assert!(pool.metrics().spare_threads_started >= 1);
+    });
+}

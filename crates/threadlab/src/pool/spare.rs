@@ -250,8 +250,14 @@ pub fn blocking<R>(f: impl FnOnce() -> R) -> R {
     impl Drop for Undeclare<'_> {
         fn drop(&mut self) {
             if let Some(seat) = self.1 {
-                // Relaxed: a hint for the monitor, which reads it at its next tick.
+                // Relaxed: hints for the monitor, which reads them at its next tick (and
+                // recounts `blocked` whenever it looks).
                 self.0.spares.declared[seat].store(false, Ordering::Relaxed);
+                let _ = self.0.spares.blocked.fetch_update(
+                    Ordering::Relaxed,
+                    Ordering::Relaxed,
+                    |b| Some(b.saturating_sub(1)),
+                );
             }
         }
     }

@@ -346,7 +346,9 @@ fn read_dir(dir: &Path, origin_ns: u64) -> Seen {
                     // ptrace tracer reports its last thread).
                     life.died_ns = (r.kind == K_DEATH).then(|| rel(r.t0));
                     life.on_cpu_ns = r.t1;
-                    life.runqueue_ns = r.site;
+                    // Not read at a death (its procfs read would cost ~11 µs a thread): a
+                    // thread's run-queue time is known from the samples, or with `--ptrace`.
+                    life.runqueue_ns = 0;
                     let mut name = [0u8; 16];
                     name[..8].copy_from_slice(&r.obj.to_ne_bytes());
                     name[8..].copy_from_slice(&r.holder.to_ne_bytes());

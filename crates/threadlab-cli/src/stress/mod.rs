@@ -10,6 +10,7 @@
 //! The same seed gives the same sequence of scenarios per driver; the interleavings, of
 //! course, differ.
 
+mod blocked;
 mod channel;
 mod dice;
 mod elastic;
@@ -57,6 +58,9 @@ fn mix() -> Vec<(&'static str, Scenario)> {
         ("elastic pool", |rng, _, l| elastic::elastic_pool(rng, l)),
         ("elastic guests", |rng, _, l| {
             elastic::elastic_guests(rng, l)
+        }),
+        ("blocked workers", |rng, _, l| {
+            blocked::blocked_workers(rng, l)
         }),
     ]
 }
@@ -128,6 +132,7 @@ pub fn run(opts: &Options) -> bool {
                     scenario(&mut rng, pool, ledger);
                     current[d].0.store(0, Ordering::Relaxed);
                     ledger.scenarios.fetch_add(1, Ordering::Relaxed);
+                    ledger.ran(name);
                 }
                 // Relaxed: the watchdog only stops watching on it; the scope's join orders
                 // the books.
@@ -248,6 +253,14 @@ fn report(opts: &Options, ledger: &Ledger, elapsed: Duration) -> bool {
         g(&ledger.cancelled),
         g(&ledger.pools),
         g(&ledger.recordings),
+    );
+    let runs = ledger.runs.lock().unwrap_or_else(|e| e.into_inner());
+    let runs: Vec<String> = runs.iter().map(|(n, c)| format!("{n} {c}")).collect();
+    println!("stress: scenarios run: {}", runs.join(", "));
+    println!(
+        "stress: {} spare threads started for blocked workers, which ran {} tasks",
+        g(&ledger.spare_threads),
+        g(&ledger.spare_tasks),
     );
     let d = ledger
         .discrepancies

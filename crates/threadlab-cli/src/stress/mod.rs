@@ -150,14 +150,15 @@ pub fn run(opts: &Options) -> bool {
             std::thread::sleep(Duration::from_millis(100));
             progress.set_position(t0.elapsed().as_secs().min(opts.seconds));
             let now = t0.elapsed().as_millis() as u64;
-            for (started, name) in current.iter() {
+            for (d, (started, name)) in current.iter().enumerate() {
                 // Relaxed: pairs with nothing; a start time read a moment late only delays the
                 // watchdog by as much.
                 let at = started.load(Ordering::Relaxed);
                 if at != 0 && now.saturating_sub(at) > STUCK_AFTER.as_millis() as u64 {
                     let name = *name.lock().unwrap_or_else(|e| e.into_inner());
                     eprintln!(
-                        "stress: scenario `{name}` has been running for {} s: deadlock or lost wake-up; pool: {:?}",
+                        "stress: scenario `{name}` (driver {d} of the run with seed {}) has been running for {} s: deadlock or lost wake-up; pool: {:?}",
+                        opts.seed,
                         STUCK_AFTER.as_secs(),
                         pool.metrics()
                     );

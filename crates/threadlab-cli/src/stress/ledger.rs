@@ -19,21 +19,14 @@ pub struct Ledger {
     pub(super) scenarios: AtomicU64,
     pub(super) cancelled: AtomicU64,
     pub(super) drops: AtomicU64,
+    pub(super) spare_threads: AtomicU64,
+    pub(super) spare_tasks: AtomicU64,
+    /// Per scenario: how many times the drivers ran it.
+    pub(super) runs: Mutex<std::collections::BTreeMap<&'static str, u64>>,
     pub(super) discrepancies: Mutex<Vec<String>>,
-    /// Scenarios run, by name.
-    pub(super) by_name: Mutex<std::collections::BTreeMap<&'static str, u64>>,
 }
 
 impl Ledger {
-    /// Scenario `name` ran once more.
-    pub fn ran(&self, name: &'static str) {
-        *self
-            .by_name
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .entry(name)
-            .or_default() += 1;
-    }
     /// `n` tasks were checked to have run exactly once.
     pub fn tasks(&self, n: u64) {
         self.tasks.fetch_add(n, Ordering::Relaxed);
@@ -51,6 +44,20 @@ impl Ledger {
     /// reported once.
     pub fn drops(&self, n: u64) {
         self.drops.fetch_add(n, Ordering::Relaxed);
+    }
+    /// A pool started `threads` spare threads, which ran `tasks` tasks.
+    pub fn spares(&self, threads: u64, tasks: u64) {
+        self.spare_threads.fetch_add(threads, Ordering::Relaxed);
+        self.spare_tasks.fetch_add(tasks, Ordering::Relaxed);
+    }
+    /// A driver ran scenario `name` once more.
+    pub(super) fn ran(&self, name: &'static str) {
+        *self
+            .runs
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .entry(name)
+            .or_default() += 1;
     }
     /// A pool was built (and will be dropped).
     pub fn pool_built(&self) {

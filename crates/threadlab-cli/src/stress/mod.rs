@@ -170,14 +170,15 @@ pub fn run(opts: &Options) -> bool {
             std::thread::sleep(Duration::from_millis(100));
             progress.set_position(t0.elapsed().as_secs().min(opts.seconds));
             let now = t0.elapsed().as_millis() as u64;
-            for (started, name) in current.iter() {
+            for (d, (started, name)) in current.iter().enumerate() {
                 // Relaxed: pairs with nothing; a start time read a moment late only delays the
                 // watchdog by as much.
                 let at = started.load(Ordering::Relaxed);
                 if at != 0 && now.saturating_sub(at) > STUCK_AFTER.as_millis() as u64 {
                     let name = *name.lock().unwrap_or_else(|e| e.into_inner());
                     eprintln!(
-                        "stress: scenario `{name}` has been running for {} s: deadlock or lost wake-up; pool: {:?}",
+                        "stress: scenario `{name}` (driver {d} of the run with seed {}) has been running for {} s: deadlock or lost wake-up; pool: {:?}",
+                        opts.seed,
                         STUCK_AFTER.as_secs(),
                         pool.metrics()
                     );
@@ -274,12 +275,14 @@ fn report(opts: &Options, ledger: &Ledger, elapsed: Duration) -> bool {
         g(&ledger.pools),
         g(&ledger.recordings),
     );
-    let by_name = ledger.by_name.lock().unwrap_or_else(|e| e.into_inner());
-    let each: Vec<String> = by_name
-        .iter()
-        .map(|(name, n)| format!("{name} {}", crate::fmt::group_thousands(*n)))
-        .collect();
-    println!("stress: scenarios run: {}", each.join(", "));
+    let runs = ledger.runs.lock().unwrap_or_else(|e| e.into_inner());
+    let runs: Vec<String> = runs.iter().map(|(n, c)| format!("{n} {c}")).collect();
+    println!("stress: scenarios run: {}", runs.join(", "));
+    println!(
+        "stress: {} spare threads started for blocked workers, which ran {} tasks",
+        g(&ledger.spare_threads),
+        g(&ledger.spare_tasks),
+    );
     let d = ledger
         .discrepancies
         .lock()

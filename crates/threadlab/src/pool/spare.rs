@@ -253,11 +253,13 @@ pub fn blocking<R>(f: impl FnOnce() -> R) -> R {
                 // Relaxed: hints for the monitor, which reads them at its next tick (and
                 // recounts `blocked` whenever it looks).
                 self.0.spares.declared[seat].store(false, Ordering::Relaxed);
-                let _ = self.0.spares.blocked.fetch_update(
-                    Ordering::Relaxed,
-                    Ordering::Relaxed,
-                    |b| Some(b.saturating_sub(1)),
-                );
+                let _ =
+                    self.0
+                        .spares
+                        .blocked
+                        .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |b| {
+                            Some(b.saturating_sub(1))
+                        });
             }
         }
     }

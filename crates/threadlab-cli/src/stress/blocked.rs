@@ -21,7 +21,7 @@ use std::sync::{mpsc, Arc, Barrier, Condvar, Mutex};
 use std::time::Duration;
 use threadlab::Pool;
 
-/// A round still running after this is stuck: the monitor looks every few milliseconds, so a
+/// A round still running after this is stuck: the monitor looks every 50 ms, so a
 /// round needs well under a second even on a loaded machine.
 const ROUND_LIMIT: Duration = Duration::from_secs(30);
 

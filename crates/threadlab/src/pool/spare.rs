@@ -365,15 +365,17 @@ impl Registry {
         }
         let name = format!("threadlab-spare-{k}");
         let reg = Arc::clone(this);
+        // Counted before the thread exists: it may run the work a caller waits for and that
+        // caller read the metrics before this function returns. Relaxed: a statistic; the
+        // caller's wait on the work orders the read after it.
+        spares.started.fetch_add(1, Ordering::Relaxed);
         match Registry::start_thread_with(this, index, name, move || {
             crate::pool::worker::spare_main(reg, index)
         }) {
-            Ok(()) => {
-                // Relaxed: a statistic.
-                spares.started.fetch_add(1, Ordering::Relaxed);
-                true
-            }
+            Ok(()) => true,
             Err(_) => {
+                // Relaxed: the start that did not happen is taken back.
+                spares.started.fetch_sub(1, Ordering::Relaxed);
                 spares.busy[k].store(false, Ordering::SeqCst);
                 spares.live.fetch_sub(1, Ordering::SeqCst);
                 false

@@ -620,7 +620,13 @@ pub fn merge(o: &mut Observed, lives: &Lives, period_ns: u64) {
         if let Some(d) = l.died_ns {
             t.samples.retain(|s| s.ts_ns <= d);
             t.exited_ns = l.died_ns;
-            t.end = Some((l.on_cpu_ns, l.runqueue_ns));
+            // Both are running totals, so the end is at least the last sample: the tracer reads
+            // them at the death, the interposer only the CPU time (its run-queue time is 0).
+            let last = t
+                .samples
+                .last()
+                .map_or((0, 0), |s| (s.on_cpu_ns, s.runqueue_ns));
+            t.end = Some((l.on_cpu_ns.max(last.0), l.runqueue_ns.max(last.1)));
         }
         // The name at death: a thread sampled right after its birth may not have set its own.
         if !l.name.is_empty() {

@@ -100,12 +100,18 @@ fn nested_scopes_allocate_nothing_after_warm_up() {
             // waiting), and a caller from outside borrows whichever worker's seat slept longest,
             // so the deepest nest can come after the first runs (a backtrace of the one
             // allocation Miri saw after 3 warm-up runs: `ChunkCache::take` under
-            // `WorkerThread::wait_until`). So: at least 3 runs, and until a whole run allocates
-            // nothing (at most 30).
+            // `WorkerThread::wait_until`). So: at least 3 runs, and until three runs in a row
+            // allocate nothing (at most 30).
+            let mut quiet = 0;
             for i in 0..30 {
                 let before = ALLOCS.load(Ordering::Relaxed);
                 run();
-                if i >= 2 && ALLOCS.load(Ordering::Relaxed) == before {
+                quiet = if ALLOCS.load(Ordering::Relaxed) == before {
+                    quiet + 1
+                } else {
+                    0
+                };
+                if i >= 2 && quiet >= 3 {
                     break;
                 }
             }

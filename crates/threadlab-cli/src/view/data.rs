@@ -9,6 +9,10 @@
 //! any span a worker is *searching*, another thread *other*), in Superluminal's vocabulary;
 //! *preempted* comes from the OS samples (run-queue time growth between two samples over the
 //! time between them), and lock holds get a strip of their own since they overlap the rest.
+//! In a trace with no task or zone on any thread (a program observed from outside), the time
+//! the OS had a thread on a CPU is *running*, as in the doctor's table: the samples say how much
+//! of each interval between two of them the thread ran, not when, so that much of the
+//! interval's *other* time, from its start, is drawn as running.
 //!
 //! (Over 600 lines: the rows, arrows and findings of one page come from one pass per thread
 //! that shares its state; split, each part would repeat the walk.)
@@ -120,8 +124,81 @@ impl Names {
     }
 }
 
-/// Builds the rows of thread `i` (`holds`: every thread's lock holds, to name a wait's holder).
-pub fn rows(trace: &Trace, i: usize, names: &mut Names, holds_of: &Holds) -> Rows {
+/// Whether no thread of `trace` has a task or zone: a program observed from outside, whose
+/// threads' time on a CPU is their running time.
+pub fn observed_only(trace: &Trace) -> bool {
+    !trace.threads().iter().any(|t| {
+        t.events().iter().any(|e| {
+            matches!(
+                e.kind,
+                EventKind::TaskBegin { .. } | EventKind::ZoneBegin { .. }
+            )
+        })
+    })
+}
+
+/// Turns *other* time into *running* in each interval between two OS samples of an observed
+/// thread, as much as its time on a CPU grew in it (at most the interval), from the interval's
+/// start on. `samples`: (time, on-CPU ns so far), in time order; `states` in time order, not
+/// overlapping.
+fn on_cpu_as_running(states: Vec<Iv>, samples: &[(u64, u64)]) -> Vec<Iv> {
+    // Running time still to place, per interval: (from, to, ns).
+    let mut budget: Vec<(u64, u64, u64)> = samples
+        .windows(2)
+        .filter(|w| w[1].0 > w[0].0)
+        .map(|w| {
+            (
+                w[0].0,
+                w[1].0,
+                w[1].1.saturating_sub(w[0].1).min(w[1].0 - w[0].0),
+            )
+        })
+        .filter(|b| b.2 > 0)
+        .collect();
+    let mut out: Vec<Iv> = Vec::with_capacity(states.len());
+    let push = |out: &mut Vec<Iv>, start: u64, end: u64, label: u32| {
+        if end <= start {
+            return;
+        }
+        match out.last_mut() {
+            Some(l) if l.label == label && l.end == start => l.end = end,
+            _ => out.push(iv(start, end, label)),
+        }
+    };
+    let mut k = 0;
+    for s in states {
+        if s.label != OTHER {
+            push(&mut out, s.start, s.end, s.label);
+            continue;
+        }
+        let mut at = s.start;
+        while at < s.end {
+            while k < budget.len() && (budget[k].1 <= at || budget[k].2 == 0) {
+                k += 1;
+            }
+            let Some(b) = budget.get_mut(k) else {
+                break;
+            };
+            if b.0 >= s.end {
+                break;
+            }
+            let from = at.max(b.0);
+            push(&mut out, at, from, OTHER);
+            let run = b.2.min(s.end.min(b.1) - from);
+            push(&mut out, from, from + run, RUNNING);
+            b.2 -= run;
+            let rest_end = if b.2 == 0 { s.end.min(b.1) } else { from + run };
+            push(&mut out, from + run, rest_end, OTHER);
+            at = rest_end;
+        }
+        push(&mut out, at, s.end, OTHER);
+    }
+    out
+}
+
+/// Builds the rows of thread `i` (`holds`: every thread's lock holds, to name a wait's holder;
+/// `observed`: [`observed_only`] of the trace).
+pub fn rows(trace: &Trace, i: usize, names: &mut Names, holds_of: &Holds, observed: bool) -> Rows {
     let t = &trace.threads()[i];
     let idle = if t.worker().is_some() {
         SEARCHING
@@ -140,6 +217,7 @@ pub fn rows(trace: &Trace, i: usize, names: &mut Names, holds_of: &Holds) -> Row
     };
     let mut state_since: Option<(u32, u64)> = None;
     let mut last_os: Option<(u64, u64)> = None;
+    let mut on_cpu: Vec<(u64, u64)> = Vec::new();
     let mut last_ts = 0;
     for e in t.events().iter() {
         let ts = e.ts_ns.max(last_ts);
@@ -187,7 +265,11 @@ pub fn rows(trace: &Trace, i: usize, names: &mut Names, holds_of: &Holds) -> Row
                     r.holds.push(iv(start, ts, label));
                 }
             }
-            EventKind::OsSched { runqueue_ns, .. } => {
+            EventKind::OsSched {
+                runqueue_ns,
+                on_cpu_ns,
+            } => {
+                on_cpu.push((ts, on_cpu_ns));
                 if let Some((t0, q0)) = last_os {
                     if ts > t0 && runqueue_ns > q0 {
                         let share = ((runqueue_ns - q0) * 1000 / (ts - t0)).min(1000) as u32;
@@ -219,6 +301,9 @@ pub fn rows(trace: &Trace, i: usize, names: &mut Names, holds_of: &Holds) -> Row
         if last_ts > since {
             r.states.push(iv(since, last_ts, s));
         }
+    }
+    if observed && on_cpu.len() >= 2 {
+        r.states = on_cpu_as_running(std::mem::take(&mut r.states), &on_cpu);
     }
     r.holds.sort_by_key(|h| h.start);
     // Holds of different locks may overlap: keep the strip non-overlapping by clipping.
@@ -448,9 +533,10 @@ pub fn page_data(trace: &Trace, title: &str, target: FrameTarget) -> String {
         .max(trace.duration_ns());
     let levels = widths(end);
     let holds_of = lock_holds(trace);
+    let observed = observed_only(trace);
     let mut threads = String::from("[");
     for (i, t) in trace.threads().iter().enumerate() {
-        let r = rows(trace, i, &mut names, &holds_of);
+        let r = rows(trace, i, &mut names, &holds_of, observed);
         let s = &d.threads[i];
         let summary = json!({
             "running": s.running_ns, "searching": s.searching_ns, "spinning": s.spinning_ns,
@@ -673,7 +759,7 @@ mod tests {
         assert_eq!(all.len(), trace.threads().len());
         // The hover card of the wait names the lock and the thread that held it.
         let mut names = Names::default();
-        let r = rows(&trace, w, &mut names, &lock_holds(&trace));
+        let r = rows(&trace, w, &mut names, &lock_holds(&trace), false);
         assert_eq!(r.waits.len(), 1, "one wait");
         let holder = &trace.threads()[h];
         assert_eq!(
@@ -686,6 +772,89 @@ mod tests {
         let json = page_data(&trace, "t", DEFAULT_FRAME_TARGET);
         let v: Value = serde_json::from_str(&json).expect("valid JSON");
         assert_eq!(v["threads"][w]["waits"][1].as_array().unwrap().len(), 1);
+    }
+
+    /// A thread observed from outside: OS samples at 0, 100, 200 and 300 ns saying it was on a
+    /// CPU 60 ns of the first interval, none of the second and (more than) all of the third,
+    /// in which it also waited 40 ns for a lock.
+    fn observed_thread(with_zone: bool) -> Trace {
+        use threadlab::trace::{Event, TraceBuilder};
+        let mut b = TraceBuilder::new();
+        let lock = b.name("big_lock");
+        let t = b.thread(7, "app");
+        let mut push = |ts_ns, kind| b.push(t, Event { ts_ns, kind });
+        let os = |on_cpu_ns| EventKind::OsSched {
+            on_cpu_ns,
+            runqueue_ns: 0,
+        };
+        push(0, os(0));
+        push(100, os(60));
+        push(200, os(60));
+        push(
+            210,
+            EventKind::LockWait {
+                lock: 1,
+                name: lock,
+            },
+        );
+        let handoff = None;
+        push(
+            250,
+            EventKind::LockAcquired {
+                lock: 1,
+                name: lock,
+                handoff,
+            },
+        );
+        push(
+            260,
+            EventKind::LockReleased {
+                lock: 1,
+                name: lock,
+                handoff,
+            },
+        );
+        if with_zone {
+            push(270, EventKind::ZoneBegin { name: lock });
+            push(280, EventKind::ZoneEnd);
+        }
+        push(300, os(400));
+        b.duration_ns(300);
+        b.build()
+    }
+
+    #[test]
+    fn an_observed_threads_time_on_a_cpu_is_drawn_as_running() {
+        let trace = observed_thread(false);
+        assert!(observed_only(&trace));
+        let mut names = Names::default();
+        let r = rows(&trace, 0, &mut names, &lock_holds(&trace), true);
+        let strip: Vec<(u64, u64, &str)> = r
+            .states
+            .iter()
+            .map(|s| (s.start, s.end, STATES[s.label as usize]))
+            .collect();
+        assert_eq!(
+            strip,
+            [
+                (0, 60, "running"),
+                (60, 200, "other"),
+                (200, 210, "running"),
+                (210, 250, "lock wait"),
+                (250, 300, "running"),
+            ]
+        );
+        // A recorded program's thread outside its spans stays *other*, on-CPU or not.
+        let recorded = observed_thread(true);
+        assert!(!observed_only(&recorded));
+        let json = page_data(&recorded, "t", DEFAULT_FRAME_TARGET);
+        let v: Value = serde_json::from_str(&json).expect("valid JSON");
+        let r = rows(&recorded, 0, &mut names, &lock_holds(&recorded), false);
+        assert!(r
+            .states
+            .iter()
+            .all(|s| s.label != RUNNING || (270..=280).contains(&s.start)));
+        assert_eq!(v["threads"].as_array().unwrap().len(), 1);
     }
 
     #[test]
@@ -710,7 +879,7 @@ mod tests {
             })
             .expect("the zone thread");
         let mut names = Names::default();
-        let r = rows(&trace, i, &mut names, &lock_holds(&trace));
+        let r = rows(&trace, i, &mut names, &lock_holds(&trace), false);
         assert_eq!(r.spans.len(), 2, "two depths");
         assert_eq!(names.list[r.spans[0][0].label as usize], "outer");
         assert_eq!(names.list[r.spans[1][0].label as usize], "inner");

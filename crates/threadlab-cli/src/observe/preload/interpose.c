@@ -4,7 +4,8 @@
  * of heaptrack: wrap the library calls, find the real ones with dlsym(RTLD_NEXT)).
  *
  * Hot path: pthread_mutex_lock first calls the real trylock; when it succeeds (the lock was
- * free) the wrapper returns at once - a trylock and a branch, no clock read, no record. Only
+ * free) the wrapper returns at once - a trylock and a branch, no clock read, no record (in a
+ * process that has only one thread it calls the real lock, which is cheaper there). Only
  * when the trylock fails is the wait timed (CLOCK_MONOTONIC), with the holder read from
  * glibc's mutex owner field and the call site (__builtin_return_address(0)). A lock that made
  * someone wait is marked in a small table of waited-for locks, so its owner's unlock times the
@@ -31,6 +32,16 @@
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
+#if defined(__GLIBC__) && __GLIBC_PREREQ(2, 32)
+#include <sys/single_threaded.h>
+/* glibc's own flag: true until the process starts its second thread, and glibc's mutexes skip
+ * their atomic instructions while it holds (a lock or unlock then costs a few ns). A try-lock
+ * is always atomic, so the wrapper hands such a lock straight to the real function: with one
+ * thread nobody can wait. */
+#define SINGLE_THREADED() (__libc_single_threaded)
+#else
+#define SINGLE_THREADED() 0
+#endif
 
 enum { K_PROCESS = 1, K_BIRTH = 2, K_DEATH = 3, K_WAIT = 4, K_HOLD = 5, K_EXIT = 6 };
 enum { W_MUTEX = 0, W_RWLOCK = 1, W_COND = 2, W_SEM = 3 };
@@ -315,6 +326,7 @@ static uint64_t owner_of(pthread_mutex_t *m) {
 
 int pthread_mutex_lock(pthread_mutex_t *m) {
     ENSURE(real_mlock);
+    if (SINGLE_THREADED()) return real_mlock(m);
     if (__builtin_expect(real_mtry(m) == 0, 1)) return 0;
     if (!enabled) return real_mlock(m);
     uint64_t t0 = now_ns(), holder = owner_of(m);
@@ -344,7 +356,7 @@ int pthread_mutex_timedlock(pthread_mutex_t *m, const struct timespec *ts) {
 
 int pthread_mutex_unlock(pthread_mutex_t *m) {
     ENSURE(real_munlock);
-    if (enabled) released(m);
+    released(m); /* waited_any is 0 unless enabled */
     return real_munlock(m);
 }
 
@@ -364,7 +376,7 @@ int pthread_rwlock_tryrdlock(pthread_rwlock_t *l) { ENSURE(real_tryrd); return r
 int pthread_rwlock_trywrlock(pthread_rwlock_t *l) { ENSURE(real_trywr); return real_trywr(l); }
 int pthread_rwlock_unlock(pthread_rwlock_t *l) {
     ENSURE(real_rwunlock);
-    if (enabled) released(l);
+    released(l);
     return real_rwunlock(l);
 }
 

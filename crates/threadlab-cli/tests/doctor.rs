@@ -1,4 +1,4 @@
-//! The doctor on small versions of the lab's own runs: each names the pitfall its seed
+//! The doctor on small versions of the lab's own runs: each names the pitfall its article
 //! describes, and a balanced loop on the pool raises none of them. The baselines are the lab's
 //! own files, compiled into this test (the CLI is a binary crate), so what is tested is what the
 //! lab runs.

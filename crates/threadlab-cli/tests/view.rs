@@ -3,7 +3,8 @@
 //! screenshot. Checks: no script error (the page's own error list and Chromium's console log);
 //! one lane per thread of the trace; a known zone drawn at the x its timestamps give; zooming
 //! (the page's `#t0=…&t1=…`) changes what is drawn; the screenshot is not blank; frame marks
-//! (a late one among them), a plot and messages are drawn on their tracks. It also prints
+//! (a late one among them), a plot and messages are drawn on their tracks; the time axis's
+//! labels never overlap (two window widths, three zooms). It also prints
 //! page load → first full draw for a thread-per-row trace (about 18,000 events, like the lab's
 //! image run) and a 1,000,000-event recording (and `THREADLAB_VIEW_TRACE`, if set).
 //!
@@ -90,8 +91,15 @@ fn run_chromium(bin: &Path, args: &[&str], url: &str) -> (String, String) {
 
 /// Opens the page and returns its `#layout` object; fails on any console error.
 fn layout(bin: &Path, page: &Path, hash: &str) -> Value {
+    layout_with(bin, page, hash, &[])
+}
+
+/// [`layout`] with more Chromium switches (a later `--window-size` replaces the default).
+fn layout_with(bin: &Path, page: &Path, hash: &str, switches: &[&str]) -> Value {
     let url = format!("file://{}{hash}", page.display());
-    let (dom, log) = run_chromium(bin, &["--dump-dom"], &url);
+    let mut args = vec!["--dump-dom"];
+    args.extend_from_slice(switches);
+    let (dom, log) = run_chromium(bin, &args, &url);
     for line in log.lines() {
         let l = line.to_ascii_lowercase();
         assert!(
@@ -352,12 +360,43 @@ fn main() {
             l["scriptMs"].as_f64().unwrap()
         );
     }
+    // Inside the 20 ms zone `known`.
+    axis_labels_never_overlap(&bin, &html, begin + 1e7);
     lock_wait_card_names_the_lock_and_its_holder(&bin, &d);
     chart_labels_never_overlap(&bin, &d);
     if std::env::var_os("THREADLAB_VIEW_KEEP").is_some() {
         println!("pages and screenshot kept in {}", d.display());
     } else {
         let _ = std::fs::remove_dir_all(&d);
+    }
+}
+
+/// The viewer's time axis as Chromium draws it, in a wide and a narrow window (1400 and 800 px,
+/// the width of a timeline beside a report) and at three zooms (the whole trace, 1 ms and 10 µs
+/// around `at`): at least three labels, each ending before the next begins, no two alike.
+fn axis_labels_never_overlap(bin: &Path, page: &Path, at: f64) {
+    for width in [1400, 800] {
+        let size = format!("--window-size={width},700");
+        for (zoom, hash) in [
+            ("whole trace", String::new()),
+            ("1 ms", format!("#t0={}&t1={}", at - 5e5, at + 5e5)),
+            ("10 µs", format!("#t0={}&t1={}", at - 5e3, at + 5e3)),
+        ] {
+            let l = layout_with(bin, page, &hash, &[&size]);
+            let boxes = l["axis"].as_array().expect("#layout has the axis labels");
+            let what = format!("{width} px, {zoom}: {boxes:?}");
+            assert!(boxes.len() >= 3, "{what}");
+            for pair in boxes.windows(2) {
+                let (a, b) = (&pair[0], &pair[1]);
+                assert!(
+                    a["x1"].as_f64().unwrap() < b["x0"].as_f64().unwrap(),
+                    "`{}` runs into `{}`: {what}",
+                    a["label"],
+                    b["label"]
+                );
+                assert_ne!(a["label"], b["label"], "{what}");
+            }
+        }
     }
 }
 

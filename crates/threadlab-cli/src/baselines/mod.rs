@@ -1,4 +1,5 @@
-//! The naive designs the seeds start from, built the way the seeds build them, so the lab can
+//! The naive designs the lab's articles start from (a thread per task, fork-join, a locked
+//! work-sharing queue, a dedicated thread), built the way the articles build them, so the lab can
 //! show what they cost next to the runtimes.
 
 pub mod dedicated_thread;

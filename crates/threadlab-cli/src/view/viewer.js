@@ -94,20 +94,26 @@ function fmt(ns) {
 // The time axis's ticks over [t0, t1]: a step of 1, 2 or 5 × 10^n giving 6 to 15 ticks, each
 // labelled in the unit of its time (s, ms, µs, ns) with as many decimals as the step needs, so
 // that neighbouring ticks never read the same ("30.00 ms" at every tick of a 10 µs window).
-function axisTicks(t0, t1) {
+// `fits(tick, ticks)`, when given, may refuse a step (labels too wide for the room between two
+// ticks): the next coarser step (2, 5, 10 × …) is tried instead.
+function axisTicks(t0, t1, fits) {
   const span = Math.max(t1 - t0, 1), step = Math.pow(10, Math.floor(Math.log10(span / 6)));
-  const tick = Math.max(1, span / step > 30 ? step * 5 : span / step > 12 ? step * 2 : step);
-  const out = [];
-  for (let i = Math.ceil(t0 / tick); i * tick <= t1; i++) {
-    const t = i * tick;
-    const [unit, name] = t >= 1e9 ? [1e9, "s"] : t >= 1e6 ? [1e6, "ms"] : t >= 1e3 ? [1e3, "µs"] : [1, "ns"];
-    const digits = Math.min(9, Math.max(0, Math.ceil(Math.log10(unit / tick) - 1e-9)));
-    out.push({ t, label: (t / unit).toFixed(digits) + " " + name });
+  let tick = Math.max(1, span / step > 30 ? step * 5 : span / step > 12 ? step * 2 : step);
+  for (;;) {
+    const out = [];
+    for (let i = Math.ceil(t0 / tick); i * tick <= t1; i++) {
+      const t = i * tick;
+      const a = Math.abs(t), [unit, name] = a >= 1e9 ? [1e9, "s"] : a >= 1e6 ? [1e6, "ms"] : a >= 1e3 ? [1e3, "µs"] : [1, "ns"];
+      const digits = Math.min(9, Math.max(0, Math.ceil(Math.log10(unit / tick) - 1e-9)));
+      out.push({ t, label: (t / unit).toFixed(digits) + " " + name });
+    }
+    if (!fits || out.length < 2 || fits(tick, out)) return out;
+    const m = tick / Math.pow(10, Math.floor(Math.log10(tick) + 1e-9));
+    tick = m < 1.5 ? tick * 2 : m < 3 ? tick * 2.5 : tick * 2;
   }
-  return out;
 }
 
-let drawnLog = [], drawnCount = 0, lastLevel = 0;
+let drawnLog = [], drawnCount = 0, lastLevel = 0, axisBoxes = [];
 let markStats = { frames: 0, lateFrames: 0, plotPoints: 0, messages: 0 };
 // First index in a sorted array whose key reaches t.
 function firstBy(arr, t, key) { let lo = 0, hi = arr.length; while (lo < hi) { const m = (lo + hi) >> 1; if (key(arr[m]) < t) lo = m + 1; else hi = m; } return lo; }
@@ -198,9 +204,14 @@ function draw() {
   ctx.font = "10px system-ui, sans-serif";
   // Time axis.
   ctx.fillStyle = "#8b93a3"; ctx.strokeStyle = "#262a33";
-  for (const { t, label } of axisTicks(view.t0, view.t1)) {
+  // A label starts 2 px right of its tick and must end 6 px before the next one.
+  const room = (tick) => tick / (view.t1 - view.t0) * plotW();
+  const fits = (tick, ticks) => ticks.every((k) => ctx.measureText(k.label).width + 8 <= room(tick));
+  axisBoxes = [];
+  for (const { t, label } of axisTicks(view.t0, view.t1, fits)) {
     const x = X(t); ctx.beginPath(); ctx.moveTo(x, TOP - 4); ctx.lineTo(x, H); ctx.stroke();
     ctx.fillText(label, x + 2, 11);
+    axisBoxes.push({ label, x0: x + 2, x1: x + 2 + ctx.measureText(label).width });
   }
   drawMarks();
   for (const L of lanes) {
@@ -273,7 +284,7 @@ function publish(arrows) {
     lanes: lanes.length, laneNames: lanes.slice(0, 64).map((l) => l.th.name),
     laneY: lanes.slice(0, 64).map((l) => l.y - scrollY), view, plot: { x0: LABEL_W, x1: W },
     level: lastLevel, drawnCount, arrows, drawn: drawnLog, firstDrawMs, scriptMs: firstDrawMs - T0,
-    pixels, errors, marks: markStats,
+    pixels, errors, marks: markStats, axis: axisBoxes.filter((b) => b.x1 > LABEL_W && b.x0 < W),
     markRows: marks.map((m) => ({ kind: m.kind, name: m.name, y: m.y - scrollY, h: m.h })),
     card: card.style.display === "block" ? card.textContent : null,
   });

@@ -351,9 +351,13 @@ impl Sleep {
     /// A worker leaves the sleeper list (the caller holds its lock): true if the monitor slept
     /// and must be rung (after the lock is dropped).
     fn monitor_wanted(&self) -> bool {
-        // Relaxed: under the sleeper-list lock (see the field).
-        self.monitor_asleep.load(Ordering::Relaxed)
-            && self.monitor_asleep.swap(false, Ordering::Relaxed)
+        // Relaxed: under the sleeper-list lock (see the field), which orders both accesses; the
+        // store happens only when the monitor slept, so the common path writes nothing.
+        let asleep = self.monitor_asleep.load(Ordering::Relaxed);
+        if asleep {
+            self.monitor_asleep.store(false, Ordering::Relaxed);
+        }
+        asleep
     }
 
     /// The pool's wake policy.

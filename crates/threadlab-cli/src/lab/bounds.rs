@@ -4,7 +4,10 @@
 //! - a share or fraction lies in 0–100% (unit `%`) or 0–1 (unit `ratio`);
 //! - a speed-up over one thread is at most the threads the row ran on: the same work on *n*
 //!   CPUs cannot finish more than *n* times sooner, so a larger figure means the baseline was
-//!   not the same kernel, or noise.
+//!   not the same kernel, or noise — unless the experiment measured, in the same run, that the
+//!   machine itself gives *n* threads more than *n* times one thread's throughput (a
+//!   [`MEMORY_SCALING`] row: a memory-bound probe with no runtime in it), which then is the
+//!   bound.
 //!
 //! A row outside its bound is a bug at its cause; the lab prints it as a note of its experiment
 //! so that it is seen, and the lab's bounds test fails on it.
@@ -14,13 +17,32 @@ use super::ctx::Row;
 /// Slack for figures that are ratios of two measured times: 5% of noise either way.
 const NOISE: f64 = 1.05;
 
+/// The metric of a row that says how much faster the machine itself runs a memory-bound probe
+/// on the row's threads than on one (no runtime in it); speed-ups of the same experiment on as
+/// many threads may reach it.
+pub const MEMORY_SCALING: &str = "memory_scaling";
+
 /// Every row of `rows` outside its physical bound, one sentence each (a `speedup_vs_serial` of
 /// 3.59 on 2 threads is one; the unit test below shows each bound).
 pub fn row_violations(rows: &[Row]) -> Vec<String> {
-    rows.iter().filter_map(violation).collect()
+    rows.iter()
+        .filter_map(|r| {
+            let machine = rows
+                .iter()
+                .filter(|m| {
+                    m.metric == MEMORY_SCALING
+                        && m.experiment == r.experiment
+                        && m.threads == r.threads
+                })
+                .map(|m| m.value)
+                .fold(0.0, f64::max);
+            violation(r, machine)
+        })
+        .collect()
 }
 
-fn violation(r: &Row) -> Option<String> {
+/// `machine`: the measured memory scaling on the row's threads (0 when none was measured).
+fn violation(r: &Row, machine: f64) -> Option<String> {
     let what = || {
         format!(
             "{} {} ({}, {} threads)",
@@ -43,11 +65,17 @@ fn violation(r: &Row) -> Option<String> {
     if share && r.unit == "ratio" && !(0.0..=NOISE).contains(&v) {
         return Some(format!("{} = {v} is not a share between 0 and 1", what()));
     }
-    if r.metric.contains("speedup") && r.threads > 0 && v > r.threads as f64 * NOISE {
+    let most = (r.threads as f64).max(machine) * NOISE;
+    if r.metric.contains("speedup") && r.threads > 0 && v > most {
         return Some(format!(
-            "{} = {v:.2}× is more than its {} thread(s) can give",
+            "{} = {v:.2}× is more than its {} thread(s) can give{}",
             what(),
-            r.threads
+            r.threads,
+            if machine > r.threads as f64 {
+                format!(" (the machine's memory scales {machine:.2}× on as many)")
+            } else {
+                String::new()
+            }
         ));
     }
     None
@@ -79,7 +107,7 @@ mod tests {
             row("seconds", "s", 1, f64::INFINITY),
         ];
         for r in &bad {
-            assert!(violation(r).is_some(), "{r:?} passed");
+            assert!(violation(r, 0.0).is_some(), "{r:?} passed");
         }
         let good = [
             row("speedup_vs_serial", "x", 2, 1.9),
@@ -89,5 +117,29 @@ mod tests {
             row("spawn_recording_slowdown", "%", 1, 214.0),
         ];
         assert!(row_violations(&good).is_empty());
+    }
+
+    /// A speed-up past its threads passes only beside a measured memory scaling of the same
+    /// experiment on as many threads that covers it.
+    #[test]
+    fn a_measured_memory_scaling_raises_the_speed_up_bound_and_nothing_else() {
+        let fast = row("speedup_vs_serial", "x", 2, 2.3);
+        assert_eq!(row_violations(std::slice::from_ref(&fast)).len(), 1);
+        let scaling = row(MEMORY_SCALING, "x", 2, 2.2);
+        assert!(row_violations(&[fast.clone(), scaling.clone()]).is_empty());
+        // Not enough scaling, another thread count, another experiment: still out of bounds.
+        let small = row(MEMORY_SCALING, "x", 2, 2.0);
+        assert_eq!(row_violations(&[fast.clone(), small]).len(), 1);
+        let other_threads = row(MEMORY_SCALING, "x", 4, 3.0);
+        assert_eq!(row_violations(&[fast.clone(), other_threads]).len(), 1);
+        let mut elsewhere = scaling.clone();
+        elsewhere.experiment = "y".into();
+        assert_eq!(row_violations(&[fast.clone(), elsewhere]).len(), 1);
+        let way_past = row("speedup_vs_serial", "x", 2, 3.59);
+        let v = row_violations(&[way_past, scaling]);
+        assert!(
+            v.len() == 1 && v[0].contains("memory scales 2.20×"),
+            "{v:?}"
+        );
     }
 }

@@ -8,7 +8,7 @@
 //! experiment that fails or panics is reported by name with its reason while the others still
 //! run and land in the report.
 
-mod bounds;
+pub mod bounds;
 mod ctx;
 pub mod rounds;
 mod traces;

@@ -147,10 +147,10 @@ where
     hb.pop(&frame);
     if !frame.promoted() {
         // Never published: nobody else can have `b`; it runs here, as a plain call.
-        return finish(job_b, None, result_a);
+        return finish(&job_b, None, result_a);
     }
     let reclaimed = reclaim_or_wait(w, &job_b, job_b_ref);
-    finish(job_b, reclaimed.then_some(job_b_ref), result_a)
+    finish(&job_b, reclaimed.then_some(job_b_ref), result_a)
 }
 
 /// A join whose `b` is published at once (a loop's split at a beat): the classic work-first join.
@@ -193,7 +193,7 @@ where
     w.publish(job_b_ref);
     let result_a = unwind::halt_unwinding(a);
     let reclaimed = reclaim_or_wait(w, &job_b, job_b_ref);
-    finish(job_b, reclaimed.then_some(job_b_ref), result_a)
+    finish(&job_b, reclaimed.then_some(job_b_ref), result_a)
 }
 
 /// `b` was published (`job_b_ref` is in this worker's deque, or a thief took it): pops the deque
@@ -225,7 +225,7 @@ where
 /// to close the recorder's spawn arrow) — else takes the thief's result. Then re-raises `a`'s
 /// panic (after `b` ran, discarding a panic of `b`), or returns both results, re-raising `b`'s.
 fn finish<FB, RA, RB>(
-    job_b: StackJob<SpinLatch<'_>, FB, RB>,
+    job_b: &StackJob<SpinLatch<'_>, FB, RB>,
     reclaimed: Option<JobRef>,
     result_a: Result<RA, unwind::Payload>,
 ) -> (RA, RB)
@@ -236,11 +236,11 @@ where
     if job_b.latch.probe() {
         // A thief ran `b` and set the latch.
         let result_a = unwrap_or_resume(result_a);
-        return (result_a, job_b.into_result());
+        return (result_a, job_b.take_result());
     }
     // Closes the spawn arrow the publication recorded (a no-op when not recording).
     let span = reclaimed.map(|job| TaskSpan::enter(TaskKind::Join, Some(job.id())));
-    let result_b = unwind::halt_unwinding(|| job_b.run_inline(span.is_some()));
+    let result_b = unwind::halt_unwinding(|| job_b.run_inline_in_place(span.is_some()));
     drop(span);
     let result_a = unwrap_or_resume(result_a);
     (result_a, unwrap_or_resume(result_b))

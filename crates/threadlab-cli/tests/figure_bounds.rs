@@ -1,6 +1,6 @@
 //! Every figure the lab prints is inside its physical bound: the traced experiments (`jobs`,
-//! `contention`, `observed`, `image`, `pipeline`) at their tiny sizes, medians of 5 rounds (a
-//! ratio of two single runs is noise), every row of `results.json` and every answer of the
+//! `contention`, `observed`, `image`, `alloc`) and `pipeline` at their tiny sizes, medians of 5
+//! rounds (a ratio of two single runs is noise), every row of `results.json` and every answer of the
 //! doctor on their traces. Bounds: no NaN or infinity; shares in 0–100% or 0–1 (a slowdown in
 //! percent has no upper bound); a speed-up at most the threads its row ran on, or the
 //! machine's own memory scaling on as many threads where the experiment measured it (a
@@ -23,7 +23,7 @@ fn every_row_and_answer_of_the_traced_experiments_is_inside_its_bounds() {
     let out = Command::new(env!("CARGO_BIN_EXE_threadlab"))
         .args(["lab", "--tiny", "--threads", "2", "--repeat", "5", "--out"])
         .arg(&dir)
-        .args(["jobs", "contention", "observed", "image", "pipeline"])
+        .args(["jobs", "contention", "observed", "image", "pipeline", "alloc"])
         .output()
         .expect("run threadlab lab");
     let stdout = String::from_utf8_lossy(&out.stdout);

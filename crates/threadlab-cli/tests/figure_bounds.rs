@@ -23,7 +23,14 @@ fn every_row_and_answer_of_the_traced_experiments_is_inside_its_bounds() {
     let out = Command::new(env!("CARGO_BIN_EXE_threadlab"))
         .args(["lab", "--tiny", "--threads", "2", "--repeat", "5", "--out"])
         .arg(&dir)
-        .args(["jobs", "contention", "observed", "image", "pipeline", "alloc"])
+        .args([
+            "jobs",
+            "contention",
+            "observed",
+            "image",
+            "pipeline",
+            "alloc",
+        ])
         .output()
         .expect("run threadlab lab");
     let stdout = String::from_utf8_lossy(&out.stdout);

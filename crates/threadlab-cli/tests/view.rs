@@ -4,7 +4,8 @@
 //! one lane per thread of the trace; a known zone drawn at the x its timestamps give; zooming
 //! (the page's `#t0=…&t1=…`) changes what is drawn; the screenshot is not blank; frame marks
 //! (a late one among them), a plot and messages are drawn on their tracks; the time axis's
-//! labels never overlap (two window widths, three zooms). It also prints
+//! labels never overlap (two window widths, three zooms); the answer cards are coloured by their
+//! figure against its threshold, say "not enough to judge" without one, and cut no text. It also prints
 //! page load → first full draw for a thread-per-row trace (about 18,000 events, like the lab's
 //! image run) and a 1,000,000-event recording (and `THREADLAB_VIEW_TRACE`, if set).
 //!
@@ -360,6 +361,7 @@ fn main() {
             l["scriptMs"].as_f64().unwrap()
         );
     }
+    answer_cards_follow_their_thresholds(&bin, &html, &d);
     // Inside the 20 ms zone `known`.
     axis_labels_never_overlap(&bin, &html, begin + 1e7);
     lock_wait_card_names_the_lock_and_its_holder(&bin, &d);
@@ -369,6 +371,53 @@ fn main() {
     } else {
         let _ = std::fs::remove_dir_all(&d);
     }
+}
+
+/// The doctor's answer cards as Chromium draws them, on the small trace and on a recording too
+/// short to judge, in a wide and a narrow window: a card whose figure is at or above its
+/// threshold is marked bad, below it good, one without a figure says "not enough to judge"
+/// (never 0), and no card's text is cut.
+fn answer_cards_follow_their_thresholds(bin: &Path, small: &Path, d: &Path) {
+    let rec = threadlab::trace::start();
+    let short = rec.stop();
+    let short_path = d.join("short.pftrace");
+    short.save(&short_path).unwrap();
+    let short_html = d.join("short.html");
+    write_view(&short_path, &short_html);
+    let (mut judged, mut unjudged) = (0, 0);
+    for page in [small, short_html.as_path()] {
+        for width in [1400, 800] {
+            let l = layout_with(bin, page, "", &[&format!("--window-size={width},700")]);
+            let cards = l["answers"]
+                .as_array()
+                .expect("#layout has the answer cards");
+            assert_eq!(cards.len(), 4, "four questions: {cards:?}");
+            for c in cards {
+                let cls = c["cls"].as_str().unwrap();
+                assert_eq!(c["cut"], false, "{width} px: text cut in {c}");
+                match (c["value"].as_f64(), c["threshold"].as_f64()) {
+                    (None, _) => {
+                        unjudged += 1;
+                        assert!(cls.contains("unjudged"), "{c}");
+                        assert_eq!(c["shown"], "not enough to judge", "{c}");
+                    }
+                    (Some(v), Some(t)) => {
+                        judged += 1;
+                        let want = if v >= t { "bad" } else { "good" };
+                        assert!(cls.split(' ').any(|k| k == want), "{want}: {c}");
+                    }
+                    (Some(_), None) => {
+                        judged += 1;
+                        assert!(!cls.contains("bad") && !cls.contains("good"), "{c}");
+                    }
+                }
+            }
+        }
+    }
+    assert!(
+        judged > 0 && unjudged > 0,
+        "{judged} judged, {unjudged} unjudged cards"
+    );
 }
 
 /// The viewer's time axis as Chromium draws it, in a wide and a narrow window (1400 and 800 px,

@@ -287,6 +287,12 @@ function publish(arrows) {
     pixels, errors, marks: markStats, axis: axisBoxes.filter((b) => b.x1 > LABEL_W && b.x0 < W),
     markRows: marks.map((m) => ({ kind: m.kind, name: m.name, y: m.y - scrollY, h: m.h })),
     card: card.style.display === "block" ? card.textContent : null,
+    // The answer cards as drawn: class, figure, threshold, and whether any text is cut.
+    answers: [...document.querySelectorAll("#answers .answer")].map((c, i) => ({
+      cls: c.className, value: D.answers[i].value ?? null, threshold: D.answers[i].threshold ?? null,
+      shown: c.querySelector(".v").textContent,
+      cut: [c, ...c.children].some((e) => e.scrollHeight > e.clientHeight + 1 || e.scrollWidth > e.clientWidth + 1),
+    })),
   });
 }
 

@@ -4,10 +4,11 @@
 //! one lane per thread of the trace; a known zone drawn at the x its timestamps give; zooming
 //! (the page's `#t0=…&t1=…`) changes what is drawn; the screenshot is not blank; frame marks
 //! (a late one among them), a plot and messages are drawn on their tracks; the time axis's
-//! labels never overlap (two window widths, three zooms); the answer cards are coloured by their
-//! figure against its threshold, say "not enough to judge" without one, and cut no text. It also prints
-//! page load → first full draw for a thread-per-row trace (about 18,000 events, like the lab's
-//! image run) and a 1,000,000-event recording (and `THREADLAB_VIEW_TRACE`, if set).
+//! labels never overlap (two window widths, three zooms); the answer cards are coloured by
+//! their figure against its threshold, say "not enough to judge" without one, and cut no text.
+//! It also prints page load → first full draw for a thread-per-row trace (about 18,000 events,
+//! like the lab's image run) and a 1,000,000-event recording (and `THREADLAB_VIEW_TRACE`, if
+//! set).
 //!
 //! Without Chromium (`chromium`, `chromium-browser`, `google-chrome`, or `THREADLAB_CHROMIUM`)
 //! the test prints why and passes, unless `THREADLAB_REQUIRE_CHROMIUM=1` (CI sets it) makes

@@ -1,4 +1,4 @@
-//! The CLI's outputs (issue 15, items 7 and 8): an unusable `--json`/`--out` is refused before
+//! The CLI's outputs as a user's shell sees them: an unusable `--json`/`--out` is refused before
 //! anything runs, the lab's files appear only complete, and every command that prints ends
 //! quietly when its reader goes away.
 

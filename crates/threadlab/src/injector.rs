@@ -1,6 +1,6 @@
 //! The injector: a multi-producer multi-consumer FIFO for work submitted from outside the pool.
 //!
-//! "Start simple, measure, and make it lock-free only if the measurement says so" (issue 2): a
+//! "Start simple, measure, and make it lock-free only if the measurement says so": a
 //! `VecDeque` behind a mutex, plus an atomic length beside it so that the common question of an
 //! idle worker — "is there anything?" — never takes the lock. `cargo bench -p threadlab-cli
 //! --bench deque` measures it against crossbeam-deque's lock-free, segmented `Injector` in the

@@ -1,4 +1,4 @@
-//! The runtime's promises under hostile use (issue 15, items 1–5): a panicking `Drop` never kills
+//! The runtime's promises under hostile use: a panicking `Drop` never kills
 //! a worker, a yielding `block_on` lets queued work run, a future woken after its pool was
 //! dropped is cancelled and its handle says so, a `threadlab::sync::Mutex` locked again by its
 //! holder panics instead of hanging, and an impossible thread count is refused by `build()`.

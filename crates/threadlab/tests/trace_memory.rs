@@ -1,4 +1,4 @@
-//! A recording's memory: the cap of a full recording (issue 15, item 6), the drops it counts,
+//! A recording's memory: the cap of a full recording, the drops it counts,
 //! and the peak of `stop` — counted in bytes by a counting allocator, never timed.
 
 use std::sync::atomic::Ordering::Relaxed;

@@ -1,4 +1,4 @@
-//! The hostile scenarios (issue 15): values from the user whose `Drop` panics (panic payloads,
+//! The hostile scenarios: values from the user whose `Drop` panics (panic payloads,
 //! detached futures, outputs nobody reads), and futures woken after their pool was dropped. Each
 //! runs on a pool of its own (the pool's panic handler and its drop are part of what is checked)
 //! and balances its books exactly: every bomb dropped once, every panic of a drop reported once,

@@ -1,5 +1,6 @@
 //! The indexed adapters that cut or stride positions: `take`, `skip` (a split of the base's
-//! producer, nothing per item), `step_by` (`std`'s `StepBy` over each block) and `rev`.
+//! producer, nothing per item), `step_by` (`std`'s `StepBy` over each block) and `rev` (the
+//! base's items gathered, then run backwards, when the pipeline runs).
 
 use super::drive::Producer;
 use super::{IndexedParallelIterator, ParallelIterator};
@@ -120,3 +121,36 @@ impl<A: IndexedParallelIterator, B: IndexedParallelIterator> IndexedParallelIter
     for ZipEq<A, B>
 {
 }
+
+/// The iterator of [`IndexedParallelIterator::rev`]: the base's items in reverse order.
+///
+/// Lazy, as Rayon's `Rev`: nothing runs until a terminal method does. Then the base runs (in
+/// parallel) into a buffer, and the rest of the pipeline runs over the buffer from its end. So
+/// a panic in the base's closures is raised by the terminal method, where the caller catches it.
+///
+/// ```
+/// use threadlab::prelude::*;
+/// let v: Vec<u32> = (0u32..5).into_par_iter().map(|x| x * 10).rev().collect();
+/// assert_eq!(v, [40, 30, 20, 10, 0]);
+/// ```
+#[derive(Debug, Clone)]
+pub struct Rev<I> {
+    base: I,
+}
+
+impl<I> Rev<I> {
+    pub(super) fn new(base: I) -> Self {
+        Rev { base }
+    }
+}
+
+impl<I: IndexedParallelIterator> ParallelIterator for Rev<I> {
+    type Item = I::Item;
+    type Producer = super::IntoIter<I::Item>;
+    fn into_producer(self) -> Self::Producer {
+        let mut v: Vec<I::Item> = self.base.collect();
+        v.reverse();
+        v.into()
+    }
+}
+impl<I: IndexedParallelIterator> IndexedParallelIterator for Rev<I> {}

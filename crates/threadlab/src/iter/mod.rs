@@ -70,7 +70,7 @@ pub use combine::{
 pub use gen::{
     empty, once, repeat, repeat_n, split, walk_tree, walk_tree_postfix, walk_tree_prefix, RepeatN,
 };
-pub use indexed::{Cut, StepBy, ZipEq};
+pub use indexed::{Cut, Rev, StepBy, ZipEq};
 
 /// Rayon's `range` module: the iterator of `(a..b).into_par_iter()`.
 pub mod range {
@@ -942,17 +942,15 @@ pub trait IndexedParallelIterator: ParallelIterator {
         StepBy::new(self, step)
     }
 
-    /// The items in reverse order. The items are computed (in parallel) and gathered before
-    /// the rest of the pipeline runs over them in reverse.
+    /// The items in reverse order. When the pipeline runs, the items are computed (in
+    /// parallel) and gathered before the rest of the pipeline runs over them in reverse.
     ///
     /// ```
     /// use threadlab::prelude::*;
     /// assert_eq!((0u32..3).into_par_iter().rev().collect::<Vec<_>>(), [2, 1, 0]);
     /// ```
-    fn rev(self) -> IntoIter<Self::Item> {
-        let mut v: Vec<Self::Item> = self.collect();
-        v.reverse();
-        v.into()
+    fn rev(self) -> Rev<Self> {
+        Rev::new(self)
     }
 
     /// `zip` of two iterators of the same length.

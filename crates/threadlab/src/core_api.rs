@@ -151,6 +151,12 @@ impl FnContext {
 
 /// `join` whose closures learn whether they were moved to another thread.
 ///
+/// Unlike [`join`](crate::join), whose `b` waits for a heartbeat before another worker may
+/// take it, `join_context` offers `b` to the other workers at once, as Rayon's `join` does:
+/// adaptive code asks `migrated()` to learn whether a thief wanted the work, which only means
+/// something if a thief could take it, and `a` may wait for `b` (a barrier both pass) without
+/// hanging while another worker is free. Use it for coarse forks; `join` costs less per fork.
+///
 /// ```
 /// let (a, b) = threadlab::join_context(|_| 1, |_| 2);
 /// assert_eq!((a, b), (1, 2));
@@ -167,7 +173,7 @@ where
     let ctx = move || FnContext {
         migrated: std::thread::current().id() != caller,
     };
-    crate::join(|| a(ctx()), || b(ctx()))
+    crate::iter::drive::on_worker(|w| crate::join::join_promoted(w, || a(ctx()), || b(ctx())))
 }
 
 impl Pool {

@@ -56,6 +56,31 @@ fn join_context_and_pool_methods() {
     assert!(pool.install(|| pool.current_thread_index()).is_some());
 }
 
+/// `join_context` offers `b` to the other workers at once (as Rayon's `join` does): `a` can
+/// wait for `b` while another worker is free, and `b` then reports that it moved. (With `b`
+/// waiting for a beat, `a`'s wait never ended: the wait below gives up after a minute.)
+#[test]
+fn join_context_offers_b_to_a_free_worker_at_once() {
+    let pool = Pool::builder().threads(2).build().unwrap();
+    for _ in 0..20 {
+        let (tx, rx) = mpsc::channel();
+        let (a, b_moved) = pool.install(|| {
+            threadlab::join_context(
+                move |a| {
+                    let met = rx.recv_timeout(std::time::Duration::from_secs(60));
+                    (a.migrated(), met.is_ok())
+                },
+                move |b| {
+                    tx.send(()).unwrap();
+                    b.migrated()
+                },
+            )
+        });
+        assert_eq!(a, (false, true), "a stayed, and b ran while a waited");
+        assert!(b_moved);
+    }
+}
+
 #[test]
 fn yield_runs_pending_work() {
     assert_eq!(threadlab::yield_now(), None);

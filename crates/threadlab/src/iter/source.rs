@@ -506,7 +506,7 @@ pub trait ParallelSliceMut<T: Send> {
     /// ```
     fn par_sort(&mut self)
     where
-        T: Ord + Sync,
+        T: Ord,
     {
         super::sort::merge_sort(self.as_par_slice_mut(), &T::lt);
     }
@@ -521,7 +521,6 @@ pub trait ParallelSliceMut<T: Send> {
     /// ```
     fn par_sort_by<F>(&mut self, compare: F)
     where
-        T: Sync,
         F: Fn(&T, &T) -> std::cmp::Ordering + Sync,
     {
         super::sort::merge_sort(self.as_par_slice_mut(), &|a: &T, b: &T| {
@@ -539,7 +538,6 @@ pub trait ParallelSliceMut<T: Send> {
     /// ```
     fn par_sort_by_key<K: Ord, F>(&mut self, f: F)
     where
-        T: Sync,
         F: Fn(&T) -> K + Sync,
     {
         super::sort::merge_sort(self.as_par_slice_mut(), &|a: &T, b: &T| f(a) < f(b));
@@ -556,14 +554,14 @@ pub trait ParallelSliceMut<T: Send> {
     /// ```
     fn par_sort_by_cached_key<K, F>(&mut self, f: F)
     where
-        T: Sync,
-        K: Ord + Send + Sync,
+        K: Ord + Send,
         F: Fn(&T) -> K + Sync,
     {
         let v = self.as_par_slice_mut();
+        // Through `&mut` (each element reached by one worker), so `T` need not be `Sync`.
         let mut keyed: Vec<(K, usize)> = {
-            let shared: &[T] = v;
-            Iter { slice: shared }
+            let each: &mut [T] = v;
+            IterMut { slice: each }
                 .enumerate()
                 .map(|(i, x)| (f(x), i))
                 .collect()
@@ -591,7 +589,6 @@ pub trait ParallelSliceMut<T: Send> {
     /// ```
     fn par_sort_unstable_by_key<K: Ord, F>(&mut self, f: F)
     where
-        T: Sync,
         F: Fn(&T) -> K + Sync,
     {
         super::sort::quick_sort(self.as_par_slice_mut(), &|a: &T, b: &T| f(a) < f(b));
@@ -608,7 +605,7 @@ pub trait ParallelSliceMut<T: Send> {
     /// ```
     fn par_sort_unstable(&mut self)
     where
-        T: Ord + Sync,
+        T: Ord,
     {
         super::sort::quick_sort(self.as_par_slice_mut(), &T::lt);
     }
@@ -623,7 +620,6 @@ pub trait ParallelSliceMut<T: Send> {
     /// ```
     fn par_sort_unstable_by<F>(&mut self, compare: F)
     where
-        T: Sync,
         F: Fn(&T, &T) -> std::cmp::Ordering + Sync,
     {
         super::sort::quick_sort(self.as_par_slice_mut(), &|a: &T, b: &T| {

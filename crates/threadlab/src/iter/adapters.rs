@@ -53,6 +53,9 @@ where
     F: Fn(I::Item) -> R + Sync + Send,
     R: Send,
 {
+    fn len(&self) -> usize {
+        self.base.len()
+    }
 }
 
 impl<P: Producer, F, R> Producer for Map<P, F>
@@ -338,9 +341,13 @@ where
     }
 }
 
-impl<I: IndexedParallelIterator, F> IndexedParallelIterator for Inspect<I, F> where
-    F: Fn(&I::Item) + Sync + Send
+impl<I: IndexedParallelIterator, F> IndexedParallelIterator for Inspect<I, F>
+where
+    F: Fn(&I::Item) + Sync + Send,
 {
+    fn len(&self) -> usize {
+        self.base.len()
+    }
 }
 
 impl<P: Producer, F> Producer for Inspect<P, F>
@@ -405,6 +412,9 @@ impl<'a, T: Copy + Send + Sync + 'a, I: ParallelIterator<Item = &'a T>> Parallel
 impl<'a, T: Copy + Send + Sync + 'a, I: IndexedParallelIterator<Item = &'a T>>
     IndexedParallelIterator for Copied<I>
 {
+    fn len(&self) -> usize {
+        self.base.len()
+    }
 }
 
 impl<'a, T: Copy + 'a, P: Producer<Item = &'a T>> Producer for Copied<P> {
@@ -466,6 +476,9 @@ impl<'a, T: Clone + Send + Sync + 'a, I: ParallelIterator<Item = &'a T>> Paralle
 impl<'a, T: Clone + Send + Sync + 'a, I: IndexedParallelIterator<Item = &'a T>>
     IndexedParallelIterator for Cloned<I>
 {
+    fn len(&self) -> usize {
+        self.base.len()
+    }
 }
 
 impl<'a, T: Clone + 'a, P: Producer<Item = &'a T>> Producer for Cloned<P> {
@@ -526,7 +539,11 @@ impl<I: IndexedParallelIterator> ParallelIterator for Enumerate<I> {
         }
     }
 }
-impl<I: IndexedParallelIterator> IndexedParallelIterator for Enumerate<I> {}
+impl<I: IndexedParallelIterator> IndexedParallelIterator for Enumerate<I> {
+    fn len(&self) -> usize {
+        self.base.len()
+    }
+}
 
 impl<P: Producer> Producer for Enumerate<P> {
     type Item = (usize, P::Item);
@@ -591,7 +608,11 @@ impl<A: IndexedParallelIterator, B: IndexedParallelIterator> ParallelIterator fo
         Zip::new(self.a.into_producer(), self.b.into_producer())
     }
 }
-impl<A: IndexedParallelIterator, B: IndexedParallelIterator> IndexedParallelIterator for Zip<A, B> {}
+impl<A: IndexedParallelIterator, B: IndexedParallelIterator> IndexedParallelIterator for Zip<A, B> {
+    fn len(&self) -> usize {
+        self.a.len().min(self.b.len())
+    }
+}
 
 impl<A: Producer, B: Producer> Producer for Zip<A, B> {
     type Item = (A::Item, B::Item);
@@ -640,7 +661,11 @@ impl<I: IndexedParallelIterator> ParallelIterator for ChunksOf<I> {
         ChunksOf::new(self.base.into_producer(), self.size)
     }
 }
-impl<I: IndexedParallelIterator> IndexedParallelIterator for ChunksOf<I> {}
+impl<I: IndexedParallelIterator> IndexedParallelIterator for ChunksOf<I> {
+    fn len(&self) -> usize {
+        self.base.len().div_ceil(self.size)
+    }
+}
 
 impl<P: Producer> Producer for ChunksOf<P> {
     type Item = Vec<P::Item>;

@@ -55,6 +55,9 @@ where
     A: IndexedParallelIterator,
     B: IndexedParallelIterator<Item = A::Item>,
 {
+    fn len(&self) -> usize {
+        self.a.len() + self.b.len()
+    }
 }
 
 impl<A: Producer, B: Producer<Item = A::Item>> Producer for Chain<A, B> {
@@ -336,6 +339,9 @@ where
     S::State: Send,
     F: Fn(S::State, I::Item) -> S::State + Sync + Send,
 {
+    fn len(&self) -> usize {
+        self.base.len().div_ceil(self.size)
+    }
 }
 
 impl<P: Producer, S: MakeState, F> Producer for FoldChunks<P, S, F>
@@ -434,6 +440,9 @@ impl<I: ParallelIterator, F: Fn(&mut I::Item) + Sync + Send> ParallelIterator fo
 impl<I: IndexedParallelIterator, F: Fn(&mut I::Item) + Sync + Send> IndexedParallelIterator
     for Update<I, F>
 {
+    fn len(&self) -> usize {
+        self.base.len()
+    }
 }
 
 impl<P: Producer, F: Fn(&mut P::Item) + Sync + Send> Producer for Update<P, F> {
@@ -568,6 +577,9 @@ impl<I: IndexedParallelIterator, S: MakeState, F, R: Send> IndexedParallelIterat
 where
     F: Fn(&mut S::State, I::Item) -> R + Sync + Send,
 {
+    fn len(&self) -> usize {
+        self.base.len()
+    }
 }
 
 impl<P: Producer, S: MakeState, F, R: Send> Producer for MapState<P, S, F>

@@ -37,7 +37,14 @@ impl<I: IndexedParallelIterator> ParallelIterator for Cut<I> {
         head.split_at(start).1
     }
 }
-impl<I: IndexedParallelIterator> IndexedParallelIterator for Cut<I> {}
+impl<I: IndexedParallelIterator> IndexedParallelIterator for Cut<I> {
+    fn len(&self) -> usize {
+        {
+            let end = self.end.min(self.base.len());
+            end - self.start.min(end)
+        }
+    }
+}
 
 /// The iterator of [`IndexedParallelIterator::step_by`]: every `step`-th item, from the
 /// first.
@@ -66,7 +73,11 @@ impl<I: IndexedParallelIterator> ParallelIterator for StepBy<I> {
         StepBy::new(self.base.into_producer(), self.step)
     }
 }
-impl<I: IndexedParallelIterator> IndexedParallelIterator for StepBy<I> {}
+impl<I: IndexedParallelIterator> IndexedParallelIterator for StepBy<I> {
+    fn len(&self) -> usize {
+        self.base.len().div_ceil(self.step)
+    }
+}
 
 impl<P: Producer> Producer for StepBy<P> {
     type Item = P::Item;
@@ -120,6 +131,9 @@ impl<A: IndexedParallelIterator, B: IndexedParallelIterator> ParallelIterator fo
 impl<A: IndexedParallelIterator, B: IndexedParallelIterator> IndexedParallelIterator
     for ZipEq<A, B>
 {
+    fn len(&self) -> usize {
+        self.a.len()
+    }
 }
 
 /// The iterator of [`IndexedParallelIterator::rev`]: the base's items in reverse order.
@@ -153,4 +167,8 @@ impl<I: IndexedParallelIterator> ParallelIterator for Rev<I> {
         v.into()
     }
 }
-impl<I: IndexedParallelIterator> IndexedParallelIterator for Rev<I> {}
+impl<I: IndexedParallelIterator> IndexedParallelIterator for Rev<I> {
+    fn len(&self) -> usize {
+        self.base.len()
+    }
+}

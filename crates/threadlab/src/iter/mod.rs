@@ -42,6 +42,7 @@
 
 mod adapters;
 mod bounds;
+mod chunks_exact;
 mod collect;
 mod combine;
 mod consume;
@@ -49,6 +50,7 @@ pub(crate) mod drive;
 mod find;
 mod gen;
 mod indexed;
+mod intersperse;
 mod owned;
 mod panic_fuse;
 pub mod plumbing;
@@ -62,6 +64,7 @@ pub use adapters::{
     Zip,
 };
 pub use bounds::Bounded;
+pub use chunks_exact::{ChunksExact, ChunksExactMut, RChunksExact, RChunksExactMut};
 pub use collect::{FromParallelIterator, ParallelExtend};
 pub use combine::{
     Chain, CloneOf, FlatIter, FlatMap, FoldChunkIter, FoldChunks, FoldProducer, FoldWith, InitFn,
@@ -71,6 +74,7 @@ pub use gen::{
     empty, once, repeat, repeat_n, split, walk_tree, walk_tree_postfix, walk_tree_prefix, RepeatN,
 };
 pub use indexed::{Cut, Rev, StepBy, ZipEq};
+pub use intersperse::Intersperse;
 
 /// Rayon's `range` module: the iterator of `(a..b).into_par_iter()`.
 pub mod range {
@@ -771,6 +775,23 @@ pub trait ParallelIterator: Sized + Send {
         self.reduce_with(|a, b| try_ops::try_combine(&op, a, b))
     }
 
+    /// A clone of `separator` between every two neighbouring items, in order (indexed when
+    /// this iterator is: `n` items become `2n - 1`).
+    ///
+    /// ```
+    /// use threadlab::prelude::*;
+    /// let s: String = "a,b,c".par_split(',').intersperse("; ").collect();
+    /// assert_eq!(s, "a; b; c");
+    /// let n = (0u8..10).into_par_iter().intersperse(99).zip_eq(0..19).count();
+    /// assert_eq!(n, 19);
+    /// ```
+    fn intersperse(self, separator: Self::Item) -> Intersperse<Self>
+    where
+        Self::Item: Clone,
+    {
+        Intersperse::new(self, separator)
+    }
+
     /// Stops the other pieces soon after a panic in any of them (see `panic_fuse.rs`).
     ///
     /// ```
@@ -868,7 +889,18 @@ where
 /// let v = [10, 20, 30];
 /// assert_eq!(v.par_iter().position_any(|x| *x == 20), Some(1));
 /// ```
+#[allow(clippy::len_without_is_empty)] // as Rayon's: `len` without `is_empty`
 pub trait IndexedParallelIterator: ParallelIterator {
+    /// The number of items, known without running the pipeline (as `ExactSizeIterator::len`).
+    ///
+    /// ```
+    /// use threadlab::prelude::*;
+    /// let v = [1, 2, 3, 4, 5];
+    /// assert_eq!(v.par_iter().zip(0..3).len(), 3);
+    /// assert_eq!(v.par_chunks(2).map(|c| c.len()).len(), 3);
+    /// ```
+    fn len(&self) -> usize;
+
     /// Pairs every item with its index.
     ///
     /// ```

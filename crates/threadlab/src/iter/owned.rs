@@ -73,7 +73,11 @@ impl<T: Send> ParallelIterator for IntoIter<T> {
         self
     }
 }
-impl<T: Send> IndexedParallelIterator for IntoIter<T> {}
+impl<T: Send> IndexedParallelIterator for IntoIter<T> {
+    fn len(&self) -> usize {
+        self.items.len()
+    }
+}
 
 impl<T: Send> IntoParallelIterator for Vec<T> {
     type Item = T;

@@ -2,6 +2,7 @@
 //! its own [`Producer`]: splitting is `split_at` on the range or slice, a block is the std
 //! iterator over the first positions.
 
+use super::chunks_exact::{ChunksExact, ChunksExactMut, RChunksExact, RChunksExactMut};
 use super::drive::Producer;
 use super::owned::IntoIter;
 use super::{IndexedParallelIterator, ParallelIterator};
@@ -53,36 +54,44 @@ macro_rules! range_impls {
                 self
             }
         }
-        impl IndexedParallelIterator for RangeIter<$t> {}
-        impl super::IntoParallelIterator for Range<$t> {
-            type Item = $t;
-            type Iter = RangeIter<$t>;
-            fn into_par_iter(self) -> RangeIter<$t> {
-                RangeIter { range: self }
-            }
-        }
+        impl IndexedParallelIterator for RangeIter<$t> {
+    fn len(&self) -> usize {
+        Producer::len(self)
+    }
+}
     )*};
 }
 range_impls!(u8, u16, u32, u64, usize, i8, i16, i32, i64, isize);
 
-/// `a..=b` is `a..b` followed by `b` (when not empty), so `..=MAX` needs no wider type.
-macro_rules! range_inclusive_impls {
-    ($($t:ty),*) => {$(
-        impl super::IntoParallelIterator for std::ops::RangeInclusive<$t> {
-            type Item = $t;
-            type Iter = super::Chain<RangeIter<$t>, super::gen::RepeatN<$t>>;
-            fn into_par_iter(self) -> Self::Iter {
-                let (a, b) = self.clone().into_inner();
-                let (end, last) = if self.is_empty() { (a, 0) } else { (b, 1) };
-                super::Chain::new(
-                    RangeIter { range: a..end },
-                    super::gen::repeat_n(b, last),
-                )
-            }
-        }
-    )*};
+/// One impl for every integer type (those `RangeIter` is a parallel iterator of), not one per
+/// type, as Rayon has it: so `(0..n).into_par_iter().method()` compiles before `n`'s type is
+/// inferred (with one impl per type, the method call is ambiguous until then).
+impl<T: Send> super::IntoParallelIterator for Range<T>
+where
+    RangeIter<T>: ParallelIterator<Item = T>,
+{
+    type Item = T;
+    type Iter = RangeIter<T>;
+    fn into_par_iter(self) -> RangeIter<T> {
+        RangeIter { range: self }
+    }
 }
-range_inclusive_impls!(u8, u16, u32, u64, usize, i8, i16, i32, i64, isize);
+
+/// `a..=b` is `a..b` followed by `b` (when not empty), so `..=MAX` needs no wider type. One
+/// impl for every integer type, as for `Range`.
+impl<T> super::IntoParallelIterator for std::ops::RangeInclusive<T>
+where
+    T: Copy + Send + PartialOrd,
+    RangeIter<T>: ParallelIterator<Item = T>,
+{
+    type Item = T;
+    type Iter = super::Chain<RangeIter<T>, super::gen::RepeatN<T>>;
+    fn into_par_iter(self) -> Self::Iter {
+        let (a, b) = self.clone().into_inner();
+        let (end, last) = if self.is_empty() { (a, 0) } else { (b, 1) };
+        super::Chain::new(RangeIter { range: a..end }, super::gen::repeat_n(b, last))
+    }
+}
 
 /// A parallel iterator over `&T` of a slice, from `par_iter()`.
 ///
@@ -125,7 +134,11 @@ impl<'a, T: Sync> ParallelIterator for Iter<'a, T> {
         self
     }
 }
-impl<T: Sync> IndexedParallelIterator for Iter<'_, T> {}
+impl<T: Sync> IndexedParallelIterator for Iter<'_, T> {
+    fn len(&self) -> usize {
+        self.slice.len()
+    }
+}
 
 /// A parallel iterator over `&mut T` of a slice, from `par_iter_mut()`.
 ///
@@ -169,7 +182,11 @@ impl<'a, T: Send> ParallelIterator for IterMut<'a, T> {
         self
     }
 }
-impl<T: Send> IndexedParallelIterator for IterMut<'_, T> {}
+impl<T: Send> IndexedParallelIterator for IterMut<'_, T> {
+    fn len(&self) -> usize {
+        self.slice.len()
+    }
+}
 
 /// A parallel iterator over consecutive `&[T]` chunks, from `par_chunks(n)`.
 ///
@@ -183,6 +200,13 @@ impl<T: Send> IndexedParallelIterator for IterMut<'_, T> {}
 pub struct Chunks<'a, T> {
     slice: &'a [T],
     size: usize,
+}
+
+impl<'a, T> Chunks<'a, T> {
+    /// Chunks of `size` (at least 1) of `slice`.
+    pub(super) fn new(slice: &'a [T], size: usize) -> Self {
+        Chunks { slice, size }
+    }
 }
 
 impl<'a, T: Sync> Producer for Chunks<'a, T> {
@@ -215,7 +239,11 @@ impl<'a, T: Sync> ParallelIterator for Chunks<'a, T> {
         self
     }
 }
-impl<T: Sync> IndexedParallelIterator for Chunks<'_, T> {}
+impl<T: Sync> IndexedParallelIterator for Chunks<'_, T> {
+    fn len(&self) -> usize {
+        self.slice.len().div_ceil(self.size)
+    }
+}
 
 /// A parallel iterator over consecutive `&mut [T]` chunks, from `par_chunks_mut(n)`.
 ///
@@ -229,6 +257,13 @@ impl<T: Sync> IndexedParallelIterator for Chunks<'_, T> {}
 pub struct ChunksMut<'a, T> {
     slice: &'a mut [T],
     size: usize,
+}
+
+impl<'a, T> ChunksMut<'a, T> {
+    /// Chunks of `size` (at least 1) of `slice`.
+    pub(super) fn new(slice: &'a mut [T], size: usize) -> Self {
+        ChunksMut { slice, size }
+    }
 }
 
 impl<'a, T: Send> Producer for ChunksMut<'a, T> {
@@ -263,7 +298,11 @@ impl<'a, T: Send> ParallelIterator for ChunksMut<'a, T> {
         self
     }
 }
-impl<T: Send> IndexedParallelIterator for ChunksMut<'_, T> {}
+impl<T: Send> IndexedParallelIterator for ChunksMut<'_, T> {
+    fn len(&self) -> usize {
+        self.slice.len().div_ceil(self.size)
+    }
+}
 
 impl<'a, T: Sync + 'a> super::IntoParallelIterator for &'a [T] {
     type Item = &'a T;
@@ -335,8 +374,8 @@ pub trait ParallelSlice<T: Sync> {
     /// use threadlab::prelude::*;
     /// assert_eq!([1, 2, 3].par_chunks_exact(2).count(), 1);
     /// ```
-    fn par_chunks_exact(&self, size: usize) -> IntoIter<&[T]> {
-        IntoIter::gather(self.as_par_slice().chunks_exact(size))
+    fn par_chunks_exact(&self, size: usize) -> ChunksExact<'_, T> {
+        ChunksExact::new(self.as_par_slice(), size)
     }
 
     /// Chunks of `size` from the end, the last maybe shorter (`slice::rchunks`).
@@ -355,8 +394,8 @@ pub trait ParallelSlice<T: Sync> {
     /// use threadlab::prelude::*;
     /// assert_eq!([1, 2, 3].par_rchunks_exact(2).collect::<Vec<_>>(), [&[2, 3][..]]);
     /// ```
-    fn par_rchunks_exact(&self, size: usize) -> IntoIter<&[T]> {
-        IntoIter::gather(self.as_par_slice().rchunks_exact(size))
+    fn par_rchunks_exact(&self, size: usize) -> RChunksExact<'_, T> {
+        RChunksExact::new(self.as_par_slice(), size)
     }
 
     /// The parts between elements for which `sep` holds (`slice::split`).
@@ -441,8 +480,8 @@ pub trait ParallelSliceMut<T: Send> {
     /// v.par_chunks_exact_mut(2).for_each(|c| c.swap(0, 1));
     /// assert_eq!(v, [2, 1, 3]);
     /// ```
-    fn par_chunks_exact_mut(&mut self, size: usize) -> IntoIter<&mut [T]> {
-        IntoIter::gather(self.as_par_slice_mut().chunks_exact_mut(size))
+    fn par_chunks_exact_mut(&mut self, size: usize) -> ChunksExactMut<'_, T> {
+        ChunksExactMut::new(self.as_par_slice_mut(), size)
     }
 
     /// Mutable chunks of `size` from the end (`slice::rchunks_mut`).
@@ -465,8 +504,8 @@ pub trait ParallelSliceMut<T: Send> {
     /// v.par_rchunks_exact_mut(2).for_each(|c| c[0] = 0);
     /// assert_eq!(v, [1, 0, 3]);
     /// ```
-    fn par_rchunks_exact_mut(&mut self, size: usize) -> IntoIter<&mut [T]> {
-        IntoIter::gather(self.as_par_slice_mut().rchunks_exact_mut(size))
+    fn par_rchunks_exact_mut(&mut self, size: usize) -> RChunksExactMut<'_, T> {
+        RChunksExactMut::new(self.as_par_slice_mut(), size)
     }
 
     /// The mutable parts between separators (`slice::split_mut`).

@@ -1,0 +1,293 @@
+//! Rayon's adapters that threadlab added for ported programs, each against a sequential
+//! reference built from `std`'s iterators, on random inputs of random lengths, on a 2-worker
+//! pool (so the idle worker makes the running one split) and on the global pool. Pieces are
+//! also cut at every position (`with_max_len(1)`), so every way a piece can start is run.
+use threadlab::prelude::*;
+use threadlab::Pool;
+use threadlab_testkit::Rng;
+
+fn lengths(rng: &mut Rng) -> Vec<usize> {
+    if cfg!(miri) {
+        return vec![0, 1, 2, 3, 70];
+    }
+    let mut v = vec![0, 1, 2, 3, 4, 5, 64, 1025];
+    for _ in 0..3 {
+        v.push(rng.below(50_000) as usize);
+    }
+    v
+}
+
+fn input(rng: &mut Rng, len: usize) -> Vec<i64> {
+    (0..len).map(|_| rng.below(1000) as i64).collect()
+}
+
+/// `std`'s items with `sep` between every two neighbours.
+fn interspersed<T: Clone>(items: impl IntoIterator<Item = T>, sep: T) -> Vec<T> {
+    let mut out = Vec::new();
+    for (i, x) in items.into_iter().enumerate() {
+        if i > 0 {
+            out.push(sep.clone());
+        }
+        out.push(x);
+    }
+    out
+}
+
+fn check_intersperse(v: &[i64]) {
+    let n = v.len();
+    let want = interspersed(v.iter().copied(), -1);
+    let got: Vec<i64> = v.par_iter().copied().intersperse(-1).collect();
+    assert_eq!(got, want, "indexed base, len {n}");
+    let got: Vec<i64> = v
+        .par_iter()
+        .copied()
+        .with_max_len(1)
+        .intersperse(-1)
+        .collect();
+    assert_eq!(got, want, "pieces of one position, len {n}");
+    // A base whose positions are not its items (a filter): separators only between items.
+    let kept = v.iter().copied().filter(|x| x % 3 == 0);
+    let want_f = interspersed(kept, -1);
+    let got: Vec<i64> = v
+        .par_iter()
+        .copied()
+        .filter(|x| x % 3 == 0)
+        .intersperse(-1)
+        .collect();
+    assert_eq!(got, want_f, "filtered base, len {n}");
+    // Indexed: positions line up with zip_eq and enumerate, and it reverses.
+    let got: Vec<(i64, usize)> = v
+        .par_iter()
+        .copied()
+        .intersperse(-1)
+        .zip_eq(0..want.len())
+        .collect();
+    let want_z: Vec<(i64, usize)> = want.iter().copied().zip(0..).collect();
+    assert_eq!(got, want_z, "zip_eq, len {n}");
+    let got: Vec<i64> = v.par_iter().copied().intersperse(-1).rev().collect();
+    let want_r: Vec<i64> = want.iter().rev().copied().collect();
+    assert_eq!(got, want_r, "rev, len {n}");
+    // Twice: -2 between all of the first's items, separators included.
+    let got: Vec<i64> = v
+        .par_iter()
+        .copied()
+        .intersperse(-1)
+        .intersperse(-2)
+        .collect();
+    assert_eq!(
+        got,
+        interspersed(want.iter().copied(), -2),
+        "twice, len {n}"
+    );
+    // Counted and summed without collecting.
+    assert_eq!(v.par_iter().intersperse(&7).count(), want.len());
+    let sum: i64 = v.par_iter().copied().intersperse(5).sum();
+    assert_eq!(sum, interspersed(v.iter().copied(), 5).iter().sum::<i64>());
+}
+
+#[test]
+fn intersperse_matches_a_sequential_reference() {
+    let pool = Pool::builder().threads(2).build().unwrap();
+    let mut rng = Rng::new(0x1A7E_5BE5);
+    for len in lengths(&mut rng) {
+        let v = input(&mut rng, len);
+        pool.install(|| check_intersperse(&v));
+        if !cfg!(miri) {
+            check_intersperse(&v);
+        }
+    }
+    // Strings, through an unindexed source (a split).
+    let words: Vec<String> = (0..500).map(|i| i.to_string()).collect();
+    let joined = words.join(",");
+    let got: String = joined.par_split(',').intersperse(";").collect();
+    assert_eq!(got, words.join(";"));
+}
+
+/// `IndexedParallelIterator::len` is the number of items the pipeline yields, for every
+/// indexed source and adapter, without running it.
+fn check_len(v: &[i64], other: &[i64], size: usize) {
+    let n = v.len();
+    let count = |it: &dyn Fn() -> (usize, usize), what: &str| {
+        let (len, items) = it();
+        assert_eq!(len, items, "{what}, len {n}, size {size}");
+    };
+    count(&|| (v.par_iter().len(), v.par_iter().count()), "par_iter");
+    count(&|| ((0..n).into_par_iter().len(), n), "range");
+    count(
+        &|| ((0..=n).into_par_iter().len(), n + 1),
+        "range_inclusive",
+    );
+    let c = || v.par_iter().copied();
+    count(&|| (c().map(|x| x + 1).len(), c().count()), "map");
+    count(
+        &|| (c().zip(other).len(), v.iter().zip(other).count()),
+        "zip",
+    );
+    count(
+        &|| (c().chain(other.par_iter().copied()).len(), n + other.len()),
+        "chain",
+    );
+    count(
+        &|| (c().chunks(size).len(), v.chunks(size).count()),
+        "chunks",
+    );
+    count(
+        &|| (c().step_by(size).len(), v.iter().step_by(size).count()),
+        "step_by",
+    );
+    count(
+        &|| (c().skip(size).len(), v.iter().skip(size).count()),
+        "skip",
+    );
+    count(
+        &|| (c().take(size).len(), v.iter().take(size).count()),
+        "take",
+    );
+    count(
+        &|| {
+            (
+                c().skip(size).take(3).len(),
+                v.iter().skip(size).take(3).count(),
+            )
+        },
+        "skip/take",
+    );
+    count(&|| (c().enumerate().rev().len(), n), "enumerate/rev");
+    count(
+        &|| (c().intersperse(0).len(), (2 * n).saturating_sub(1)),
+        "intersperse",
+    );
+    count(&|| (c().with_max_len(2).len(), n), "with_max_len");
+    count(&|| (c().panic_fuse().len(), n), "panic_fuse");
+    count(
+        &|| (c().inspect(|_| ()).update(|_| ()).len(), n),
+        "inspect/update",
+    );
+    count(&|| (c().map_with(0, |_, x| x).len(), n), "map_with");
+    count(
+        &|| {
+            (
+                c().fold_chunks(size, || 0, |a, x| a + x).len(),
+                v.chunks(size).count(),
+            )
+        },
+        "fold_chunks",
+    );
+    count(
+        &|| (v.par_chunks(size).len(), v.chunks(size).count()),
+        "par_chunks",
+    );
+    count(&|| (v.to_vec().into_par_iter().len(), n), "vec");
+    count(&|| (threadlab::iter::repeat_n(1, n).len(), n), "repeat_n");
+    count(&|| (c().zip_eq(v.par_iter()).len(), n), "zip_eq");
+}
+
+/// The exact chunks, from the front and from the back, shared and mutable: the chunks of
+/// `std`'s `chunks_exact`/`rchunks_exact` in order, and the same remainder.
+fn check_chunks_exact(v: &[i64], size: usize) {
+    let n = v.len();
+    let c = v.par_chunks_exact(size);
+    assert_eq!(
+        c.remainder(),
+        v.chunks_exact(size).remainder(),
+        "len {n}, size {size}"
+    );
+    assert_eq!(c.len(), v.chunks_exact(size).len());
+    let got: Vec<&[i64]> = c.with_max_len(1).collect();
+    assert_eq!(
+        got,
+        v.chunks_exact(size).collect::<Vec<_>>(),
+        "chunks_exact"
+    );
+    let c = v.par_rchunks_exact(size);
+    assert_eq!(c.remainder(), v.rchunks_exact(size).remainder());
+    assert_eq!(c.len(), v.rchunks_exact(size).len());
+    let got: Vec<&[i64]> = c.collect();
+    assert_eq!(
+        got,
+        v.rchunks_exact(size).collect::<Vec<_>>(),
+        "rchunks_exact"
+    );
+    let got: Vec<&[i64]> = v.par_rchunks_exact(size).with_max_len(1).collect();
+    assert_eq!(
+        got,
+        v.rchunks_exact(size).collect::<Vec<_>>(),
+        "rchunks_exact cut"
+    );
+    let got: Vec<(usize, i64)> = v
+        .par_rchunks_exact(size)
+        .enumerate()
+        .map(|(i, c)| (i, c.iter().sum()))
+        .collect();
+    let want: Vec<(usize, i64)> = v
+        .rchunks_exact(size)
+        .enumerate()
+        .map(|(i, c)| (i, c.iter().sum()))
+        .collect();
+    assert_eq!(got, want, "rchunks_exact enumerate");
+
+    // Mutable: each chunk reversed in place, the remainder negated through take_remainder.
+    for from_back in [false, true] {
+        let mut got = v.to_vec();
+        let mut want = v.to_vec();
+        if from_back {
+            let mut c = got.par_rchunks_exact_mut(size);
+            assert_eq!(c.len(), want.rchunks_exact_mut(size).len());
+            c.take_remainder().iter_mut().for_each(|x| *x = -*x);
+            assert!(c.remainder().is_empty());
+            c.with_max_len(1).for_each(|c| c.reverse());
+            let mut s = want.rchunks_exact_mut(size);
+            s.by_ref().for_each(|c| c.reverse());
+            s.into_remainder().iter_mut().for_each(|x| *x = -*x);
+        } else {
+            let mut c = got.par_chunks_exact_mut(size);
+            assert_eq!(c.len(), want.chunks_exact_mut(size).len());
+            c.take_remainder().iter_mut().for_each(|x| *x = -*x);
+            c.with_max_len(1).for_each(|c| c.reverse());
+            let mut s = want.chunks_exact_mut(size);
+            s.by_ref().for_each(|c| c.reverse());
+            s.into_remainder().iter_mut().for_each(|x| *x = -*x);
+        }
+        assert_eq!(
+            got, want,
+            "mutable, from the back: {from_back}, len {n}, size {size}"
+        );
+    }
+    let mut w = v.to_vec();
+    let rem_len = w.par_chunks_exact_mut(size).into_remainder().len();
+    assert_eq!(rem_len, n % size);
+    assert_eq!(
+        w.par_rchunks_exact_mut(size).into_remainder().len(),
+        n % size
+    );
+}
+
+#[test]
+fn len_and_exact_chunks_match_std() {
+    let pool = Pool::builder().threads(2).build().unwrap();
+    let mut rng = Rng::new(0xC4C4_1E57);
+    for len in lengths(&mut rng) {
+        let v = input(&mut rng, len);
+        let other_len = rng.below(2 * len as u64 + 1) as usize;
+        let other = input(&mut rng, other_len);
+        for size in [1, 2, 3, 1 + rng.below(100) as usize] {
+            pool.install(|| {
+                check_len(&v, &other, size);
+                check_chunks_exact(&v, size);
+            });
+            if !cfg!(miri) {
+                check_chunks_exact(&v, size);
+            }
+        }
+    }
+}
+
+/// `(0..n).into_par_iter()` with `n` an integer literal of no given type: the method call
+/// compiles (the range's element type is inferred afterwards, as `i32`), as with Rayon.
+#[test]
+fn an_untyped_range_takes_method_calls() {
+    let v: Vec<_> = (0..10).into_par_iter().intersperse(-1).collect();
+    assert_eq!(v.len(), 19);
+    let s = (0..=10).into_par_iter().map(|x| x * 2).sum::<i32>();
+    assert_eq!(s, 110);
+}

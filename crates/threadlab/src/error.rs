@@ -22,6 +22,7 @@ enum Kind {
         source: std::io::Error,
     },
     GlobalAlreadyInitialized,
+    SpawnHandlerElastic,
     PinUnavailable {
         source: std::io::Error,
     },
@@ -80,6 +81,12 @@ impl BuildError {
         }
     }
 
+    pub(crate) fn spawn_handler_elastic() -> Self {
+        BuildError {
+            kind: Kind::SpawnHandlerElastic,
+        }
+    }
+
     pub(crate) fn global_already_initialized() -> Self {
         BuildError {
             kind: Kind::GlobalAlreadyInitialized,
@@ -130,6 +137,12 @@ impl fmt::Display for BuildError {
                 "pin_to_cores(true): worker {worker} could not be pinned to CPU {cpu} ({source}); \
                  the threads started were stopped. Build without pin_to_cores, or check the \
                  process's CPU set (taskset -p, the container's cpuset)"
+            ),
+            Kind::SpawnHandlerElastic => write!(
+                f,
+                "spawn_handler and keep_alive were both set, but an elastic pool restarts its \
+                 workers' threads itself, without the handler; no thread was started. Leave out \
+                 one of them"
             ),
             Kind::GlobalAlreadyInitialized => write!(
                 f,

@@ -127,3 +127,100 @@ fn the_environment_sets_the_default_count() {
     );
     std::env::remove_var("THREADLAB_NUM_THREADS");
 }
+
+thread_local! {
+    /// Set by the spawn handlers below on the threads they start.
+    static STARTED_BY_HANDLER: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// A spawn handler starts every worker (indices 0..n, once each), and only its threads run
+/// the pool's work: `install` from outside never runs on the caller (no guest), `broadcast`
+/// reaches n threads that the handler marked. Dropping the pool ends each `run`, after which
+/// the thread is no worker any more.
+#[test]
+fn spawn_handler_starts_every_worker() {
+    for n in [1, 3] {
+        let mut handles = Vec::new();
+        let mut indices = Vec::new();
+        let pool = Pool::builder()
+            .threads(n)
+            .spawn_handler(|thread| {
+                indices.push(thread.index());
+                assert_eq!(thread.name(), Some(&*format!("threadlab-{}", thread.index())));
+                handles.push(std::thread::Builder::new().spawn(move || {
+                    STARTED_BY_HANDLER.with(|s| s.set(true));
+                    thread.run();
+                    threadlab::current_thread_index()
+                })?);
+                Ok(())
+            })
+            .build()
+            .unwrap();
+        assert_eq!(indices, (0..n).collect::<Vec<_>>());
+        for _ in 0..50 {
+            assert!(pool.install(|| STARTED_BY_HANDLER.with(|s| s.get())));
+        }
+        assert!(pool.broadcast(|_| STARTED_BY_HANDLER.with(|s| s.get())).iter().all(|&b| b));
+        drop(pool);
+        for h in handles {
+            assert_eq!(h.join().unwrap(), None, "run returned; the thread is no worker");
+        }
+    }
+}
+
+/// The handler's error fails the build (the workers it started already stop and their `run`
+/// returns), and a handler with `keep_alive` is refused before any thread starts.
+#[test]
+fn spawn_handler_errors_fail_the_build() {
+    let mut handles = Vec::new();
+    let err = Pool::builder()
+        .threads(3)
+        .spawn_handler(|thread| {
+            if thread.index() == 2 {
+                return Err(std::io::Error::other("no more threads here"));
+            }
+            handles.push(std::thread::spawn(move || thread.run()));
+            Ok(())
+        })
+        .build()
+        .unwrap_err();
+    assert!(err.to_string().contains("no more threads here"), "{err}");
+    assert_eq!(handles.len(), 2);
+    for h in handles {
+        h.join().unwrap();
+    }
+    let mut called = false;
+    let err = Pool::builder()
+        .keep_alive(std::time::Duration::from_secs(1))
+        .spawn_handler(|_| {
+            called = true;
+            Ok(())
+        })
+        .build()
+        .unwrap_err();
+    assert!(!called);
+    assert!(err.to_string().contains("keep_alive"), "{err}");
+}
+
+/// `build_scoped`: the workers run inside a wrapper that borrows from the caller's stack, on
+/// scoped threads joined before it returns.
+#[test]
+fn build_scoped_workers_borrow_from_the_caller() {
+    let wrapped = AtomicUsize::new(0);
+    let local = String::from("borrowed");
+    let got = Pool::builder()
+        .threads(3)
+        .build_scoped(
+            |thread| {
+                wrapped.fetch_add(1, Ordering::SeqCst);
+                STARTED_BY_HANDLER.with(|s| s.set(local == "borrowed"));
+                thread.run();
+                wrapped.fetch_add(100, Ordering::SeqCst);
+            },
+            |pool| pool.broadcast(|_| STARTED_BY_HANDLER.with(|s| s.get())),
+        )
+        .unwrap();
+    assert_eq!(got, [true, true, true]);
+    // Every wrapper returned: the threads were joined.
+    assert_eq!(wrapped.into_inner(), 303);
+}

@@ -14,7 +14,7 @@ use crate::loom::sync::atomic::{
     fence, AtomicBool, AtomicI64, AtomicPtr, AtomicU64, AtomicUsize, Ordering,
 };
 use crate::loom::sync::Arc;
-use crate::pool::builder::Config;
+use crate::pool::builder::{Config, ThreadBuilder};
 use crate::pool::inbox::Inbox;
 use crate::pool::metrics::{Metrics, WorkerCounters};
 use crate::pool::run_next::RunNext;
@@ -85,11 +85,17 @@ pub(crate) struct Registry {
 
 impl Registry {
     /// Starts the workers. On a spawn failure, stops the ones already started.
-    pub(crate) fn start(mut config: Config) -> Result<Arc<Registry>, BuildError> {
+    pub(crate) fn start(
+        mut config: Config,
+        mut handler: Option<&mut dyn FnMut(ThreadBuilder) -> std::io::Result<()>>,
+    ) -> Result<Arc<Registry>, BuildError> {
         let n = config.threads;
         let spare = config.max_spare_threads;
         if n == 0 {
             return Err(BuildError::zero_threads());
+        }
+        if handler.is_some() && config.keep_alive.is_some() {
+            return Err(BuildError::spawn_handler_elastic());
         }
         crate::pool::limits::check(n)?;
         // `THREADLAB_TRACE`: the first pool of the process starts the recording before its
@@ -147,7 +153,11 @@ impl Registry {
                 }));
         }
         for index in 0..n {
-            if let Err(e) = Registry::start_thread(&registry, index, false) {
+            let started = match handler.as_mut() {
+                None => Registry::start_thread(&registry, index, false),
+                Some(h) => Registry::start_thread_by(&registry, index, &mut **h),
+            };
+            if let Err(e) = started {
                 registry.terminate();
                 registry.join_threads();
                 return Err(BuildError::spawn(n, index, e));

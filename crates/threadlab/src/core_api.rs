@@ -77,23 +77,6 @@ where
     crate::scope(op)
 }
 
-impl<'scope> Scope<'scope> {
-    /// `spawn`, under Rayon's FIFO name (see `scope_fifo`).
-    ///
-    /// ```
-    /// let mut x = 0;
-    /// threadlab::scope(|s| s.spawn_fifo(|_| x = 5));
-    /// assert_eq!(x, 5);
-    /// ```
-    #[track_caller]
-    pub fn spawn_fifo<F>(&self, body: F)
-    where
-        F: FnOnce(&Scope<'scope>) + Send + 'scope,
-    {
-        self.spawn(body)
-    }
-}
-
 /// What [`yield_now`] and [`yield_local`] did.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Yield {

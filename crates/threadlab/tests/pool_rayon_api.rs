@@ -146,7 +146,10 @@ fn spawn_handler_starts_every_worker() {
             .threads(n)
             .spawn_handler(|thread| {
                 indices.push(thread.index());
-                assert_eq!(thread.name(), Some(&*format!("threadlab-{}", thread.index())));
+                assert_eq!(
+                    thread.name(),
+                    Some(&*format!("threadlab-{}", thread.index()))
+                );
                 handles.push(std::thread::Builder::new().spawn(move || {
                     STARTED_BY_HANDLER.with(|s| s.set(true));
                     thread.run();
@@ -160,10 +163,17 @@ fn spawn_handler_starts_every_worker() {
         for _ in 0..50 {
             assert!(pool.install(|| STARTED_BY_HANDLER.with(|s| s.get())));
         }
-        assert!(pool.broadcast(|_| STARTED_BY_HANDLER.with(|s| s.get())).iter().all(|&b| b));
+        assert!(pool
+            .broadcast(|_| STARTED_BY_HANDLER.with(|s| s.get()))
+            .iter()
+            .all(|&b| b));
         drop(pool);
         for h in handles {
-            assert_eq!(h.join().unwrap(), None, "run returned; the thread is no worker");
+            assert_eq!(
+                h.join().unwrap(),
+                None,
+                "run returned; the thread is no worker"
+            );
         }
     }
 }
@@ -223,4 +233,126 @@ fn build_scoped_workers_borrow_from_the_caller() {
     assert_eq!(got, [true, true, true]);
     // Every wrapper returned: the threads were joined.
     assert_eq!(wrapped.into_inner(), 303);
+}
+
+/// `spawn_fifo` on a one-worker pool runs a scope's FIFO tasks oldest first, nested and
+/// mixed with `spawn`'s newest-first tasks as Rayon's `scope_fifo` does (the orders below are
+/// rayon-core's own expectations for the same programs).
+#[test]
+fn spawn_fifo_runs_in_spawn_order_without_thieves() {
+    let pool = Pool::builder().threads(1).build().unwrap();
+    // Two levels of FIFO spawns: every outer task before the inner ones, each level in order.
+    let got = pool.install(|| {
+        let v = Mutex::new(Vec::new());
+        threadlab::scope_fifo(|s| {
+            let v = &v;
+            for i in 0..10 {
+                s.spawn_fifo(move |s| {
+                    for j in 0..10 {
+                        s.spawn_fifo(move |_| v.lock().unwrap().push(i * 10 + j));
+                    }
+                });
+            }
+        });
+        v.into_inner().unwrap()
+    });
+    assert_eq!(got, (0..100).collect::<Vec<_>>());
+    // An inner scope's tasks interleaved with the outer scope's, FIFO in both, then FIFO
+    // outside and LIFO inside.
+    let mixed = |inner_fifo: bool| {
+        pool.install(|| {
+            let v = Mutex::new(Vec::new());
+            threadlab::scope_fifo(|outer| {
+                let v = &v;
+                let push = move |i: i32| move |_: &threadlab::Scope<'_>| v.lock().unwrap().push(i);
+                outer.spawn_fifo(push(0));
+                threadlab::scope(|inner| {
+                    let spawn_inner = |i| {
+                        if inner_fifo {
+                            inner.spawn_fifo(push(i))
+                        } else {
+                            inner.spawn(push(i))
+                        }
+                    };
+                    spawn_inner(-1);
+                    outer.spawn_fifo(push(1));
+                    spawn_inner(-2);
+                    outer.spawn_fifo(push(2));
+                    spawn_inner(-3);
+                });
+                outer.spawn_fifo(push(3));
+            });
+            v.into_inner().unwrap()
+        })
+    };
+    assert_eq!(mixed(true), [-1, 0, -2, 1, -3, 2, 3]);
+    assert_eq!(mixed(false), [-3, 0, -2, 1, -1, 2, 3]);
+}
+
+/// With thieves, every FIFO task runs exactly once, whatever the mix of `spawn` and
+/// `spawn_fifo`, from the body and from tasks (random counts, a 3-worker pool).
+#[test]
+fn spawn_fifo_runs_every_task_once() {
+    let pool = Pool::builder().threads(3).build().unwrap();
+    let mut seed = 0x5EED_F1F0u64;
+    for _ in 0..30 {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        let n = (seed % 200) as usize;
+        let runs: Vec<AtomicUsize> = (0..2 * n).map(|_| AtomicUsize::new(0)).collect();
+        pool.scope_fifo(|s| {
+            let runs = &runs;
+            for i in 0..n {
+                s.spawn_fifo(move |s| {
+                    runs[i].fetch_add(1, Ordering::Relaxed);
+                    if i % 2 == 0 {
+                        s.spawn_fifo(move |_| {
+                            runs[n + i].fetch_add(1, Ordering::Relaxed);
+                        });
+                    } else {
+                        s.spawn(move |_| {
+                            runs[n + i].fetch_add(1, Ordering::Relaxed);
+                        });
+                    }
+                });
+            }
+        });
+        assert!(runs.iter().all(|r| r.load(Ordering::Relaxed) == 1));
+    }
+}
+
+/// `Scope::spawn_broadcast` runs once on every worker, all at once (the calls meet at a barrier
+/// with the scope's body), the scope waits for them, and a panic in one call is re-raised by
+/// the scope after every call ran.
+#[test]
+fn scope_spawn_broadcast_reaches_every_worker() {
+    for n in [1, 2, 4] {
+        let pool = Pool::builder().threads(n).build().unwrap();
+        let seen = Mutex::new(Vec::new());
+        let barrier = Barrier::new(n);
+        pool.scope(|s| {
+            s.spawn_broadcast(|_, ctx| {
+                assert_eq!(ctx.num_threads(), n);
+                barrier.wait();
+                seen.lock().unwrap().push(ctx.index());
+            });
+        });
+        let mut seen = seen.into_inner().unwrap();
+        seen.sort();
+        assert_eq!(seen, (0..n).collect::<Vec<_>>());
+        let count = AtomicUsize::new(0);
+        let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            pool.scope(|s| {
+                s.spawn_broadcast(|_, ctx| {
+                    count.fetch_add(1, Ordering::Relaxed);
+                    if ctx.index() == n - 1 {
+                        panic!("one call panics");
+                    }
+                });
+            })
+        }));
+        assert!(r.is_err());
+        assert_eq!(count.into_inner(), n);
+    }
 }

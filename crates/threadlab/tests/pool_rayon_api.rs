@@ -356,3 +356,16 @@ fn scope_spawn_broadcast_reaches_every_worker() {
         assert_eq!(count.into_inner(), n);
     }
 }
+
+/// A second global pool is refused with Rayon's message (ported programs compare it) and no
+/// source.
+#[test]
+fn build_global_twice_says_what_rayon_says() {
+    threadlab::join(|| (), || ()); // creates the global pool if no test did yet
+    let err = Pool::builder().build_global().unwrap_err();
+    assert!(std::error::Error::source(&err).is_none());
+    assert_eq!(
+        err.to_string(),
+        "The global thread pool has already been initialized."
+    );
+}

@@ -291,3 +291,89 @@ fn an_untyped_range_takes_method_calls() {
     let s = (0..=10).into_par_iter().map(|x| x * 2).sum::<i32>();
     assert_eq!(s, 110);
 }
+
+/// The unordered adapters: on one worker (no piece is split off) each is its `std`
+/// counterpart exactly; on two workers each keeps its promise whatever order the pieces ran
+/// in. `positions` is `enumerate`/`filter`/`map` on both.
+fn check_unordered(v: &[i64], one_worker: bool) {
+    let n = v.len();
+    let k = n / 3;
+    let opts: Vec<Option<i64>> = v.iter().map(|&x| (x % 17 != 0).then_some(x)).collect();
+    let got: Vec<i64> = opts.par_iter().copied().while_some().collect();
+    let got_take: Vec<i64> = v.par_iter().copied().take_any(k).collect();
+    let got_skip: Vec<i64> = v.par_iter().copied().skip_any(k).collect();
+    let got_tw: Vec<i64> = v
+        .par_iter()
+        .copied()
+        .take_any_while(|x| x % 13 != 0)
+        .collect();
+    let got_sw: Vec<i64> = v
+        .par_iter()
+        .copied()
+        .skip_any_while(|x| x % 13 != 0)
+        .collect();
+    let got_pos: Vec<usize> = v.par_iter().positions(|x| x % 5 == 0).collect();
+    let want_pos: Vec<usize> = v
+        .iter()
+        .enumerate()
+        .filter(|(_, x)| *x % 5 == 0)
+        .map(|(i, _)| i)
+        .collect();
+    assert_eq!(got_pos, want_pos, "positions, len {n}");
+    if one_worker {
+        let want: Vec<i64> = opts.iter().map_while(|x| *x).collect();
+        assert_eq!(got, want, "while_some, len {n}");
+        assert_eq!(got_take, v[..k], "take_any, len {n}");
+        assert_eq!(got_skip, v[k..], "skip_any, len {n}");
+        let want: Vec<i64> = v.iter().copied().take_while(|x| x % 13 != 0).collect();
+        assert_eq!(got_tw, want, "take_any_while, len {n}");
+        let want: Vec<i64> = v.iter().copied().skip_while(|x| x % 13 != 0).collect();
+        assert_eq!(got_sw, want, "skip_any_while, len {n}");
+        return;
+    }
+    // Items are the input's values; the multiset of yielded items is within the input's.
+    let within = |got: &[i64], from: &[i64], what: &str| {
+        let mut pool: Vec<i64> = from.to_vec();
+        pool.sort_unstable();
+        for x in got {
+            let at = pool
+                .binary_search(x)
+                .unwrap_or_else(|_| panic!("{what}: {x} not in input"));
+            pool.remove(at);
+        }
+    };
+    let somes: Vec<i64> = opts.iter().flatten().copied().collect();
+    within(&got, &somes, "while_some");
+    if opts.iter().all(Option::is_some) {
+        assert_eq!(got, somes, "while_some without a None, len {n}");
+    }
+    assert_eq!(got_take.len(), k, "take_any, len {n}");
+    within(&got_take, v, "take_any");
+    assert_eq!(got_skip.len(), n - k, "skip_any, len {n}");
+    within(&got_skip, v, "skip_any");
+    assert!(
+        got_tw.iter().all(|x| x % 13 != 0),
+        "take_any_while, len {n}"
+    );
+    within(&got_tw, v, "take_any_while");
+    if v.iter().all(|x| x % 13 != 0) {
+        assert_eq!(got_tw, v, "take_any_while, all pass, len {n}");
+    }
+    // Every item that fails the predicate passes skip_any_while, in order among themselves.
+    let fails: Vec<i64> = v.iter().copied().filter(|x| x % 13 == 0).collect();
+    let got_fails: Vec<i64> = got_sw.iter().copied().filter(|x| x % 13 == 0).collect();
+    assert_eq!(got_fails, fails, "skip_any_while, len {n}");
+    within(&got_sw, v, "skip_any_while");
+}
+
+#[test]
+fn unordered_adapters_keep_their_promises() {
+    let one = Pool::builder().threads(1).build().unwrap();
+    let two = Pool::builder().threads(2).build().unwrap();
+    let mut rng = Rng::new(0xA110_F7E5);
+    for len in lengths(&mut rng) {
+        let v = input(&mut rng, len);
+        one.install(|| check_unordered(&v, true));
+        two.install(|| check_unordered(&v, false));
+    }
+}

@@ -58,6 +58,7 @@ mod sort;
 mod source;
 mod strs;
 mod try_ops;
+mod unordered;
 
 pub use adapters::{
     ChunkIter, ChunksOf, Cloned, Copied, Enumerate, Filter, FilterMap, FlatMapIter, Inspect, Map,
@@ -91,6 +92,9 @@ pub use panic_fuse::{FuseIter, PanicFuse};
 pub use source::{Chunks, ChunksMut, Iter, IterMut, ParallelSlice, ParallelSliceMut, RangeIter};
 pub use strs::{ParallelString, Pattern};
 pub use try_ops::Try;
+pub use unordered::{
+    Positions, SkipAny, SkipAnyWhile, TakeAny, TakeAnyWhile, Unordered, WhileSome,
+};
 
 use consume::{Arith, Count, Extreme, FindAny, FoldReduce, ForEach};
 use drive::{drive, Producer};
@@ -792,6 +796,72 @@ pub trait ParallelIterator: Sized + Send {
         Intersperse::new(self, separator)
     }
 
+    /// The values of the items that are `Some`, halting every piece once any piece meets a
+    /// `None` (Rayon's `while_some`): on one worker, `std`'s `map_while(|x| x)`; split, items
+    /// after the first `None` may pass from pieces that ran before it was met.
+    ///
+    /// ```
+    /// use threadlab::prelude::*;
+    /// let v = [Some(1), Some(2), None, Some(4)];
+    /// let got: Vec<i32> = v.par_iter().copied().while_some().collect();
+    /// assert!(got.starts_with(&[1, 2]) && !got.contains(&3));
+    /// ```
+    fn while_some<T: Send>(self) -> unordered::WhileSome<Self>
+    where
+        Self: ParallelIterator<Item = Option<T>>,
+    {
+        unordered::while_some(self)
+    }
+
+    /// Any `n` items (the first `n` to arrive, from whichever pieces), then every piece stops.
+    ///
+    /// ```
+    /// use threadlab::prelude::*;
+    /// assert_eq!((0u32..100).into_par_iter().take_any(7).count(), 7);
+    /// ```
+    fn take_any(self, n: usize) -> unordered::TakeAny<Self> {
+        unordered::take_any(self, n)
+    }
+
+    /// All items but any `n` of them (the first `n` to arrive).
+    ///
+    /// ```
+    /// use threadlab::prelude::*;
+    /// assert_eq!((0u32..100).into_par_iter().skip_any(7).count(), 93);
+    /// ```
+    fn skip_any(self, n: usize) -> unordered::SkipAny<Self> {
+        unordered::skip_any(self, n)
+    }
+
+    /// Items while `pred` holds; once it fails for an item in any piece, every piece stops.
+    ///
+    /// ```
+    /// use threadlab::prelude::*;
+    /// let v: Vec<u32> = (0u32..100).into_par_iter().take_any_while(|x| *x < 10).collect();
+    /// assert!(v.iter().all(|x| *x < 10));
+    /// ```
+    fn take_any_while<P>(self, pred: P) -> unordered::TakeAnyWhile<Self, P>
+    where
+        P: Fn(&Self::Item) -> bool + Sync + Send,
+    {
+        unordered::take_any_while(self, pred)
+    }
+
+    /// Drops items while `pred` holds; once it fails for an item in any piece, every item
+    /// passes.
+    ///
+    /// ```
+    /// use threadlab::prelude::*;
+    /// let v: Vec<u32> = (0u32..100).into_par_iter().skip_any_while(|x| *x < 10).collect();
+    /// assert!((10..100).all(|x| v.contains(&x)));
+    /// ```
+    fn skip_any_while<P>(self, pred: P) -> unordered::SkipAnyWhile<Self, P>
+    where
+        P: Fn(&Self::Item) -> bool + Sync + Send,
+    {
+        unordered::skip_any_while(self, pred)
+    }
+
     /// Stops the other pieces soon after a panic in any of them (see `panic_fuse.rs`).
     ///
     /// ```
@@ -1086,6 +1156,20 @@ pub trait IndexedParallelIterator: ParallelIterator {
     {
         assert!(size > 0, "fold_chunks_with: size must be at least 1");
         FoldChunks::with(self, size, init, fold_op)
+    }
+
+    /// The indices of the items for which `pred` holds, in order.
+    ///
+    /// ```
+    /// use threadlab::prelude::*;
+    /// let v: Vec<usize> = (0u32..10).into_par_iter().positions(|x| x % 4 == 1).collect();
+    /// assert_eq!(v, [1, 5, 9]);
+    /// ```
+    fn positions<P>(self, pred: P) -> Positions<Self, P>
+    where
+        P: Fn(Self::Item) -> bool + Sync + Send,
+    {
+        Positions::new(self, pred)
     }
 
     /// The index of some item for which `pred` is true (any, not necessarily the first).

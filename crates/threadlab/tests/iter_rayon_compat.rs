@@ -377,3 +377,51 @@ fn unordered_adapters_keep_their_promises() {
         two.install(|| check_unordered(&v, false));
     }
 }
+
+/// `try_fold`/`try_fold_with` reduced with `try_reduce` give `std`'s `try_fold` of the whole:
+/// the sum when nothing stops, the stop when one item stops it (one stopping item, so the
+/// stop is the same whichever piece meets it), and a piece that stopped folds nothing more.
+fn check_try_fold(v: &[i64], stop_at: Option<usize>) {
+    let n = v.len();
+    let bad = stop_at.map(|i| v[i]);
+    let op = |a: i64, x: i64| if Some(x) == bad { Err(x) } else { Ok(a + x) };
+    let want = v.iter().try_fold(0i64, |a, &x| op(a, x));
+    let got = v
+        .par_iter()
+        .copied()
+        .try_fold(|| 0i64, op)
+        .try_reduce(|| 0, |a, b| Ok(a + b));
+    assert_eq!(got, want, "try_fold, len {n}, stop at {stop_at:?}");
+    let got = v
+        .par_iter()
+        .copied()
+        .with_max_len(3)
+        .try_fold_with(0i64, op)
+        .try_reduce(|| 0, |a, b| Ok(a + b));
+    assert_eq!(got, want, "try_fold_with, len {n}, stop at {stop_at:?}");
+    // Option: every accumulator is Some when nothing stops, and they add up to the sum.
+    let accs: Vec<Option<i64>> = v
+        .par_iter()
+        .copied()
+        .try_fold(|| 0i64, |a, x| a.checked_add(x))
+        .collect();
+    assert!(accs.iter().all(Option::is_some));
+    assert_eq!(accs.iter().flatten().sum::<i64>(), v.iter().sum::<i64>());
+}
+
+#[test]
+fn try_fold_matches_std() {
+    let pool = Pool::builder().threads(2).build().unwrap();
+    let mut rng = Rng::new(0x7F01_D5ED);
+    for len in lengths(&mut rng) {
+        // Distinct values, so exactly one item stops the fold.
+        let v: Vec<i64> = (0..len as i64).map(|i| i * 7 + 1).collect();
+        let stop_at = (len > 0).then(|| rng.below(len as u64) as usize);
+        for stop in [None, stop_at] {
+            pool.install(|| check_try_fold(&v, stop));
+            if !cfg!(miri) {
+                check_try_fold(&v, stop);
+            }
+        }
+    }
+}

@@ -505,6 +505,12 @@ pub trait MakeState: Send + Sync {
 #[derive(Debug, Clone)]
 pub struct InitFn<INIT>(INIT);
 
+impl<INIT> InitFn<INIT> {
+    pub(super) fn new(init: INIT) -> Self {
+        InitFn(init)
+    }
+}
+
 impl<T, INIT: Fn() -> T + Send + Sync> MakeState for InitFn<INIT> {
     type State = T;
     fn make(&self) -> T {
@@ -515,6 +521,12 @@ impl<T, INIT: Fn() -> T + Send + Sync> MakeState for InitFn<INIT> {
 /// `map_with`'s value, cloned for every block.
 #[derive(Debug, Clone)]
 pub struct CloneOf<T>(T);
+
+impl<T> CloneOf<T> {
+    pub(super) fn new(value: T) -> Self {
+        CloneOf(value)
+    }
+}
 
 impl<T: Clone + Send + Sync> MakeState for CloneOf<T> {
     type State = T;

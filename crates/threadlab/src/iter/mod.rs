@@ -57,6 +57,7 @@ pub mod plumbing;
 mod sort;
 mod source;
 mod strs;
+mod try_fold;
 mod try_ops;
 mod unordered;
 
@@ -91,6 +92,7 @@ pub use owned::{IntoIter, ParallelBridge, ParallelDrainFull, ParallelDrainRange}
 pub use panic_fuse::{FuseIter, PanicFuse};
 pub use source::{Chunks, ChunksMut, Iter, IterMut, ParallelSlice, ParallelSliceMut, RangeIter};
 pub use strs::{ParallelString, Pattern};
+pub use try_fold::TryFold;
 pub use try_ops::Try;
 pub use unordered::{
     Positions, SkipAny, SkipAnyWhile, TakeAny, TakeAnyWhile, Unordered, WhileSome,
@@ -794,6 +796,47 @@ pub trait ParallelIterator: Sized + Send {
         Self::Item: Clone,
     {
         Intersperse::new(self, separator)
+    }
+
+    /// `fold` whose operation may stop (return `None`, `Err` or `Break`): one result per block
+    /// a worker ran, the block's accumulator going on (`Some`, `Ok`, `Continue`) or its first
+    /// stop, after which its piece ends (see `try_fold.rs`). Combine them with
+    /// [`try_reduce`](ParallelIterator::try_reduce).
+    ///
+    /// ```
+    /// use threadlab::prelude::*;
+    /// let total = (1u64..=20)
+    ///     .into_par_iter()
+    ///     .try_fold(|| 0u64, |a, x| if x == 13 { Err(x) } else { Ok(a + x) })
+    ///     .try_reduce(|| 0, |a, b| Ok(a + b));
+    /// assert_eq!(total, Err(13));
+    /// ```
+    fn try_fold<T, R, ID, F>(self, identity: ID, fold_op: F) -> TryFold<Self, InitFn<ID>, F>
+    where
+        ID: Fn() -> T + Sync + Send,
+        F: Fn(T, Self::Item) -> R + Sync + Send,
+        R: Try<Output = T> + Send,
+    {
+        TryFold::init(self, identity, fold_op)
+    }
+
+    /// `try_fold` whose accumulators start as clones of `init`.
+    ///
+    /// ```
+    /// use threadlab::prelude::*;
+    /// let n = (0u32..100)
+    ///     .into_par_iter()
+    ///     .try_fold_with(0u32, |a, _| a.checked_add(1))
+    ///     .try_reduce(|| 0, |a, b| a.checked_add(b));
+    /// assert_eq!(n, Some(100));
+    /// ```
+    fn try_fold_with<T, R, F>(self, init: T, fold_op: F) -> TryFold<Self, CloneOf<T>, F>
+    where
+        T: Clone + Send + Sync,
+        F: Fn(T, Self::Item) -> R + Sync + Send,
+        R: Try<Output = T> + Send,
+    {
+        TryFold::with(self, init, fold_op)
     }
 
     /// The values of the items that are `Some`, halting every piece once any piece meets a

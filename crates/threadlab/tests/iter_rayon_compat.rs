@@ -425,3 +425,85 @@ fn try_fold_matches_std() {
         }
     }
 }
+
+/// `interleave` and `interleave_shortest` against a sequential reference, on sides of random
+/// (often different) lengths, with their `len`.
+fn check_interleave(a: &[i64], b: &[i64]) {
+    let (la, lb) = (a.len(), b.len());
+    let mut want: Vec<&i64> = Vec::new();
+    for i in 0..la.max(lb) {
+        want.extend(a.get(i));
+        want.extend(b.get(i));
+    }
+    let it = a.par_iter().interleave(b);
+    assert_eq!(it.len(), la + lb);
+    let got: Vec<&i64> = it.collect();
+    assert_eq!(got, want, "interleave, {la} and {lb}");
+    let mut want: Vec<&i64> = Vec::new();
+    for i in 0.. {
+        match a.get(i) {
+            Some(x) => want.push(x),
+            None => break,
+        }
+        match b.get(i) {
+            Some(y) => want.push(y),
+            None => break,
+        }
+    }
+    let it = a.par_iter().interleave_shortest(b);
+    assert_eq!(it.len(), want.len());
+    let got: Vec<&i64> = it.with_max_len(1).collect();
+    assert_eq!(got, want, "interleave_shortest, {la} and {lb}");
+}
+
+/// Tuples zip their sides (as long as the shortest), array windows are `std`'s windows,
+/// `par_split_inclusive_mut` reaches `std`'s parts, and a `Result`'s `Ok` is iterated mutably.
+fn check_tuples_and_views(v: &[i64], w: &[i64]) {
+    let n = v.len().min(w.len());
+    let it = (v, w).into_par_iter();
+    assert_eq!(it.len(), n);
+    let got: Vec<(&i64, &i64)> = it.collect();
+    assert_eq!(got, v.iter().zip(w).collect::<Vec<_>>());
+    let got: Vec<i64> = (v, w, v.to_vec())
+        .into_par_iter()
+        .map(|(a, b, c)| a + b * 2 + c * 3)
+        .collect();
+    let want: Vec<i64> = v.iter().zip(w).map(|(a, b)| a * 4 + b * 2).collect();
+    assert_eq!(got, want, "three sides");
+    let twelve = (v, v, v, v, v, v, v, v, v, v, v, w).into_par_iter();
+    assert_eq!(twelve.len(), n);
+    let sums: Vec<i64> = twelve
+        .map(|(a, b, c, d, e, f, g, h, i, j, k, l)| a + b + c + d + e + f + g + h + i + j + k + l)
+        .collect();
+    let want: Vec<i64> = v.iter().zip(w).map(|(a, b)| a * 11 + b).collect();
+    assert_eq!(sums, want, "twelve sides");
+    let got: Vec<[i64; 3]> = v.par_array_windows::<3>().map(|w| *w).collect();
+    let want: Vec<[i64; 3]> = v.windows(3).map(|w| [w[0], w[1], w[2]]).collect();
+    assert_eq!(got, want, "par_array_windows");
+    let mut mine = v.to_vec();
+    mine.par_split_inclusive_mut(|x| x % 7 == 0)
+        .for_each(|part| part.reverse());
+    let mut want = v.to_vec();
+    want.split_inclusive_mut(|x| x % 7 == 0)
+        .for_each(|part| part.reverse());
+    assert_eq!(mine, want, "par_split_inclusive_mut");
+    let mut r: Result<i64, ()> = Ok(5);
+    r.par_iter_mut().for_each(|x| *x += 1);
+    assert_eq!(r, Ok(6));
+}
+
+#[test]
+fn interleave_tuples_and_views_match_std() {
+    let pool = Pool::builder().threads(2).build().unwrap();
+    let mut rng = Rng::new(0x1E7E_A5ED);
+    for len in lengths(&mut rng) {
+        let v = input(&mut rng, len);
+        let other_len = rng.below(2 * len as u64 + 2) as usize;
+        let w = input(&mut rng, other_len);
+        pool.install(|| {
+            check_interleave(&v, &w);
+            check_interleave(&w, &v);
+            check_tuples_and_views(&v, &w);
+        });
+    }
+}

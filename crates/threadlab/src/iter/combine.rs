@@ -97,7 +97,7 @@ impl<A: Producer, B: Producer<Item = A::Item>> Producer for Chain<A, B> {
 /// let v: Vec<u32> = (1u32..4).into_par_iter().flat_map(|n| 0..n).collect();
 /// assert_eq!(v, [0, 0, 1, 0, 1, 2]);
 /// ```
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub struct FlatMap<I, F> {
     base: I,
     f: Arc<F>,
@@ -215,7 +215,7 @@ where
 /// let n: u32 = (0u32..10).into_par_iter().fold_with(0u32, |n, _| n + 1).sum();
 /// assert_eq!(n, 10);
 /// ```
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub struct FoldWith<I, T, F> {
     base: I,
     init: T,
@@ -288,7 +288,7 @@ where
 /// let v: Vec<u32> = (0u32..5).into_par_iter().fold_chunks(2, || 0, |a, x| a + x).collect();
 /// assert_eq!(v, [1, 5, 4]);
 /// ```
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub struct FoldChunks<I, S, F> {
     base: I,
     size: usize,
@@ -412,7 +412,7 @@ where
 /// let v: Vec<Vec<u8>> = (0u8..2).into_par_iter().map(|x| vec![x]).update(|v| v.push(9)).collect();
 /// assert_eq!(v, [vec![0, 9], vec![1, 9]]);
 /// ```
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub struct Update<I, F> {
     base: I,
     f: Arc<F>,
@@ -543,7 +543,7 @@ impl<T: Clone + Send + Sync> MakeState for CloneOf<T> {
 /// let v: Vec<u32> = (0u32..4).into_par_iter().map_init(|| 10, |ten, x| x + *ten).collect();
 /// assert_eq!(v, [10, 11, 12, 13]);
 /// ```
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub struct MapState<I, S, F> {
     base: I,
     state: Arc<S>,
@@ -649,3 +649,19 @@ impl<It: Iterator, T, F: Fn(&mut T, It::Item) -> R, R> Iterator for StateIter<'_
         Some((self.f)(&mut self.state, x))
     }
 }
+
+/// `Debug` for the adapters that hold closures: their base, not the closures (closures are not
+/// `Debug`).
+macro_rules! debug_base_only {
+    ($($name:ident<$($p:ident),*>),*) => {$(
+        impl<I: std::fmt::Debug, $($p),*> std::fmt::Debug for $name<I, $($p),*> {
+            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.debug_struct(stringify!($name))
+                    .field("base", &self.base)
+                    .finish_non_exhaustive()
+            }
+        }
+    )*};
+}
+
+debug_base_only!(FlatMap<F>, FoldWith<T, F>, FoldChunks<S, F>, Update<F>, MapState<S, F>);

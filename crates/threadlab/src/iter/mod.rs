@@ -50,7 +50,9 @@ pub(crate) mod drive;
 mod find;
 mod gen;
 mod indexed;
+mod interleave;
 mod intersperse;
+mod multizip;
 mod owned;
 mod panic_fuse;
 pub mod plumbing;
@@ -76,7 +78,9 @@ pub use gen::{
     empty, once, repeat, repeat_n, split, walk_tree, walk_tree_postfix, walk_tree_prefix, RepeatN,
 };
 pub use indexed::{Cut, Rev, StepBy, ZipEq};
+pub use interleave::{Interleave, InterleaveShortest};
 pub use intersperse::Intersperse;
+pub use multizip::MultiZip;
 
 /// Rayon's `range` module: the iterator of `(a..b).into_par_iter()`.
 pub mod range {
@@ -1112,6 +1116,37 @@ pub trait IndexedParallelIterator: ParallelIterator {
         J::Iter: IndexedParallelIterator,
     {
         ZipEq::new(self, other.into_par_iter())
+    }
+
+    /// The items of `self` and `other` by turns (`a0, b0, a1, b1, …`), then the rest of the
+    /// longer. Both sides are gathered when the pipeline runs (see `interleave.rs`).
+    ///
+    /// ```
+    /// use threadlab::prelude::*;
+    /// let v: Vec<u32> = (0u32..3).into_par_iter().interleave(10u32..15).collect();
+    /// assert_eq!(v, [0, 10, 1, 11, 2, 12, 13, 14]);
+    /// ```
+    fn interleave<J>(self, other: J) -> Interleave<Self, J::Iter>
+    where
+        J: IntoParallelIterator<Item = Self::Item>,
+        J::Iter: IndexedParallelIterator<Item = Self::Item>,
+    {
+        Interleave::new(self, other.into_par_iter())
+    }
+
+    /// `interleave` until either side runs out.
+    ///
+    /// ```
+    /// use threadlab::prelude::*;
+    /// let v: Vec<u32> = (0u32..3).into_par_iter().interleave_shortest(10u32..15).collect();
+    /// assert_eq!(v, [0, 10, 1, 11, 2, 12]);
+    /// ```
+    fn interleave_shortest<J>(self, other: J) -> InterleaveShortest<Self, J::Iter>
+    where
+        J: IntoParallelIterator<Item = Self::Item>,
+        J::Iter: IndexedParallelIterator<Item = Self::Item>,
+    {
+        InterleaveShortest::new(self, other.into_par_iter())
     }
 
     /// The index of the first item for which `pred` holds.

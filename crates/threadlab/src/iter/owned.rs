@@ -119,6 +119,14 @@ impl<'a, T: Sync + 'a> IntoParallelIterator for &'a Option<T> {
     }
 }
 
+impl<'a, T: Send + 'a, E> IntoParallelIterator for &'a mut Result<T, E> {
+    type Item = &'a mut T;
+    type Iter = IntoIter<&'a mut T>;
+    fn into_par_iter(self) -> IntoIter<&'a mut T> {
+        IntoIter::gather(self)
+    }
+}
+
 impl<T: Send, E> IntoParallelIterator for Result<T, E> {
     type Item = T;
     type Iter = IntoIter<T>;

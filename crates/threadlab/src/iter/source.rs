@@ -336,6 +336,24 @@ impl<'a, T: Send + 'a> super::IntoParallelIterator for &'a mut Vec<T> {
     }
 }
 
+/// An array by reference, as its slice (so `a.zip(&[1, 2])` and `(&x, &y).into_par_iter()` take
+/// arrays, as Rayon's do).
+impl<'a, T: Sync + 'a, const N: usize> super::IntoParallelIterator for &'a [T; N] {
+    type Item = &'a T;
+    type Iter = Iter<'a, T>;
+    fn into_par_iter(self) -> Iter<'a, T> {
+        Iter { slice: self }
+    }
+}
+
+impl<'a, T: Send + 'a, const N: usize> super::IntoParallelIterator for &'a mut [T; N] {
+    type Item = &'a mut T;
+    type Iter = IterMut<'a, T>;
+    fn into_par_iter(self) -> IterMut<'a, T> {
+        IterMut { slice: self }
+    }
+}
+
 /// Chunked parallel iteration over a shared slice (and so a `Vec`, an array).
 ///
 /// ```
@@ -366,6 +384,26 @@ pub trait ParallelSlice<T: Sync> {
     /// ```
     fn par_windows(&self, size: usize) -> IntoIter<&[T]> {
         IntoIter::gather(self.as_par_slice().windows(size))
+    }
+
+    /// The windows of `N` consecutive elements as arrays (`slice::array_windows`).
+    ///
+    /// # Panics
+    /// If `N` is 0.
+    ///
+    /// ```
+    /// use threadlab::prelude::*;
+    /// let v = [1, 2, 3, 4];
+    /// let sums: Vec<i32> = v.par_array_windows().map(|[a, b]| a + b).collect();
+    /// assert_eq!(sums, [3, 5, 7]);
+    /// ```
+    fn par_array_windows<const N: usize>(&self) -> IntoIter<&[T; N]> {
+        assert!(N > 0, "par_array_windows: N must be at least 1");
+        IntoIter::gather(
+            self.as_par_slice()
+                .windows(N)
+                .map(|w| <&[T; N]>::try_from(w).expect("a window of N elements")),
+        )
     }
 
     /// Chunks of exactly `size` elements; the remainder is left out (`slice::chunks_exact`).
@@ -518,6 +556,21 @@ pub trait ParallelSliceMut<T: Send> {
     /// ```
     fn par_split_mut<P: Fn(&T) -> bool + Sync + Send>(&mut self, sep: P) -> IntoIter<&mut [T]> {
         IntoIter::gather(self.as_par_slice_mut().split_mut(sep))
+    }
+
+    /// The mutable parts, each ended by its separator (`slice::split_inclusive_mut`).
+    ///
+    /// ```
+    /// use threadlab::prelude::*;
+    /// let mut v = [1, 0, 2, 0];
+    /// v.par_split_inclusive_mut(|x| *x == 0).for_each(|p| p[0] += 10);
+    /// assert_eq!(v, [11, 0, 12, 0]);
+    /// ```
+    fn par_split_inclusive_mut<P: Fn(&T) -> bool + Sync + Send>(
+        &mut self,
+        sep: P,
+    ) -> IntoIter<&mut [T]> {
+        IntoIter::gather(self.as_par_slice_mut().split_inclusive_mut(sep))
     }
 
     /// Mutable runs of consecutive elements for which `same` holds pairwise.

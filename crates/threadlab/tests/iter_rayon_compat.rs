@@ -507,3 +507,75 @@ fn interleave_tuples_and_views_match_std() {
         });
     }
 }
+
+/// A clone of a pipeline that has not run yields what the pipeline yields (and what `std`'s
+/// iterator yields): the sources' views, the closure adapters (their closure shared), and the
+/// unordered adapters (their state fresh in the clone).
+fn check_clones(v: &[i64]) {
+    fn same<I>(it: I, want: &[I::Item], what: &str)
+    where
+        I: ParallelIterator + Clone,
+        I::Item: PartialEq + std::fmt::Debug,
+    {
+        let a: Vec<I::Item> = it.clone().collect();
+        let b: Vec<I::Item> = it.collect();
+        assert_eq!(a, want, "{what}: the clone");
+        assert_eq!(b, want, "{what}: the original");
+    }
+    let n = v.len();
+    let c = || v.par_iter().copied();
+    same(v.par_iter(), &v.iter().collect::<Vec<_>>(), "par_iter");
+    same(
+        c().map(|x| x * 2),
+        &v.iter().map(|x| x * 2).collect::<Vec<_>>(),
+        "map",
+    );
+    let want: Vec<i64> = v.iter().copied().filter(|x| x % 2 == 0).collect();
+    same(c().filter(|x| x % 2 == 0), &want, "filter");
+    let want: Vec<(usize, i64)> = v.iter().copied().enumerate().collect();
+    same(c().enumerate(), &want, "enumerate");
+    let want: Vec<(i64, &i64)> = v.iter().copied().zip(v.iter().rev()).collect();
+    same(c().zip(v.par_iter().rev()), &want, "zip/rev");
+    let want: Vec<&[i64]> = v.chunks(5).collect();
+    same(v.par_chunks(5), &want, "par_chunks");
+    let want: Vec<&[i64]> = v.chunks_exact(5).collect();
+    same(v.par_chunks_exact(5), &want, "par_chunks_exact");
+    let want: Vec<&[i64]> = v.rchunks_exact(5).collect();
+    same(v.par_rchunks_exact(5), &want, "par_rchunks_exact");
+    let want: Vec<i64> = v.iter().copied().skip(3).step_by(2).collect();
+    same(
+        c().skip(3).step_by(2).with_max_len(4),
+        &want,
+        "skip/step_by/with_max_len",
+    );
+    let want: Vec<i64> = v
+        .iter()
+        .map_while(|x| (x % 11 != 0).then_some(*x))
+        .collect();
+    let one = Pool::builder().threads(1).build().unwrap();
+    one.install(|| {
+        same(
+            c().map(|x| (x % 11 != 0).then_some(x)).while_some(),
+            &want,
+            "while_some",
+        );
+        let want: Vec<i64> = v.iter().copied().take(n / 2).collect();
+        same(c().take_any(n / 2), &want, "take_any");
+    });
+    let want: Vec<usize> = (0..n).filter(|i| v[*i] % 3 == 0).collect();
+    same(v.par_iter().positions(|x| x % 3 == 0), &want, "positions");
+    let want: Vec<i64> = v.iter().copied().chain(v.iter().copied()).collect();
+    same(c().chain(c()).panic_fuse(), &want, "chain/panic_fuse");
+    let want: Vec<(&i64, &i64)> = v.iter().zip(v).collect();
+    same((v, v).into_par_iter(), &want, "tuple");
+}
+
+#[test]
+fn clones_yield_what_the_original_yields() {
+    let pool = Pool::builder().threads(2).build().unwrap();
+    let mut rng = Rng::new(0xC10E_5EED);
+    for len in lengths(&mut rng) {
+        let v = input(&mut rng, len);
+        pool.install(|| check_clones(&v));
+    }
+}

@@ -389,7 +389,7 @@ where
 /// use threadlab::prelude::*;
 /// assert_eq!([1u8, 2].par_iter().copied().sum::<u8>(), 3);
 /// ```
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub struct Copied<I> {
     base: I,
 }
@@ -453,7 +453,7 @@ impl<'a, T: Copy + 'a, P: Producer<Item = &'a T>> Producer for Copied<P> {
 /// let v = vec![String::from("a")];
 /// assert_eq!(v.par_iter().cloned().collect::<Vec<_>>(), v);
 /// ```
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub struct Cloned<I> {
     base: I,
 }
@@ -517,7 +517,7 @@ impl<'a, T: Clone + 'a, P: Producer<Item = &'a T>> Producer for Cloned<P> {
 /// let v: Vec<(usize, char)> = ['a', 'b'].par_iter().copied().enumerate().collect();
 /// assert_eq!(v, [(0, 'a'), (1, 'b')]);
 /// ```
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub struct Enumerate<I> {
     base: I,
     offset: usize,
@@ -589,7 +589,7 @@ impl<P: Producer> Producer for Enumerate<P> {
 /// let (a, b) = ([1, 2, 3], [4, 5]);
 /// assert_eq!(a.par_iter().zip(b.par_iter()).map(|(x, y)| x * y).sum::<i32>(), 14);
 /// ```
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub struct Zip<A, B> {
     a: A,
     b: B,
@@ -642,7 +642,7 @@ impl<A: Producer, B: Producer> Producer for Zip<A, B> {
 /// let v: Vec<Vec<u8>> = (0u8..5).into_par_iter().chunks(2).collect();
 /// assert_eq!(v, [vec![0, 1], vec![2, 3], vec![4]]);
 /// ```
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub struct ChunksOf<I> {
     base: I,
     size: usize,
@@ -721,3 +721,20 @@ macro_rules! debug_without_closure {
 }
 
 debug_without_closure!(Map, Filter, FilterMap, FlatMapIter, Inspect);
+
+/// `Clone` for the closure adapters: the base cloned, the closure shared (it is behind an
+/// `Arc`, so the closure need not be `Clone`).
+macro_rules! clone_sharing_closure {
+    ($($name:ident),*) => {$(
+        impl<I: Clone, F> Clone for $name<I, F> {
+            fn clone(&self) -> Self {
+                $name {
+                    base: self.base.clone(),
+                    f: Arc::clone(&self.f),
+                }
+            }
+        }
+    )*};
+}
+
+clone_sharing_closure!(Map, Filter, FilterMap, FlatMapIter, Inspect);

@@ -26,6 +26,16 @@ pub struct ChunksExact<'a, T> {
     rem: &'a [T],
 }
 
+/// A copy of the view (not of the elements).
+impl<T> Clone for ChunksExact<'_, T> {
+    fn clone(&self) -> Self {
+        ChunksExact {
+            chunks: self.chunks.clone(),
+            rem: self.rem,
+        }
+    }
+}
+
 impl<'a, T> ChunksExact<'a, T> {
     pub(super) fn new(slice: &'a [T], size: usize) -> Self {
         assert!(size > 0, "par_chunks_exact: size must be at least 1");
@@ -128,6 +138,17 @@ pub struct RChunksExact<'a, T> {
     exact: &'a [T],
     size: usize,
     rem: &'a [T],
+}
+
+/// A copy of the view (not of the elements).
+impl<T> Clone for RChunksExact<'_, T> {
+    fn clone(&self) -> Self {
+        RChunksExact {
+            exact: self.exact,
+            size: self.size,
+            rem: self.rem,
+        }
+    }
 }
 
 impl<'a, T> RChunksExact<'a, T> {

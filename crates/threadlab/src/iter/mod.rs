@@ -1271,6 +1271,7 @@ pub trait IndexedParallelIterator: ParallelIterator {
 /// let s = (0u32..4).into_par_iter().fold(String::new, |s, x| s + &x.to_string());
 /// assert_eq!(s.reduce(String::new, |a, b| a + &b), "0123");
 /// ```
+#[derive(Clone)]
 pub struct Fold<I, ID, F> {
     base: I,
     identity: ID,

@@ -202,6 +202,23 @@ pub struct Chunks<'a, T> {
     size: usize,
 }
 
+/// A copy of the view (not of the elements).
+impl<T> Clone for Iter<'_, T> {
+    fn clone(&self) -> Self {
+        Iter { slice: self.slice }
+    }
+}
+
+/// A copy of the view (not of the elements).
+impl<T> Clone for Chunks<'_, T> {
+    fn clone(&self) -> Self {
+        Chunks {
+            slice: self.slice,
+            size: self.size,
+        }
+    }
+}
+
 impl<'a, T> Chunks<'a, T> {
     /// Chunks of `size` (at least 1) of `slice`.
     pub(super) fn new(slice: &'a [T], size: usize) -> Self {

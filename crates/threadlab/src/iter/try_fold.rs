@@ -39,6 +39,17 @@ impl<I: std::fmt::Debug, S, F> std::fmt::Debug for TryFold<I, S, F> {
     }
 }
 
+impl<I: Clone, S, F> Clone for TryFold<I, S, F> {
+    fn clone(&self) -> Self {
+        TryFold {
+            base: self.base.clone(),
+            state: Arc::clone(&self.state),
+            fold_op: Arc::clone(&self.fold_op),
+            stopped: self.stopped,
+        }
+    }
+}
+
 impl<I, ID, F> TryFold<I, InitFn<ID>, F> {
     pub(super) fn init(base: I, identity: ID, fold_op: F) -> Self {
         TryFold {

@@ -57,6 +57,16 @@ impl<I: std::fmt::Debug, R> std::fmt::Debug for Unordered<I, R> {
     }
 }
 
+/// A copy that has not run: the rule's settings with fresh state.
+impl<I: Clone, R: Clone> Clone for Unordered<I, R> {
+    fn clone(&self) -> Self {
+        Unordered {
+            base: self.base.clone(),
+            rule: self.rule.clone(),
+        }
+    }
+}
+
 impl<I, R> Unordered<I, R> {
     pub(super) fn new(base: I, rule: R) -> Self {
         Unordered { base, rule }
@@ -177,6 +187,46 @@ impl<T: Send> Rule<Option<T>> for WhileSomeRule {
     }
     fn done(&self) -> bool {
         self.0.load(Ordering::Relaxed)
+    }
+}
+
+// A rule is cloned only before its run starts (the run moves it into an `Arc`): a clone keeps
+// the settings and starts with fresh state.
+impl Clone for WhileSomeRule {
+    fn clone(&self) -> Self {
+        WhileSomeRule::default()
+    }
+}
+impl Clone for TakeAnyRule {
+    fn clone(&self) -> Self {
+        TakeAnyRule {
+            n: self.n,
+            taken: AtomicUsize::new(0),
+        }
+    }
+}
+impl Clone for SkipAnyRule {
+    fn clone(&self) -> Self {
+        SkipAnyRule {
+            n: self.n,
+            skipped: AtomicUsize::new(0),
+        }
+    }
+}
+impl<P: Clone> Clone for TakeAnyWhileRule<P> {
+    fn clone(&self) -> Self {
+        TakeAnyWhileRule {
+            pred: self.pred.clone(),
+            stop: AtomicBool::new(false),
+        }
+    }
+}
+impl<P: Clone> Clone for SkipAnyWhileRule<P> {
+    fn clone(&self) -> Self {
+        SkipAnyWhileRule {
+            pred: self.pred.clone(),
+            found: AtomicBool::new(false),
+        }
     }
 }
 
@@ -317,6 +367,15 @@ impl<I: std::fmt::Debug, P> std::fmt::Debug for Positions<I, P> {
         f.debug_struct("Positions")
             .field("base", &self.base)
             .finish_non_exhaustive()
+    }
+}
+
+impl<I: Clone, P> Clone for Positions<I, P> {
+    fn clone(&self) -> Self {
+        Positions {
+            base: self.base.clone(),
+            pred: Arc::clone(&self.pred),
+        }
     }
 }
 

@@ -2,10 +2,12 @@
 //! `in_place_scope`, `yield_now`, `yield_local`, `join_context`, and the pool methods `join`
 //! and `current_thread_index`.
 //!
-//! threadlab has one kind of spawn and one kind of scope: a task spawned from a worker goes
-//! to that worker's deque and is stolen oldest first, which is the FIFO order Rayon's
-//! `spawn_fifo` promises to thieves (the spawning worker itself takes its own newest task
-//! first, as Rayon's plain `spawn` does). So the `_fifo` names run the same code.
+//! threadlab has one kind of scope: its `spawn_fifo` (`Scope::spawn_fifo`, in `scope.rs`)
+//! runs the scope's FIFO tasks in spawn order when no thief takes them, as Rayon's
+//! `ScopeFifo` does, and `ScopeFifo` is `Scope`. The free `spawn_fifo` and `Pool::spawn_fifo`
+//! are `spawn`: a task spawned from a worker goes to that worker's deque and is stolen oldest
+//! first, the FIFO order Rayon promises to thieves, but the spawning worker takes its own
+//! newest task first.
 
 use crate::pool::worker::WorkerThread;
 use crate::{Pool, Scope};
@@ -22,7 +24,8 @@ pub fn spawn_fifo<F: FnOnce() + Send + 'static>(f: F) {
     crate::spawn(f)
 }
 
-/// Rayon's name for a scope whose tasks are spawned with `spawn_fifo`: the same scope.
+/// Rayon's name for a scope whose tasks are spawned with `spawn_fifo`: the same scope, whose
+/// `spawn_fifo` keeps spawn order.
 pub type ScopeFifo<'scope> = Scope<'scope>;
 
 /// `scope`, under Rayon's FIFO name.

@@ -28,7 +28,8 @@
 //!   number of accumulators is unspecified in both, and reducing them gives the same answer.
 //! - The sources without positions (`HashMap`, `BTreeSet`, `LinkedList`, `par_bridge`, the
 //!   string and slice splits, `iter::split`) are found by one sequential pass into a buffer,
-//!   then run in parallel ([`IntoIter`]); `rev` gathers the items first.
+//!   then run in parallel ([`IntoIter`]); `rev`, `interleave`, and `intersperse` over a
+//!   base without positions, gather the items (in parallel) when the pipeline runs.
 //! - A panic in a closure is re-raised by the terminal method after every piece stopped; the
 //!   items already produced are dropped exactly once (they belong to the piece's consumer).
 //!

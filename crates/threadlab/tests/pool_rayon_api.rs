@@ -369,3 +369,60 @@ fn build_global_twice_says_what_rayon_says() {
         "The global thread pool has already been initialized."
     );
 }
+
+thread_local! {
+    /// The index a start handler below saw, on the thread it ran on.
+    static STARTED_AS: std::cell::Cell<Option<usize>> = const { std::cell::Cell::new(None) };
+}
+
+/// The start handler runs on every worker's thread, once, before any work (work from outside
+/// never runs on a thread it did not set up); the exit handler runs once per worker as the
+/// pool is dropped; a panic in either goes to the panic handler and the pool works on.
+#[test]
+fn start_and_exit_handlers_run_once_per_worker() {
+    for n in [1, 3] {
+        let exited = std::sync::Arc::new(Mutex::new(Vec::new()));
+        let e = std::sync::Arc::clone(&exited);
+        let pool = Pool::builder()
+            .threads(n)
+            .start_handler(|i| STARTED_AS.with(|s| s.set(Some(i))))
+            .exit_handler(move |i| {
+                assert_eq!(threadlab::current_thread_index(), Some(i));
+                e.lock().unwrap().push(i);
+            })
+            .build()
+            .unwrap();
+        for _ in 0..50 {
+            let (seen, index) = pool.install(|| {
+                (
+                    STARTED_AS.with(|s| s.get()),
+                    threadlab::current_thread_index(),
+                )
+            });
+            assert_eq!(
+                seen, index,
+                "install ran on a worker its start handler set up"
+            );
+        }
+        let seen = pool.broadcast(|ctx| (STARTED_AS.with(|s| s.get()), ctx.index()));
+        assert!(seen.iter().all(|(s, i)| *s == Some(*i)), "{seen:?}");
+        drop(pool);
+        let mut exited = exited.lock().unwrap().clone();
+        exited.sort();
+        assert_eq!(exited, (0..n).collect::<Vec<_>>());
+    }
+    let caught = std::sync::Arc::new(AtomicUsize::new(0));
+    let c = std::sync::Arc::clone(&caught);
+    let pool = Pool::builder()
+        .threads(2)
+        .start_handler(|_| panic!("start"))
+        .exit_handler(|_| panic!("exit"))
+        .panic_handler(move |_| {
+            c.fetch_add(1, Ordering::SeqCst);
+        })
+        .build()
+        .unwrap();
+    assert_eq!(pool.install(|| 6 * 7), 42);
+    drop(pool);
+    assert_eq!(caught.load(Ordering::SeqCst), 4);
+}

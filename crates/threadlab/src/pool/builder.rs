@@ -10,6 +10,9 @@ use crate::BuildError;
 
 type NameFn = Box<dyn FnMut(usize) -> String>;
 
+/// A start or exit handler (`Builder::start_handler`, `Builder::exit_handler`).
+pub(crate) type ThreadHandler = Box<dyn Fn(usize) + Send + Sync>;
+
 /// Configures and starts a [`Pool`].
 ///
 /// ```
@@ -33,6 +36,8 @@ pub struct Builder<S = DefaultSpawn> {
     keep_alive: Option<Duration>,
     time_histograms: bool,
     max_spare_threads: Option<usize>,
+    start_handler: Option<ThreadHandler>,
+    exit_handler: Option<ThreadHandler>,
 }
 
 /// What `Registry::start` needs.
@@ -48,6 +53,8 @@ pub(crate) struct Config {
     pub(crate) max_spare_threads: usize,
     /// The threads come from a spawn handler (`Builder::spawn_handler`).
     pub(crate) custom_spawn: bool,
+    pub(crate) start_handler: Option<ThreadHandler>,
+    pub(crate) exit_handler: Option<ThreadHandler>,
 }
 
 impl Config {
@@ -56,7 +63,11 @@ impl Config {
     /// something of the workers' threads themselves (a name, a core, a stack size), which the
     /// caller's thread does not have; then such work always runs on a worker thread.
     pub(crate) fn guests_allowed(&self) -> bool {
-        self.name.is_none() && !self.pin_to_cores && self.stack_size.is_none() && !self.custom_spawn
+        self.name.is_none()
+            && !self.pin_to_cores
+            && self.stack_size.is_none()
+            && !self.custom_spawn
+            && self.start_handler.is_none()
     }
 
     pub(crate) fn name(&mut self, index: usize) -> String {
@@ -188,7 +199,60 @@ impl<S> Builder<S> {
             keep_alive: self.keep_alive,
             time_histograms: self.time_histograms,
             max_spare_threads: self.max_spare_threads,
+            start_handler: self.start_handler,
+            exit_handler: self.exit_handler,
         }
+    }
+
+    /// Calls `handler(index)` on each worker's thread when it starts, before it runs any work
+    /// (and again on a restarted thread of an elastic pool): per-thread set-up, such as a
+    /// thread-local. A panic in it goes to the panic handler; the worker runs on.
+    ///
+    /// Setting it also keeps work from outside the pool on the workers' threads (no guest runs
+    /// it on the caller's, see [`Pool::install`]), which the handler did not set up.
+    ///
+    /// ```
+    /// use std::sync::atomic::{AtomicUsize, Ordering};
+    /// use std::sync::Arc;
+    /// let started = Arc::new(AtomicUsize::new(0));
+    /// let s = Arc::clone(&started);
+    /// let pool = threadlab::Pool::builder()
+    ///     .threads(2)
+    ///     .start_handler(move |_index| {
+    ///         s.fetch_add(1, Ordering::SeqCst);
+    ///     })
+    ///     .build()?;
+    /// pool.broadcast(|_| ()); // both workers have started
+    /// assert_eq!(started.load(Ordering::SeqCst), 2);
+    /// # Ok::<(), threadlab::BuildError>(())
+    /// ```
+    pub fn start_handler(mut self, handler: impl Fn(usize) + Send + Sync + 'static) -> Self {
+        self.start_handler = Some(Box::new(handler));
+        self
+    }
+
+    /// Calls `handler(index)` on each worker's thread as it exits (the pool dropped or shut
+    /// down, or an elastic pool's idle worker retiring): per-thread clean-up. A panic in it goes
+    /// to the panic handler.
+    ///
+    /// ```
+    /// use std::sync::atomic::{AtomicUsize, Ordering};
+    /// use std::sync::Arc;
+    /// let exited = Arc::new(AtomicUsize::new(0));
+    /// let e = Arc::clone(&exited);
+    /// let pool = threadlab::Pool::builder()
+    ///     .threads(2)
+    ///     .exit_handler(move |_index| {
+    ///         e.fetch_add(1, Ordering::SeqCst);
+    ///     })
+    ///     .build()?;
+    /// drop(pool); // joins the workers, which ran the handler
+    /// assert_eq!(exited.load(Ordering::SeqCst), 2);
+    /// # Ok::<(), threadlab::BuildError>(())
+    /// ```
+    pub fn exit_handler(mut self, handler: impl Fn(usize) + Send + Sync + 'static) -> Self {
+        self.exit_handler = Some(Box::new(handler));
+        self
     }
 
     /// The number of worker threads; 0 means the default (as in Rayon): the
@@ -379,6 +443,8 @@ impl<S> Builder<S> {
                 .max_spare_threads
                 .unwrap_or(crate::pool::spare::DEFAULT_MAX_SPARE_THREADS),
             custom_spawn: false,
+            start_handler: self.start_handler,
+            exit_handler: self.exit_handler,
         };
         (config, self.spawn)
     }

@@ -73,6 +73,9 @@ pub(crate) struct Registry {
     /// Workers time their tasks into histograms (`Builder::time_histograms`).
     pub(super) time_histograms: bool,
     panic_handler: Option<PanicHandler>,
+    /// `Builder::start_handler` and `Builder::exit_handler`, called by `worker::main`.
+    pub(crate) start_handler: Option<crate::pool::builder::ThreadHandler>,
+    pub(crate) exit_handler: Option<crate::pool::builder::ThreadHandler>,
     /// The forks counted when the pool was built (`super::fork`).
     pub(super) born_after_forks: u64,
     /// The number of workers. The per-seat arrays (`stealers`, `inboxes`, `run_next`,
@@ -138,6 +141,8 @@ impl Registry {
             futures_outside: AtomicI64::new(0),
             time_histograms: config.time_histograms,
             panic_handler: config.panic_handler.take(),
+            start_handler: config.start_handler.take(),
+            exit_handler: config.exit_handler.take(),
             born_after_forks: crate::pool::fork::generation_at_build(),
             workers: n,
             spares: crate::pool::spare::Spares::new(n, spare),

@@ -31,6 +31,10 @@ pub struct BroadcastContext {
 }
 
 impl BroadcastContext {
+    pub(crate) fn new(index: usize, num_threads: usize) -> Self {
+        BroadcastContext { index, num_threads }
+    }
+
     /// The index of the worker running this call.
     pub fn index(&self) -> usize {
         self.index

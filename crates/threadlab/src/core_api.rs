@@ -2,10 +2,12 @@
 //! `in_place_scope`, `yield_now`, `yield_local`, `join_context`, and the pool methods `join`
 //! and `current_thread_index`.
 //!
-//! threadlab has one kind of spawn and one kind of scope: a task spawned from a worker goes
-//! to that worker's deque and is stolen oldest first, which is the FIFO order Rayon's
-//! `spawn_fifo` promises to thieves (the spawning worker itself takes its own newest task
-//! first, as Rayon's plain `spawn` does). So the `_fifo` names run the same code.
+//! threadlab has one kind of scope: its `spawn_fifo` (`Scope::spawn_fifo`, in `scope.rs`)
+//! runs the scope's FIFO tasks in spawn order when no thief takes them, as Rayon's
+//! `ScopeFifo` does, and `ScopeFifo` is `Scope`. The free `spawn_fifo` and `Pool::spawn_fifo`
+//! are `spawn`: a task spawned from a worker goes to that worker's deque and is stolen oldest
+//! first, the FIFO order Rayon promises to thieves, but the spawning worker takes its own
+//! newest task first.
 
 use crate::pool::worker::WorkerThread;
 use crate::{Pool, Scope};
@@ -22,7 +24,8 @@ pub fn spawn_fifo<F: FnOnce() + Send + 'static>(f: F) {
     crate::spawn(f)
 }
 
-/// Rayon's name for a scope whose tasks are spawned with `spawn_fifo`: the same scope.
+/// Rayon's name for a scope whose tasks are spawned with `spawn_fifo`: the same scope, whose
+/// `spawn_fifo` keeps spawn order.
 pub type ScopeFifo<'scope> = Scope<'scope>;
 
 /// `scope`, under Rayon's FIFO name.
@@ -75,23 +78,6 @@ where
     R: Send,
 {
     crate::scope(op)
-}
-
-impl<'scope> Scope<'scope> {
-    /// `spawn`, under Rayon's FIFO name (see `scope_fifo`).
-    ///
-    /// ```
-    /// let mut x = 0;
-    /// threadlab::scope(|s| s.spawn_fifo(|_| x = 5));
-    /// assert_eq!(x, 5);
-    /// ```
-    #[track_caller]
-    pub fn spawn_fifo<F>(&self, body: F)
-    where
-        F: FnOnce(&Scope<'scope>) + Send + 'scope,
-    {
-        self.spawn(body)
-    }
 }
 
 /// What [`yield_now`] and [`yield_local`] did.
@@ -151,6 +137,12 @@ impl FnContext {
 
 /// `join` whose closures learn whether they were moved to another thread.
 ///
+/// Unlike [`join`](crate::join), whose `b` waits for a heartbeat before another worker may
+/// take it, `join_context` offers `b` to the other workers at once, as Rayon's `join` does:
+/// adaptive code asks `migrated()` to learn whether a thief wanted the work, which only means
+/// something if a thief could take it, and `a` may wait for `b` (a barrier both pass) without
+/// hanging while another worker is free. Use it for coarse forks; `join` costs less per fork.
+///
 /// ```
 /// let (a, b) = threadlab::join_context(|_| 1, |_| 2);
 /// assert_eq!((a, b), (1, 2));
@@ -167,7 +159,7 @@ where
     let ctx = move || FnContext {
         migrated: std::thread::current().id() != caller,
     };
-    crate::join(|| a(ctx()), || b(ctx()))
+    crate::iter::drive::on_worker(|w| crate::join::join_promoted(w, || a(ctx()), || b(ctx())))
 }
 
 impl Pool {

@@ -22,6 +22,7 @@ enum Kind {
         source: std::io::Error,
     },
     GlobalAlreadyInitialized,
+    SpawnHandlerElastic,
     PinUnavailable {
         source: std::io::Error,
     },
@@ -80,6 +81,12 @@ impl BuildError {
         }
     }
 
+    pub(crate) fn spawn_handler_elastic() -> Self {
+        BuildError {
+            kind: Kind::SpawnHandlerElastic,
+        }
+    }
+
     pub(crate) fn global_already_initialized() -> Self {
         BuildError {
             kind: Kind::GlobalAlreadyInitialized,
@@ -131,11 +138,17 @@ impl fmt::Display for BuildError {
                  the threads started were stopped. Build without pin_to_cores, or check the \
                  process's CPU set (taskset -p, the container's cpuset)"
             ),
-            Kind::GlobalAlreadyInitialized => write!(
+            Kind::SpawnHandlerElastic => write!(
                 f,
-                "the global pool already exists (it is created on first use of join/scope/spawn); \
-                 call build_global() before any of them"
+                "spawn_handler and keep_alive were both set, but an elastic pool restarts its \
+                 workers' threads itself, without the handler; no thread was started. Leave out \
+                 one of them"
             ),
+            // Rayon's words exactly (programs ported from Rayon compare them); what to do is
+            // in `Builder::build_global`'s doc.
+            Kind::GlobalAlreadyInitialized => {
+                write!(f, "The global thread pool has already been initialized.")
+            }
         }
     }
 }

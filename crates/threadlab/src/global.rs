@@ -72,7 +72,9 @@ pub(crate) fn registry() -> &'static Arc<Registry> {
     global_pool().registry()
 }
 
-pub(crate) fn init_global(builder: Builder) -> Result<(), BuildError> {
+pub(crate) fn init_global<S: crate::pool::builder::ThreadSpawn>(
+    builder: Builder<S>,
+) -> Result<(), BuildError> {
     let mut err = None;
     let mut created = false;
     GLOBAL.get_or_init(|| {

@@ -139,6 +139,7 @@ pub use pipeline::{Pipeline, PipelineReport};
 pub use pool::{
     blocking, Builder, Histogram, Metrics, Pool, ShutdownReport, WakePolicy, WorkerMetrics,
 };
+pub use pool::{CustomSpawn, DefaultSpawn, ThreadBuilder, ThreadSpawn};
 pub use scope::{scope, Scope};
 pub use serial::SerialQueue;
 pub use task::{block_on, spawn_future, spawn_future_named, JoinHandle};

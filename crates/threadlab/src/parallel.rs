@@ -21,7 +21,7 @@ use crate::trace::TaskKind;
 
 /// Halves `p` with `join` down to pieces of at most `grain` positions.
 fn grain_split<F: Fn(usize) + Sync>(p: RangeIter<usize>, grain: usize, body: &F) {
-    let len = p.len();
+    let len = Producer::len(&p);
     if len > grain && len >= 2 {
         let (left, right) = p.split_at(len / 2);
         join(

@@ -9,12 +9,20 @@
 //! worker that runs it) and pushes it onto the spawning worker's deque. The scope's owner, when
 //! its body returns, runs other work until the count reaches zero. Panics of the body or the
 //! tasks are caught; the first is re-raised by `scope` after every task finished.
+//!
+//! `spawn_fifo` keeps Rayon's order for `scope_fifo`: with no thief, a scope's FIFO tasks run in
+//! the order they were spawned. The task goes into the scope's FIFO queue, and a *stub* job onto
+//! the deque in its place; whichever stub runs first (the deque's owner pops its newest) runs
+//! the oldest task of the queue. One stub per task, so each task runs once; a stub touches the
+//! scope only before it runs its task, which the scope's count still holds open. This is
+//! rayon-core's design for `scope_fifo` (a FIFO per worker and scope, entered through the
+//! deque); threadlab keeps one FIFO per scope.
 
 use std::marker::PhantomData;
 
 use crate::arena::JobArena;
 use crate::context::Tag;
-use crate::job::{ArenaJob, HeapJob};
+use crate::job::{ArenaJob, HeapJob, JobRef};
 use crate::latch::{CountLatch, Latch};
 use crate::loom::sync::atomic::{AtomicBool, AtomicPtr, AtomicUsize, Ordering};
 use crate::pool::registry::Registry;
@@ -39,6 +47,8 @@ pub struct Scope<'scope> {
     /// Where the owner's spawns during the body are placed (`crate::arena`); owner-only, apart
     /// from the arena's free list.
     arena: JobArena,
+    /// The tasks of `spawn_fifo` not started yet, oldest first (see the module doc).
+    fifo: std::sync::Mutex<std::collections::VecDeque<JobRef>>,
     /// Invariant in `'scope`, like `std::thread::Scope`.
     marker: PhantomData<&'scope mut &'scope ()>,
 }
@@ -93,6 +103,7 @@ where
         body_done: AtomicBool::new(false),
         panic: AtomicPtr::new(std::ptr::null_mut()),
         arena: JobArena::new(w.chunk_cache()),
+        fifo: std::sync::Mutex::new(std::collections::VecDeque::new()),
         marker: PhantomData,
     };
     let result = unwind::halt_unwinding(|| op(&scope));
@@ -116,6 +127,11 @@ where
         (Err(p), _) | (Ok(_), Some(p)) => unwind::resume_unwinding(p),
         (Ok(v), None) => v,
     }
+}
+
+/// The FIFO queue's lock: only pushes and pops happen under it, nothing to leave half done.
+fn lock_fifo<T>(m: &std::sync::Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
 }
 
 /// A raw pointer to a scope, sent to its tasks.
@@ -181,6 +197,17 @@ impl<'scope> Scope<'scope> {
     where
         F: FnOnce(&Scope<'scope>) + Send + 'scope,
     {
+        let job = self.task_job(body);
+        // SAFETY: the owner worker holds the registry for as long as the scope exists (above).
+        unsafe { &*self.registry }.push(job);
+    }
+
+    /// The job of a task of this scope, counted in it; the caller pushes it.
+    #[inline(always)]
+    fn task_job<F>(&self, body: F) -> JobRef
+    where
+        F: FnOnce(&Scope<'scope>) + Send + 'scope,
+    {
         let by_owner = self.count_spawn();
         let ptr = ScopePtr(self);
         // The body travels in a `MaybeUninit`, which is opaque to the borrow model: the job's
@@ -202,14 +229,91 @@ impl<'scope> Scope<'scope> {
             // we touch `scope` no more afterwards.
             unsafe { Latch::set(&scope.latch) };
         };
-        let job = if by_owner {
+        if by_owner {
             // Only the owner touches the arena's bump state (see `Sync for Scope`).
             ArenaJob::into_job_ref(&self.arena, TaskKind::Spawn, task)
         } else {
             HeapJob::into_job_ref(Some(TaskKind::Spawn), task)
+        }
+    }
+
+    /// Spawns a task into the scope to run in spawn order (see the module doc): with no
+    /// thief, a scope's `spawn_fifo` tasks run oldest first (Rayon's `ScopeFifo::spawn_fifo`;
+    /// `spawn`'s run newest first).
+    ///
+    /// ```
+    /// let pool = threadlab::Pool::builder().threads(1).build()?;
+    /// let order = std::sync::Mutex::new(Vec::new());
+    /// pool.scope_fifo(|s| {
+    ///     for i in 0..4 {
+    ///         let order = &order;
+    ///         s.spawn_fifo(move |_| order.lock().unwrap().push(i));
+    ///     }
+    /// });
+    /// assert_eq!(order.into_inner().unwrap(), [0, 1, 2, 3]);
+    /// # Ok::<(), threadlab::BuildError>(())
+    /// ```
+    #[track_caller]
+    pub fn spawn_fifo<F>(&self, body: F)
+    where
+        F: FnOnce(&Scope<'scope>) + Send + 'scope,
+    {
+        let job = match Tag::capture(None, std::panic::Location::caller()) {
+            None => self.task_job(body),
+            Some(tag) => self.task_job(move |s: &Scope<'scope>| {
+                let _entered = tag.enter();
+                body(s)
+            }),
         };
+        lock_fifo(&self.fifo).push_back(job);
+        let ptr = ScopePtr(self);
+        let stub = move || {
+            let ptr = ptr;
+            // SAFETY: the task this stub stands for is counted in the scope until it finished,
+            // and it has not started: the scope is alive. The scope is touched only here,
+            // before the task runs.
+            let scope = unsafe { &*ptr.0 };
+            let task = lock_fifo(&scope.fifo)
+                .pop_front()
+                .expect("Scope::spawn_fifo: one task per stub");
+            // SAFETY: the task was queued once and is taken out once, here.
+            unsafe { task.execute() };
+        };
+        // The stub records no span of its own: the task it runs does.
+        let stub = HeapJob::into_job_ref(None, stub);
         // SAFETY: the owner worker holds the registry for as long as the scope exists (above).
-        unsafe { &*self.registry }.push(job);
+        unsafe { &*self.registry }.push(stub);
+    }
+
+    /// Runs `body` once on every worker of the scope's pool, as tasks of the scope (Rayon's
+    /// `Scope::spawn_broadcast`): each call gets the scope and where it runs, and the scope
+    /// waits for all of them. The calls are mailed to each worker's inbox, so they run on the
+    /// workers at once (calls that meet at a barrier return).
+    ///
+    /// ```
+    /// use std::sync::atomic::{AtomicUsize, Ordering};
+    /// let pool = threadlab::Pool::builder().threads(3).build()?;
+    /// let sum = AtomicUsize::new(0);
+    /// pool.scope(|s| s.spawn_broadcast(|_, ctx| {
+    ///     sum.fetch_add(ctx.index(), Ordering::Relaxed);
+    /// }));
+    /// assert_eq!(sum.into_inner(), 0 + 1 + 2);
+    /// # Ok::<(), threadlab::BuildError>(())
+    /// ```
+    pub fn spawn_broadcast<B>(&self, body: B)
+    where
+        B: Fn(&Scope<'scope>, crate::BroadcastContext) + Send + Sync + 'scope,
+    {
+        // SAFETY: the owner worker holds the registry for as long as the scope exists (above).
+        let registry = unsafe { &*self.registry };
+        let n = registry.num_threads();
+        let body = std::sync::Arc::new(body);
+        for index in 0..n {
+            let body = std::sync::Arc::clone(&body);
+            let ctx = crate::broadcast::BroadcastContext::new(index, n);
+            let job = self.task_job(move |s: &Scope<'scope>| body(s, ctx));
+            registry.push_to(index, job);
+        }
     }
 
     /// Counts a spawn; true when it is the owner's, during the body (counted without atomics).

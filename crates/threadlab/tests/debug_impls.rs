@@ -54,4 +54,31 @@ fn iterator_adapters_show_their_base() {
     );
     let fold = format!("{:?}", v.par_iter().fold(|| 0, |a, x| a + x));
     assert!(fold.starts_with("Fold { base: "), "{fold}");
+    // Every adapter that holds a closure (or a fn item, which is not `Debug` either).
+    let shown = [
+        format!("{:?}", v.par_iter().flat_map(Some)),
+        format!("{:?}", v.par_iter().fold_with(0, |a, _| a)),
+        format!("{:?}", v.par_iter().fold_chunks(2, || 0, |a, _| a)),
+        format!("{:?}", v.par_iter().fold_chunks_with(2, 0, |a, _| a)),
+        format!("{:?}", v.par_iter().copied().update(|x| *x += 1)),
+        format!("{:?}", v.par_iter().map_with(0, |_, x| x)),
+        format!("{:?}", v.par_iter().map_init(|| 0, |_, x| x)),
+        format!("{:?}", v.par_iter().try_fold(|| 0, |a, _| Some(a))),
+        format!("{:?}", v.par_iter().take_any_while(|_| true)),
+        format!("{:?}", v.par_iter().positions(|_| true)),
+    ];
+    for (s, name) in shown.iter().zip([
+        "FlatMap",
+        "FoldWith",
+        "FoldChunks",
+        "FoldChunks",
+        "Update",
+        "MapState",
+        "MapState",
+        "TryFold",
+        "Unordered",
+        "Positions",
+    ]) {
+        assert!(s.starts_with(&format!("{name} {{ base: ")), "{s}");
+    }
 }

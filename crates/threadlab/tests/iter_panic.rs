@@ -160,3 +160,30 @@ fn panics_are_re_raised_and_every_item_is_dropped_once() {
         }
     }
 }
+
+/// `rev` is lazy: building `map(..).rev()` runs nothing, and a panic in the `map` closure is
+/// raised by the terminal method (where the caller catches it), with every item dropped once;
+/// at random panic positions, on a 2-worker pool.
+#[test]
+fn rev_runs_its_base_only_when_the_pipeline_runs() {
+    let pool = Pool::builder().threads(2).build().unwrap();
+    let mut seed = 0x0DDB_A11C_AFE5_EED5u64;
+    for n in [1u64, 7, 300, 5000] {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        let at = seed % n;
+        pool.install(|| {
+            let pipeline = (0..n)
+                .into_par_iter()
+                .map(move |x| {
+                    if x == at {
+                        panic!("boom");
+                    }
+                    Counted::new(x)
+                })
+                .rev();
+            expect_boom_and_no_leak(move || pipeline.for_each(drop));
+        });
+    }
+}

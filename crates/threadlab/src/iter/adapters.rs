@@ -53,6 +53,9 @@ where
     F: Fn(I::Item) -> R + Sync + Send,
     R: Send,
 {
+    fn len(&self) -> usize {
+        self.base.len()
+    }
 }
 
 impl<P: Producer, F, R> Producer for Map<P, F>
@@ -338,9 +341,13 @@ where
     }
 }
 
-impl<I: IndexedParallelIterator, F> IndexedParallelIterator for Inspect<I, F> where
-    F: Fn(&I::Item) + Sync + Send
+impl<I: IndexedParallelIterator, F> IndexedParallelIterator for Inspect<I, F>
+where
+    F: Fn(&I::Item) + Sync + Send,
 {
+    fn len(&self) -> usize {
+        self.base.len()
+    }
 }
 
 impl<P: Producer, F> Producer for Inspect<P, F>
@@ -382,7 +389,7 @@ where
 /// use threadlab::prelude::*;
 /// assert_eq!([1u8, 2].par_iter().copied().sum::<u8>(), 3);
 /// ```
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub struct Copied<I> {
     base: I,
 }
@@ -405,6 +412,9 @@ impl<'a, T: Copy + Send + Sync + 'a, I: ParallelIterator<Item = &'a T>> Parallel
 impl<'a, T: Copy + Send + Sync + 'a, I: IndexedParallelIterator<Item = &'a T>>
     IndexedParallelIterator for Copied<I>
 {
+    fn len(&self) -> usize {
+        self.base.len()
+    }
 }
 
 impl<'a, T: Copy + 'a, P: Producer<Item = &'a T>> Producer for Copied<P> {
@@ -443,7 +453,7 @@ impl<'a, T: Copy + 'a, P: Producer<Item = &'a T>> Producer for Copied<P> {
 /// let v = vec![String::from("a")];
 /// assert_eq!(v.par_iter().cloned().collect::<Vec<_>>(), v);
 /// ```
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub struct Cloned<I> {
     base: I,
 }
@@ -466,6 +476,9 @@ impl<'a, T: Clone + Send + Sync + 'a, I: ParallelIterator<Item = &'a T>> Paralle
 impl<'a, T: Clone + Send + Sync + 'a, I: IndexedParallelIterator<Item = &'a T>>
     IndexedParallelIterator for Cloned<I>
 {
+    fn len(&self) -> usize {
+        self.base.len()
+    }
 }
 
 impl<'a, T: Clone + 'a, P: Producer<Item = &'a T>> Producer for Cloned<P> {
@@ -504,7 +517,7 @@ impl<'a, T: Clone + 'a, P: Producer<Item = &'a T>> Producer for Cloned<P> {
 /// let v: Vec<(usize, char)> = ['a', 'b'].par_iter().copied().enumerate().collect();
 /// assert_eq!(v, [(0, 'a'), (1, 'b')]);
 /// ```
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub struct Enumerate<I> {
     base: I,
     offset: usize,
@@ -526,7 +539,11 @@ impl<I: IndexedParallelIterator> ParallelIterator for Enumerate<I> {
         }
     }
 }
-impl<I: IndexedParallelIterator> IndexedParallelIterator for Enumerate<I> {}
+impl<I: IndexedParallelIterator> IndexedParallelIterator for Enumerate<I> {
+    fn len(&self) -> usize {
+        self.base.len()
+    }
+}
 
 impl<P: Producer> Producer for Enumerate<P> {
     type Item = (usize, P::Item);
@@ -572,7 +589,7 @@ impl<P: Producer> Producer for Enumerate<P> {
 /// let (a, b) = ([1, 2, 3], [4, 5]);
 /// assert_eq!(a.par_iter().zip(b.par_iter()).map(|(x, y)| x * y).sum::<i32>(), 14);
 /// ```
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub struct Zip<A, B> {
     a: A,
     b: B,
@@ -591,7 +608,11 @@ impl<A: IndexedParallelIterator, B: IndexedParallelIterator> ParallelIterator fo
         Zip::new(self.a.into_producer(), self.b.into_producer())
     }
 }
-impl<A: IndexedParallelIterator, B: IndexedParallelIterator> IndexedParallelIterator for Zip<A, B> {}
+impl<A: IndexedParallelIterator, B: IndexedParallelIterator> IndexedParallelIterator for Zip<A, B> {
+    fn len(&self) -> usize {
+        self.a.len().min(self.b.len())
+    }
+}
 
 impl<A: Producer, B: Producer> Producer for Zip<A, B> {
     type Item = (A::Item, B::Item);
@@ -621,7 +642,7 @@ impl<A: Producer, B: Producer> Producer for Zip<A, B> {
 /// let v: Vec<Vec<u8>> = (0u8..5).into_par_iter().chunks(2).collect();
 /// assert_eq!(v, [vec![0, 1], vec![2, 3], vec![4]]);
 /// ```
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub struct ChunksOf<I> {
     base: I,
     size: usize,
@@ -640,7 +661,11 @@ impl<I: IndexedParallelIterator> ParallelIterator for ChunksOf<I> {
         ChunksOf::new(self.base.into_producer(), self.size)
     }
 }
-impl<I: IndexedParallelIterator> IndexedParallelIterator for ChunksOf<I> {}
+impl<I: IndexedParallelIterator> IndexedParallelIterator for ChunksOf<I> {
+    fn len(&self) -> usize {
+        self.base.len().div_ceil(self.size)
+    }
+}
 
 impl<P: Producer> Producer for ChunksOf<P> {
     type Item = Vec<P::Item>;
@@ -696,3 +721,20 @@ macro_rules! debug_without_closure {
 }
 
 debug_without_closure!(Map, Filter, FilterMap, FlatMapIter, Inspect);
+
+/// `Clone` for the closure adapters: the base cloned, the closure shared (it is behind an
+/// `Arc`, so the closure need not be `Clone`).
+macro_rules! clone_sharing_closure {
+    ($($name:ident),*) => {$(
+        impl<I: Clone, F> Clone for $name<I, F> {
+            fn clone(&self) -> Self {
+                $name {
+                    base: self.base.clone(),
+                    f: Arc::clone(&self.f),
+                }
+            }
+        }
+    )*};
+}
+
+clone_sharing_closure!(Map, Filter, FilterMap, FlatMapIter, Inspect);

@@ -49,7 +49,11 @@ impl<I: ParallelIterator> ParallelIterator for Bounded<I> {
         }
     }
 }
-impl<I: IndexedParallelIterator> IndexedParallelIterator for Bounded<I> {}
+impl<I: IndexedParallelIterator> IndexedParallelIterator for Bounded<I> {
+    fn len(&self) -> usize {
+        self.base.len()
+    }
+}
 
 impl<P: Producer> Producer for Bounded<P> {
     type Item = P::Item;

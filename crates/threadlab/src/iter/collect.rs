@@ -32,13 +32,16 @@ pub trait FromParallelIterator<T: Send> {
 
 impl<T: Send> FromParallelIterator<T> for Vec<T> {
     fn from_par_iter<I: ParallelIterator<Item = T>>(iter: I) -> Vec<T> {
-        use super::drive::Producer;
-        let p = iter.into_producer();
-        if p.exact() {
-            return collect_exact(p);
-        }
-        concat(super::drive::drive(p, VecConsumer { vec: Vec::new() }))
+        collect_producer(iter.into_producer())
     }
+}
+
+/// The items of producer `p`, in order, run in parallel.
+pub(crate) fn collect_producer<T: Send, P: super::drive::Producer<Item = T>>(p: P) -> Vec<T> {
+    if p.exact() {
+        return collect_exact(p);
+    }
+    concat(super::drive::drive(p, VecConsumer { vec: Vec::new() }))
 }
 
 /// One `Vec` from the pieces' lists, in order.

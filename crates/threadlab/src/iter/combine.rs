@@ -55,6 +55,9 @@ where
     A: IndexedParallelIterator,
     B: IndexedParallelIterator<Item = A::Item>,
 {
+    fn len(&self) -> usize {
+        self.a.len() + self.b.len()
+    }
 }
 
 impl<A: Producer, B: Producer<Item = A::Item>> Producer for Chain<A, B> {
@@ -94,7 +97,7 @@ impl<A: Producer, B: Producer<Item = A::Item>> Producer for Chain<A, B> {
 /// let v: Vec<u32> = (1u32..4).into_par_iter().flat_map(|n| 0..n).collect();
 /// assert_eq!(v, [0, 0, 1, 0, 1, 2]);
 /// ```
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub struct FlatMap<I, F> {
     base: I,
     f: Arc<F>,
@@ -212,7 +215,7 @@ where
 /// let n: u32 = (0u32..10).into_par_iter().fold_with(0u32, |n, _| n + 1).sum();
 /// assert_eq!(n, 10);
 /// ```
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub struct FoldWith<I, T, F> {
     base: I,
     init: T,
@@ -285,7 +288,7 @@ where
 /// let v: Vec<u32> = (0u32..5).into_par_iter().fold_chunks(2, || 0, |a, x| a + x).collect();
 /// assert_eq!(v, [1, 5, 4]);
 /// ```
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub struct FoldChunks<I, S, F> {
     base: I,
     size: usize,
@@ -336,6 +339,9 @@ where
     S::State: Send,
     F: Fn(S::State, I::Item) -> S::State + Sync + Send,
 {
+    fn len(&self) -> usize {
+        self.base.len().div_ceil(self.size)
+    }
 }
 
 impl<P: Producer, S: MakeState, F> Producer for FoldChunks<P, S, F>
@@ -406,7 +412,7 @@ where
 /// let v: Vec<Vec<u8>> = (0u8..2).into_par_iter().map(|x| vec![x]).update(|v| v.push(9)).collect();
 /// assert_eq!(v, [vec![0, 9], vec![1, 9]]);
 /// ```
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub struct Update<I, F> {
     base: I,
     f: Arc<F>,
@@ -434,6 +440,9 @@ impl<I: ParallelIterator, F: Fn(&mut I::Item) + Sync + Send> ParallelIterator fo
 impl<I: IndexedParallelIterator, F: Fn(&mut I::Item) + Sync + Send> IndexedParallelIterator
     for Update<I, F>
 {
+    fn len(&self) -> usize {
+        self.base.len()
+    }
 }
 
 impl<P: Producer, F: Fn(&mut P::Item) + Sync + Send> Producer for Update<P, F> {
@@ -496,6 +505,12 @@ pub trait MakeState: Send + Sync {
 #[derive(Debug, Clone)]
 pub struct InitFn<INIT>(INIT);
 
+impl<INIT> InitFn<INIT> {
+    pub(super) fn new(init: INIT) -> Self {
+        InitFn(init)
+    }
+}
+
 impl<T, INIT: Fn() -> T + Send + Sync> MakeState for InitFn<INIT> {
     type State = T;
     fn make(&self) -> T {
@@ -506,6 +521,12 @@ impl<T, INIT: Fn() -> T + Send + Sync> MakeState for InitFn<INIT> {
 /// `map_with`'s value, cloned for every block.
 #[derive(Debug, Clone)]
 pub struct CloneOf<T>(T);
+
+impl<T> CloneOf<T> {
+    pub(super) fn new(value: T) -> Self {
+        CloneOf(value)
+    }
+}
 
 impl<T: Clone + Send + Sync> MakeState for CloneOf<T> {
     type State = T;
@@ -522,7 +543,7 @@ impl<T: Clone + Send + Sync> MakeState for CloneOf<T> {
 /// let v: Vec<u32> = (0u32..4).into_par_iter().map_init(|| 10, |ten, x| x + *ten).collect();
 /// assert_eq!(v, [10, 11, 12, 13]);
 /// ```
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub struct MapState<I, S, F> {
     base: I,
     state: Arc<S>,
@@ -568,6 +589,9 @@ impl<I: IndexedParallelIterator, S: MakeState, F, R: Send> IndexedParallelIterat
 where
     F: Fn(&mut S::State, I::Item) -> R + Sync + Send,
 {
+    fn len(&self) -> usize {
+        self.base.len()
+    }
 }
 
 impl<P: Producer, S: MakeState, F, R: Send> Producer for MapState<P, S, F>
@@ -625,3 +649,19 @@ impl<It: Iterator, T, F: Fn(&mut T, It::Item) -> R, R> Iterator for StateIter<'_
         Some((self.f)(&mut self.state, x))
     }
 }
+
+/// `Debug` for the adapters that hold closures: their base, not the closures (closures are not
+/// `Debug`).
+macro_rules! debug_base_only {
+    ($($name:ident<$($p:ident),*>),*) => {$(
+        impl<I: std::fmt::Debug, $($p),*> std::fmt::Debug for $name<I, $($p),*> {
+            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.debug_struct(stringify!($name))
+                    .field("base", &self.base)
+                    .finish_non_exhaustive()
+            }
+        }
+    )*};
+}
+
+debug_base_only!(FlatMap<F>, FoldWith<T, F>, FoldChunks<S, F>, Update<F>, MapState<S, F>);

@@ -104,7 +104,11 @@ impl<T: Clone + Send> ParallelIterator for RepeatN<T> {
         self
     }
 }
-impl<T: Clone + Send> IndexedParallelIterator for RepeatN<T> {}
+impl<T: Clone + Send> IndexedParallelIterator for RepeatN<T> {
+    fn len(&self) -> usize {
+        self.n
+    }
+}
 
 /// The pieces of `data`: `splitter` divides a piece in two (`(a, Some(b))`) or says it is
 /// whole (`(a, None)`); the items are the pieces, in order.

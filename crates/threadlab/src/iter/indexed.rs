@@ -1,5 +1,6 @@
 //! The indexed adapters that cut or stride positions: `take`, `skip` (a split of the base's
-//! producer, nothing per item), `step_by` (`std`'s `StepBy` over each block) and `rev`.
+//! producer, nothing per item), `step_by` (`std`'s `StepBy` over each block) and `rev` (the
+//! base's items gathered, then run backwards, when the pipeline runs).
 
 use super::drive::Producer;
 use super::{IndexedParallelIterator, ParallelIterator};
@@ -36,7 +37,14 @@ impl<I: IndexedParallelIterator> ParallelIterator for Cut<I> {
         head.split_at(start).1
     }
 }
-impl<I: IndexedParallelIterator> IndexedParallelIterator for Cut<I> {}
+impl<I: IndexedParallelIterator> IndexedParallelIterator for Cut<I> {
+    fn len(&self) -> usize {
+        {
+            let end = self.end.min(self.base.len());
+            end - self.start.min(end)
+        }
+    }
+}
 
 /// The iterator of [`IndexedParallelIterator::step_by`]: every `step`-th item, from the
 /// first.
@@ -65,7 +73,11 @@ impl<I: IndexedParallelIterator> ParallelIterator for StepBy<I> {
         StepBy::new(self.base.into_producer(), self.step)
     }
 }
-impl<I: IndexedParallelIterator> IndexedParallelIterator for StepBy<I> {}
+impl<I: IndexedParallelIterator> IndexedParallelIterator for StepBy<I> {
+    fn len(&self) -> usize {
+        self.base.len().div_ceil(self.step)
+    }
+}
 
 impl<P: Producer> Producer for StepBy<P> {
     type Item = P::Item;
@@ -119,4 +131,44 @@ impl<A: IndexedParallelIterator, B: IndexedParallelIterator> ParallelIterator fo
 impl<A: IndexedParallelIterator, B: IndexedParallelIterator> IndexedParallelIterator
     for ZipEq<A, B>
 {
+    fn len(&self) -> usize {
+        self.a.len()
+    }
+}
+
+/// The iterator of [`IndexedParallelIterator::rev`]: the base's items in reverse order.
+///
+/// Lazy, as Rayon's `Rev`: nothing runs until a terminal method does. Then the base runs (in
+/// parallel) into a buffer, and the rest of the pipeline runs over the buffer from its end. So
+/// a panic in the base's closures is raised by the terminal method, where the caller catches it.
+///
+/// ```
+/// use threadlab::prelude::*;
+/// let v: Vec<u32> = (0u32..5).into_par_iter().map(|x| x * 10).rev().collect();
+/// assert_eq!(v, [40, 30, 20, 10, 0]);
+/// ```
+#[derive(Debug, Clone)]
+pub struct Rev<I> {
+    base: I,
+}
+
+impl<I> Rev<I> {
+    pub(super) fn new(base: I) -> Self {
+        Rev { base }
+    }
+}
+
+impl<I: IndexedParallelIterator> ParallelIterator for Rev<I> {
+    type Item = I::Item;
+    type Producer = super::IntoIter<I::Item>;
+    fn into_producer(self) -> Self::Producer {
+        let mut v: Vec<I::Item> = self.base.collect();
+        v.reverse();
+        v.into()
+    }
+}
+impl<I: IndexedParallelIterator> IndexedParallelIterator for Rev<I> {
+    fn len(&self) -> usize {
+        self.base.len()
+    }
 }

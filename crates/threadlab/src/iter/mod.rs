@@ -28,7 +28,8 @@
 //!   number of accumulators is unspecified in both, and reducing them gives the same answer.
 //! - The sources without positions (`HashMap`, `BTreeSet`, `LinkedList`, `par_bridge`, the
 //!   string and slice splits, `iter::split`) are found by one sequential pass into a buffer,
-//!   then run in parallel ([`IntoIter`]); `rev` gathers the items first.
+//!   then run in parallel ([`IntoIter`]); `rev`, `interleave`, and `intersperse` over a
+//!   base without positions, gather the items (in parallel) when the pipeline runs.
 //! - A panic in a closure is re-raised by the terminal method after every piece stopped; the
 //!   items already produced are dropped exactly once (they belong to the piece's consumer).
 //!
@@ -42,6 +43,7 @@
 
 mod adapters;
 mod bounds;
+mod chunks_exact;
 mod collect;
 mod combine;
 mod consume;
@@ -49,19 +51,25 @@ pub(crate) mod drive;
 mod find;
 mod gen;
 mod indexed;
+mod interleave;
+mod intersperse;
+mod multizip;
 mod owned;
 mod panic_fuse;
 pub mod plumbing;
 mod sort;
 mod source;
 mod strs;
+mod try_fold;
 mod try_ops;
+mod unordered;
 
 pub use adapters::{
     ChunkIter, ChunksOf, Cloned, Copied, Enumerate, Filter, FilterMap, FlatMapIter, Inspect, Map,
     Zip,
 };
 pub use bounds::Bounded;
+pub use chunks_exact::{ChunksExact, ChunksExactMut, RChunksExact, RChunksExactMut};
 pub use collect::{FromParallelIterator, ParallelExtend};
 pub use combine::{
     Chain, CloneOf, FlatIter, FlatMap, FoldChunkIter, FoldChunks, FoldProducer, FoldWith, InitFn,
@@ -70,7 +78,10 @@ pub use combine::{
 pub use gen::{
     empty, once, repeat, repeat_n, split, walk_tree, walk_tree_postfix, walk_tree_prefix, RepeatN,
 };
-pub use indexed::{Cut, StepBy, ZipEq};
+pub use indexed::{Cut, Rev, StepBy, ZipEq};
+pub use interleave::{Interleave, InterleaveShortest};
+pub use intersperse::Intersperse;
+pub use multizip::MultiZip;
 
 /// Rayon's `range` module: the iterator of `(a..b).into_par_iter()`.
 pub mod range {
@@ -86,7 +97,11 @@ pub use owned::{IntoIter, ParallelBridge, ParallelDrainFull, ParallelDrainRange}
 pub use panic_fuse::{FuseIter, PanicFuse};
 pub use source::{Chunks, ChunksMut, Iter, IterMut, ParallelSlice, ParallelSliceMut, RangeIter};
 pub use strs::{ParallelString, Pattern};
+pub use try_fold::TryFold;
 pub use try_ops::Try;
+pub use unordered::{
+    Positions, SkipAny, SkipAnyWhile, TakeAny, TakeAnyWhile, Unordered, WhileSome,
+};
 
 use consume::{Arith, Count, Extreme, FindAny, FoldReduce, ForEach};
 use drive::{drive, Producer};
@@ -771,6 +786,130 @@ pub trait ParallelIterator: Sized + Send {
         self.reduce_with(|a, b| try_ops::try_combine(&op, a, b))
     }
 
+    /// A clone of `separator` between every two neighbouring items, in order (indexed when
+    /// this iterator is: `n` items become `2n - 1`).
+    ///
+    /// ```
+    /// use threadlab::prelude::*;
+    /// let s: String = "a,b,c".par_split(',').intersperse("; ").collect();
+    /// assert_eq!(s, "a; b; c");
+    /// let n = (0u8..10).into_par_iter().intersperse(99).zip_eq(0..19).count();
+    /// assert_eq!(n, 19);
+    /// ```
+    fn intersperse(self, separator: Self::Item) -> Intersperse<Self>
+    where
+        Self::Item: Clone,
+    {
+        Intersperse::new(self, separator)
+    }
+
+    /// `fold` whose operation may stop (return `None`, `Err` or `Break`): one result per block
+    /// a worker ran, the block's accumulator going on (`Some`, `Ok`, `Continue`) or its first
+    /// stop, after which its piece ends (see `try_fold.rs`). Combine them with
+    /// [`try_reduce`](ParallelIterator::try_reduce).
+    ///
+    /// ```
+    /// use threadlab::prelude::*;
+    /// let total = (1u64..=20)
+    ///     .into_par_iter()
+    ///     .try_fold(|| 0u64, |a, x| if x == 13 { Err(x) } else { Ok(a + x) })
+    ///     .try_reduce(|| 0, |a, b| Ok(a + b));
+    /// assert_eq!(total, Err(13));
+    /// ```
+    fn try_fold<T, R, ID, F>(self, identity: ID, fold_op: F) -> TryFold<Self, InitFn<ID>, F>
+    where
+        ID: Fn() -> T + Sync + Send,
+        F: Fn(T, Self::Item) -> R + Sync + Send,
+        R: Try<Output = T> + Send,
+    {
+        TryFold::init(self, identity, fold_op)
+    }
+
+    /// `try_fold` whose accumulators start as clones of `init`.
+    ///
+    /// ```
+    /// use threadlab::prelude::*;
+    /// let n = (0u32..100)
+    ///     .into_par_iter()
+    ///     .try_fold_with(0u32, |a, _| a.checked_add(1))
+    ///     .try_reduce(|| 0, |a, b| a.checked_add(b));
+    /// assert_eq!(n, Some(100));
+    /// ```
+    fn try_fold_with<T, R, F>(self, init: T, fold_op: F) -> TryFold<Self, CloneOf<T>, F>
+    where
+        T: Clone + Send + Sync,
+        F: Fn(T, Self::Item) -> R + Sync + Send,
+        R: Try<Output = T> + Send,
+    {
+        TryFold::with(self, init, fold_op)
+    }
+
+    /// The values of the items that are `Some`, halting every piece once any piece meets a
+    /// `None` (Rayon's `while_some`): on one worker, `std`'s `map_while(|x| x)`; split, items
+    /// after the first `None` may pass from pieces that ran before it was met.
+    ///
+    /// ```
+    /// use threadlab::prelude::*;
+    /// let v = [Some(1), Some(2), None, Some(4)];
+    /// let got: Vec<i32> = v.par_iter().copied().while_some().collect();
+    /// assert!(got.starts_with(&[1, 2]) && !got.contains(&3));
+    /// ```
+    fn while_some<T: Send>(self) -> unordered::WhileSome<Self>
+    where
+        Self: ParallelIterator<Item = Option<T>>,
+    {
+        unordered::while_some(self)
+    }
+
+    /// Any `n` items (the first `n` to arrive, from whichever pieces), then every piece stops.
+    ///
+    /// ```
+    /// use threadlab::prelude::*;
+    /// assert_eq!((0u32..100).into_par_iter().take_any(7).count(), 7);
+    /// ```
+    fn take_any(self, n: usize) -> unordered::TakeAny<Self> {
+        unordered::take_any(self, n)
+    }
+
+    /// All items but any `n` of them (the first `n` to arrive).
+    ///
+    /// ```
+    /// use threadlab::prelude::*;
+    /// assert_eq!((0u32..100).into_par_iter().skip_any(7).count(), 93);
+    /// ```
+    fn skip_any(self, n: usize) -> unordered::SkipAny<Self> {
+        unordered::skip_any(self, n)
+    }
+
+    /// Items while `pred` holds; once it fails for an item in any piece, every piece stops.
+    ///
+    /// ```
+    /// use threadlab::prelude::*;
+    /// let v: Vec<u32> = (0u32..100).into_par_iter().take_any_while(|x| *x < 10).collect();
+    /// assert!(v.iter().all(|x| *x < 10));
+    /// ```
+    fn take_any_while<P>(self, pred: P) -> unordered::TakeAnyWhile<Self, P>
+    where
+        P: Fn(&Self::Item) -> bool + Sync + Send,
+    {
+        unordered::take_any_while(self, pred)
+    }
+
+    /// Drops items while `pred` holds; once it fails for an item in any piece, every item
+    /// passes.
+    ///
+    /// ```
+    /// use threadlab::prelude::*;
+    /// let v: Vec<u32> = (0u32..100).into_par_iter().skip_any_while(|x| *x < 10).collect();
+    /// assert!((10..100).all(|x| v.contains(&x)));
+    /// ```
+    fn skip_any_while<P>(self, pred: P) -> unordered::SkipAnyWhile<Self, P>
+    where
+        P: Fn(&Self::Item) -> bool + Sync + Send,
+    {
+        unordered::skip_any_while(self, pred)
+    }
+
     /// Stops the other pieces soon after a panic in any of them (see `panic_fuse.rs`).
     ///
     /// ```
@@ -868,7 +1007,18 @@ where
 /// let v = [10, 20, 30];
 /// assert_eq!(v.par_iter().position_any(|x| *x == 20), Some(1));
 /// ```
+#[allow(clippy::len_without_is_empty)] // as Rayon's: `len` without `is_empty`
 pub trait IndexedParallelIterator: ParallelIterator {
+    /// The number of items, known without running the pipeline (as `ExactSizeIterator::len`).
+    ///
+    /// ```
+    /// use threadlab::prelude::*;
+    /// let v = [1, 2, 3, 4, 5];
+    /// assert_eq!(v.par_iter().zip(0..3).len(), 3);
+    /// assert_eq!(v.par_chunks(2).map(|c| c.len()).len(), 3);
+    /// ```
+    fn len(&self) -> usize;
+
     /// Pairs every item with its index.
     ///
     /// ```
@@ -942,17 +1092,15 @@ pub trait IndexedParallelIterator: ParallelIterator {
         StepBy::new(self, step)
     }
 
-    /// The items in reverse order. The items are computed (in parallel) and gathered before
-    /// the rest of the pipeline runs over them in reverse.
+    /// The items in reverse order. When the pipeline runs, the items are computed (in
+    /// parallel) and gathered before the rest of the pipeline runs over them in reverse.
     ///
     /// ```
     /// use threadlab::prelude::*;
     /// assert_eq!((0u32..3).into_par_iter().rev().collect::<Vec<_>>(), [2, 1, 0]);
     /// ```
-    fn rev(self) -> IntoIter<Self::Item> {
-        let mut v: Vec<Self::Item> = self.collect();
-        v.reverse();
-        v.into()
+    fn rev(self) -> Rev<Self> {
+        Rev::new(self)
     }
 
     /// `zip` of two iterators of the same length.
@@ -969,6 +1117,37 @@ pub trait IndexedParallelIterator: ParallelIterator {
         J::Iter: IndexedParallelIterator,
     {
         ZipEq::new(self, other.into_par_iter())
+    }
+
+    /// The items of `self` and `other` by turns (`a0, b0, a1, b1, …`), then the rest of the
+    /// longer. Both sides are gathered when the pipeline runs (see `interleave.rs`).
+    ///
+    /// ```
+    /// use threadlab::prelude::*;
+    /// let v: Vec<u32> = (0u32..3).into_par_iter().interleave(10u32..15).collect();
+    /// assert_eq!(v, [0, 10, 1, 11, 2, 12, 13, 14]);
+    /// ```
+    fn interleave<J>(self, other: J) -> Interleave<Self, J::Iter>
+    where
+        J: IntoParallelIterator<Item = Self::Item>,
+        J::Iter: IndexedParallelIterator<Item = Self::Item>,
+    {
+        Interleave::new(self, other.into_par_iter())
+    }
+
+    /// `interleave` until either side runs out.
+    ///
+    /// ```
+    /// use threadlab::prelude::*;
+    /// let v: Vec<u32> = (0u32..3).into_par_iter().interleave_shortest(10u32..15).collect();
+    /// assert_eq!(v, [0, 10, 1, 11, 2, 12]);
+    /// ```
+    fn interleave_shortest<J>(self, other: J) -> InterleaveShortest<Self, J::Iter>
+    where
+        J: IntoParallelIterator<Item = Self::Item>,
+        J::Iter: IndexedParallelIterator<Item = Self::Item>,
+    {
+        InterleaveShortest::new(self, other.into_par_iter())
     }
 
     /// The index of the first item for which `pred` holds.
@@ -1058,6 +1237,20 @@ pub trait IndexedParallelIterator: ParallelIterator {
         FoldChunks::with(self, size, init, fold_op)
     }
 
+    /// The indices of the items for which `pred` holds, in order.
+    ///
+    /// ```
+    /// use threadlab::prelude::*;
+    /// let v: Vec<usize> = (0u32..10).into_par_iter().positions(|x| x % 4 == 1).collect();
+    /// assert_eq!(v, [1, 5, 9]);
+    /// ```
+    fn positions<P>(self, pred: P) -> Positions<Self, P>
+    where
+        P: Fn(Self::Item) -> bool + Sync + Send,
+    {
+        Positions::new(self, pred)
+    }
+
     /// The index of some item for which `pred` is true (any, not necessarily the first).
     ///
     /// ```
@@ -1079,6 +1272,7 @@ pub trait IndexedParallelIterator: ParallelIterator {
 /// let s = (0u32..4).into_par_iter().fold(String::new, |s, x| s + &x.to_string());
 /// assert_eq!(s.reduce(String::new, |a, b| a + &b), "0123");
 /// ```
+#[derive(Clone)]
 pub struct Fold<I, ID, F> {
     base: I,
     identity: ID,

@@ -73,7 +73,11 @@ impl<T: Send> ParallelIterator for IntoIter<T> {
         self
     }
 }
-impl<T: Send> IndexedParallelIterator for IntoIter<T> {}
+impl<T: Send> IndexedParallelIterator for IntoIter<T> {
+    fn len(&self) -> usize {
+        self.items.len()
+    }
+}
 
 impl<T: Send> IntoParallelIterator for Vec<T> {
     type Item = T;
@@ -111,6 +115,14 @@ impl<'a, T: Sync + 'a> IntoParallelIterator for &'a Option<T> {
     type Item = &'a T;
     type Iter = IntoIter<&'a T>;
     fn into_par_iter(self) -> IntoIter<&'a T> {
+        IntoIter::gather(self)
+    }
+}
+
+impl<'a, T: Send + 'a, E> IntoParallelIterator for &'a mut Result<T, E> {
+    type Item = &'a mut T;
+    type Iter = IntoIter<&'a mut T>;
+    fn into_par_iter(self) -> IntoIter<&'a mut T> {
         IntoIter::gather(self)
     }
 }

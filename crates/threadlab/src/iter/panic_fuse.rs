@@ -42,7 +42,11 @@ impl<I: ParallelIterator> ParallelIterator for PanicFuse<I> {
         }
     }
 }
-impl<I: IndexedParallelIterator> IndexedParallelIterator for PanicFuse<I> {}
+impl<I: IndexedParallelIterator> IndexedParallelIterator for PanicFuse<I> {
+    fn len(&self) -> usize {
+        self.base.len()
+    }
+}
 
 impl<P: Producer> Producer for PanicFuse<P> {
     type Item = P::Item;

@@ -19,7 +19,10 @@
 //!   to the standard library's sort (Musser's introsort bound, which pdqsort keeps). The right
 //!   side of each partition is the joined part (published for an idle worker, else latent);
 //!   the left one is sorted here.
-//!   (Both sorts need `T: Sync`: a pivot and the merge's inputs are read from several workers.)
+//!   Neither sort needs `T: Sync` (as Rayon's do not: an element holding a `Cell` sorts):
+//!   every element is reached through one `&mut` at a time, handed from worker to worker by
+//!   `join`. Even a pivot that a subtree compares against (the "ancestor") is lent as `&mut` to
+//!   one subtree only: the left part of the piece right of it.
 //! - **Stable** ([`merge_sort`]): sort both halves (the second joined as above), copy the slice
 //!   to a buffer, and merge the buffer's halves back with the divide-and-conquer parallel merge
 //!   (the median of the longer run splits the shorter by binary search; the second sub-merge is
@@ -98,7 +101,7 @@ const SEQUENTIAL_MERGE: usize = 4096;
 /// Sorts `v` unstably by `is_less` (see the module doc).
 pub(crate) fn quick_sort<T, F>(v: &mut [T], is_less: &F)
 where
-    T: Send + Sync,
+    T: Send,
     F: Fn(&T, &T) -> bool + Sync,
 {
     if v.len() <= SEQUENTIAL {
@@ -109,9 +112,9 @@ where
     super::drive::on_worker(|_| quick(v, is_less, None, limit));
 }
 
-fn quick<T, F>(mut v: &mut [T], is_less: &F, ancestor: Option<&T>, mut limit: u32)
+fn quick<T, F>(mut v: &mut [T], is_less: &F, ancestor: Option<&mut T>, mut limit: u32)
 where
-    T: Send + Sync,
+    T: Send,
     F: Fn(&T, &T) -> bool + Sync,
 {
     loop {
@@ -130,7 +133,7 @@ where
         v.swap(0, p);
         let (pivot, rest) = v.split_first_mut().expect("quick: len > SEQUENTIAL");
         // The pivot equals an ancestor pivot (which is <= it): put the equal run aside, done.
-        if let Some(a) = ancestor {
+        if let Some(a) = ancestor.as_deref() {
             if !is_less(a, pivot) {
                 let eq = partition(rest, |x| !is_less(pivot, x));
                 v = &mut std::mem::take(&mut v)[eq + 1..];
@@ -144,7 +147,6 @@ where
         if left.len().min(right.len()) < len / 8 {
             limit -= 1;
         }
-        let pivot: &T = pivot;
         cut.join(
             || quick(left, is_less, ancestor, limit),
             || quick(right, is_less, Some(pivot), limit),
@@ -271,7 +273,7 @@ fn partition_hoare<T>(v: &mut [T], pred: impl Fn(&T) -> bool) -> usize {
 /// Sorts `v` stably by `is_less` (see the module doc).
 pub(crate) fn merge_sort<T, F>(v: &mut [T], is_less: &F)
 where
-    T: Send + Sync,
+    T: Send,
     F: Fn(&T, &T) -> bool + Sync,
 {
     if v.len() <= SEQUENTIAL || std::mem::size_of::<T>() == 0 {
@@ -293,7 +295,7 @@ where
 /// Sorts `v` stably using `buf` (as long as `v`, contents ignored) as scratch.
 fn sort_rec<T, F>(v: &mut [T], buf: &mut [MaybeUninit<T>], is_less: &F)
 where
-    T: Send + Sync,
+    T: Send,
     F: Fn(&T, &T) -> bool + Sync,
 {
     let len = v.len();
@@ -317,7 +319,7 @@ where
         dst: v.as_mut_ptr(),
         len,
     };
-    let (a, b) = buf.split_at(mid);
+    let (a, b) = buf.split_at_mut(mid);
     let dst = Dst(v.as_mut_ptr());
     // SAFETY: `a` and `b` are initialised (just copied), sorted, and together exactly as long
     // as the destination `v`, which nothing else touches during the merge.
@@ -344,27 +346,28 @@ impl<T> Drop for Restore<T> {
 /// A destination pointer that may cross to another worker inside `par_merge`.
 #[derive(Clone, Copy)]
 struct Dst<T>(*mut T);
-// SAFETY: each sub-merge writes a disjoint range of the destination; the pointer is only an
-// address for those writes, made while the owner of the slice waits in `join`.
-unsafe impl<T: Send + Sync> Send for Dst<T> {}
-// SAFETY: as for `Send`: shared only to derive disjoint ranges.
-unsafe impl<T: Send + Sync> Sync for Dst<T> {}
+// SAFETY: each sub-merge writes a disjoint range of the destination (moving elements there, so
+// `T: Send`); the pointer is only an address for those writes, made while the owner of the
+// slice waits in `join`. It is copied into each sub-merge's closure, never shared.
+unsafe impl<T: Send> Send for Dst<T> {}
 
 /// # Safety
 /// `s` must be initialised.
-unsafe fn slice_init<T>(s: &[MaybeUninit<T>]) -> &[T] {
+unsafe fn slice_init<T>(s: &mut [MaybeUninit<T>]) -> &mut [T] {
     // SAFETY: the caller promises the elements are initialised; layouts are the same.
-    unsafe { &*(s as *const [MaybeUninit<T>] as *const [T]) }
+    unsafe { &mut *(s as *mut [MaybeUninit<T>] as *mut [T]) }
 }
 
 /// Merges sorted `a` and `b` into `dst` (room for `a.len() + b.len()`), stably (ties from `a`
-/// first), splitting above [`SEQUENTIAL_MERGE`] elements while another worker is idle.
+/// first), splitting above [`SEQUENTIAL_MERGE`] elements while another worker is idle. The
+/// inputs are `&mut` only so that each part of a split goes to one worker alone (`T` need not
+/// be `Sync`); they are only read, and moved out bitwise.
 ///
 /// # Safety
 /// `dst` must be valid for writes of `a.len() + b.len()` elements and overlap neither input.
-unsafe fn par_merge<T, F>(a: &[T], b: &[T], dst: Dst<T>, is_less: &F)
+unsafe fn par_merge<T, F>(a: &mut [T], b: &mut [T], dst: Dst<T>, is_less: &F)
 where
-    T: Send + Sync,
+    T: Send,
     F: Fn(&T, &T) -> bool + Sync,
 {
     let cut = cut(a.len() + b.len(), SEQUENTIAL_MERGE, BUSY_MERGE);
@@ -382,15 +385,15 @@ where
         let ib = b.len() / 2;
         (a.partition_point(|x| !is_less(&b[ib], x)), ib)
     };
-    let (a1, a2) = a.split_at(ia);
-    let (b1, b2) = b.split_at(ib);
+    let (a1, a2) = a.split_at_mut(ia);
+    let (b1, b2) = b.split_at_mut(ib);
     // SAFETY: `dst + ia + ib` is within the destination (ia <= a.len(), ib <= b.len()).
     let dst2 = Dst(unsafe { dst.0.add(ia + ib) });
     // SAFETY: the two halves write disjoint ranges of the destination, each as long as its
     // inputs.
-    let left = || unsafe { par_merge(a1, b1, dst, is_less) };
+    let left = move || unsafe { par_merge(a1, b1, dst, is_less) };
     // SAFETY: as above.
-    let right = || unsafe { par_merge(a2, b2, dst2, is_less) };
+    let right = move || unsafe { par_merge(a2, b2, dst2, is_less) };
     cut.join(left, right);
 }
 

@@ -2,6 +2,7 @@
 //! its own [`Producer`]: splitting is `split_at` on the range or slice, a block is the std
 //! iterator over the first positions.
 
+use super::chunks_exact::{ChunksExact, ChunksExactMut, RChunksExact, RChunksExactMut};
 use super::drive::Producer;
 use super::owned::IntoIter;
 use super::{IndexedParallelIterator, ParallelIterator};
@@ -53,36 +54,44 @@ macro_rules! range_impls {
                 self
             }
         }
-        impl IndexedParallelIterator for RangeIter<$t> {}
-        impl super::IntoParallelIterator for Range<$t> {
-            type Item = $t;
-            type Iter = RangeIter<$t>;
-            fn into_par_iter(self) -> RangeIter<$t> {
-                RangeIter { range: self }
-            }
-        }
+        impl IndexedParallelIterator for RangeIter<$t> {
+    fn len(&self) -> usize {
+        Producer::len(self)
+    }
+}
     )*};
 }
 range_impls!(u8, u16, u32, u64, usize, i8, i16, i32, i64, isize);
 
-/// `a..=b` is `a..b` followed by `b` (when not empty), so `..=MAX` needs no wider type.
-macro_rules! range_inclusive_impls {
-    ($($t:ty),*) => {$(
-        impl super::IntoParallelIterator for std::ops::RangeInclusive<$t> {
-            type Item = $t;
-            type Iter = super::Chain<RangeIter<$t>, super::gen::RepeatN<$t>>;
-            fn into_par_iter(self) -> Self::Iter {
-                let (a, b) = self.clone().into_inner();
-                let (end, last) = if self.is_empty() { (a, 0) } else { (b, 1) };
-                super::Chain::new(
-                    RangeIter { range: a..end },
-                    super::gen::repeat_n(b, last),
-                )
-            }
-        }
-    )*};
+/// One impl for every integer type (those `RangeIter` is a parallel iterator of), not one per
+/// type, as Rayon has it: so `(0..n).into_par_iter().method()` compiles before `n`'s type is
+/// inferred (with one impl per type, the method call is ambiguous until then).
+impl<T: Send> super::IntoParallelIterator for Range<T>
+where
+    RangeIter<T>: ParallelIterator<Item = T>,
+{
+    type Item = T;
+    type Iter = RangeIter<T>;
+    fn into_par_iter(self) -> RangeIter<T> {
+        RangeIter { range: self }
+    }
 }
-range_inclusive_impls!(u8, u16, u32, u64, usize, i8, i16, i32, i64, isize);
+
+/// `a..=b` is `a..b` followed by `b` (when not empty), so `..=MAX` needs no wider type. One
+/// impl for every integer type, as for `Range`.
+impl<T> super::IntoParallelIterator for std::ops::RangeInclusive<T>
+where
+    T: Copy + Send + PartialOrd,
+    RangeIter<T>: ParallelIterator<Item = T>,
+{
+    type Item = T;
+    type Iter = super::Chain<RangeIter<T>, super::gen::RepeatN<T>>;
+    fn into_par_iter(self) -> Self::Iter {
+        let (a, b) = self.clone().into_inner();
+        let (end, last) = if self.is_empty() { (a, 0) } else { (b, 1) };
+        super::Chain::new(RangeIter { range: a..end }, super::gen::repeat_n(b, last))
+    }
+}
 
 /// A parallel iterator over `&T` of a slice, from `par_iter()`.
 ///
@@ -125,7 +134,11 @@ impl<'a, T: Sync> ParallelIterator for Iter<'a, T> {
         self
     }
 }
-impl<T: Sync> IndexedParallelIterator for Iter<'_, T> {}
+impl<T: Sync> IndexedParallelIterator for Iter<'_, T> {
+    fn len(&self) -> usize {
+        self.slice.len()
+    }
+}
 
 /// A parallel iterator over `&mut T` of a slice, from `par_iter_mut()`.
 ///
@@ -169,7 +182,11 @@ impl<'a, T: Send> ParallelIterator for IterMut<'a, T> {
         self
     }
 }
-impl<T: Send> IndexedParallelIterator for IterMut<'_, T> {}
+impl<T: Send> IndexedParallelIterator for IterMut<'_, T> {
+    fn len(&self) -> usize {
+        self.slice.len()
+    }
+}
 
 /// A parallel iterator over consecutive `&[T]` chunks, from `par_chunks(n)`.
 ///
@@ -183,6 +200,30 @@ impl<T: Send> IndexedParallelIterator for IterMut<'_, T> {}
 pub struct Chunks<'a, T> {
     slice: &'a [T],
     size: usize,
+}
+
+/// A copy of the view (not of the elements).
+impl<T> Clone for Iter<'_, T> {
+    fn clone(&self) -> Self {
+        Iter { slice: self.slice }
+    }
+}
+
+/// A copy of the view (not of the elements).
+impl<T> Clone for Chunks<'_, T> {
+    fn clone(&self) -> Self {
+        Chunks {
+            slice: self.slice,
+            size: self.size,
+        }
+    }
+}
+
+impl<'a, T> Chunks<'a, T> {
+    /// Chunks of `size` (at least 1) of `slice`.
+    pub(super) fn new(slice: &'a [T], size: usize) -> Self {
+        Chunks { slice, size }
+    }
 }
 
 impl<'a, T: Sync> Producer for Chunks<'a, T> {
@@ -215,7 +256,11 @@ impl<'a, T: Sync> ParallelIterator for Chunks<'a, T> {
         self
     }
 }
-impl<T: Sync> IndexedParallelIterator for Chunks<'_, T> {}
+impl<T: Sync> IndexedParallelIterator for Chunks<'_, T> {
+    fn len(&self) -> usize {
+        self.slice.len().div_ceil(self.size)
+    }
+}
 
 /// A parallel iterator over consecutive `&mut [T]` chunks, from `par_chunks_mut(n)`.
 ///
@@ -229,6 +274,13 @@ impl<T: Sync> IndexedParallelIterator for Chunks<'_, T> {}
 pub struct ChunksMut<'a, T> {
     slice: &'a mut [T],
     size: usize,
+}
+
+impl<'a, T> ChunksMut<'a, T> {
+    /// Chunks of `size` (at least 1) of `slice`.
+    pub(super) fn new(slice: &'a mut [T], size: usize) -> Self {
+        ChunksMut { slice, size }
+    }
 }
 
 impl<'a, T: Send> Producer for ChunksMut<'a, T> {
@@ -263,7 +315,11 @@ impl<'a, T: Send> ParallelIterator for ChunksMut<'a, T> {
         self
     }
 }
-impl<T: Send> IndexedParallelIterator for ChunksMut<'_, T> {}
+impl<T: Send> IndexedParallelIterator for ChunksMut<'_, T> {
+    fn len(&self) -> usize {
+        self.slice.len().div_ceil(self.size)
+    }
+}
 
 impl<'a, T: Sync + 'a> super::IntoParallelIterator for &'a [T] {
     type Item = &'a T;
@@ -290,6 +346,24 @@ impl<'a, T: Send + 'a> super::IntoParallelIterator for &'a mut [T] {
 }
 
 impl<'a, T: Send + 'a> super::IntoParallelIterator for &'a mut Vec<T> {
+    type Item = &'a mut T;
+    type Iter = IterMut<'a, T>;
+    fn into_par_iter(self) -> IterMut<'a, T> {
+        IterMut { slice: self }
+    }
+}
+
+/// An array by reference, as its slice (so `a.zip(&[1, 2])` and `(&x, &y).into_par_iter()` take
+/// arrays, as Rayon's do).
+impl<'a, T: Sync + 'a, const N: usize> super::IntoParallelIterator for &'a [T; N] {
+    type Item = &'a T;
+    type Iter = Iter<'a, T>;
+    fn into_par_iter(self) -> Iter<'a, T> {
+        Iter { slice: self }
+    }
+}
+
+impl<'a, T: Send + 'a, const N: usize> super::IntoParallelIterator for &'a mut [T; N] {
     type Item = &'a mut T;
     type Iter = IterMut<'a, T>;
     fn into_par_iter(self) -> IterMut<'a, T> {
@@ -329,14 +403,34 @@ pub trait ParallelSlice<T: Sync> {
         IntoIter::gather(self.as_par_slice().windows(size))
     }
 
+    /// The windows of `N` consecutive elements as arrays (`slice::array_windows`).
+    ///
+    /// # Panics
+    /// If `N` is 0.
+    ///
+    /// ```
+    /// use threadlab::prelude::*;
+    /// let v = [1, 2, 3, 4];
+    /// let sums: Vec<i32> = v.par_array_windows().map(|[a, b]| a + b).collect();
+    /// assert_eq!(sums, [3, 5, 7]);
+    /// ```
+    fn par_array_windows<const N: usize>(&self) -> IntoIter<&[T; N]> {
+        assert!(N > 0, "par_array_windows: N must be at least 1");
+        IntoIter::gather(
+            self.as_par_slice()
+                .windows(N)
+                .map(|w| <&[T; N]>::try_from(w).expect("a window of N elements")),
+        )
+    }
+
     /// Chunks of exactly `size` elements; the remainder is left out (`slice::chunks_exact`).
     ///
     /// ```
     /// use threadlab::prelude::*;
     /// assert_eq!([1, 2, 3].par_chunks_exact(2).count(), 1);
     /// ```
-    fn par_chunks_exact(&self, size: usize) -> IntoIter<&[T]> {
-        IntoIter::gather(self.as_par_slice().chunks_exact(size))
+    fn par_chunks_exact(&self, size: usize) -> ChunksExact<'_, T> {
+        ChunksExact::new(self.as_par_slice(), size)
     }
 
     /// Chunks of `size` from the end, the last maybe shorter (`slice::rchunks`).
@@ -355,8 +449,8 @@ pub trait ParallelSlice<T: Sync> {
     /// use threadlab::prelude::*;
     /// assert_eq!([1, 2, 3].par_rchunks_exact(2).collect::<Vec<_>>(), [&[2, 3][..]]);
     /// ```
-    fn par_rchunks_exact(&self, size: usize) -> IntoIter<&[T]> {
-        IntoIter::gather(self.as_par_slice().rchunks_exact(size))
+    fn par_rchunks_exact(&self, size: usize) -> RChunksExact<'_, T> {
+        RChunksExact::new(self.as_par_slice(), size)
     }
 
     /// The parts between elements for which `sep` holds (`slice::split`).
@@ -441,8 +535,8 @@ pub trait ParallelSliceMut<T: Send> {
     /// v.par_chunks_exact_mut(2).for_each(|c| c.swap(0, 1));
     /// assert_eq!(v, [2, 1, 3]);
     /// ```
-    fn par_chunks_exact_mut(&mut self, size: usize) -> IntoIter<&mut [T]> {
-        IntoIter::gather(self.as_par_slice_mut().chunks_exact_mut(size))
+    fn par_chunks_exact_mut(&mut self, size: usize) -> ChunksExactMut<'_, T> {
+        ChunksExactMut::new(self.as_par_slice_mut(), size)
     }
 
     /// Mutable chunks of `size` from the end (`slice::rchunks_mut`).
@@ -465,8 +559,8 @@ pub trait ParallelSliceMut<T: Send> {
     /// v.par_rchunks_exact_mut(2).for_each(|c| c[0] = 0);
     /// assert_eq!(v, [1, 0, 3]);
     /// ```
-    fn par_rchunks_exact_mut(&mut self, size: usize) -> IntoIter<&mut [T]> {
-        IntoIter::gather(self.as_par_slice_mut().rchunks_exact_mut(size))
+    fn par_rchunks_exact_mut(&mut self, size: usize) -> RChunksExactMut<'_, T> {
+        RChunksExactMut::new(self.as_par_slice_mut(), size)
     }
 
     /// The mutable parts between separators (`slice::split_mut`).
@@ -479,6 +573,21 @@ pub trait ParallelSliceMut<T: Send> {
     /// ```
     fn par_split_mut<P: Fn(&T) -> bool + Sync + Send>(&mut self, sep: P) -> IntoIter<&mut [T]> {
         IntoIter::gather(self.as_par_slice_mut().split_mut(sep))
+    }
+
+    /// The mutable parts, each ended by its separator (`slice::split_inclusive_mut`).
+    ///
+    /// ```
+    /// use threadlab::prelude::*;
+    /// let mut v = [1, 0, 2, 0];
+    /// v.par_split_inclusive_mut(|x| *x == 0).for_each(|p| p[0] += 10);
+    /// assert_eq!(v, [11, 0, 12, 0]);
+    /// ```
+    fn par_split_inclusive_mut<P: Fn(&T) -> bool + Sync + Send>(
+        &mut self,
+        sep: P,
+    ) -> IntoIter<&mut [T]> {
+        IntoIter::gather(self.as_par_slice_mut().split_inclusive_mut(sep))
     }
 
     /// Mutable runs of consecutive elements for which `same` holds pairwise.
@@ -506,7 +615,7 @@ pub trait ParallelSliceMut<T: Send> {
     /// ```
     fn par_sort(&mut self)
     where
-        T: Ord + Sync,
+        T: Ord,
     {
         super::sort::merge_sort(self.as_par_slice_mut(), &T::lt);
     }
@@ -521,7 +630,6 @@ pub trait ParallelSliceMut<T: Send> {
     /// ```
     fn par_sort_by<F>(&mut self, compare: F)
     where
-        T: Sync,
         F: Fn(&T, &T) -> std::cmp::Ordering + Sync,
     {
         super::sort::merge_sort(self.as_par_slice_mut(), &|a: &T, b: &T| {
@@ -539,7 +647,6 @@ pub trait ParallelSliceMut<T: Send> {
     /// ```
     fn par_sort_by_key<K: Ord, F>(&mut self, f: F)
     where
-        T: Sync,
         F: Fn(&T) -> K + Sync,
     {
         super::sort::merge_sort(self.as_par_slice_mut(), &|a: &T, b: &T| f(a) < f(b));
@@ -556,14 +663,14 @@ pub trait ParallelSliceMut<T: Send> {
     /// ```
     fn par_sort_by_cached_key<K, F>(&mut self, f: F)
     where
-        T: Sync,
-        K: Ord + Send + Sync,
+        K: Ord + Send,
         F: Fn(&T) -> K + Sync,
     {
         let v = self.as_par_slice_mut();
+        // Through `&mut` (each element reached by one worker), so `T` need not be `Sync`.
         let mut keyed: Vec<(K, usize)> = {
-            let shared: &[T] = v;
-            Iter { slice: shared }
+            let each: &mut [T] = v;
+            IterMut { slice: each }
                 .enumerate()
                 .map(|(i, x)| (f(x), i))
                 .collect()
@@ -591,7 +698,6 @@ pub trait ParallelSliceMut<T: Send> {
     /// ```
     fn par_sort_unstable_by_key<K: Ord, F>(&mut self, f: F)
     where
-        T: Sync,
         F: Fn(&T) -> K + Sync,
     {
         super::sort::quick_sort(self.as_par_slice_mut(), &|a: &T, b: &T| f(a) < f(b));
@@ -608,7 +714,7 @@ pub trait ParallelSliceMut<T: Send> {
     /// ```
     fn par_sort_unstable(&mut self)
     where
-        T: Ord + Sync,
+        T: Ord,
     {
         super::sort::quick_sort(self.as_par_slice_mut(), &T::lt);
     }
@@ -623,7 +729,6 @@ pub trait ParallelSliceMut<T: Send> {
     /// ```
     fn par_sort_unstable_by<F>(&mut self, compare: F)
     where
-        T: Sync,
         F: Fn(&T, &T) -> std::cmp::Ordering + Sync,
     {
         super::sort::quick_sort(self.as_par_slice_mut(), &|a: &T, b: &T| {

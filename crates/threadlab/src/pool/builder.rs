@@ -10,6 +10,9 @@ use crate::BuildError;
 
 type NameFn = Box<dyn FnMut(usize) -> String>;
 
+/// A start or exit handler (`Builder::start_handler`, `Builder::exit_handler`).
+pub(crate) type ThreadHandler = Box<dyn Fn(usize) + Send + Sync>;
+
 /// Configures and starts a [`Pool`].
 ///
 /// ```
@@ -22,7 +25,8 @@ type NameFn = Box<dyn FnMut(usize) -> String>;
 /// # Ok::<(), threadlab::BuildError>(())
 /// ```
 #[derive(Default)]
-pub struct Builder {
+pub struct Builder<S = DefaultSpawn> {
+    spawn: S,
     threads: Option<usize>,
     name: Option<NameFn>,
     pin_to_cores: bool,
@@ -32,6 +36,8 @@ pub struct Builder {
     keep_alive: Option<Duration>,
     time_histograms: bool,
     max_spare_threads: Option<usize>,
+    start_handler: Option<ThreadHandler>,
+    exit_handler: Option<ThreadHandler>,
 }
 
 /// What `Registry::start` needs.
@@ -45,6 +51,10 @@ pub(crate) struct Config {
     pub(crate) keep_alive: Option<Duration>,
     pub(crate) time_histograms: bool,
     pub(crate) max_spare_threads: usize,
+    /// The threads come from a spawn handler (`Builder::spawn_handler`).
+    pub(crate) custom_spawn: bool,
+    pub(crate) start_handler: Option<ThreadHandler>,
+    pub(crate) exit_handler: Option<ThreadHandler>,
 }
 
 impl Config {
@@ -53,7 +63,11 @@ impl Config {
     /// something of the workers' threads themselves (a name, a core, a stack size), which the
     /// caller's thread does not have; then such work always runs on a worker thread.
     pub(crate) fn guests_allowed(&self) -> bool {
-        self.name.is_none() && !self.pin_to_cores && self.stack_size.is_none()
+        self.name.is_none()
+            && !self.pin_to_cores
+            && self.stack_size.is_none()
+            && !self.custom_spawn
+            && self.start_handler.is_none()
     }
 
     pub(crate) fn name(&mut self, index: usize) -> String {
@@ -64,7 +78,7 @@ impl Config {
     }
 }
 
-impl std::fmt::Debug for Builder {
+impl<S> std::fmt::Debug for Builder<S> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Builder")
             .field("threads", &self.threads)
@@ -74,6 +88,7 @@ impl std::fmt::Debug for Builder {
             .field("keep_alive", &self.keep_alive)
             .field("time_histograms", &self.time_histograms)
             .field("max_spare_threads", &self.max_spare_threads)
+            .field("spawn_handler", &std::any::type_name::<S>())
             .finish_non_exhaustive()
     }
 }
@@ -84,6 +99,160 @@ impl Builder {
     /// default [`WakePolicy`].
     pub fn new() -> Self {
         Builder::default()
+    }
+
+    /// Builds a pool whose workers run on scoped threads (`std::thread::scope`), each inside
+    /// `wrapper`, which must call [`ThreadBuilder::run`]; `with_pool` gets the pool, which is
+    /// dropped when it returns, and the threads are joined before this returns. So the workers
+    /// may borrow from the caller's stack: a scoped thread-local set around `run`, say.
+    ///
+    /// # Errors
+    /// As for [`Builder::build`], and as for [`Builder::spawn_handler`].
+    ///
+    /// ```
+    /// let total = std::sync::atomic::AtomicUsize::new(0);
+    /// let r = threadlab::Pool::builder().threads(2).build_scoped(
+    ///     |thread| {
+    ///         total.fetch_add(1, std::sync::atomic::Ordering::Relaxed); // borrows `total`
+    ///         thread.run()
+    ///     },
+    ///     |pool| pool.install(|| 6 * 7),
+    /// )?;
+    /// assert_eq!((r, total.into_inner()), (42, 2));
+    /// # Ok::<(), threadlab::BuildError>(())
+    /// ```
+    pub fn build_scoped<W, F, R>(self, wrapper: W, with_pool: F) -> Result<R, BuildError>
+    where
+        W: Fn(ThreadBuilder) + Sync,
+        F: FnOnce(&Pool) -> R,
+    {
+        std::thread::scope(|scope| {
+            let wrapper = &wrapper;
+            let pool = self
+                .spawn_handler(|thread| {
+                    let mut b = std::thread::Builder::new().name(thread.name.clone());
+                    if let Some(size) = thread.stack_size {
+                        b = b.stack_size(size);
+                    }
+                    b.spawn_scoped(scope, move || wrapper(thread))?;
+                    Ok(())
+                })
+                .build()?;
+            // The pool is dropped (its workers told to stop) before the scope joins them.
+            let result =
+                std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| with_pool(&pool)));
+            drop(pool);
+            match result {
+                Ok(r) => Ok(r),
+                Err(p) => std::panic::resume_unwind(p),
+            }
+        })
+    }
+}
+
+impl<S> Builder<S> {
+    /// Starts the workers' threads with `handler` instead of `std::thread::spawn`: it gets one
+    /// [`ThreadBuilder`] per worker, during [`Builder::build`], and must start a thread that
+    /// calls [`ThreadBuilder::run`] (which returns when the pool is dropped), or return an
+    /// error. So a program can start the threads its own way (a thread pool of its platform, a
+    /// thread-local set around `run`, a scoped thread: see [`Builder::build_scoped`]).
+    ///
+    /// What the pool does on threads of its own is left out with a handler: work from outside
+    /// the pool always runs on the workers' threads (never on the caller's as a guest, see
+    /// [`Pool::install`]), no spare thread is started (see [`Builder::max_spare_threads`]),
+    /// and [`Builder::keep_alive`] is refused (an elastic pool restarts threads itself).
+    /// Dropping the pool tells the workers to stop without joining their threads: the handler
+    /// started them, the program joins them.
+    ///
+    /// # Errors
+    /// [`Builder::build`] returns the handler's error (the threads already started stop), and
+    /// refuses a handler with `keep_alive`.
+    ///
+    /// ```
+    /// let mut handles = Vec::new();
+    /// let pool = threadlab::Pool::builder()
+    ///     .threads(2)
+    ///     .spawn_handler(|thread| {
+    ///         handles.push(std::thread::Builder::new().spawn(|| thread.run())?);
+    ///         Ok(())
+    ///     })
+    ///     .build()?;
+    /// assert_eq!(pool.install(|| threadlab::current_thread_index().is_some()), true);
+    /// drop(pool);
+    /// for h in handles {
+    ///     h.join().unwrap();
+    /// }
+    /// # Ok::<(), threadlab::BuildError>(())
+    /// ```
+    pub fn spawn_handler<F>(self, handler: F) -> Builder<CustomSpawn<F>>
+    where
+        F: FnMut(ThreadBuilder) -> std::io::Result<()>,
+    {
+        Builder {
+            spawn: CustomSpawn(handler),
+            threads: self.threads,
+            name: self.name,
+            pin_to_cores: self.pin_to_cores,
+            stack_size: self.stack_size,
+            panic_handler: self.panic_handler,
+            wake_policy: self.wake_policy,
+            keep_alive: self.keep_alive,
+            time_histograms: self.time_histograms,
+            max_spare_threads: self.max_spare_threads,
+            start_handler: self.start_handler,
+            exit_handler: self.exit_handler,
+        }
+    }
+
+    /// Calls `handler(index)` on each worker's thread when it starts, before it runs any work
+    /// (and again on a restarted thread of an elastic pool): per-thread set-up, such as a
+    /// thread-local. A panic in it goes to the panic handler; the worker runs on.
+    ///
+    /// Setting it also keeps work from outside the pool on the workers' threads (no guest runs
+    /// it on the caller's, see [`Pool::install`]), which the handler did not set up.
+    ///
+    /// ```
+    /// use std::sync::atomic::{AtomicUsize, Ordering};
+    /// use std::sync::Arc;
+    /// let started = Arc::new(AtomicUsize::new(0));
+    /// let s = Arc::clone(&started);
+    /// let pool = threadlab::Pool::builder()
+    ///     .threads(2)
+    ///     .start_handler(move |_index| {
+    ///         s.fetch_add(1, Ordering::SeqCst);
+    ///     })
+    ///     .build()?;
+    /// pool.broadcast(|_| ()); // both workers have started
+    /// assert_eq!(started.load(Ordering::SeqCst), 2);
+    /// # Ok::<(), threadlab::BuildError>(())
+    /// ```
+    pub fn start_handler(mut self, handler: impl Fn(usize) + Send + Sync + 'static) -> Self {
+        self.start_handler = Some(Box::new(handler));
+        self
+    }
+
+    /// Calls `handler(index)` on each worker's thread as it exits (the pool dropped or shut
+    /// down, or an elastic pool's idle worker retiring): per-thread clean-up. A panic in it goes
+    /// to the panic handler.
+    ///
+    /// ```
+    /// use std::sync::atomic::{AtomicUsize, Ordering};
+    /// use std::sync::Arc;
+    /// let exited = Arc::new(AtomicUsize::new(0));
+    /// let e = Arc::clone(&exited);
+    /// let pool = threadlab::Pool::builder()
+    ///     .threads(2)
+    ///     .exit_handler(move |_index| {
+    ///         e.fetch_add(1, Ordering::SeqCst);
+    ///     })
+    ///     .build()?;
+    /// drop(pool); // joins the workers, which ran the handler
+    /// assert_eq!(exited.load(Ordering::SeqCst), 2);
+    /// # Ok::<(), threadlab::BuildError>(())
+    /// ```
+    pub fn exit_handler(mut self, handler: impl Fn(usize) + Send + Sync + 'static) -> Self {
+        self.exit_handler = Some(Box::new(handler));
+        self
     }
 
     /// The number of worker threads; 0 means the default (as in Rayon): the
@@ -257,8 +426,8 @@ impl Builder {
         self
     }
 
-    pub(crate) fn into_config(self) -> Config {
-        Config {
+    pub(crate) fn into_config(self) -> (Config, S) {
+        let config = Config {
             threads: match self.threads {
                 Some(n) if n > 0 => n,
                 _ => default_threads(),
@@ -273,7 +442,11 @@ impl Builder {
             max_spare_threads: self
                 .max_spare_threads
                 .unwrap_or(crate::pool::spare::DEFAULT_MAX_SPARE_THREADS),
-        }
+            custom_spawn: false,
+            start_handler: self.start_handler,
+            exit_handler: self.exit_handler,
+        };
+        (config, self.spawn)
     }
 
     /// Starts the workers.
@@ -283,8 +456,18 @@ impl Builder {
     /// starts: threads in the system, `RLIMIT_NPROC`, memory mappings; see `pool/limits.rs`);
     /// or the OS refusing to start a thread (the threads already started are stopped). The
     /// error's message says what to do.
-    pub fn build(self) -> Result<Pool, BuildError> {
-        let registry = Registry::start(self.into_config())?;
+    pub fn build(self) -> Result<Pool, BuildError>
+    where
+        S: ThreadSpawn,
+    {
+        let (mut config, mut spawn) = self.into_config();
+        let handler = spawn.handler();
+        if handler.is_some() {
+            // The handler's threads only: no guests, no spare threads (see `spawn_handler`).
+            config.custom_spawn = true;
+            config.max_spare_threads = 0;
+        }
+        let registry = Registry::start(config, handler)?;
         Ok(Pool::from_parts(registry))
     }
 
@@ -292,8 +475,20 @@ impl Builder {
     /// `spawn`, `for_each` outside any pool).
     ///
     /// # Errors
-    /// As for [`Builder::build`], and if the global pool already exists.
-    pub fn build_global(self) -> Result<(), BuildError> {
+    /// As for [`Builder::build`], and if the global pool already exists (with Rayon's message,
+    /// "The global thread pool has already been initialized."): it is created on the first use
+    /// of `join`, `scope`, `spawn` or a parallel iterator outside any pool, so call
+    /// `build_global` before any of them.
+    ///
+    /// ```
+    /// threadlab::join(|| (), || ()); // the first use creates the global pool
+    /// let err = threadlab::Pool::builder().build_global().unwrap_err();
+    /// assert_eq!(err.to_string(), "The global thread pool has already been initialized.");
+    /// ```
+    pub fn build_global(self) -> Result<(), BuildError>
+    where
+        S: ThreadSpawn,
+    {
         crate::global::init_global(self)
     }
 }
@@ -306,4 +501,74 @@ fn default_threads() -> usize {
         .and_then(|v| v.trim().parse::<usize>().ok())
         .filter(|&n| n > 0)
         .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
+}
+
+/// How a [`Builder`] starts its workers' threads: [`DefaultSpawn`] (threads of its own) or the
+/// handler of [`Builder::spawn_handler`] ([`CustomSpawn`]). Implemented by those two only.
+pub trait ThreadSpawn {
+    /// The handler, if the threads come from one.
+    #[doc(hidden)]
+    fn handler(&mut self) -> Option<&mut dyn FnMut(ThreadBuilder) -> std::io::Result<()>>;
+}
+
+/// The pool starts its threads itself (the default).
+#[derive(Debug, Default, Clone, Copy)]
+pub struct DefaultSpawn;
+
+impl ThreadSpawn for DefaultSpawn {
+    fn handler(&mut self) -> Option<&mut dyn FnMut(ThreadBuilder) -> std::io::Result<()>> {
+        None
+    }
+}
+
+/// The threads come from a handler (see [`Builder::spawn_handler`]).
+#[derive(Debug)]
+pub struct CustomSpawn<F>(F);
+
+impl<F: FnMut(ThreadBuilder) -> std::io::Result<()>> ThreadSpawn for CustomSpawn<F> {
+    fn handler(&mut self) -> Option<&mut dyn FnMut(ThreadBuilder) -> std::io::Result<()>> {
+        Some(&mut self.0)
+    }
+}
+
+/// One worker's thread, to be started by a spawn handler ([`Builder::spawn_handler`]): the
+/// thread calls [`ThreadBuilder::run`].
+pub struct ThreadBuilder {
+    pub(crate) index: usize,
+    pub(crate) name: String,
+    pub(crate) stack_size: Option<usize>,
+    pub(crate) body: Box<dyn FnOnce() + Send>,
+}
+
+impl std::fmt::Debug for ThreadBuilder {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ThreadBuilder")
+            .field("index", &self.index)
+            .field("name", &self.name)
+            .field("stack_size", &self.stack_size)
+            .finish_non_exhaustive()
+    }
+}
+
+impl ThreadBuilder {
+    /// The worker's index in its pool.
+    pub fn index(&self) -> usize {
+        self.index
+    }
+
+    /// The worker's name (the builder's [`thread_name`](Builder::thread_name), else
+    /// `threadlab-<index>`), for the thread the handler starts.
+    pub fn name(&self) -> Option<&str> {
+        Some(&self.name)
+    }
+
+    /// The stack size the builder asked for, if any.
+    pub fn stack_size(&self) -> Option<usize> {
+        self.stack_size
+    }
+
+    /// Runs the worker on the current thread until the pool is dropped.
+    pub fn run(self) {
+        (self.body)()
+    }
 }

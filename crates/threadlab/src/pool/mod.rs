@@ -29,7 +29,7 @@ pub(crate) mod worker;
 use crate::loom::sync::Arc;
 use crate::scope::Scope;
 use crate::NoSuchWorker;
-pub use builder::Builder;
+pub use builder::{Builder, CustomSpawn, DefaultSpawn, ThreadBuilder, ThreadSpawn};
 pub use metrics::{Histogram, Metrics, WorkerMetrics};
 use registry::Registry;
 pub use sleep::WakePolicy;

@@ -14,7 +14,7 @@ use crate::loom::sync::atomic::{
     fence, AtomicBool, AtomicI64, AtomicPtr, AtomicU64, AtomicUsize, Ordering,
 };
 use crate::loom::sync::Arc;
-use crate::pool::builder::Config;
+use crate::pool::builder::{Config, ThreadBuilder};
 use crate::pool::inbox::Inbox;
 use crate::pool::metrics::{Metrics, WorkerCounters};
 use crate::pool::run_next::RunNext;
@@ -73,6 +73,9 @@ pub(crate) struct Registry {
     /// Workers time their tasks into histograms (`Builder::time_histograms`).
     pub(super) time_histograms: bool,
     panic_handler: Option<PanicHandler>,
+    /// `Builder::start_handler` and `Builder::exit_handler`, called by `worker::main`.
+    pub(crate) start_handler: Option<crate::pool::builder::ThreadHandler>,
+    pub(crate) exit_handler: Option<crate::pool::builder::ThreadHandler>,
     /// The forks counted when the pool was built (`super::fork`).
     pub(super) born_after_forks: u64,
     /// The number of workers. The per-seat arrays (`stealers`, `inboxes`, `run_next`,
@@ -85,11 +88,17 @@ pub(crate) struct Registry {
 
 impl Registry {
     /// Starts the workers. On a spawn failure, stops the ones already started.
-    pub(crate) fn start(mut config: Config) -> Result<Arc<Registry>, BuildError> {
+    pub(crate) fn start(
+        mut config: Config,
+        mut handler: Option<&mut dyn FnMut(ThreadBuilder) -> std::io::Result<()>>,
+    ) -> Result<Arc<Registry>, BuildError> {
         let n = config.threads;
         let spare = config.max_spare_threads;
         if n == 0 {
             return Err(BuildError::zero_threads());
+        }
+        if handler.is_some() && config.keep_alive.is_some() {
+            return Err(BuildError::spawn_handler_elastic());
         }
         crate::pool::limits::check(n)?;
         // `THREADLAB_TRACE`: the first pool of the process starts the recording before its
@@ -132,6 +141,8 @@ impl Registry {
             futures_outside: AtomicI64::new(0),
             time_histograms: config.time_histograms,
             panic_handler: config.panic_handler.take(),
+            start_handler: config.start_handler.take(),
+            exit_handler: config.exit_handler.take(),
             born_after_forks: crate::pool::fork::generation_at_build(),
             workers: n,
             spares: crate::pool::spare::Spares::new(n, spare),
@@ -147,7 +158,11 @@ impl Registry {
                 }));
         }
         for index in 0..n {
-            if let Err(e) = Registry::start_thread(&registry, index, false) {
+            let started = match handler.as_mut() {
+                None => Registry::start_thread(&registry, index, false),
+                Some(h) => Registry::start_thread_by(&registry, index, &mut **h),
+            };
+            if let Err(e) = started {
                 registry.terminate();
                 registry.join_threads();
                 return Err(BuildError::spawn(n, index, e));

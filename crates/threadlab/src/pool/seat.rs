@@ -32,6 +32,7 @@ use crate::deque::Worker;
 use crate::job::JobRef;
 use crate::loom::sync::atomic::Ordering;
 use crate::loom::sync::Arc;
+use crate::pool::builder::ThreadBuilder;
 use crate::pool::registry::Registry;
 use crate::pool::worker;
 
@@ -95,6 +96,29 @@ impl Registry {
         let reg = Arc::clone(this);
         Registry::start_thread_with(this, index, this.spec.names[index].clone(), move || {
             worker::main(reg, index, searching)
+        })
+    }
+
+    /// Starts worker `index`'s thread with a spawn handler (`Builder::spawn_handler`): once,
+    /// at build time, so there is no previous thread to join, and no handle to keep (the
+    /// handler's caller joins its threads).
+    pub(crate) fn start_thread_by(
+        this: &Arc<Registry>,
+        index: usize,
+        handler: &mut dyn FnMut(ThreadBuilder) -> std::io::Result<()>,
+    ) -> std::io::Result<()> {
+        let reg = Arc::clone(this);
+        let thread = ThreadBuilder {
+            index,
+            name: this.spec.names[index].clone(),
+            stack_size: this.spec.stack_size,
+            body: Box::new(move || worker::main(reg, index, false)),
+        };
+        // Relaxed: a statistic, as in `start_thread_with` (taken back if the handler fails).
+        let starts = &this.counters[index].starts;
+        starts.fetch_add(1, Ordering::Relaxed);
+        handler(thread).inspect_err(|_| {
+            starts.fetch_sub(1, Ordering::Relaxed);
         })
     }
 

@@ -99,6 +99,11 @@ pub(crate) fn main(registry: Arc<Registry>, index: usize, searching: bool) {
         &worker as *const WorkerThread as *mut WorkerThread,
         Ordering::Release,
     );
+    if let Some(h) = &worker.registry.start_handler {
+        if let Err(p) = crate::unwind::halt_unwinding(|| h(index)) {
+            worker.registry.handle_panic(p);
+        }
+    }
     // Every value from the user is dropped where a panic is caught (`crate::unwind`), so no
     // panic should reach here. If one does (a bug of threadlab's), the worker says so and goes
     // back to its loop: a worker never leaves before shutdown, or its inbox would be lost.
@@ -115,6 +120,11 @@ pub(crate) fn main(registry: Arc<Registry>, index: usize, searching: bool) {
             }
         }
     };
+    if let Some(h) = &worker.registry.exit_handler {
+        if let Err(p) = crate::unwind::halt_unwinding(|| h(index)) {
+            worker.registry.handle_panic(p);
+        }
+    }
     CURRENT.with(|c| c.set(std::ptr::null()));
     // No guest can hold the seat's state now: a seat is lent only while its worker sleeps in
     // its loop, which this thread has left. Relaxed: a guest reads it only after a lend, which

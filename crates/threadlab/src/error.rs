@@ -144,11 +144,11 @@ impl fmt::Display for BuildError {
                  workers' threads itself, without the handler; no thread was started. Leave out \
                  one of them"
             ),
-            // Rayon's words exactly (programs ported from Rayon compare them); what to do is
-            // in `Builder::build_global`'s doc.
-            Kind::GlobalAlreadyInitialized => {
-                write!(f, "The global thread pool has already been initialized.")
-            }
+            Kind::GlobalAlreadyInitialized => write!(
+                f,
+                "the global pool already exists (it is created on first use of join/scope/spawn); \
+                 call build_global() before any of them"
+            ),
         }
     }
 }

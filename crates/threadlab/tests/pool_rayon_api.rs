@@ -357,19 +357,6 @@ fn scope_spawn_broadcast_reaches_every_worker() {
     }
 }
 
-/// A second global pool is refused with Rayon's message (ported programs compare it) and no
-/// source.
-#[test]
-fn build_global_twice_says_what_rayon_says() {
-    threadlab::join(|| (), || ()); // creates the global pool if no test did yet
-    let err = Pool::builder().build_global().unwrap_err();
-    assert!(std::error::Error::source(&err).is_none());
-    assert_eq!(
-        err.to_string(),
-        "The global thread pool has already been initialized."
-    );
-}
-
 thread_local! {
     /// The index a start handler below saw, on the thread it ran on.
     static STARTED_AS: std::cell::Cell<Option<usize>> = const { std::cell::Cell::new(None) };

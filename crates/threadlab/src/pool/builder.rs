@@ -475,16 +475,7 @@ impl<S> Builder<S> {
     /// `spawn`, `for_each` outside any pool).
     ///
     /// # Errors
-    /// As for [`Builder::build`], and if the global pool already exists (with Rayon's message,
-    /// "The global thread pool has already been initialized."): it is created on the first use
-    /// of `join`, `scope`, `spawn` or a parallel iterator outside any pool, so call
-    /// `build_global` before any of them.
-    ///
-    /// ```
-    /// threadlab::join(|| (), || ()); // the first use creates the global pool
-    /// let err = threadlab::Pool::builder().build_global().unwrap_err();
-    /// assert_eq!(err.to_string(), "The global thread pool has already been initialized.");
-    /// ```
+    /// As for [`Builder::build`], and if the global pool already exists.
     pub fn build_global(self) -> Result<(), BuildError>
     where
         S: ThreadSpawn,

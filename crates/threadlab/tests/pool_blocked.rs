@@ -153,6 +153,36 @@ fn busy_workers_that_do_not_block_get_no_spare_thread() {
     });
 }
 
+#[test]
+fn busy_workers_that_sleep_for_moments_get_no_spare_thread() {
+    watchdog(|| {
+        // Each task computes for 20 ms, then sleeps for 5, for half a second: the monitor finds
+        // its thread asleep at a fifth of its looks, but the thread uses most of a CPU. A spare
+        // thread would only compete with it (the pool is not blocked, it is busy).
+        let pool = Pool::builder().threads(2).build().unwrap();
+        let count = Arc::new(AtomicUsize::new(0));
+        pool.scope(|s| {
+            for _ in 0..6 {
+                let c = Arc::clone(&count);
+                s.spawn(move |_| {
+                    let until = Instant::now() + Duration::from_millis(500);
+                    let mut x = 0u64;
+                    while Instant::now() < until {
+                        let burst = Instant::now() + Duration::from_millis(20);
+                        while Instant::now() < burst {
+                            x = std::hint::black_box(x.wrapping_mul(31).wrapping_add(1));
+                        }
+                        std::thread::sleep(Duration::from_millis(5));
+                    }
+                    c.fetch_add(1, Ordering::SeqCst);
+                });
+            }
+        });
+        assert_eq!(count.load(Ordering::SeqCst), 6);
+        assert_eq!(pool.metrics().spare_threads_started, 0);
+    });
+}
+
 /// With spare threads turned off, a stuck pool is not silent: the monitor says why, on stderr.
 /// Run in a child process (this test binary again, with the stuck program selected by an
 /// environment variable), which the test kills once the message is read.

@@ -15,7 +15,10 @@
 //! to) is neither parked nor idle-waiting, that thread's scheduler state
 //! (`/proc/self/task/<tid>/stat`: `S` or `D` is blocked in the kernel, `R` running or
 //! runnable). If no task finished for [`STALLED_TICKS`] ticks in a row while work waited, and
-//! some occupant is blocked in the kernel while no spare thread is running, it starts a spare
+//! some occupant is asleep in the kernel and has wanted a CPU (run or waited for one) for less
+//! than half the time since the previous look (`/proc/self/task/<tid>/schedstat`; a thread that
+//! sleeps for moments between computing is busy, not blocked) while no spare thread is running,
+//! it starts a spare
 //! thread: at most one per decision, at most [`Builder::max_spare_threads`] alive at once. Past
 //! that bound it says so on stderr, once per pool, with what it saw: a hang it cannot lift is
 //! never silent.
@@ -429,6 +432,8 @@ struct Watch {
     progress: u64,
     stalled: u32,
     quiet: u32,
+    /// Per worker seat: what the previous tick's look found, if it looked.
+    seen: Vec<Option<Seen>>,
 }
 
 fn monitor(registry: Arc<Registry>) {
@@ -436,6 +441,7 @@ fn monitor(registry: Arc<Registry>) {
         progress: u64::MAX,
         stalled: 0,
         quiet: 0,
+        seen: vec![None; registry.num_threads()],
     };
     loop {
         if registry.terminating() {
@@ -478,8 +484,17 @@ fn tick(registry: &Arc<Registry>, watch: &mut Watch) {
     let live = spares.live.load(Ordering::SeqCst);
     let mut awake = 0;
     let mut blocked = Vec::new();
-    let look = watch.stalled >= STALLED_TICKS || live > 0;
+    // Look from the first stalled tick: a seat counts as blocked when its thread is asleep now
+    // and wanted a CPU for less than half the time since the previous look. A thread that
+    // sleeps for moments between computing (a contended lock inside the allocator or a
+    // sanitizer's runtime, a page fault, a short `sleep`) is caught asleep now and then, but it
+    // is busy: a spare thread would only compete with it for a CPU. Time spent waiting for a
+    // CPU counts as wanting one, so a busy thread on an overloaded machine is not taken for a
+    // blocked one either.
+    let look = watch.stalled >= 1 || live > 0;
+    let now = std::time::Instant::now();
     for i in 0..n {
+        let before = watch.seen[i].take();
         // Relaxed, all: hints about the seats, re-read every tick.
         let guest = spares.guest_tids[i].load(Ordering::Relaxed);
         let tid = if guest != 0 {
@@ -494,10 +509,25 @@ fn tick(registry: &Arc<Registry>, watch: &mut Watch) {
             registry.counters[i].os_tid.load(Ordering::Relaxed)
         };
         awake += 1;
-        if look
-            && (spares.declared[i].load(Ordering::Relaxed) || thread_state(tid) == State::Blocked)
-        {
+        if !look {
+            continue;
+        }
+        if spares.declared[i].load(Ordering::Relaxed) {
             blocked.push(i);
+        } else {
+            let (state, wanted) = thread_look(tid);
+            if state == State::Blocked
+                && before.is_some_and(|b| {
+                    b.tid == tid && wanted.saturating_sub(b.wanted) * 2 < now.duration_since(b.at)
+                })
+            {
+                blocked.push(i);
+            }
+            watch.seen[i] = Some(Seen {
+                tid,
+                at: now,
+                wanted,
+            });
         }
     }
     if look {
@@ -550,21 +580,124 @@ enum State {
     Unknown,
 }
 
+/// What a look found of a seat's thread.
+#[derive(Clone, Copy)]
+struct Seen {
+    tid: u64,
+    at: std::time::Instant,
+    /// The time it had spent on a CPU or waiting for one then.
+    wanted: Duration,
+}
+
 /// The scheduler state of thread `tid` of this process, from procfs.
 fn thread_state(tid: u64) -> State {
-    if tid == 0 {
-        return State::Unknown;
-    }
-    let Ok(stat) = std::fs::read_to_string(format!("/proc/self/task/{tid}/stat")) else {
-        return State::Unknown;
+    thread_stat(tid).map_or(State::Unknown, |stat| parse_stat(&stat).0)
+}
+
+/// The scheduler state of thread `tid` of this process and the time it has spent on a CPU or
+/// waiting for one, from procfs: `schedstat` (run and run-queue time in nanoseconds, kept when
+/// the kernel has `CONFIG_SCHED_INFO`, as distributions' kernels do), else the CPU time in
+/// `stat`, which leaves the waits out.
+fn thread_look(tid: u64) -> (State, Duration) {
+    let Some(stat) = thread_stat(tid) else {
+        return (State::Unknown, Duration::ZERO);
     };
-    // The state follows the command name, which is in parentheses and may hold anything.
-    match stat
-        .rfind(')')
-        .and_then(|at| stat[at + 1..].trim_start().chars().next())
-    {
+    let (state, cpu) = parse_stat(&stat);
+    let wanted = std::fs::read_to_string(format!("/proc/self/task/{tid}/schedstat"))
+        .ok()
+        .and_then(|line| parse_schedstat(&line))
+        .unwrap_or(cpu);
+    (state, wanted)
+}
+
+fn thread_stat(tid: u64) -> Option<String> {
+    if tid == 0 {
+        return None;
+    }
+    std::fs::read_to_string(format!("/proc/self/task/{tid}/stat")).ok()
+}
+
+/// The state and CPU time (user plus system) in a `stat` line (fields 3, 14 and 15 in proc(5);
+/// the times count clock ticks of `USER_HZ`, 100 a second on Linux). The fields follow the
+/// command name, which is in parentheses and may hold anything (spaces and parentheses too):
+/// they start after the last `)`.
+fn parse_stat(stat: &str) -> (State, Duration) {
+    let Some(at) = stat.rfind(')') else {
+        return (State::Unknown, Duration::ZERO);
+    };
+    let mut fields = stat[at + 1..].split_ascii_whitespace();
+    let state = match fields.next().and_then(|f| f.chars().next()) {
         Some('R') => State::Running,
         Some('S' | 'D') => State::Blocked,
         _ => State::Unknown,
+    };
+    // Fields 14 and 15 (utime, stime): 10 and 11 after the state (field 3).
+    let mut fields = fields.skip(10);
+    let mut ticks = || {
+        fields
+            .next()
+            .and_then(|f| f.parse::<u64>().ok())
+            .unwrap_or(0)
+    };
+    let cpu = ticks() + ticks();
+    (state, Duration::from_millis(cpu.saturating_mul(10)))
+}
+
+/// The time on a CPU plus the time waiting for one in a `schedstat` line (its first two
+/// fields, in nanoseconds).
+fn parse_schedstat(line: &str) -> Option<Duration> {
+    let mut fields = line.split_ascii_whitespace();
+    let mut ns = || fields.next().and_then(|f| f.parse::<u64>().ok());
+    let run = ns()?;
+    let wait = ns()?;
+    Some(Duration::from_nanos(run.saturating_add(wait)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_stat_line_gives_the_state_and_cpu_time_whatever_the_command_name() {
+        // A name with spaces and a parenthesis, as `prctl(PR_SET_NAME)` allows.
+        let line = "4242 (a b) c)) S 1 4242 4242 0 -1 4194368 120 0 0 0 37 5 0 0 20 0 3 0 \
+                    1234 0 0";
+        assert_eq!(
+            parse_stat(line),
+            (State::Blocked, Duration::from_millis(420))
+        );
+        let running = "7 (w) R 1 7 7 0 -1 0 0 0 0 0 1000 234 0 0 20 0 1 0 5";
+        assert_eq!(
+            parse_stat(running),
+            (State::Running, Duration::from_millis(12_340))
+        );
+        assert_eq!(parse_stat("7 (w"), (State::Unknown, Duration::ZERO));
+    }
+
+    #[test]
+    fn a_schedstat_line_gives_run_plus_wait_time() {
+        assert_eq!(
+            parse_schedstat("98912190 6541005 244\n"),
+            Some(Duration::from_nanos(105_453_195))
+        );
+        assert_eq!(parse_schedstat("98912190"), None);
+    }
+
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn this_thread_reads_as_running_and_the_time_it_wants_a_cpu_grows() {
+        let tid = crate::pool::worker::cached_thread_id();
+        let (state, before) = thread_look(tid);
+        assert_eq!(state, State::Running);
+        let until = std::time::Instant::now() + Duration::from_millis(60);
+        let mut x = 0u64;
+        while std::time::Instant::now() < until {
+            x = std::hint::black_box(x.wrapping_mul(31).wrapping_add(1));
+        }
+        let (_, after) = thread_look(tid);
+        assert!(
+            after >= before + Duration::from_millis(20),
+            "{before:?} -> {after:?} after 60 ms on a CPU or waiting for one"
+        );
     }
 }

@@ -272,7 +272,7 @@ fn guest_seat_arg(index: usize) {
 }
 
 /// [`os_thread_id`], asked of the OS once per thread.
-fn cached_thread_id() -> u64 {
+pub(crate) fn cached_thread_id() -> u64 {
     thread_local!(static TID: Cell<u64> = const { Cell::new(0) });
     TID.with(|t| {
         if t.get() == 0 {

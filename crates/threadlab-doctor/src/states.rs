@@ -436,12 +436,14 @@ pub(crate) fn walk<I: Iterator<Item = Event>>(
     }
     w.stats.os_from_ns = born_ns.map_or(w.stats.first_ns, |b| b.min(w.stats.first_ns));
     if let (Some(a), Some(b), Some((from, to))) = (os_first, os_last, os_window) {
-        // The kernel adds a running thread's CPU time to its counters at the scheduler tick
-        // (`update_curr`, every 1–10 ms), so a sample of a thread that was running can lag by up
-        // to a tick, and the difference of two samples can hold more CPU time than the wall
-        // time between them: a 648 µs trace read "7.01 of 2 CPUs". A thread cannot run or wait
-        // for a CPU longer than it lived between the samples, so both are clipped to that
-        // window (from its birth, for a thread born during the recording).
+        // The kernel adds a running thread's CPU time to `schedstat` at the scheduler tick
+        // (`update_curr`, every 1–10 ms), so a sample read there can lag by up to a tick, and
+        // the difference of two samples can hold more CPU time than the wall time between
+        // them: a 648 µs trace read "7.01 of 2 CPUs". threadlab's recorder reads the thread's
+        // CPU-time clock, which is up to date; a program observed from outside (`threadlab
+        // run`) is read from procfs, and traces written before keep the lag. A thread cannot run
+        // or wait for a CPU longer than it lived between the samples, so both are clipped to
+        // that window (from its birth, for a thread born during the recording).
         let window = to.saturating_sub(from.min(w.stats.os_from_ns));
         w.stats.on_cpu_ns = b.0.saturating_sub(a.0).min(window);
         w.stats.preempted_ns = b.1.saturating_sub(a.1).min(window - w.stats.on_cpu_ns);

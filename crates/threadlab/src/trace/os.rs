@@ -3,6 +3,14 @@
 //! (Documentation/scheduler/sched-stats.rst); the voluntary and involuntary context-switch counts
 //! come from `getrusage(RUSAGE_THREAD)` (the same counters as `/proc/<thread>/status`, proc(5)).
 //!
+//! The time on a CPU is read from the thread's CPU-time clock instead (`clock_gettime` of
+//! `CLOCK_THREAD_CPUTIME_ID`, or of another thread's clock id, made from its tid as glibc's
+//! `pthread_getcpuclockid` makes it): the same counter, brought up to date by the read. The
+//! counter in `schedstat` grows only at the scheduler tick or a context switch (`update_curr`),
+//! so a sample of a running thread there lags by up to a tick (4 ms at `HZ=250`), and two
+//! samples 20 ms apart held more CPU time than the wall time between them: three threads
+//! "used" 2.09 of 2 CPUs.
+//!
 //! For the calling thread, `/proc/thread-self/schedstat` is opened once and re-read with
 //! `pread` at offset 0: about 2–3 µs per sample on the development VM, against about 40 µs for
 //! opening and reading `schedstat` and `status` each time. Samples are taken at park/unpark, at
@@ -72,6 +80,27 @@ fn parse_status(text: &str) -> Option<(u64, u64)> {
     ))
 }
 
+/// The CPU time of a thread of this process, up to date, in ns: `clock_gettime` of its CPU-time
+/// clock. `tid == None` is the calling thread. `None` if the thread is gone.
+#[cfg(target_os = "linux")]
+fn cpu_clock_ns(tid: Option<u64>) -> Option<u64> {
+    let clock = match tid {
+        None => libc::CLOCK_THREAD_CPUTIME_ID,
+        // The clock id of thread `tid` (Linux's ABI, `MAKE_THREAD_CPUCLOCK` in the kernel's
+        // posix-timers.h, which glibc's `pthread_getcpuclockid` uses): the bitwise complement of
+        // the tid shifted left by 3, with the per-thread bit (4) and the scheduler clock (2).
+        Some(tid) => (!(i32::try_from(tid).ok()?) << 3) | 4 | 2,
+    };
+    // SAFETY: `timespec` is plain data for which all-zero bytes are valid.
+    let mut ts: libc::timespec = unsafe { std::mem::zeroed() };
+    // SAFETY: `ts` is a valid, writable timespec; an invalid clock id (a thread that is gone)
+    // makes the call fail with EINVAL, which is handled.
+    if unsafe { libc::clock_gettime(clock, &mut ts) } != 0 {
+        return None;
+    }
+    Some(ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64)
+}
+
 /// Reads the figures of thread `tid` of this process (any thread; slow: opens two files).
 #[cold]
 pub(crate) fn read_other(tid: u64) -> Option<OsSample> {
@@ -81,8 +110,12 @@ pub(crate) fn read_other(tid: u64) -> Option<OsSample> {
     let dir = format!("/proc/self/task/{tid}");
     let sched = std::fs::read_to_string(format!("{dir}/schedstat")).ok()?;
     let status = std::fs::read_to_string(format!("{dir}/status")).ok()?;
-    let (on_cpu_ns, runqueue_ns) = parse_schedstat(&sched)?;
+    let (lagging_on_cpu_ns, runqueue_ns) = parse_schedstat(&sched)?;
     let (voluntary, involuntary) = parse_status(&status)?;
+    #[cfg(target_os = "linux")]
+    let on_cpu_ns = cpu_clock_ns(Some(tid)).unwrap_or(lagging_on_cpu_ns);
+    #[cfg(not(target_os = "linux"))]
+    let on_cpu_ns = lagging_on_cpu_ns;
     Some(OsSample {
         on_cpu_ns,
         runqueue_ns,
@@ -117,7 +150,8 @@ pub(crate) fn read_self() -> Option<OsSample> {
             .and_then(|f| f.read_at(&mut buf, 0))
             .ok()?,
     };
-    let (on_cpu_ns, runqueue_ns) = parse_schedstat(std::str::from_utf8(&buf[..n]).ok()?)?;
+    let (lagging_on_cpu_ns, runqueue_ns) = parse_schedstat(std::str::from_utf8(&buf[..n]).ok()?)?;
+    let on_cpu_ns = cpu_clock_ns(None).unwrap_or(lagging_on_cpu_ns);
     // SAFETY: `rusage` is plain data for which all-zero bytes are valid.
     let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
     // SAFETY: `ru` is a valid, writable rusage; RUSAGE_THREAD is supported since Linux 2.6.26.
@@ -231,6 +265,64 @@ mod tests {
         assert_eq!(parse_schedstat("x"), None);
         let status = "Name:\tx\nvoluntary_ctxt_switches:\t5\nnonvoluntary_ctxt_switches:\t9\n";
         assert_eq!(parse_status(status), Some((5, 9)));
+    }
+
+    /// The CPU time between two samples of a thread is at most the wall time between them
+    /// (from the start of the first read to the end of the second), for the calling thread and
+    /// for another: the counter is up to date at each read, not a scheduler tick behind.
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn cpu_time_between_two_samples_never_exceeds_the_wall_time_between_them() {
+        fn spin_for(ns: u64) {
+            let until = clock::monotonic_ns() + ns;
+            while clock::monotonic_ns() < until {
+                std::hint::spin_loop();
+            }
+        }
+        fn check(samples: &[(u64, u64, u64)], whose: &str) {
+            assert!(samples.len() >= 20, "{whose}: {} samples", samples.len());
+            for (i, a) in samples.iter().enumerate() {
+                for b in &samples[i + 1..] {
+                    let (cpu, wall) = (b.2.saturating_sub(a.2), b.1 - a.0);
+                    assert!(
+                        cpu <= wall,
+                        "{whose}: {cpu} ns on a CPU in {wall} ns between two samples"
+                    );
+                }
+            }
+        }
+        let sample = |read: &dyn Fn() -> Option<OsSample>| {
+            let from = clock::monotonic_ns();
+            let s = read().expect("a sample");
+            (from, clock::monotonic_ns(), s.on_cpu_ns)
+        };
+        let mut mine = Vec::new();
+        for _ in 0..60 {
+            spin_for(300_000);
+            mine.push(sample(&read_self));
+        }
+        check(&mine, "the calling thread");
+
+        let (tx, rx) = std::sync::mpsc::channel();
+        let stop = std::sync::atomic::AtomicBool::new(false);
+        std::thread::scope(|s| {
+            s.spawn(|| {
+                tx.send(gettid()).unwrap();
+                // Relaxed: a flag polled until the sampler is done; nothing else is published.
+                while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                    std::hint::spin_loop();
+                }
+            });
+            let tid = rx.recv().unwrap();
+            let mut theirs = Vec::new();
+            for _ in 0..60 {
+                std::thread::sleep(std::time::Duration::from_micros(300));
+                theirs.push(sample(&|| read_other(tid)));
+            }
+            // Relaxed: see the load.
+            stop.store(true, std::sync::atomic::Ordering::Relaxed);
+            check(&theirs, "another thread");
+        });
     }
 
     #[test]

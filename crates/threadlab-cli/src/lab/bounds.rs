@@ -6,8 +6,8 @@
 //!   CPUs cannot finish more than *n* times sooner, so a larger figure means the baseline was
 //!   not the same kernel, or noise — unless the experiment measured, in the same run, that the
 //!   machine itself gives *n* threads more than *n* times one thread's throughput (a
-//!   [`MEMORY_SCALING`] row: a memory-bound probe with no runtime in it), which then is the
-//!   bound.
+//!   [`MEMORY_SCALING`] row: the kernel run flat out on *n* threads, no runtime in it, over the
+//!   one-thread time), which then is the bound.
 //!
 //! A row outside its bound is a bug at its cause; the lab prints it as a note of its experiment
 //! so that it is seen, and the lab's bounds test fails on it.
@@ -17,9 +17,9 @@ use super::ctx::Row;
 /// Slack for figures that are ratios of two measured times: 5% of noise either way.
 const NOISE: f64 = 1.05;
 
-/// The metric of a row that says how much faster the machine itself runs a memory-bound probe
-/// on the row's threads than on one (no runtime in it); speed-ups of the same experiment on as
-/// many threads may reach it.
+/// The metric of a row that says how much more work the machine itself does with the row's
+/// threads running the kernel flat out than with one (no runtime in it); speed-ups of the same
+/// experiment on as many threads may reach it.
 pub const MEMORY_SCALING: &str = "memory_scaling";
 
 /// Every row of `rows` outside its physical bound, one sentence each (a `speedup_vs_serial` of

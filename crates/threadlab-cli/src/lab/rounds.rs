@@ -19,6 +19,8 @@ pub struct Samples {
     pub median: f64,
     /// Their spread: (largest − smallest) / median (0 for one sample).
     pub spread: f64,
+    /// The smallest (NaN when there are none).
+    pub min: f64,
 }
 
 impl Samples {
@@ -29,7 +31,12 @@ impl Samples {
             (Some(lo), Some(hi)) if median != 0.0 => (hi - lo) / median,
             _ => 0.0,
         };
-        Samples { median, spread }
+        let min = sorted.iter().copied().fold(f64::NAN, f64::min);
+        Samples {
+            median,
+            spread,
+            min,
+        }
     }
 }
 

@@ -1,17 +1,22 @@
 //! `workloads`: well-known parallel programs that were not written for threadlab, each written
 //! once over a runtime's `join` or scope (`crate::workloads`) and run with serial code,
 //! threadlab, Rayon, chili (the join-only ones) and Tokio (skynet): fib, spice's and chili's
-//! boxed tree (large, and 1,023 nodes where the fork's cost dominates), skynet, the BOTS n-queens
+//! boxed tree (large, walked left subtree first and right subtree first, and 1,023 nodes where
+//! the fork's cost dominates), skynet, the BOTS n-queens
 //! search (a scope per node), merge sort, quick sort, a triangular loop and a recursive matrix
 //! multiply. (Tokio's skynet only with `--full`: it takes seconds per run.) Every round runs every variant once, in the same process, after one warm-up round;
-//! the figures are the medians over the rounds (at least 5).
+//! the figures are the medians over the rounds (at least 5). Every runtime runs a join's first
+//! closure first, on the calling thread (chili's own `join` runs the second first: its adapter
+//! swaps them), so the runtimes walk each kernel in the same order.
 
 use crate::fmt::fmt_secs;
 use crate::lab::{Ctx, ExpResult, Experiment, Outcome, Size};
 use crate::measure::median;
 use crate::peers;
 use crate::report::{svg::Chart, table::Table};
-use crate::workloads::join_kernels::{fib, matmul, tree_sum, triangular, Matrix, Tree};
+use crate::workloads::join_kernels::{
+    fib, matmul, tree_sum, tree_sum_right_first, triangular, Matrix, Tree,
+};
 use crate::workloads::scope_kernels::{nqueens, skynet};
 use crate::workloads::sorts::{merge_sort, quick_sort};
 use crate::workloads::{xorshift, Chili, Rayon, Serial, Threadlab};
@@ -265,6 +270,12 @@ impl Experiment for Workloads {
                     big.expected_sum(),
                     1,
                     |x, P| tree_sum::<P>(x, &big.root)
+                ),
+                join_workload!(
+                    format!("boxed tree, {} nodes, right subtree first", big.nodes),
+                    big.expected_sum(),
+                    1,
+                    |x, P| tree_sum_right_first::<P>(x, &big.root)
                 ),
                 join_workload!(
                     format!("boxed tree, {} nodes", small.nodes),

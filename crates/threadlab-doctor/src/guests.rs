@@ -12,7 +12,8 @@
 //! tracks; the caller's track keeps what it did outside the pool. A seat whose worker recorded
 //! nothing (asleep through the whole recording: no track) is read as a thread of its own, named
 //! like the other workers (`seat_name`), asleep except in its guests' spans. A span whose value is not a
-//! number stays where it is.
+//! number stays where it is. The OS samples inside a guest span (the kernel's counters of the
+//! guest's thread) stay on the guest's track: the seat's worker did not run on a CPU then.
 
 use std::collections::BTreeMap;
 
@@ -67,7 +68,15 @@ pub(crate) fn seat_view(trace: &Trace) -> SeatView {
             match next.peek() {
                 Some(&&(begin, end, seat)) if begin == at => {
                     let to = moved.entry(seat).or_insert((t.tid(), Vec::new()));
-                    to.1.extend_from_slice(&events[begin..end]);
+                    // The OS samples inside the span are the guest thread's own counters: they
+                    // stay on its track (moved, one thread's CPU time was counted twice).
+                    for e in &events[begin..end] {
+                        if is_os_sample(e) {
+                            kept.push(*e);
+                        } else {
+                            to.1.push(*e);
+                        }
+                    }
                     at = end;
                     next.next();
                 }
@@ -90,15 +99,7 @@ pub(crate) fn seat_view(trace: &Trace) -> SeatView {
             Seat::Track(w) => w,
         };
         let own = threads[w].events();
-        let first_own = own
-            .iter()
-            .find(|e| {
-                !matches!(
-                    e.kind,
-                    EventKind::OsSched { .. } | EventKind::OsSwitches { .. }
-                )
-            })
-            .map(|e| e.ts_ns);
+        let first_own = own.iter().find(|e| !is_os_sample(e)).map(|e| e.ts_ns);
         let first_guest = extra.first().map(|e| e.ts_ns);
         if first_own.map_or(true, |o| first_guest.is_some_and(|g| g < o)) {
             view.asleep_until[w] = first_guest;
@@ -117,6 +118,14 @@ pub(crate) fn seat_view(trace: &Trace) -> SeatView {
         view.events[w] = Some(merged);
     }
     view
+}
+
+/// A sample of the kernel's counters of the thread that recorded it.
+fn is_os_sample(e: &Event) -> bool {
+    matches!(
+        e.kind,
+        EventKind::OsSched { .. } | EventKind::OsSwitches { .. }
+    )
 }
 
 /// The name of worker `index`'s thread when it has no track: another worker's name with its

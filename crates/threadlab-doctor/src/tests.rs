@@ -645,6 +645,70 @@ fn a_guests_install_span_is_read_as_its_seats_worker() {
     assert_eq!(main.running_ns, 11 * MS, "{d}");
 }
 
+/// The OS samples a guest took inside its install span are its own thread's counters: they stay
+/// on its track when the span moves to the seat, so one thread's CPU time is counted once (the
+/// samples moved with the span made a 2-CPU process read "2.88 of 2 CPUs") and a worker's
+/// figures never mix another thread's counters with its own.
+#[test]
+fn a_guests_os_samples_stay_on_its_own_thread() {
+    let build = |seat: &str| {
+        let mut b = B::new(20 * MS, 2);
+        let key = b.name(threadlab::trace::ARG_GUEST_SEAT);
+        let value = b.name(seat);
+        // Worker 0 asleep all along (its counters barely move); worker 1 busy all along.
+        let mut w0 = os(0, MS, 0, 0, 0).to_vec();
+        w0.extend([(100 * US, K::ParkBegin), (19 * MS, K::ParkEnd)]);
+        w0.extend(os(20 * MS, MS, 0, 1, 0));
+        b.thread("threadlab-worker-0", Some(0), w0);
+        let mut w1 = os(0, 0, 0, 0, 0).to_vec();
+        w1.extend(task(10 * US, 19 * MS));
+        w1.extend(os(20 * MS, 20 * MS, 0, 0, 0));
+        b.thread("threadlab-worker-1", Some(1), w1);
+        // The caller, on a CPU all along: samples before, inside and after its guest span.
+        let mut guest = os(0, 100 * MS, 0, 0, 0).to_vec();
+        guest.extend([
+            (
+                2 * MS,
+                K::TaskBegin {
+                    kind: TaskKind::Install,
+                    flow: None,
+                },
+            ),
+            (2 * MS, K::Arg { key, value }),
+        ]);
+        guest.extend(os(5 * MS, 105 * MS, 0, 0, 0));
+        guest.extend(task(5 * MS + 10 * US, 9 * MS));
+        guest.extend(os(10 * MS, 110 * MS, 0, 0, 0));
+        guest.push((13 * MS, K::TaskEnd));
+        guest.extend(os(20 * MS, 120 * MS, 0, 0, 0));
+        b.thread("main", None, guest);
+        b.build().diagnose()
+    };
+    for seat in ["0", "7"] {
+        let d = build(seat);
+        assert!(
+            d.os.cpus_used_avg <= 2.0 + 1e-9,
+            "seat {seat}: {} of 2 CPUs\n{d}",
+            d.os.cpus_used_avg
+        );
+        let thread = |name: &str| d.threads.iter().find(|t| t.name == name).unwrap();
+        assert_eq!(thread("main").on_cpu_ns, 20 * MS, "seat {seat}\n{d}");
+        assert_eq!(
+            thread("threadlab-worker-1").on_cpu_ns,
+            20 * MS,
+            "seat {seat}\n{d}"
+        );
+        let seat_thread = if seat == "0" {
+            "threadlab-worker-0"
+        } else {
+            "threadlab-worker-7"
+        };
+        // The seat ran the guest's work, but on a CPU it was the guest's thread.
+        assert!(thread(seat_thread).running_ns > 0, "seat {seat}\n{d}");
+        assert_eq!(thread(seat_thread).on_cpu_ns, 0, "seat {seat}\n{d}");
+    }
+}
+
 #[test]
 fn cpu_time_of_a_short_trace_is_clipped_to_the_sampled_window_and_not_judged() {
     // The kernel adds a running thread's CPU time at the scheduler tick, so the second sample of

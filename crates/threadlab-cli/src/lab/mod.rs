@@ -107,10 +107,21 @@ pub fn run_all(
         };
         // Every figure is checked against its physical bound before it is printed; one
         // outside is a bug at its cause, shown as a note rather than hidden.
+        let traces =
+            std::mem::take(&mut *ctx.traces.runs.lock().unwrap_or_else(|e| e.into_inner()));
         if let Ok(o) = &mut result {
             for v in bounds::row_violations(&o.rows) {
                 o.notes
                     .push(format!("figure out of bounds (a bug in the lab): {v}"));
+            }
+            // The doctor's figures on the experiment's traces, by the doctor's own bounds.
+            for t in &traces {
+                for v in threadlab_doctor::bounds_violations(&t.diagnosis) {
+                    o.notes.push(format!(
+                        "figure out of bounds (a bug in the lab): the doctor on {}: {v}",
+                        t.tltrace
+                    ));
+                }
             }
         }
         let report = Report {
@@ -118,7 +129,7 @@ pub fn run_all(
             description: exp.description(),
             result,
             seconds: start.elapsed().as_secs_f64(),
-            traces: std::mem::take(&mut *ctx.traces.runs.lock().unwrap_or_else(|e| e.into_inner())),
+            traces,
         };
         progress.suspend(|| print_report(&report));
         reports.push(report);

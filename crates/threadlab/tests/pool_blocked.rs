@@ -128,28 +128,41 @@ fn an_install_while_every_worker_blocks_completes() {
     });
 }
 
+/// Six tasks on a pool of 2, each busy for `total`: computing in bursts of `burst`, with a sleep
+/// of `nap` after each (none if zero). Returns the spare threads the pool started.
+fn spares_for_busy_tasks(total: Duration, burst: Duration, nap: Duration) -> u64 {
+    let pool = Pool::builder().threads(2).build().unwrap();
+    let count = Arc::new(AtomicUsize::new(0));
+    pool.scope(|s| {
+        for _ in 0..6 {
+            let c = Arc::clone(&count);
+            s.spawn(move |_| {
+                let until = Instant::now() + total;
+                let mut x = 0u64;
+                while Instant::now() < until {
+                    let end = Instant::now() + burst;
+                    while Instant::now() < end {
+                        x = std::hint::black_box(x.wrapping_mul(31).wrapping_add(1));
+                    }
+                    if !nap.is_zero() {
+                        std::thread::sleep(nap);
+                    }
+                }
+                c.fetch_add(1, Ordering::SeqCst);
+            });
+        }
+    });
+    assert_eq!(count.load(Ordering::SeqCst), 6);
+    pool.metrics().spare_threads_started
+}
+
 #[test]
 fn busy_workers_that_do_not_block_get_no_spare_thread() {
     watchdog(|| {
-        // Both workers compute for about half a second each while more work waits: no task
-        // finishes for several monitor ticks, but nobody is blocked in the kernel.
-        let pool = Pool::builder().threads(2).build().unwrap();
-        let count = Arc::new(AtomicUsize::new(0));
-        pool.scope(|s| {
-            for _ in 0..6 {
-                let c = Arc::clone(&count);
-                s.spawn(move |_| {
-                    let until = Instant::now() + Duration::from_millis(400);
-                    let mut x = 0u64;
-                    while Instant::now() < until {
-                        x = std::hint::black_box(x.wrapping_mul(31).wrapping_add(1));
-                    }
-                    c.fetch_add(1, Ordering::SeqCst);
-                });
-            }
-        });
-        assert_eq!(count.load(Ordering::SeqCst), 6);
-        assert_eq!(pool.metrics().spare_threads_started, 0);
+        // Both workers compute for 400 ms per task while more work waits: no task finishes for
+        // several monitor ticks, but nobody is blocked in the kernel.
+        let ms = Duration::from_millis;
+        assert_eq!(spares_for_busy_tasks(ms(400), ms(400), Duration::ZERO), 0);
     });
 }
 
@@ -159,27 +172,8 @@ fn busy_workers_that_sleep_for_moments_get_no_spare_thread() {
         // Each task computes for 20 ms, then sleeps for 5, for half a second: the monitor finds
         // its thread asleep at a fifth of its looks, but the thread uses most of a CPU. A spare
         // thread would only compete with it (the pool is not blocked, it is busy).
-        let pool = Pool::builder().threads(2).build().unwrap();
-        let count = Arc::new(AtomicUsize::new(0));
-        pool.scope(|s| {
-            for _ in 0..6 {
-                let c = Arc::clone(&count);
-                s.spawn(move |_| {
-                    let until = Instant::now() + Duration::from_millis(500);
-                    let mut x = 0u64;
-                    while Instant::now() < until {
-                        let burst = Instant::now() + Duration::from_millis(20);
-                        while Instant::now() < burst {
-                            x = std::hint::black_box(x.wrapping_mul(31).wrapping_add(1));
-                        }
-                        std::thread::sleep(Duration::from_millis(5));
-                    }
-                    c.fetch_add(1, Ordering::SeqCst);
-                });
-            }
-        });
-        assert_eq!(count.load(Ordering::SeqCst), 6);
-        assert_eq!(pool.metrics().spare_threads_started, 0);
+        let ms = Duration::from_millis;
+        assert_eq!(spares_for_busy_tasks(ms(500), ms(20), ms(5)), 0);
     });
 }
 

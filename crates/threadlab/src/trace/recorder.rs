@@ -100,6 +100,9 @@ struct Hot {
     base: Cell<Base>,
     /// Records written into the chunk.
     records: Cell<usize>,
+    /// How many chunks this thread moved to (`switch_to`): names the current one, for what is
+    /// defined once per chunk (`hooks::spawn`'s locations).
+    serial: Cell<u64>,
 }
 
 impl Hot {
@@ -137,6 +140,7 @@ impl Hot {
         self.index.set(0);
         self.records.set(0);
         self.base.set(Base::ZERO);
+        self.serial.set(self.serial.get().wrapping_add(1));
     }
 }
 
@@ -185,6 +189,7 @@ thread_local! {
             capacity: Cell::new(0),
             base: Cell::new(Base::ZERO),
             records: Cell::new(0),
+            serial: Cell::new(0),
         }
     };
     static COLD: Cold = const {
@@ -241,6 +246,13 @@ pub(crate) fn record_untimed(kind: u32, a: u64, b: u64, c: u32) {
     // the time of the event before.
     let ts = hot().map_or(0, |h| h.base.get().ts());
     push(gen, Record { ts, a, b, kind, c });
+}
+
+/// Names this thread's current chunk (0 before its first): a record that refers to an earlier
+/// one of the same serial finds it in the same chunk, so the flight recorder, which drops whole
+/// chunks, never keeps the reference without the definition.
+pub(crate) fn chunk_serial() -> u64 {
+    hot().map_or(0, |h| h.serial.get())
 }
 
 /// This thread's cursor. The closure given to the thread-local is kept tiny so that the access

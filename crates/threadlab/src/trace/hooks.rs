@@ -126,6 +126,9 @@ fn spawn_on(gen: u64, flow: u64) {
         .try_with(|s| s.replace((0, std::ptr::null())))
         .ok()
         .filter(|&(g, at)| g == gen && !at.is_null())
+        // The definition and the spawn in the same chunk: the flight recorder drops whole
+        // chunks, never the one without the other.
+        .filter(|_| super::recorder::room_for_two(gen))
         // SAFETY: a non-null pointer here came from a `&'static Location` (`spawn_from`).
         .map_or(0, |(_, at)| location_id(unsafe { &*at }));
     record_kind::<{ raw::SPAWN }>(flow, 0, id);
@@ -157,7 +160,8 @@ pub(crate) fn spawn_from(location: &'static Location<'static>) -> bool {
             .is_ok()
 }
 
-/// The id of `location` in this thread's current chunk, defining it first if it has none.
+/// The id of `location` in this thread's current chunk, defining it first if it has none
+/// (the chunk has room for the definition and the spawn: `recorder::room_for_two`).
 fn location_id(location: &'static Location<'static>) -> u32 {
     let serial = super::recorder::chunk_serial();
     let known = SPAWN_LOCATIONS.try_with(|t| {
@@ -184,11 +188,6 @@ fn location_id(location: &'static Location<'static>) -> u32 {
             location_code(location.line(), location.column()),
             len | (id as u32) << 16,
         );
-        // The definition opened a new chunk: it is there, so the table is that chunk's.
-        let now = super::recorder::chunk_serial();
-        if now != serial {
-            let _ = SPAWN_LOCATIONS.try_with(|t| t.borrow_mut().0 = now);
-        }
     }
     id as u32
 }

@@ -277,6 +277,18 @@ fn push(gen: u64, rec: Record) {
     unsafe { h.write(&rec) };
 }
 
+/// Makes room in this thread's current chunk for two records (a definition and the record
+/// that refers to it, `hooks::spawn`'s locations), moving to a new chunk if there is room for
+/// one only, so that both land in the same chunk; false if nothing can be recorded now.
+#[cold]
+#[inline(never)]
+pub(crate) fn room_for_two(gen: u64) -> bool {
+    let Some(h) = hot() else { return false };
+    let two = |h: &Hot| h.capacity.get() - h.index.get() >= 2 * MAX_ENCODED;
+    // A new chunk has room for at least 16 records, of which `refill` writes at most five.
+    (h.generation.get() == gen && two(h)) || (make_room(h, gen) && two(h))
+}
+
 /// Registers this thread or moves it to a new chunk; true if there is room for a record now.
 /// Out of line, so the hot path keeps its registers.
 #[cold]

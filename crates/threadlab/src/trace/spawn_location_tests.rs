@@ -113,28 +113,104 @@ fn child_body() {
     );
 }
 
-#[test]
-fn a_spawn_location_is_recorded_once_per_thread_and_location() {
-    if std::env::var_os(CHILD).is_some() {
-        child_body();
-        return;
+/// A flight recorder drops its oldest chunks: a spawn it kept still has its location, because
+/// the spawning thread defines each location again in every chunk it refers to it from.
+fn flight_child_body() {
+    let pool = crate::Pool::builder().threads(2).build().unwrap();
+    let rec = super::flight_recorder(64 << 10);
+    // Spawns until the end (scopes one after another), so the chunks kept hold spawns too.
+    let line = line!() + 4;
+    for _ in 0..200 {
+        pool.scope(|s| {
+            for _ in 0..TASKS / 10 {
+                s.spawn(|_| {});
+            }
+        });
     }
+    let trace = rec.stop();
+    assert!(
+        trace.dropped_events() > 0,
+        "the flight recorder dropped chunks"
+    );
+    let want = format!("{}:{line}:19", file!());
+    // Tasks whose spawn was kept: their begin has a flow.
+    let key = trace.name_id(super::ARG_TASK_LOCATION);
+    let (mut kept, mut located) = (0, 0);
+    for t in trace.threads() {
+        let events: Vec<_> = t.events().iter().collect();
+        for (i, e) in events.iter().enumerate() {
+            if let EventKind::TaskBegin {
+                kind: TaskKind::Spawn,
+                flow: Some(_),
+            } = e.kind
+            {
+                kept += 1;
+                let found = events[i + 1..]
+                    .iter()
+                    .map_while(|e| match e.kind {
+                        EventKind::Arg { key: k, value } => Some((k, value)),
+                        _ => None,
+                    })
+                    .any(|(k, v)| Some(k) == key && trace.name(v) == want);
+                located += found as usize;
+            }
+        }
+    }
+    println!("flight recorder: {located} of {kept} tasks whose spawn was kept have their location");
+    assert!(kept > 0, "some spawns were kept");
+    assert_eq!(located, kept, "a kept spawn lost its location");
+}
+
+/// Runs the test `test` in a child process (that test alone, its body selected by `mode`) and
+/// returns what it printed.
+fn run_child(test: &str, mode: &str) -> String {
     let out = Command::new(std::env::current_exe().unwrap())
         .args([
             "--exact",
-            "trace::spawn_location_tests::a_spawn_location_is_recorded_once_per_thread_and_location",
+            &format!("trace::spawn_location_tests::{test}"),
             "--test-threads=1",
             "--nocapture",
         ])
-        .env(CHILD, "1")
+        .env(CHILD, mode)
         .output()
         .expect("the test binary runs again");
     let text =
         String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "the child failed:\n{text}");
+    println!("{text}");
+    text
+}
+
+#[test]
+fn a_spawn_location_is_recorded_once_per_thread_and_location() {
+    match std::env::var(CHILD).as_deref() {
+        Ok("full") => return child_body(),
+        Ok(_) => return,
+        Err(_) => {}
+    }
+    let text = run_child(
+        "a_spawn_location_is_recorded_once_per_thread_and_location",
+        "full",
+    );
     assert!(
         text.contains("records and"),
         "the child ran its body:\n{text}"
     );
-    println!("{text}");
+}
+
+#[test]
+fn a_flight_recorder_keeps_the_locations_of_the_spawns_it_keeps() {
+    match std::env::var(CHILD).as_deref() {
+        Ok("flight") => return flight_child_body(),
+        Ok(_) => return,
+        Err(_) => {}
+    }
+    let text = run_child(
+        "a_flight_recorder_keeps_the_locations_of_the_spawns_it_keeps",
+        "flight",
+    );
+    assert!(
+        text.contains("flight recorder:"),
+        "the child ran its body:\n{text}"
+    );
 }

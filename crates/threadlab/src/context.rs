@@ -32,6 +32,12 @@
 //! The recorder, when on, writes the task's name (if it has one: `spawn_named`) and its spawn
 //! location (`#[track_caller]`) as arguments of the task's span ([`crate::trace::ARG_TASK_NAME`],
 //! [`crate::trace::ARG_TASK_LOCATION`]), which the doctor and `compare` use to say *which* task.
+//! A spawned task's location (`spawn`, `scope.spawn`, and their named forms) travels with its
+//! spawn record instead: the spawning thread defines each location once per buffer chunk and
+//! its spawn records name it by a small id (`trace::hooks::spawn`), and the decoder gives the
+//! location to the task's span through the spawn's flow, so an empty spawn writes three records
+//! (spawn, begin, end), not four. Other tasks (a `join`'s second half, a future's polls, an
+//! injected `install`) record theirs on the thread that runs them, as before.
 
 use std::fmt;
 use std::future::Future;
@@ -207,6 +213,9 @@ pub(crate) struct Tag {
     ctx: Option<Captured>,
     name: Option<&'static str>,
     location: &'static Location<'static>,
+    /// The location travels with the task's spawn record (`hooks::spawn_from`), so its run does
+    /// not record it again.
+    at_spawn: bool,
 }
 
 impl Tag {
@@ -221,7 +230,24 @@ impl Tag {
         if ARMED.load(Ordering::Relaxed) == 0 && name.is_none() {
             return None;
         }
-        Some(Tag::capture_cold(installed(), name, location))
+        Some(Tag::capture_cold(installed(), name, location, false))
+    }
+
+    /// [`Tag::capture`] for a task whose spawn the recorder notes next on this thread, before
+    /// any other spawn (a job made by `HeapJob::into_job_ref` with a kind, or
+    /// `ArenaJob::into_job_ref`, right after this call): while recording, the spawn record
+    /// carries the location, defined once per thread and location (`hooks::spawn`), and the
+    /// task's run records none.
+    #[inline(always)]
+    pub(crate) fn capture_spawned(
+        name: Option<&'static str>,
+        location: &'static Location<'static>,
+    ) -> Option<Tag> {
+        // Relaxed: see `ARMED`.
+        if ARMED.load(Ordering::Relaxed) == 0 && name.is_none() {
+            return None;
+        }
+        Some(Tag::capture_cold(installed(), name, location, true))
     }
 
     #[cold]
@@ -230,15 +256,20 @@ impl Tag {
         hook: Option<&'static SpawnHook>,
         name: Option<&'static str>,
         location: &'static Location<'static>,
+        spawned: bool,
     ) -> Tag {
         let ctx = hook.and_then(|hook| {
             let token = guarded("capture", hook.capture, 0);
             (token != 0).then(|| Captured { hook, token })
         });
+        // After the hook's capture (user code, which may record or spawn itself): the next
+        // spawn on this thread is the task's.
+        let at_spawn = spawned && hooks::enabled() && hooks::spawn_from(location);
         Tag {
             ctx,
             name,
             location,
+            at_spawn,
         }
     }
 
@@ -247,7 +278,7 @@ impl Tag {
     #[inline(never)]
     pub(crate) fn enter(&self) -> Entered<'_> {
         if hooks::enabled() {
-            hooks::task_tag(self.name, self.location);
+            hooks::task_tag(self.name, (!self.at_spawn).then_some(self.location));
         }
         let entered = self
             .ctx
@@ -313,7 +344,7 @@ pub(crate) fn spawn_fn<F: FnOnce() + Send + 'static>(
     location: &'static Location<'static>,
     f: F,
 ) {
-    match Tag::capture(name, location) {
+    match Tag::capture_spawned(name, location) {
         None => registry.spawn(f),
         Some(tag) => spawn_with_tag(registry, tag, f),
     }

@@ -173,7 +173,7 @@ impl<'scope> Scope<'scope> {
     ) where
         F: FnOnce(&Scope<'scope>) + Send + 'scope,
     {
-        match Tag::capture(name, location) {
+        match Tag::capture_spawned(name, location) {
             None => self.spawn_untagged(body),
             Some(tag) => self.spawn_with_tag(tag, body),
         }

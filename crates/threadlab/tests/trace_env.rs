@@ -143,35 +143,57 @@ fn env_var_records_the_global_pool_and_saves_at_exit() {
     std::fs::remove_dir_all(&dir).ok();
 }
 
+/// A program whose only pool is its own (no global pool), run once per file format: the trace
+/// is written, says where it goes once, holds only that pool's workers, and the doctor reads
+/// it (its workers, named by the program, and its zone).
 #[test]
 fn env_var_records_a_pool_the_program_built() {
     if std::env::var_os(CHILD).is_some() {
         return;
     }
     let dir = temp_dir("own");
-    let path = dir.join("own.tltrace");
-    let (_, stderr) = run_child("own-pool", &path);
-    assert!(path.exists(), "no trace at {}: {stderr}", path.display());
-    assert_eq!(
-        stderr.matches("threadlab:").count(),
-        1,
-        "one line says where the trace goes: {stderr:?}"
-    );
-    let trace = Trace::load(&path).expect("a whole trace");
-    check(&trace);
-    let names: Vec<&str> = trace
-        .threads()
-        .iter()
-        .filter(|t| t.worker().is_some())
-        .map(|t| t.name())
-        .collect();
-    assert!(
-        names.iter().all(|n| n.starts_with("own-")),
-        "only the program's own pool ran: {names:?}"
-    );
-    // The doctor reads it.
-    let diagnosis = threadlab_doctor::diagnose(&trace);
-    assert!(!diagnosis.to_string().is_empty());
+    for file in ["own.tltrace", "own.pftrace"] {
+        let path = dir.join(file);
+        let (_, stderr) = run_child("own-pool", &path);
+        assert!(path.exists(), "no trace at {}: {stderr}", path.display());
+        assert_eq!(
+            stderr.matches("threadlab:").count(),
+            1,
+            "one line says where the trace goes: {stderr:?}"
+        );
+        assert!(
+            stderr.contains(&path.display().to_string()),
+            "the line names the file: {stderr:?}"
+        );
+        let trace = Trace::load(&path).expect("a whole trace");
+        check(&trace);
+        let names: Vec<&str> = trace
+            .threads()
+            .iter()
+            .filter(|t| t.worker().is_some())
+            .map(|t| t.name())
+            .collect();
+        assert!(
+            names.iter().all(|n| n.starts_with("own-")),
+            "only the program's own pool ran: {names:?}"
+        );
+        // The doctor reads it: the program's workers, and its zone.
+        let diagnosis = threadlab_doctor::diagnose(&trace);
+        let workers: Vec<&str> = diagnosis
+            .threads
+            .iter()
+            .filter(|t| t.worker.is_some())
+            .map(|t| t.name.as_str())
+            .collect();
+        assert!(
+            !workers.is_empty() && workers.iter().all(|n| n.starts_with("own-")),
+            "the doctor sees the program's workers: {workers:?}"
+        );
+        assert!(
+            diagnosis.spans.iter().any(|s| s.name == "zone child work"),
+            "the doctor sees the program's zone"
+        );
+    }
     std::fs::remove_dir_all(&dir).ok();
 }
 

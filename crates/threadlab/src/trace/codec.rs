@@ -275,7 +275,7 @@ mod tests {
                 3 => x,
                 _ => 0x5555_5555_0000 + x % 4096,
             };
-            let kind = (next() % 44) as u32;
+            let kind = (next() % 45) as u32;
             recs.push(Record {
                 ts: if kind == raw::TEXT { next() } else { ts },
                 a: pick(next()),

@@ -15,7 +15,7 @@ use std::collections::HashMap;
 use super::buffer::Record;
 use super::clock::Converter;
 use super::compact::EventBuf;
-use super::event::{Event, EventKind, FlowId, TaskKind, ThreadTrack, Trace};
+use super::event::{Event, EventKind, FlowId, NameId, TaskKind, ThreadTrack, Trace};
 use super::intern::Interner;
 use super::raw;
 
@@ -36,7 +36,8 @@ enum FlowKey {
 
 #[derive(Clone, Copy)]
 enum Pending {
-    Out(FlowKey),
+    /// A flow's start; a spawn's carries its location, if recorded (`raw::SPAWN_LOCATION`).
+    Out(FlowKey, Option<NameId>),
     In(FlowKey),
 }
 
@@ -97,10 +98,15 @@ pub(crate) fn decode(raws: Vec<RawThread>, conv: &Converter, end_raw: u64) -> Tr
     }
     let patches = resolve_flows(&pendings);
     drop(pendings);
+    let located = patches
+        .iter()
+        .flatten()
+        .any(|p| matches!(p.1, Patch::In(_, Some(_))));
+    let location_key = located.then(|| names.intern(super::event::ARG_TASK_LOCATION));
     for (track, patches) in threads.iter_mut().zip(patches) {
         if !patches.is_empty() {
             let old = std::mem::take(&mut track.events);
-            track.events = with_flows(&old, &patches);
+            track.events = with_flows(&old, &patches, location_key);
         }
     }
     let mut threads: Vec<ThreadTrack> = threads
@@ -176,6 +182,8 @@ fn decode_thread(
     let mut alloc_end: Option<(usize, u64, u64)> = None;
     // An `ARG` whose value is still arriving in `ARG_BYTES` records: key, bytes, length.
     let mut partial: Option<(super::event::NameId, Vec<u8>, usize)> = None;
+    // The spawn locations this thread defined (`raw::SPAWN_LOCATION`), by id.
+    let mut locations: HashMap<u32, NameId> = HashMap::new();
     let mut records = rt.records;
     while let Some(r) = records.next() {
         if r.kind == raw::TEXT {
@@ -221,7 +229,8 @@ fn decode_thread(
             }
             raw::TASK_END => EventKind::TaskEnd,
             raw::SPAWN => {
-                pending.push((events.len(), ts_ns, Pending::Out(FlowKey::Spawn(r.a))));
+                let at = (r.c != 0).then(|| locations.get(&r.c).copied()).flatten();
+                pending.push((events.len(), ts_ns, Pending::Out(FlowKey::Spawn(r.a), at)));
                 EventKind::Spawn { flow: FlowId(0) }
             }
             raw::STEAL_ATTEMPT => EventKind::StealAttempt { victim: r.c },
@@ -273,7 +282,7 @@ fn decode_thread(
                 if matches {
                     let key = FlowKey::Lock(r.b, r.a);
                     let p = if want_out {
-                        Pending::Out(key)
+                        Pending::Out(key, None)
                     } else {
                         Pending::In(key)
                     };
@@ -351,13 +360,18 @@ fn decode_thread(
             }
             raw::TASK_LOCATION => {
                 // SAFETY: the file name of a `&'static Location` (`hooks::task_tag`).
-                let file = unsafe { names.intern_static(r.a, r.c) };
-                let file = names.names[file.0 as usize].clone();
-                let at = format!("{file}:{}:{}", r.b >> 16, r.b & 0xffff);
+                let value = unsafe { location_name(names, r.a, r.c, r.b) };
                 EventKind::Arg {
                     key: names.intern(super::event::ARG_TASK_LOCATION),
-                    value: names.intern(&at),
+                    value,
                 }
+            }
+            raw::SPAWN_LOCATION => {
+                // SAFETY: the file name of a `&'static Location` (`hooks::spawn`), its length
+                // in the low 16 bits.
+                let value = unsafe { location_name(names, r.a, r.c & 0xffff, r.b) };
+                locations.insert(r.c >> 16, value);
+                continue;
             }
             _ => continue,
         };
@@ -408,18 +422,45 @@ fn decode_thread(
     (track, pending)
 }
 
-/// A flow id to write into the event at an index of a track.
+/// The name `file:line:column` of a location recorded as a file name and
+/// `hooks::location_code`.
+///
+/// # Safety
+/// `ptr` and `len` are a `&'static str` of this process (`intern::raw_name`).
+unsafe fn location_name(names: &mut Interner, ptr: u64, len: u32, code: u64) -> NameId {
+    // SAFETY: the caller's contract.
+    let file = unsafe { names.intern_static(ptr, len) };
+    let file = names.names[file.0 as usize].clone();
+    names.intern(&format!("{file}:{}:{}", code >> 16, code & 0xffff))
+}
+
+/// A flow id to write into the event at an index of a track; a task's begin also gets the
+/// location its spawn carried.
 #[derive(Clone, Copy)]
 enum Patch {
     Out(FlowId),
-    In(Option<FlowId>),
+    In(Option<FlowId>, Option<NameId>),
 }
 
-/// `events` again, with the flow ids of `patches` (sorted by index) written in.
-fn with_flows(events: &EventBuf, patches: &[(usize, Patch)]) -> EventBuf {
+/// `events` again, with the flow ids of `patches` (sorted by index) written in, and the spawn
+/// location a task's begin got from its spawn as its [`super::event::ARG_TASK_LOCATION`]
+/// argument (`location_key`), after the arguments its run recorded (its name): where the run
+/// recorded it before spawns carried it.
+fn with_flows(
+    events: &EventBuf,
+    patches: &[(usize, Patch)],
+    location_key: Option<NameId>,
+) -> EventBuf {
     let mut out = EventBuf::default();
     let mut next = patches.iter().peekable();
+    // The location argument waiting for the end of its task begin's arguments.
+    let mut held: Option<Event> = None;
     for (i, mut e) in events.iter().enumerate() {
+        if !matches!(e.kind, EventKind::Arg { .. }) {
+            if let Some(arg) = held.take() {
+                out.push(arg);
+            }
+        }
         while let Some(&&(at, patch)) = next.peek() {
             if at > i {
                 break;
@@ -431,12 +472,24 @@ fn with_flows(events: &EventBuf, patches: &[(usize, Patch)]) -> EventBuf {
             match (&mut e.kind, patch) {
                 (EventKind::Spawn { flow }, Patch::Out(id)) => *flow = id,
                 (EventKind::LockReleased { handoff, .. }, Patch::Out(id)) => *handoff = Some(id),
-                (EventKind::TaskBegin { flow, .. }, Patch::In(id)) => *flow = id,
-                (EventKind::LockAcquired { handoff, .. }, Patch::In(id)) => *handoff = id,
+                (EventKind::TaskBegin { flow, .. }, Patch::In(id, at)) => {
+                    *flow = id;
+                    if let (Some(key), Some(value)) = (location_key, at) {
+                        let kind = EventKind::Arg { key, value };
+                        held = Some(Event {
+                            ts_ns: e.ts_ns,
+                            kind,
+                        });
+                    }
+                }
+                (EventKind::LockAcquired { handoff, .. }, Patch::In(id, _)) => *handoff = id,
                 _ => {}
             }
         }
         out.push(e);
+    }
+    if let Some(arg) = held {
+        out.push(arg);
     }
     out
 }
@@ -453,18 +506,21 @@ fn resolve_flows(pendings: &[Vec<(usize, u64, Pending)>]) -> Vec<Vec<(usize, Pat
     }
     // Time order; at equal times an out comes before an in.
     all.sort_by_key(|x| (x.0, x.1, x.2, x.3));
-    let mut open: HashMap<FlowKey, FlowId> = HashMap::new();
+    let mut open: HashMap<FlowKey, (FlowId, Option<NameId>)> = HashMap::new();
     let mut next = 1;
     let mut patches: Vec<Vec<(usize, Patch)>> = vec![Vec::new(); pendings.len()];
     for (_, _, t, i, p) in all {
         let patch = match p {
-            Pending::Out(key) => {
+            Pending::Out(key, at) => {
                 let id = FlowId(next);
                 next += 1;
-                open.insert(key, id);
+                open.insert(key, (id, at));
                 Patch::Out(id)
             }
-            Pending::In(key) => Patch::In(open.remove(&key)),
+            Pending::In(key) => match open.remove(&key) {
+                Some((id, at)) => Patch::In(Some(id), at),
+                None => Patch::In(None, None),
+            },
         };
         patches[t].push((i, patch));
     }

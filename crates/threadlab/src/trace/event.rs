@@ -262,7 +262,10 @@ impl fmt::Debug for PlotValue {
 
 /// The [`EventKind::Arg`] key of a task's name (`Pool::spawn_named`, `Scope::spawn_named`, …).
 pub const ARG_TASK_NAME: &str = "task.name";
-/// The [`EventKind::Arg`] key of a task's spawn location (`file:line:column`).
+/// The [`EventKind::Arg`] key of a task's spawn location (`file:line:column`). A spawned task's
+/// location is recorded with its spawn, on the spawning thread, and given to the task's span by
+/// the spawn's flow: a flight recorder that dropped the spawn (its oldest chunks) keeps the
+/// span without it.
 pub const ARG_TASK_LOCATION: &str = "task.location";
 /// The [`EventKind::Arg`] key that marks an `install` span ([`TaskKind::Install`]) run by a
 /// *guest*: a thread from outside the pool that called `install` (or `scope`, `join`, a

@@ -20,6 +20,9 @@
 //!   moment: the job's heap address (`ptr as usize as u64`) is the natural choice, since it is
 //!   only reused after the job has run. A `join`'s second closure that is popped back by its own
 //!   thread may use `task_begin` (no arrow needed) or `task_begin_from` (an arrow to itself).
+//!   The runtime's own spawns also carry the task's spawn location: the first spawn a thread
+//!   makes from a location in a buffer chunk defines it (a `SPAWN_LOCATION` record, no clock
+//!   read), and its spawn records then name it by id.
 //! - Stealing: `steal_attempt(victim)` for every attempt on worker `victim`'s deque (successful
 //!   or not), then `steal(victim)` when it yielded work; the thief is the calling thread.
 //! - Idle: `spin_begin()`/`spin_end()` around the bounded spin before parking;
@@ -34,6 +37,9 @@
 //! When the program's global allocator is `alloc::Counting`, task and zone begins and ends also
 //! write the thread's allocation counts (one more record each, in the same chunk), which the
 //! decoder turns into an `EventKind::Allocs` before each span's end.
+
+use std::cell::{Cell, RefCell};
+use std::panic::Location;
 
 use super::buffer::Record;
 use super::event::TaskKind;
@@ -105,7 +111,85 @@ pub fn task_end() {
 /// A job identified by `flow` became runnable (see the module doc for the id).
 #[inline]
 pub fn spawn(flow: u64) {
-    record_kind::<{ raw::SPAWN }>(flow, 0, 0);
+    let gen = generation();
+    if gen != 0 {
+        spawn_on(gen, flow);
+    }
+}
+
+/// [`spawn`] while recording: the spawn carries the id of its location when the runtime noted
+/// one for it ([`spawn_from`]), defined by a `SPAWN_LOCATION` record the first time this
+/// thread spawns from that location in its current chunk.
+#[inline(never)]
+fn spawn_on(gen: u64, flow: u64) {
+    let id = SPAWN_FROM
+        .try_with(|s| s.replace((0, std::ptr::null())))
+        .ok()
+        .filter(|&(g, at)| g == gen && !at.is_null())
+        // The definition and the spawn in the same chunk: the flight recorder drops whole
+        // chunks, never the one without the other.
+        .filter(|_| super::recorder::room_for_two(gen))
+        // SAFETY: a non-null pointer here came from a `&'static Location` (`spawn_from`).
+        .map_or(0, |(_, at)| location_id(unsafe { &*at }));
+    record_kind::<{ raw::SPAWN }>(flow, 0, id);
+}
+
+thread_local! {
+    /// The location of the task this thread is about to spawn (`spawn_from`), with the
+    /// recording's generation: the next `spawn` on this thread takes it.
+    static SPAWN_FROM: Cell<(u64, *const Location<'static>)> =
+        const { Cell::new((0, std::ptr::null())) };
+    /// The locations this thread spawned from in its current chunk, by id − 1, and that
+    /// chunk's serial (`recorder::chunk_serial`).
+    static SPAWN_LOCATIONS: RefCell<(u64, Vec<*const Location<'static>>)> =
+        const { RefCell::new((0, Vec::new())) };
+}
+
+/// Locations a thread keeps ids for in one chunk; past that the table starts again (every
+/// location is defined again, once).
+const MAX_SPAWN_LOCATIONS: usize = 64;
+
+/// The task this thread spawns next (its `spawn` follows before any other on this thread)
+/// was spawned at `location`: its spawn carries the location, and its run records none
+/// (`context::Tag`). Called only while recording; `false` when the location cannot travel
+/// that way (a file name past the record's 65,535 bytes), so the run records it as before.
+pub(crate) fn spawn_from(location: &'static Location<'static>) -> bool {
+    location.file().len() <= 0xffff
+        && SPAWN_FROM
+            .try_with(|s| s.set((generation(), location as *const _)))
+            .is_ok()
+}
+
+/// The id of `location` in this thread's current chunk, defining it first if it has none
+/// (the chunk has room for the definition and the spawn: `recorder::room_for_two`).
+fn location_id(location: &'static Location<'static>) -> u32 {
+    let serial = super::recorder::chunk_serial();
+    let known = SPAWN_LOCATIONS.try_with(|t| {
+        let mut t = t.borrow_mut();
+        if t.0 != serial || t.1.len() == MAX_SPAWN_LOCATIONS {
+            *t = (serial, Vec::new());
+        }
+        match t.1.iter().position(|&l| std::ptr::eq(l, location)) {
+            Some(i) => (i + 1, true),
+            None => {
+                t.1.push(location);
+                (t.1.len(), false)
+            }
+        }
+    });
+    let Ok((id, defined)) = known else {
+        return 0;
+    };
+    if !defined {
+        let (ptr, len) = raw_name(location.file());
+        record_untimed(
+            raw::SPAWN_LOCATION,
+            ptr,
+            location_code(location.line(), location.column()),
+            len | (id as u32) << 16,
+        );
+    }
+    id as u32
 }
 
 /// This thread tries to steal from worker `victim`.
@@ -314,17 +398,18 @@ pub(crate) fn location_code(line: u32, column: u32) -> u64 {
 }
 
 /// The running task's name and spawn location, recorded right after its `task_begin` as
-/// [`super::ARG_TASK_NAME`] and [`super::ARG_TASK_LOCATION`] arguments.
+/// [`super::ARG_TASK_NAME`] and [`super::ARG_TASK_LOCATION`] arguments; `location` is `None`
+/// when its spawn carried it (`spawn_from`: the decoder gives it to the task's begin).
 #[inline(never)]
-pub(crate) fn task_tag(
-    name: Option<&'static str>,
-    location: &'static std::panic::Location<'static>,
-) {
+pub(crate) fn task_tag(name: Option<&'static str>, location: Option<&'static Location<'static>>) {
     // Both belong to the task's begin, just recorded: they take its time (no clock read).
     if let Some(name) = name {
         let (ptr, len) = raw_name(name);
         record_untimed(raw::TASK_NAME, ptr, 0, len);
     }
+    let Some(location) = location else {
+        return;
+    };
     let (ptr, len) = raw_name(location.file());
     record_untimed(
         raw::TASK_LOCATION,

@@ -70,6 +70,8 @@ mod pftrace_read;
 mod prefault;
 mod raw;
 mod recorder;
+#[cfg(test)]
+mod spawn_location_tests;
 pub(crate) use recorder::off_in_forked_child;
 mod zone;
 

@@ -7,7 +7,7 @@ pub(crate) const ZONE_END: u32 = 2;
 /// c = TaskKind code, a = raw flow id, b = 1 if a flow is given.
 pub(crate) const TASK_BEGIN: u32 = 3;
 pub(crate) const TASK_END: u32 = 4;
-/// a = raw flow id.
+/// a = raw flow id; c = the id of its spawn location (`SPAWN_LOCATION`), 0 for none.
 pub(crate) const SPAWN: u32 = 5;
 /// c = victim worker.
 pub(crate) const STEAL_ATTEMPT: u32 = 6;
@@ -68,3 +68,7 @@ pub(crate) const TASK_NAME: u32 = 42;
 /// The running task's spawn location: a = file ptr, c = file len, b = line << 16 | column
 /// (`hooks::location_code`). Like `TASK_NAME`, it carries the time of the record before it.
 pub(crate) const TASK_LOCATION: u32 = 43;
+/// A spawn location this thread spawns from, defined once per chunk for the `SPAWN` records
+/// that follow it (their `c`): a = file ptr, b = line << 16 | column (`hooks::location_code`),
+/// c = file len (low 16 bits) | the id (high 16 bits, from 1). The time of the record before it.
+pub(crate) const SPAWN_LOCATION: u32 = 44;

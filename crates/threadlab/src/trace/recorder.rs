@@ -100,6 +100,9 @@ struct Hot {
     base: Cell<Base>,
     /// Records written into the chunk.
     records: Cell<usize>,
+    /// How many chunks this thread moved to (`switch_to`): names the current one, for what is
+    /// defined once per chunk (`hooks::spawn`'s locations).
+    serial: Cell<u64>,
 }
 
 impl Hot {
@@ -137,6 +140,7 @@ impl Hot {
         self.index.set(0);
         self.records.set(0);
         self.base.set(Base::ZERO);
+        self.serial.set(self.serial.get().wrapping_add(1));
     }
 }
 
@@ -185,6 +189,7 @@ thread_local! {
             capacity: Cell::new(0),
             base: Cell::new(Base::ZERO),
             records: Cell::new(0),
+            serial: Cell::new(0),
         }
     };
     static COLD: Cold = const {
@@ -243,6 +248,13 @@ pub(crate) fn record_untimed(kind: u32, a: u64, b: u64, c: u32) {
     push(gen, Record { ts, a, b, kind, c });
 }
 
+/// Names this thread's current chunk (0 before its first): a record that refers to an earlier
+/// one of the same serial finds it in the same chunk, so the flight recorder, which drops whole
+/// chunks, never keeps the reference without the definition.
+pub(crate) fn chunk_serial() -> u64 {
+    hot().map_or(0, |h| h.serial.get())
+}
+
 /// This thread's cursor. The closure given to the thread-local is kept tiny so that the access
 /// inlines (with the whole encoder inside it, `LocalKey::try_with` stayed an out-of-line call).
 #[inline(always)]
@@ -263,6 +275,18 @@ fn push(gen: u64, rec: Record) {
     // SAFETY: room means a non-zero capacity, so `chunk` is set and kept alive by `COLD.owned`
     // (whose drop zeroes the capacity first); this thread is its only writer.
     unsafe { h.write(&rec) };
+}
+
+/// Makes room in this thread's current chunk for two records (a definition and the record
+/// that refers to it, `hooks::spawn`'s locations), moving to a new chunk if there is room for
+/// one only, so that both land in the same chunk; false if nothing can be recorded now.
+#[cold]
+#[inline(never)]
+pub(crate) fn room_for_two(gen: u64) -> bool {
+    let Some(h) = hot() else { return false };
+    let two = |h: &Hot| h.capacity.get() - h.index.get() >= 2 * MAX_ENCODED;
+    // A new chunk has room for at least 16 records, of which `refill` writes at most five.
+    (h.generation.get() == gen && two(h)) || (make_room(h, gen) && two(h))
 }
 
 /// Registers this thread or moves it to a new chunk; true if there is room for a record now.

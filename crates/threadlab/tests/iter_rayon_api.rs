@@ -484,3 +484,55 @@ fn keyed_sorts_match_std() {
         assert_eq!(un, all);
     }
 }
+
+/// `u128` and `i128` ranges (`a..b` and `a..=b`) yield `std`'s values, in order, at either end
+/// of the types; a range of more values than `usize` can count runs too (a position is then a
+/// run of values), and its first match is found at once.
+#[test]
+fn ranges_of_128_bit_integers() {
+    let pool = pool();
+    let mut rng = Rng::new(128);
+    pool.install(|| {
+        for _ in 0..20 {
+            let len = rng.below(5000) as u128;
+            let at = u128::from(rng.below(u64::MAX)) << rng.below(64);
+            for (a, b) in [(at, at.saturating_add(len)), (u128::MAX - len, u128::MAX)] {
+                let want: Vec<u128> = (a..b).collect();
+                assert_eq!((a..b).into_par_iter().collect::<Vec<_>>(), want);
+                assert_eq!((a..b).into_par_iter().count(), want.len());
+                let want: Vec<u128> = (a..=b).filter(|x| x % 3 == 0).collect();
+                let got: Vec<u128> = (a..=b).into_par_iter().filter(|x| x % 3 == 0).collect();
+                assert_eq!(got, want);
+                assert_eq!(
+                    (a..=b).into_par_iter().find_last(|x| x % 7 == 0),
+                    (a..=b).rev().find(|x| x % 7 == 0)
+                );
+            }
+            let a = i128::MIN + len as i128;
+            for (a, b) in [(i128::MIN, a), (-(len as i128), len as i128)] {
+                let want: Vec<i128> = (a..b).collect();
+                assert_eq!((a..b).into_par_iter().collect::<Vec<_>>(), want);
+                assert_eq!(
+                    (a..=b).into_par_iter().map(|x| x % 1000).sum::<i128>(),
+                    (a..=b).map(|x| x % 1000).sum::<i128>()
+                );
+            }
+        }
+        // More values than positions: 10^27 (Rayon's octillion), and all of `i128`.
+        let octillion = 10u128.pow(27);
+        assert_eq!((0..octillion).into_par_iter().find_first(|_| true), Some(0));
+        assert_eq!(
+            (5..=octillion)
+                .into_par_iter()
+                .find_first(|x| x % 1000 == 999),
+            Some(999)
+        );
+        assert_eq!(
+            (i128::MIN..i128::MAX)
+                .into_par_iter()
+                .find_first(|x| *x > i128::MIN + 2),
+            Some(i128::MIN + 3)
+        );
+        assert_eq!((0..octillion).into_par_iter().take_any(5).count(), 5);
+    });
+}

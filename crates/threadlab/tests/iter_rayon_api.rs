@@ -122,6 +122,32 @@ fn bounds_keep_the_answer() {
     }
 }
 
+/// A bound set before `flat_map` still cuts the base: with pieces of one position (on one
+/// worker, so only the bound cuts), every block of the `map_init` that follows (one `init`
+/// each) holds one base item's inner items, as in Rayon, where `flat_map` splits as its base
+/// does.
+#[test]
+fn bounds_reach_through_flat_map() {
+    let pool = Pool::builder().threads(1).build().unwrap();
+    for n in [1u32, 2, 100, 3000] {
+        let inits = std::sync::atomic::AtomicUsize::new(0);
+        let got: Vec<u32> = pool.install(|| {
+            (0..n)
+                .into_par_iter()
+                .with_max_len(1)
+                .flat_map(|x| vec![x, x])
+                .map_init(
+                    || inits.fetch_add(1, std::sync::atomic::Ordering::Relaxed),
+                    |_, x| x,
+                )
+                .collect()
+        });
+        let want: Vec<u32> = (0..n).flat_map(|x| [x, x]).collect();
+        assert_eq!(got, want);
+        assert_eq!(inits.into_inner(), n as usize, "blocks of len {n}");
+    }
+}
+
 /// `fold` as an iterator of accumulators, `flat_map`, `flatten`, `chain`, `update`,
 /// `map_init`, `reduce_with`.
 #[test]

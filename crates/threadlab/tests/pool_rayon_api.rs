@@ -465,3 +465,31 @@ fn the_older_configuration_sets_what_the_builder_sets() {
     let pool = threadlab::Builder::default().threads(1).build().unwrap();
     assert_eq!(pool.current_num_threads(), 1);
 }
+
+/// Two pools broadcast into each other: from a worker of the first, every worker of the second
+/// broadcasts back into the first, whose waiting worker serves its part (it waits as a `join`
+/// does, running its pool's work), so every call runs once. A broken wait hangs: a watchdog
+/// turns that into a failure.
+#[test]
+fn broadcasts_into_each_other_finish() {
+    let (tx, rx) = mpsc::channel();
+    std::thread::spawn(move || {
+        let pool1 = Pool::builder().threads(3).build().unwrap();
+        let pool2 = Pool::builder().threads(4).build().unwrap();
+        let count = AtomicUsize::new(0);
+        let inner = pool1.install(|| {
+            pool2.broadcast(|_| {
+                pool1.broadcast(|ctx| {
+                    count.fetch_add(1, Ordering::Relaxed);
+                    ctx.index()
+                })
+            })
+        });
+        assert_eq!(inner, vec![vec![0, 1, 2]; 4]);
+        tx.send(count.into_inner()).unwrap();
+    });
+    let calls = rx
+        .recv_timeout(std::time::Duration::from_secs(120))
+        .expect("the broadcasts into each other did not finish");
+    assert_eq!(calls, 3 * 4);
+}

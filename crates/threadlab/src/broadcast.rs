@@ -7,10 +7,14 @@
 //! operation that waits at a barrier for all the others returns), which a `join` tree would
 //! not promise: threadlab's `join` runs both closures on one worker unless another asks for
 //! work, and an operation blocked at a barrier asks for nothing. A worker waiting in a `join`
-//! serves its inbox, so a broadcast from inside the pool reaches it. The helper threads cost a
+//! serves its inbox, so a broadcast from inside the pool reaches it. A caller that is a worker (of
+//! this pool or another) waits for the helpers in the same way, running its own pool's work and
+//! serving its inbox, so that two pools may broadcast into each other: a call that broadcasts
+//! back into the caller's pool reaches the caller's worker too. The helper threads cost a
 //! thread start per worker per broadcast: a broadcast is set-up work, not a loop body.
 //! `spawn_broadcast` pushes one task into every worker's inbox and returns.
 
+use crate::latch::{CountLatch, Latch};
 use crate::loom::sync::Arc;
 use crate::pool::registry::Registry;
 use crate::pool::worker::WorkerThread;
@@ -58,13 +62,38 @@ where
     };
     let me = on(registry).map(|w| w.index());
     let mut out: Vec<Option<R>> = (0..n).map(|_| None).collect();
+    // A caller that is a worker (of this pool or another) waits for the other calls while
+    // running its own pool's work, its inbox included, as a `join` does: a call elsewhere may
+    // broadcast back into the caller's pool and need the caller's own worker (two pools
+    // broadcasting into each other). Each helper counts down this latch when its call is done.
+    let waiter = WorkerThread::current();
+    let others_count = (0..n).filter(|&j| Some(j) != me).count();
+    let done = match waiter {
+        Some(w) if others_count > 0 => Some(CountLatch::with_count(
+            w.registry(),
+            w.index(),
+            others_count,
+        )),
+        _ => None,
+    };
+    let done = &done;
     std::thread::scope(|s| {
         let others: Vec<_> = (0..n)
             .filter(|&j| Some(j) != me)
             .map(|j| {
                 (
                     j,
-                    s.spawn(move || Registry::in_worker_at(registry, j, || op(ctx(j)))),
+                    s.spawn(move || {
+                        let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                            Registry::in_worker_at(registry, j, || op(ctx(j)))
+                        }));
+                        if let Some(latch) = done {
+                            // SAFETY: the latch lives on the caller's stack until the scope
+                            // has joined this thread, after this call.
+                            unsafe { Latch::set(latch) };
+                        }
+                        r
+                    }),
                 )
             })
             .collect();
@@ -75,9 +104,12 @@ where
                 std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| op(ctx(i)))),
             )
         });
+        if let (Some(w), Some(latch)) = (waiter, done) {
+            w.wait_until(&latch.core);
+        }
         let mut panic = None;
         for (j, h) in others {
-            match h.join() {
+            match h.join().unwrap_or_else(Err) {
                 Ok(r) => out[j] = Some(r),
                 Err(p) => panic = panic.or(Some(p)),
             }

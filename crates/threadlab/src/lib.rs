@@ -139,6 +139,8 @@ pub use pipeline::{Pipeline, PipelineReport};
 pub use pool::{
     blocking, Builder, Histogram, Metrics, Pool, ShutdownReport, WakePolicy, WorkerMetrics,
 };
+#[allow(deprecated)]
+pub use pool::{initialize, Configuration};
 pub use pool::{CustomSpawn, DefaultSpawn, ThreadBuilder, ThreadSpawn};
 pub use scope::{scope, Scope};
 pub use serial::SerialQueue;

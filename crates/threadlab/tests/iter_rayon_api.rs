@@ -122,6 +122,32 @@ fn bounds_keep_the_answer() {
     }
 }
 
+/// A bound set before `flat_map` still cuts the base: with pieces of one position (on one
+/// worker, so only the bound cuts), every block of the `map_init` that follows (one `init`
+/// each) holds one base item's inner items, as in Rayon, where `flat_map` splits as its base
+/// does.
+#[test]
+fn bounds_reach_through_flat_map() {
+    let pool = Pool::builder().threads(1).build().unwrap();
+    for n in [1u32, 2, 100, 3000] {
+        let inits = std::sync::atomic::AtomicUsize::new(0);
+        let got: Vec<u32> = pool.install(|| {
+            (0..n)
+                .into_par_iter()
+                .with_max_len(1)
+                .flat_map(|x| vec![x, x])
+                .map_init(
+                    || inits.fetch_add(1, std::sync::atomic::Ordering::Relaxed),
+                    |_, x| x,
+                )
+                .collect()
+        });
+        let want: Vec<u32> = (0..n).flat_map(|x| [x, x]).collect();
+        assert_eq!(got, want);
+        assert_eq!(inits.into_inner(), n as usize, "blocks of len {n}");
+    }
+}
+
 /// `fold` as an iterator of accumulators, `flat_map`, `flatten`, `chain`, `update`,
 /// `map_init`, `reduce_with`.
 #[test]
@@ -483,4 +509,56 @@ fn keyed_sorts_match_std() {
         all.sort_unstable();
         assert_eq!(un, all);
     }
+}
+
+/// `u128` and `i128` ranges (`a..b` and `a..=b`) yield `std`'s values, in order, at either end
+/// of the types; a range of more values than `usize` can count runs too (a position is then a
+/// run of values), and its first match is found at once.
+#[test]
+fn ranges_of_128_bit_integers() {
+    let pool = pool();
+    let mut rng = Rng::new(128);
+    pool.install(|| {
+        for _ in 0..20 {
+            let len = rng.below(5000) as u128;
+            let at = u128::from(rng.below(u64::MAX)) << rng.below(64);
+            for (a, b) in [(at, at.saturating_add(len)), (u128::MAX - len, u128::MAX)] {
+                let want: Vec<u128> = (a..b).collect();
+                assert_eq!((a..b).into_par_iter().collect::<Vec<_>>(), want);
+                assert_eq!((a..b).into_par_iter().count(), want.len());
+                let want: Vec<u128> = (a..=b).filter(|x| x % 3 == 0).collect();
+                let got: Vec<u128> = (a..=b).into_par_iter().filter(|x| x % 3 == 0).collect();
+                assert_eq!(got, want);
+                assert_eq!(
+                    (a..=b).into_par_iter().find_last(|x| x % 7 == 0),
+                    (a..=b).rev().find(|x| x % 7 == 0)
+                );
+            }
+            let a = i128::MIN + len as i128;
+            for (a, b) in [(i128::MIN, a), (-(len as i128), len as i128)] {
+                let want: Vec<i128> = (a..b).collect();
+                assert_eq!((a..b).into_par_iter().collect::<Vec<_>>(), want);
+                assert_eq!(
+                    (a..=b).into_par_iter().map(|x| x % 1000).sum::<i128>(),
+                    (a..=b).map(|x| x % 1000).sum::<i128>()
+                );
+            }
+        }
+        // More values than positions: 10^27 (Rayon's octillion), and all of `i128`.
+        let octillion = 10u128.pow(27);
+        assert_eq!((0..octillion).into_par_iter().find_first(|_| true), Some(0));
+        assert_eq!(
+            (5..=octillion)
+                .into_par_iter()
+                .find_first(|x| x % 1000 == 999),
+            Some(999)
+        );
+        assert_eq!(
+            (i128::MIN..i128::MAX)
+                .into_par_iter()
+                .find_first(|x| *x > i128::MIN + 2),
+            Some(i128::MIN + 3)
+        );
+        assert_eq!((0..octillion).into_par_iter().take_any(5).count(), 5);
+    });
 }

@@ -413,3 +413,83 @@ fn start_and_exit_handlers_run_once_per_worker() {
     drop(pool);
     assert_eq!(caught.load(Ordering::SeqCst), 4);
 }
+
+/// Rayon's older `Configuration` (deprecated there and here) sets what the builder sets: the
+/// count, the names, the handlers; `Pool::new` takes it too.
+#[test]
+#[allow(deprecated)]
+fn the_older_configuration_sets_what_the_builder_sets() {
+    use std::sync::Arc;
+    let started = Arc::new(AtomicUsize::new(0));
+    let exited = Arc::new(AtomicUsize::new(0));
+    let panics = Arc::new(AtomicUsize::new(0));
+    let (s, e, p) = (started.clone(), exited.clone(), panics.clone());
+    let pool = threadlab::Configuration::new()
+        .threads(3)
+        .thread_name(|i| format!("configured-{i}"))
+        .stack_size(1 << 20)
+        .breadth_first()
+        .start_handler(move |_| {
+            s.fetch_add(1, Ordering::SeqCst);
+        })
+        .exit_handler(move |_| {
+            e.fetch_add(1, Ordering::SeqCst);
+        })
+        .panic_handler(move |_| {
+            p.fetch_add(1, Ordering::SeqCst);
+        })
+        .build()
+        .unwrap();
+    assert_eq!(pool.current_num_threads(), 3);
+    for i in 0..3 {
+        let name = pool
+            .install_on(i, || std::thread::current().name().map(String::from))
+            .unwrap();
+        assert_eq!(name.as_deref(), Some(format!("configured-{i}").as_str()));
+    }
+    pool.spawn(|| panic!("to the configured handler"));
+    while panics.load(Ordering::SeqCst) == 0 {
+        std::thread::yield_now();
+    }
+    assert_eq!(started.load(Ordering::SeqCst), 3);
+    drop(pool);
+    assert_eq!(exited.load(Ordering::SeqCst), 3);
+    assert_eq!(panics.load(Ordering::SeqCst), 1);
+
+    let pool = Pool::new(threadlab::Configuration::new().threads(2)).unwrap();
+    assert_eq!(pool.current_num_threads(), 2);
+    // 0 means the default count, as for the builder.
+    let pool = threadlab::Configuration::new().threads(0).build().unwrap();
+    assert!(pool.current_num_threads() >= 1);
+    // `Builder::default()` needs no annotation of its spawn type.
+    let pool = threadlab::Builder::default().threads(1).build().unwrap();
+    assert_eq!(pool.current_num_threads(), 1);
+}
+
+/// Two pools broadcast into each other: from a worker of the first, every worker of the second
+/// broadcasts back into the first, whose waiting worker serves its part (it waits as a `join`
+/// does, running its pool's work), so every call runs once. A broken wait hangs: a watchdog
+/// turns that into a failure.
+#[test]
+fn broadcasts_into_each_other_finish() {
+    let (tx, rx) = mpsc::channel();
+    std::thread::spawn(move || {
+        let pool1 = Pool::builder().threads(3).build().unwrap();
+        let pool2 = Pool::builder().threads(4).build().unwrap();
+        let count = AtomicUsize::new(0);
+        let inner = pool1.install(|| {
+            pool2.broadcast(|_| {
+                pool1.broadcast(|ctx| {
+                    count.fetch_add(1, Ordering::Relaxed);
+                    ctx.index()
+                })
+            })
+        });
+        assert_eq!(inner, vec![vec![0, 1, 2]; 4]);
+        tx.send(count.into_inner()).unwrap();
+    });
+    let calls = rx
+        .recv_timeout(std::time::Duration::from_secs(120))
+        .expect("the broadcasts into each other did not finish");
+    assert_eq!(calls, 3 * 4);
+}

@@ -6,9 +6,21 @@
 //! back, a piece is a slice whose chunks run from its end: the first `n` chunks are its last
 //! `n * size` elements, so a split at `mid` keeps the slice's tail on the left.
 
+//!
+//! The four iterators are one type, [`Exact`]: the chunks (a parallel iterator) and the
+//! remainder; the shared and the mutable forms differ only in the slice they hold, and the two
+//! from-the-back producers are one, [`RExact`], over either slice ([`SlicePart`]).
+
 use super::drive::Producer;
 use super::source::{Chunks, ChunksMut};
 use super::{IndexedParallelIterator, ParallelIterator};
+
+/// The chunks `C` of a slice and its remainder `R`, which no chunk holds.
+#[derive(Debug, Clone)]
+pub struct Exact<C, R> {
+    chunks: C,
+    rem: R,
+}
 
 /// The iterator of [`ParallelSlice::par_chunks_exact`](super::ParallelSlice::par_chunks_exact).
 ///
@@ -20,50 +32,7 @@ use super::{IndexedParallelIterator, ParallelIterator};
 /// assert_eq!(c.len(), 2);
 /// assert_eq!(c.map(|c| c[0] + c[1]).collect::<Vec<_>>(), [3, 7]);
 /// ```
-#[derive(Debug)]
-pub struct ChunksExact<'a, T> {
-    chunks: Chunks<'a, T>,
-    rem: &'a [T],
-}
-
-/// A copy of the view (not of the elements).
-impl<T> Clone for ChunksExact<'_, T> {
-    fn clone(&self) -> Self {
-        ChunksExact {
-            chunks: self.chunks.clone(),
-            rem: self.rem,
-        }
-    }
-}
-
-impl<'a, T> ChunksExact<'a, T> {
-    pub(super) fn new(slice: &'a [T], size: usize) -> Self {
-        assert!(size > 0, "par_chunks_exact: size must be at least 1");
-        let (exact, rem) = slice.split_at(slice.len() - slice.len() % size);
-        ChunksExact {
-            chunks: Chunks::new(exact, size),
-            rem,
-        }
-    }
-
-    /// The last `len % size` elements, which no chunk holds.
-    pub fn remainder(&self) -> &'a [T] {
-        self.rem
-    }
-}
-
-impl<'a, T: Sync> ParallelIterator for ChunksExact<'a, T> {
-    type Item = &'a [T];
-    type Producer = Chunks<'a, T>;
-    fn into_producer(self) -> Chunks<'a, T> {
-        self.chunks
-    }
-}
-impl<T: Sync> IndexedParallelIterator for ChunksExact<'_, T> {
-    fn len(&self) -> usize {
-        Producer::len(&self.chunks)
-    }
-}
+pub type ChunksExact<'a, T> = Exact<Chunks<'a, T>, &'a [T]>;
 
 /// The iterator of
 /// [`ParallelSliceMut::par_chunks_exact_mut`](super::ParallelSliceMut::par_chunks_exact_mut).
@@ -76,51 +45,7 @@ impl<T: Sync> IndexedParallelIterator for ChunksExact<'_, T> {
 /// c.for_each(|c| c.swap(0, 1));
 /// assert_eq!(v, [2, 1, 4, 3, 0]);
 /// ```
-#[derive(Debug)]
-pub struct ChunksExactMut<'a, T> {
-    chunks: ChunksMut<'a, T>,
-    rem: &'a mut [T],
-}
-
-impl<'a, T> ChunksExactMut<'a, T> {
-    pub(super) fn new(slice: &'a mut [T], size: usize) -> Self {
-        assert!(size > 0, "par_chunks_exact_mut: size must be at least 1");
-        let at = slice.len() - slice.len() % size;
-        let (exact, rem) = slice.split_at_mut(at);
-        ChunksExactMut {
-            chunks: ChunksMut::new(exact, size),
-            rem,
-        }
-    }
-
-    /// The last `len % size` elements, which no chunk holds.
-    pub fn remainder(&mut self) -> &mut [T] {
-        self.rem
-    }
-
-    /// The remainder, for as long as the slice is borrowed; the iterator keeps an empty one.
-    pub fn take_remainder(&mut self) -> &'a mut [T] {
-        std::mem::take(&mut self.rem)
-    }
-
-    /// The remainder, for as long as the slice is borrowed, giving up the chunks.
-    pub fn into_remainder(self) -> &'a mut [T] {
-        self.rem
-    }
-}
-
-impl<'a, T: Send> ParallelIterator for ChunksExactMut<'a, T> {
-    type Item = &'a mut [T];
-    type Producer = ChunksMut<'a, T>;
-    fn into_producer(self) -> ChunksMut<'a, T> {
-        self.chunks
-    }
-}
-impl<T: Send> IndexedParallelIterator for ChunksExactMut<'_, T> {
-    fn len(&self) -> usize {
-        Producer::len(&self.chunks)
-    }
-}
+pub type ChunksExactMut<'a, T> = Exact<ChunksMut<'a, T>, &'a mut [T]>;
 
 /// The iterator of
 /// [`ParallelSlice::par_rchunks_exact`](super::ParallelSlice::par_rchunks_exact): chunks of
@@ -133,75 +58,7 @@ impl<T: Send> IndexedParallelIterator for ChunksExactMut<'_, T> {
 /// assert_eq!(c.remainder(), &[1]);
 /// assert_eq!(c.collect::<Vec<_>>(), [&[4, 5][..], &[2, 3]]);
 /// ```
-#[derive(Debug)]
-pub struct RChunksExact<'a, T> {
-    exact: &'a [T],
-    size: usize,
-    rem: &'a [T],
-}
-
-/// A copy of the view (not of the elements).
-impl<T> Clone for RChunksExact<'_, T> {
-    fn clone(&self) -> Self {
-        RChunksExact {
-            exact: self.exact,
-            size: self.size,
-            rem: self.rem,
-        }
-    }
-}
-
-impl<'a, T> RChunksExact<'a, T> {
-    pub(super) fn new(slice: &'a [T], size: usize) -> Self {
-        assert!(size > 0, "par_rchunks_exact: size must be at least 1");
-        let (rem, exact) = slice.split_at(slice.len() % size);
-        RChunksExact { exact, size, rem }
-    }
-
-    /// The first `len % size` elements, which no chunk holds.
-    pub fn remainder(&self) -> &'a [T] {
-        self.rem
-    }
-}
-
-impl<'a, T: Sync> Producer for RChunksExact<'a, T> {
-    type Item = &'a [T];
-    type Iter<'s>
-        = std::slice::RChunksExact<'a, T>
-    where
-        Self: 's;
-    fn len(&self) -> usize {
-        self.exact.len() / self.size
-    }
-    fn split_at(self, mid: usize) -> (Self, Self) {
-        // The first `mid` chunks are the last `mid * size` elements.
-        let (r, l) = self.exact.split_at(self.exact.len() - mid * self.size);
-        let piece = |exact| RChunksExact {
-            exact,
-            size: self.size,
-            rem: &[],
-        };
-        (piece(l), piece(r))
-    }
-    fn take(&mut self, n: usize) -> Self::Iter<'_> {
-        let (rest, tail) = self.exact.split_at(self.exact.len() - n * self.size);
-        self.exact = rest;
-        tail.rchunks_exact(self.size)
-    }
-}
-
-impl<'a, T: Sync> ParallelIterator for RChunksExact<'a, T> {
-    type Item = &'a [T];
-    type Producer = Self;
-    fn into_producer(self) -> Self {
-        self
-    }
-}
-impl<T: Sync> IndexedParallelIterator for RChunksExact<'_, T> {
-    fn len(&self) -> usize {
-        Producer::len(self)
-    }
-}
+pub type RChunksExact<'a, T> = Exact<RExact<&'a [T]>, &'a [T]>;
 
 /// The iterator of
 /// [`ParallelSliceMut::par_rchunks_exact_mut`](super::ParallelSliceMut::par_rchunks_exact_mut):
@@ -215,21 +72,64 @@ impl<T: Sync> IndexedParallelIterator for RChunksExact<'_, T> {
 /// c.for_each(|c| c.swap(0, 1));
 /// assert_eq!(v, [1, 3, 2, 5, 4]);
 /// ```
-#[derive(Debug)]
-pub struct RChunksExactMut<'a, T> {
-    exact: &'a mut [T],
-    size: usize,
-    rem: &'a mut [T],
+pub type RChunksExactMut<'a, T> = Exact<RExact<&'a mut [T]>, &'a mut [T]>;
+
+impl<'a, T> ChunksExact<'a, T> {
+    pub(super) fn new(slice: &'a [T], size: usize) -> Self {
+        assert!(size > 0, "par_chunks_exact: size must be at least 1");
+        let (exact, rem) = slice.split_at(slice.len() - slice.len() % size);
+        Exact {
+            chunks: Chunks::new(exact, size),
+            rem,
+        }
+    }
+}
+
+impl<'a, T> ChunksExactMut<'a, T> {
+    pub(super) fn new(slice: &'a mut [T], size: usize) -> Self {
+        assert!(size > 0, "par_chunks_exact_mut: size must be at least 1");
+        let at = slice.len() - slice.len() % size;
+        let (exact, rem) = slice.split_at_mut(at);
+        Exact {
+            chunks: ChunksMut::new(exact, size),
+            rem,
+        }
+    }
+}
+
+impl<'a, T> RChunksExact<'a, T> {
+    pub(super) fn new(slice: &'a [T], size: usize) -> Self {
+        assert!(size > 0, "par_rchunks_exact: size must be at least 1");
+        let (rem, exact) = slice.split_at(slice.len() % size);
+        Exact {
+            chunks: RExact { exact, size },
+            rem,
+        }
+    }
 }
 
 impl<'a, T> RChunksExactMut<'a, T> {
     pub(super) fn new(slice: &'a mut [T], size: usize) -> Self {
         assert!(size > 0, "par_rchunks_exact_mut: size must be at least 1");
         let (rem, exact) = slice.split_at_mut(slice.len() % size);
-        RChunksExactMut { exact, size, rem }
+        Exact {
+            chunks: RExact { exact, size },
+            rem,
+        }
     }
+}
 
-    /// The first `len % size` elements, which no chunk holds.
+impl<'a, C, T> Exact<C, &'a [T]> {
+    /// The elements no chunk holds: the last `len % size` (from the front), or the first
+    /// (from the back).
+    pub fn remainder(&self) -> &'a [T] {
+        self.rem
+    }
+}
+
+impl<'a, C, T> Exact<C, &'a mut [T]> {
+    /// The elements no chunk holds: the last `len % size` (from the front), or the first
+    /// (from the back).
     pub fn remainder(&mut self) -> &mut [T] {
         self.rem
     }
@@ -245,47 +145,96 @@ impl<'a, T> RChunksExactMut<'a, T> {
     }
 }
 
-impl<'a, T: Send> Producer for RChunksExactMut<'a, T> {
-    type Item = &'a mut [T];
-    type Iter<'s>
-        = std::slice::RChunksExactMut<'a, T>
-    where
-        Self: 's;
+impl<C: IndexedParallelIterator, R: Send> ParallelIterator for Exact<C, R> {
+    type Item = C::Item;
+    type Producer = C::Producer;
+    fn into_producer(self) -> C::Producer {
+        self.chunks.into_producer()
+    }
+}
+impl<C: IndexedParallelIterator, R: Send> IndexedParallelIterator for Exact<C, R> {
     fn len(&self) -> usize {
-        self.exact.len() / self.size
-    }
-    fn split_at(self, mid: usize) -> (Self, Self) {
-        let size = self.size;
-        let at = self.exact.len() - mid * size;
-        let (r, l) = self.exact.split_at_mut(at);
-        let l = RChunksExactMut {
-            exact: l,
-            size,
-            rem: &mut [],
-        };
-        let r = RChunksExactMut {
-            exact: r,
-            size,
-            rem: &mut [],
-        };
-        (l, r)
-    }
-    fn take(&mut self, n: usize) -> Self::Iter<'_> {
-        let at = self.exact.len() - n * self.size;
-        let (rest, tail) = std::mem::take(&mut self.exact).split_at_mut(at);
-        self.exact = rest;
-        tail.rchunks_exact_mut(self.size)
+        self.chunks.len()
     }
 }
 
-impl<'a, T: Send> ParallelIterator for RChunksExactMut<'a, T> {
-    type Item = &'a mut [T];
+/// A shared or a mutable slice, as [`RExact`] splits it.
+#[doc(hidden)]
+pub trait SlicePart: Default + Send {
+    /// Its chunks of exactly `size`, from the back.
+    type RChunks: Iterator<Item = Self>;
+    fn slice_len(&self) -> usize;
+    fn split_slice(self, at: usize) -> (Self, Self);
+    fn rchunks(self, size: usize) -> Self::RChunks;
+}
+
+impl<'a, T: Sync> SlicePart for &'a [T] {
+    type RChunks = std::slice::RChunksExact<'a, T>;
+    fn slice_len(&self) -> usize {
+        self.len()
+    }
+    fn split_slice(self, at: usize) -> (Self, Self) {
+        self.split_at(at)
+    }
+    fn rchunks(self, size: usize) -> Self::RChunks {
+        self.rchunks_exact(size)
+    }
+}
+
+impl<'a, T: Send> SlicePart for &'a mut [T] {
+    type RChunks = std::slice::RChunksExactMut<'a, T>;
+    fn slice_len(&self) -> usize {
+        self.len()
+    }
+    fn split_slice(self, at: usize) -> (Self, Self) {
+        self.split_at_mut(at)
+    }
+    fn rchunks(self, size: usize) -> Self::RChunks {
+        self.rchunks_exact_mut(size)
+    }
+}
+
+/// The producer of the chunks from the back: a piece is a slice whose chunks run from its end,
+/// so its first `n` chunks are its last `n * size` elements.
+#[doc(hidden)]
+#[derive(Debug, Clone)]
+pub struct RExact<S> {
+    exact: S,
+    size: usize,
+}
+
+impl<S: SlicePart> Producer for RExact<S> {
+    type Item = S;
+    type Iter<'s>
+        = S::RChunks
+    where
+        Self: 's;
+    fn len(&self) -> usize {
+        self.exact.slice_len() / self.size
+    }
+    fn split_at(self, mid: usize) -> (Self, Self) {
+        // The first `mid` chunks are the last `mid * size` elements.
+        let size = self.size;
+        let at = self.exact.slice_len() - mid * size;
+        let (r, l) = self.exact.split_slice(at);
+        (RExact { exact: l, size }, RExact { exact: r, size })
+    }
+    fn take(&mut self, n: usize) -> Self::Iter<'_> {
+        let at = self.exact.slice_len() - n * self.size;
+        let (rest, tail) = std::mem::take(&mut self.exact).split_slice(at);
+        self.exact = rest;
+        tail.rchunks(self.size)
+    }
+}
+
+impl<S: SlicePart> ParallelIterator for RExact<S> {
+    type Item = S;
     type Producer = Self;
     fn into_producer(self) -> Self {
         self
     }
 }
-impl<T: Send> IndexedParallelIterator for RChunksExactMut<'_, T> {
+impl<S: SlicePart> IndexedParallelIterator for RExact<S> {
     fn len(&self) -> usize {
         Producer::len(self)
     }

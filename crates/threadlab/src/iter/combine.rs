@@ -13,6 +13,7 @@
 //! - `map_init`'s `init` runs once per block, as Rayon's runs once per piece.
 
 use super::drive::Producer;
+use super::shared::{Part, Shared};
 use super::{Fold, IndexedParallelIterator, IntoParallelIterator, ParallelIterator};
 use std::sync::Arc;
 
@@ -118,16 +119,18 @@ where
     PI: IntoParallelIterator,
 {
     type Item = PI::Item;
-    type Producer = FlatMap<I::Producer, F>;
+    type Producer = Shared<I::Producer, F, FlatMapPart>;
     fn into_producer(self) -> Self::Producer {
-        FlatMap {
-            base: self.base.into_producer(),
-            f: self.f,
-        }
+        Shared::new(self.base.into_producer(), self.f)
     }
 }
 
-impl<P: Producer, F, PI> Producer for FlatMap<P, F>
+/// The [`Part`] of [`FlatMap`]: its closure.
+#[doc(hidden)]
+#[derive(Debug)]
+pub enum FlatMapPart {}
+
+impl<P: Producer, F, PI> Part<P, FlatMapPart> for F
 where
     F: Fn(P::Item) -> PI + Sync + Send,
     PI: IntoParallelIterator,
@@ -136,24 +139,14 @@ where
     type Iter<'s>
         = FlatIter<'s, P::Iter<'s>, F, PI::Item>
     where
-        Self: 's;
-    fn len(&self) -> usize {
-        self.base.len()
-    }
-    fn split_at(self, mid: usize) -> (Self, Self) {
-        let (l, r) = self.base.split_at(mid);
-        let f = Arc::clone(&self.f);
-        (FlatMap { base: l, f }, FlatMap { base: r, f: self.f })
-    }
-    fn take(&mut self, n: usize) -> Self::Iter<'_> {
+        P: 's,
+        F: 's;
+    fn block<'s>(&'s self, base: P::Iter<'s>) -> Self::Iter<'s> {
         FlatIter {
-            base: self.base.take(n),
-            f: &*self.f,
+            base,
+            f: self,
             cur: Vec::new().into_iter(),
         }
-    }
-    fn exact(&self) -> bool {
-        false
     }
 }
 
@@ -429,12 +422,9 @@ impl<I, F> Update<I, F> {
 
 impl<I: ParallelIterator, F: Fn(&mut I::Item) + Sync + Send> ParallelIterator for Update<I, F> {
     type Item = I::Item;
-    type Producer = Update<I::Producer, F>;
+    type Producer = Shared<I::Producer, F, UpdatePart>;
     fn into_producer(self) -> Self::Producer {
-        Update {
-            base: self.base.into_producer(),
-            f: self.f,
-        }
+        Shared::new(self.base.into_producer(), self.f)
     }
 }
 impl<I: IndexedParallelIterator, F: Fn(&mut I::Item) + Sync + Send> IndexedParallelIterator
@@ -445,34 +435,24 @@ impl<I: IndexedParallelIterator, F: Fn(&mut I::Item) + Sync + Send> IndexedParal
     }
 }
 
-impl<P: Producer, F: Fn(&mut P::Item) + Sync + Send> Producer for Update<P, F> {
+/// The [`Part`] of [`Update`]: its closure; every position still yields its item.
+#[doc(hidden)]
+#[derive(Debug)]
+pub enum UpdatePart {}
+
+impl<P: Producer, F: Fn(&mut P::Item) + Sync + Send> Part<P, UpdatePart> for F {
     type Item = P::Item;
     type Iter<'s>
         = UpdateIter<'s, P::Iter<'s>, F>
     where
-        Self: 's;
-    fn len(&self) -> usize {
-        self.base.len()
+        P: 's,
+        F: 's;
+    #[inline]
+    fn block<'s>(&'s self, base: P::Iter<'s>) -> Self::Iter<'s> {
+        UpdateIter { base, f: self }
     }
-    fn split_at(self, mid: usize) -> (Self, Self) {
-        let (l, r) = self.base.split_at(mid);
-        let f = Arc::clone(&self.f);
-        (Update { base: l, f }, Update { base: r, f: self.f })
-    }
-    fn take(&mut self, n: usize) -> Self::Iter<'_> {
-        UpdateIter {
-            base: self.base.take(n),
-            f: &*self.f,
-        }
-    }
-    fn exact(&self) -> bool {
-        self.base.exact()
-    }
-    fn min_len(&self) -> usize {
-        self.base.min_len()
-    }
-    fn max_len(&self) -> usize {
-        self.base.max_len()
+    fn exact(&self, base: &P) -> bool {
+        base.exact()
     }
 }
 

@@ -71,47 +71,25 @@ where
 }
 
 /// The iterator of [`IndexedParallelIterator::interleave_shortest`]: `a0, b0, a1, b1, …`
-/// until a side runs out (`a`'s next item still comes if `b` ran out first).
+/// until a side runs out (`a`'s next item still comes if `b` ran out first). It is
+/// [`Interleave`] of the two sides cut to those lengths.
 ///
 /// ```
 /// use threadlab::prelude::*;
 /// let v: Vec<u8> = [1, 2, 3, 4].par_iter().interleave_shortest(&[7, 8]).copied().collect();
 /// assert_eq!(v, [1, 7, 2, 8, 3]);
 /// ```
-#[derive(Debug, Clone)]
-pub struct InterleaveShortest<I, J> {
-    inner: Interleave<Cut<I>, Cut<J>>,
-}
+pub type InterleaveShortest<I, J> = Interleave<Cut<I>, Cut<J>>;
 
-impl<I: IndexedParallelIterator, J: IndexedParallelIterator> InterleaveShortest<I, J> {
-    pub(super) fn new(a: I, b: J) -> Self {
-        let (la, lb) = (a.len(), b.len());
-        let a = Cut::new(a, 0, la.min(lb.saturating_add(1)));
-        let b = Cut::new(b, 0, lb.min(la));
-        InterleaveShortest {
-            inner: Interleave::new(a, b),
-        }
-    }
-}
-
-impl<I, J> ParallelIterator for InterleaveShortest<I, J>
-where
-    I: IndexedParallelIterator,
-    J: IndexedParallelIterator<Item = I::Item>,
-{
-    type Item = I::Item;
-    type Producer = IntoIter<I::Item>;
-    fn into_producer(self) -> IntoIter<I::Item> {
-        self.inner.into_producer()
-    }
-}
-
-impl<I, J> IndexedParallelIterator for InterleaveShortest<I, J>
-where
-    I: IndexedParallelIterator,
-    J: IndexedParallelIterator<Item = I::Item>,
-{
-    fn len(&self) -> usize {
-        self.inner.len()
-    }
+/// [`InterleaveShortest`] of `a` and `b`: `a` cut to one more item than `b` has (or to its
+/// own length), `b` to `a`'s length.
+pub(super) fn interleave_shortest<I: IndexedParallelIterator, J: IndexedParallelIterator>(
+    a: I,
+    b: J,
+) -> InterleaveShortest<I, J> {
+    let (la, lb) = (a.len(), b.len());
+    Interleave::new(
+        Cut::new(a, 0, la.min(lb.saturating_add(1))),
+        Cut::new(b, 0, lb.min(la)),
+    )
 }

@@ -57,6 +57,7 @@ mod multizip;
 mod owned;
 mod panic_fuse;
 pub mod plumbing;
+mod shared;
 mod sort;
 mod source;
 mod strs;
@@ -69,7 +70,7 @@ pub use adapters::{
     Zip,
 };
 pub use bounds::Bounded;
-pub use chunks_exact::{ChunksExact, ChunksExactMut, RChunksExact, RChunksExactMut};
+pub use chunks_exact::{ChunksExact, ChunksExactMut, Exact, RChunksExact, RChunksExactMut};
 pub use collect::{FromParallelIterator, ParallelExtend};
 pub use combine::{
     Chain, CloneOf, FlatIter, FlatMap, FoldChunkIter, FoldChunks, FoldProducer, FoldWith, InitFn,
@@ -822,7 +823,7 @@ pub trait ParallelIterator: Sized + Send {
         F: Fn(T, Self::Item) -> R + Sync + Send,
         R: Try<Output = T> + Send,
     {
-        TryFold::init(self, identity, fold_op)
+        TryFold::new(self, combine::InitFn::new(identity), fold_op)
     }
 
     /// `try_fold` whose accumulators start as clones of `init`.
@@ -841,7 +842,7 @@ pub trait ParallelIterator: Sized + Send {
         F: Fn(T, Self::Item) -> R + Sync + Send,
         R: Try<Output = T> + Send,
     {
-        TryFold::with(self, init, fold_op)
+        TryFold::new(self, combine::CloneOf::new(init), fold_op)
     }
 
     /// The values of the items that are `Some`, halting every piece once any piece meets a
@@ -1147,7 +1148,7 @@ pub trait IndexedParallelIterator: ParallelIterator {
         J: IntoParallelIterator<Item = Self::Item>,
         J::Iter: IndexedParallelIterator<Item = Self::Item>,
     {
-        InterleaveShortest::new(self, other.into_par_iter())
+        interleave::interleave_shortest(self, other.into_par_iter())
     }
 
     /// The index of the first item for which `pred` holds.

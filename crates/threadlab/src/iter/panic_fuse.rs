@@ -7,6 +7,7 @@
 //! flag before each item.
 
 use super::drive::Producer;
+use super::shared::{Part, Shared};
 use super::{IndexedParallelIterator, ParallelIterator};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -34,12 +35,9 @@ impl<I> PanicFuse<I> {
 
 impl<I: ParallelIterator> ParallelIterator for PanicFuse<I> {
     type Item = I::Item;
-    type Producer = PanicFuse<I::Producer>;
+    type Producer = Shared<I::Producer, AtomicBool, Fuse>;
     fn into_producer(self) -> Self::Producer {
-        PanicFuse {
-            base: self.base.into_producer(),
-            fused: self.fused,
-        }
+        Shared::new(self.base.into_producer(), self.fused)
     }
 }
 impl<I: IndexedParallelIterator> IndexedParallelIterator for PanicFuse<I> {
@@ -48,41 +46,19 @@ impl<I: IndexedParallelIterator> IndexedParallelIterator for PanicFuse<I> {
     }
 }
 
-impl<P: Producer> Producer for PanicFuse<P> {
+/// The [`Part`] of [`PanicFuse`]: the flag that a panic in any block sets.
+#[doc(hidden)]
+#[derive(Debug)]
+pub enum Fuse {}
+
+impl<P: Producer> Part<P, Fuse> for AtomicBool {
     type Item = P::Item;
     type Iter<'s>
         = FuseIter<'s, P::Iter<'s>>
     where
-        Self: 's;
-    fn len(&self) -> usize {
-        self.base.len()
-    }
-    fn split_at(self, mid: usize) -> (Self, Self) {
-        let (l, r) = self.base.split_at(mid);
-        let fused = Arc::clone(&self.fused);
-        (
-            PanicFuse { base: l, fused },
-            PanicFuse {
-                base: r,
-                fused: self.fused,
-            },
-        )
-    }
-    fn take(&mut self, n: usize) -> Self::Iter<'_> {
-        FuseIter {
-            base: self.base.take(n),
-            fused: &self.fused,
-        }
-    }
-    fn exact(&self) -> bool {
-        // A fused piece may yield fewer items than it has positions.
-        false
-    }
-    fn min_len(&self) -> usize {
-        self.base.min_len()
-    }
-    fn max_len(&self) -> usize {
-        self.base.max_len()
+        P: 's;
+    fn block<'s>(&'s self, base: P::Iter<'s>) -> Self::Iter<'s> {
+        FuseIter { base, fused: self }
     }
 }
 

@@ -40,8 +40,9 @@ use std::mem::MaybeUninit;
 use std::ptr;
 
 /// Pieces this short are sorted sequentially by the standard library (a base case, not a grain:
-/// below it a `join` costs more than the sort saves).
-const SEQUENTIAL: usize = 2048;
+/// below it a `join` costs more than the sort saves). Under Miri every cut-off of this file is
+/// small, so that tests of a few hundred elements reach the parallel paths in seconds.
+const SEQUENTIAL: usize = if cfg!(miri) { 32 } else { 2048 };
 
 /// How a piece is cut (see the module doc).
 enum Cut {
@@ -87,16 +88,16 @@ impl Cut {
 /// doc). Our partition costs about what std's does per element, so this can be low: 2^14 to
 /// 2^20 measured alike on 10^7 `u64` on 2 workers, all 0.74–0.89× of Rayon's time against
 /// 0.80–0.91× for "std's sort, whole".
-const BUSY_PIECE: usize = 1 << 16;
+const BUSY_PIECE: usize = if cfg!(miri) { 128 } else { 1 << 16 };
 
 /// As [`BUSY_PIECE`] for the stable sort's pieces and merges: this file's branchy merge costs
 /// more per element than std's merge sort, so a busy pool stops cutting sooner (at 2^16 a
 /// stable sort of 10^7 `u64` on 2 workers was 4% slower than with "std's sort, whole"; at 2^20,
 /// 4% faster).
-const BUSY_MERGE: usize = 1 << 20;
+const BUSY_MERGE: usize = if cfg!(miri) { 128 } else { 1 << 20 };
 
 /// Merges this short are done sequentially.
-const SEQUENTIAL_MERGE: usize = 4096;
+const SEQUENTIAL_MERGE: usize = if cfg!(miri) { 64 } else { 4096 };
 
 /// Sorts `v` unstably by `is_less` (see the module doc).
 pub(crate) fn quick_sort<T, F>(v: &mut [T], is_less: &F)

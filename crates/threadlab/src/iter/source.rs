@@ -63,6 +63,75 @@ macro_rules! range_impls {
 }
 range_impls!(u8, u16, u32, u64, usize, i8, i16, i32, i64, isize);
 
+/// The producer of a 128-bit range, `(a..b).into_par_iter()` for `u128` or `i128`: a range
+/// that may hold more values than a position count (`usize`) can number, so a position is a
+/// run of `step` consecutive values (the last run may be shorter), with `step` the least that
+/// makes the count fit (1, for any range of at most `usize::MAX` values). As in Rayon, such a
+/// range is a parallel iterator but not an indexed one.
+#[doc(hidden)]
+#[derive(Debug, Clone)]
+pub struct WideRange<T> {
+    start: T,
+    end: T,
+    step: u128,
+}
+
+macro_rules! wide_range_impls {
+    ($($t:ty),*) => {$(
+        impl WideRange<$t> {
+            /// The values left, counted in `u128` (the difference of two `i128`s fits there).
+            fn values(&self) -> u128 {
+                if self.start < self.end {
+                    (self.end as u128).wrapping_sub(self.start as u128)
+                } else {
+                    0
+                }
+            }
+            /// The value `positions` runs after the start (at most the end).
+            fn after(&self, positions: usize) -> $t {
+                let values = (positions as u128)
+                    .saturating_mul(self.step)
+                    .min(self.values());
+                (self.start as u128).wrapping_add(values) as $t
+            }
+        }
+        impl Producer for WideRange<$t> {
+            type Item = $t;
+            type Iter<'s> = Range<$t>;
+            #[inline]
+            fn len(&self) -> usize {
+                self.values().div_ceil(self.step) as usize
+            }
+            fn split_at(self, mid: usize) -> (Self, Self) {
+                let m = self.after(mid);
+                (
+                    WideRange { start: self.start, end: m, step: self.step },
+                    WideRange { start: m, end: self.end, step: self.step },
+                )
+            }
+            #[inline]
+            fn take(&mut self, n: usize) -> Range<$t> {
+                let start = self.start;
+                self.start = self.after(n);
+                start..self.start
+            }
+            fn exact(&self) -> bool {
+                self.step == 1
+            }
+        }
+        impl ParallelIterator for RangeIter<$t> {
+            type Item = $t;
+            type Producer = WideRange<$t>;
+            fn into_producer(self) -> WideRange<$t> {
+                let mut wide = WideRange { start: self.range.start, end: self.range.end, step: 1 };
+                wide.step = wide.values().div_ceil(usize::MAX as u128).max(1);
+                wide
+            }
+        }
+    )*};
+}
+wide_range_impls!(u128, i128);
+
 /// One impl for every integer type (those `RangeIter` is a parallel iterator of), not one per
 /// type, as Rayon has it: so `(0..n).into_par_iter().method()` compiles before `n`'s type is
 /// inferred (with one impl per type, the method call is ambiguous until then).

@@ -8,13 +8,13 @@
 //! accumulator, wrapped as going on (`Some`, `Ok`, `Continue`). So `try_reduce` of the results
 //! is `std`'s `try_fold` of the whole when the operation is associative.
 
-use super::combine::{CloneOf, InitFn, MakeState};
+use super::combine::MakeState;
 use super::drive::Producer;
 use super::{ParallelIterator, Try};
 use std::sync::Arc;
 
-/// The iterator of [`ParallelIterator::try_fold`] (`S` = [`InitFn`]) and
-/// [`ParallelIterator::try_fold_with`] (`S` = [`CloneOf`]).
+/// The iterator of [`ParallelIterator::try_fold`] (`S` = [`InitFn`](super::InitFn)) and
+/// [`ParallelIterator::try_fold_with`] (`S` = [`CloneOf`](super::CloneOf)).
 ///
 /// ```
 /// use threadlab::prelude::*;
@@ -50,22 +50,13 @@ impl<I: Clone, S, F> Clone for TryFold<I, S, F> {
     }
 }
 
-impl<I, ID, F> TryFold<I, InitFn<ID>, F> {
-    pub(super) fn init(base: I, identity: ID, fold_op: F) -> Self {
+impl<I, S, F> TryFold<I, S, F> {
+    /// `base` folded by `fold_op` from the state `S` makes per block ([`InitFn`](super::InitFn): `try_fold`,
+    /// [`CloneOf`](super::CloneOf): `try_fold_with`).
+    pub(super) fn new(base: I, state: S, fold_op: F) -> Self {
         TryFold {
             base,
-            state: Arc::new(InitFn::new(identity)),
-            fold_op: Arc::new(fold_op),
-            stopped: false,
-        }
-    }
-}
-
-impl<I, T, F> TryFold<I, CloneOf<T>, F> {
-    pub(super) fn with(base: I, init: T, fold_op: F) -> Self {
-        TryFold {
-            base,
-            state: Arc::new(CloneOf::new(init)),
+            state: Arc::new(state),
             fold_op: Arc::new(fold_op),
             stopped: false,
         }

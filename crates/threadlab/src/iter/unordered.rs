@@ -12,6 +12,7 @@
 
 use super::adapters::Enumerate;
 use super::drive::Producer;
+use super::shared::{Part, Shared};
 use super::{IndexedParallelIterator, ParallelIterator};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;
@@ -75,73 +76,38 @@ impl<I, R> Unordered<I, R> {
 
 impl<I: ParallelIterator, R: Rule<I::Item>> ParallelIterator for Unordered<I, R> {
     type Item = R::Out;
-    type Producer = UnorderedProducer<I::Producer, R>;
+    type Producer = Shared<I::Producer, R, Ruled>;
     fn into_producer(self) -> Self::Producer {
-        UnorderedProducer {
-            base: self.base.into_producer(),
-            rule: Arc::new(self.rule),
-        }
+        Shared::new(self.base.into_producer(), Arc::new(self.rule))
     }
 }
 
-/// The producer of [`Unordered`]: the rule's state is shared by every piece.
+/// The [`Part`] of [`Unordered`]: its rule, whose state every piece shares; a rule that is
+/// done ends every piece.
 #[doc(hidden)]
-pub struct UnorderedProducer<P, R> {
-    base: P,
-    rule: Arc<R>,
-}
+#[derive(Debug)]
+pub enum Ruled {}
 
-impl<P: std::fmt::Debug, R> std::fmt::Debug for UnorderedProducer<P, R> {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("UnorderedProducer")
-            .field("base", &self.base)
-            .finish_non_exhaustive()
-    }
-}
-
-impl<P: Producer, R: Rule<P::Item>> Producer for UnorderedProducer<P, R> {
+impl<P: Producer, R: Rule<P::Item>> Part<P, Ruled> for R {
     type Item = R::Out;
     type Iter<'s>
         = UnorderedIter<'s, P::Iter<'s>, R>
     where
-        Self: 's;
-    fn len(&self) -> usize {
-        if self.rule.done() {
-            0
-        } else {
-            self.base.len()
-        }
-    }
-    fn split_at(self, mid: usize) -> (Self, Self) {
-        let (l, r) = self.base.split_at(mid);
-        let rule = Arc::clone(&self.rule);
-        (
-            UnorderedProducer { base: l, rule },
-            UnorderedProducer {
-                base: r,
-                rule: self.rule,
-            },
-        )
-    }
-    fn take(&mut self, n: usize) -> Self::Iter<'_> {
+        P: 's,
+        R: 's;
+    fn block<'s>(&'s self, base: P::Iter<'s>) -> Self::Iter<'s> {
         UnorderedIter {
-            base: self.base.take(n),
-            rule: &self.rule,
+            base,
+            rule: self,
             stopped: false,
         }
     }
-    fn exact(&self) -> bool {
-        false
-    }
-    fn min_len(&self) -> usize {
-        self.base.min_len()
-    }
-    fn max_len(&self) -> usize {
-        self.base.max_len()
+    fn done(&self) -> bool {
+        Rule::done(self)
     }
 }
 
-/// A block of [`UnorderedProducer`].
+/// A block of [`Unordered`].
 #[doc(hidden)]
 #[derive(Debug)]
 pub struct UnorderedIter<'s, It, R> {
@@ -393,16 +359,18 @@ where
     P: Fn(I::Item) -> bool + Sync + Send,
 {
     type Item = usize;
-    type Producer = Positions<Enumerate<I::Producer>, P>;
+    type Producer = Shared<Enumerate<I::Producer>, P, Pos>;
     fn into_producer(self) -> Self::Producer {
-        Positions {
-            base: Enumerate::new(self.base.into_producer()),
-            pred: self.pred,
-        }
+        Shared::new(Enumerate::new(self.base.into_producer()), self.pred)
     }
 }
 
-impl<P: Producer, F> Producer for Positions<Enumerate<P>, F>
+/// The [`Part`] of [`Positions`]: the predicate, over the enumerated base.
+#[doc(hidden)]
+#[derive(Debug)]
+pub enum Pos {}
+
+impl<P: Producer, F> Part<Enumerate<P>, Pos> for F
 where
     F: Fn(P::Item) -> bool + Sync + Send,
 {
@@ -410,35 +378,10 @@ where
     type Iter<'s>
         = PositionsIter<'s, <Enumerate<P> as Producer>::Iter<'s>, F>
     where
-        Self: 's;
-    fn len(&self) -> usize {
-        self.base.len()
-    }
-    fn split_at(self, mid: usize) -> (Self, Self) {
-        let (l, r) = self.base.split_at(mid);
-        let pred = Arc::clone(&self.pred);
-        (
-            Positions { base: l, pred },
-            Positions {
-                base: r,
-                pred: self.pred,
-            },
-        )
-    }
-    fn take(&mut self, n: usize) -> Self::Iter<'_> {
-        PositionsIter {
-            base: self.base.take(n),
-            pred: &self.pred,
-        }
-    }
-    fn exact(&self) -> bool {
-        false
-    }
-    fn min_len(&self) -> usize {
-        self.base.min_len()
-    }
-    fn max_len(&self) -> usize {
-        self.base.max_len()
+        P: 's,
+        F: 's;
+    fn block<'s>(&'s self, base: <Enumerate<P> as Producer>::Iter<'s>) -> Self::Iter<'s> {
+        PositionsIter { base, pred: self }
     }
 }
 

@@ -24,25 +24,17 @@ pub(crate) type ThreadHandler = Box<dyn Fn(usize) + Send + Sync>;
 /// assert_eq!(pool.current_num_threads(), 2);
 /// # Ok::<(), threadlab::BuildError>(())
 /// ```
-#[derive(Default)]
 pub struct Builder<S = DefaultSpawn> {
     spawn: S,
-    threads: Option<usize>,
-    name: Option<NameFn>,
-    pin_to_cores: bool,
-    stack_size: Option<usize>,
-    panic_handler: Option<PanicHandler>,
-    wake_policy: WakePolicy,
-    keep_alive: Option<Duration>,
-    time_histograms: bool,
-    max_spare_threads: Option<usize>,
-    start_handler: Option<ThreadHandler>,
-    exit_handler: Option<ThreadHandler>,
+    config: Config,
 }
 
-/// What `Registry::start` needs.
+/// What the builder's setters set, and what `Registry::start` reads: one struct, so that a
+/// builder that changes its spawn type (`spawn_handler`) keeps every setting by moving it.
+#[derive(Default)]
 pub(crate) struct Config {
-    pub(crate) threads: usize,
+    /// As set: `None` or 0 mean the default count ([`Config::threads`]).
+    threads: Option<usize>,
     name: Option<NameFn>,
     pub(crate) pin_to_cores: bool,
     pub(crate) stack_size: Option<usize>,
@@ -50,7 +42,8 @@ pub(crate) struct Config {
     pub(crate) wake_policy: WakePolicy,
     pub(crate) keep_alive: Option<Duration>,
     pub(crate) time_histograms: bool,
-    pub(crate) max_spare_threads: usize,
+    /// As set: `None` means the default ([`Config::max_spare_threads`]).
+    max_spare_threads: Option<usize>,
     /// The threads come from a spawn handler (`Builder::spawn_handler`).
     pub(crate) custom_spawn: bool,
     pub(crate) start_handler: Option<ThreadHandler>,
@@ -58,6 +51,20 @@ pub(crate) struct Config {
 }
 
 impl Config {
+    /// The number of workers: the count set, else (also for 0, as in Rayon) the default.
+    pub(crate) fn threads(&self) -> usize {
+        match self.threads {
+            Some(n) if n > 0 => n,
+            _ => default_threads(),
+        }
+    }
+
+    /// At most this many spare threads at once (see `Builder::max_spare_threads`).
+    pub(crate) fn max_spare_threads(&self) -> usize {
+        self.max_spare_threads
+            .unwrap_or(crate::pool::spare::DEFAULT_MAX_SPARE_THREADS)
+    }
+
     /// Whether an `install` from outside the pool may run on the calling thread as the guest of
     /// a sleeping worker's seat (`worker::run_as_guest`): not when the builder asked for
     /// something of the workers' threads themselves (a name, a core, a stack size), which the
@@ -80,16 +87,25 @@ impl Config {
 
 impl<S> std::fmt::Debug for Builder<S> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let c = &self.config;
         f.debug_struct("Builder")
-            .field("threads", &self.threads)
-            .field("pin_to_cores", &self.pin_to_cores)
-            .field("stack_size", &self.stack_size)
-            .field("wake_policy", &self.wake_policy)
-            .field("keep_alive", &self.keep_alive)
-            .field("time_histograms", &self.time_histograms)
-            .field("max_spare_threads", &self.max_spare_threads)
+            .field("threads", &c.threads)
+            .field("pin_to_cores", &c.pin_to_cores)
+            .field("stack_size", &c.stack_size)
+            .field("wake_policy", &c.wake_policy)
+            .field("keep_alive", &c.keep_alive)
+            .field("time_histograms", &c.time_histograms)
+            .field("max_spare_threads", &c.max_spare_threads)
             .field("spawn_handler", &std::any::type_name::<S>())
             .finish_non_exhaustive()
+    }
+}
+
+/// [`Builder::new`]. Only for the default spawn type, so that `Builder::default()` needs no
+/// type annotation (as `Builder::new()`).
+impl Default for Builder {
+    fn default() -> Self {
+        Builder::new()
     }
 }
 
@@ -98,7 +114,10 @@ impl Builder {
     /// quotas), no pinning, the OS's stack size, panics printed to stderr and counted, the
     /// default [`WakePolicy`].
     pub fn new() -> Self {
-        Builder::default()
+        Builder {
+            spawn: DefaultSpawn,
+            config: Config::default(),
+        }
     }
 
     /// Builds a pool whose workers run on scoped threads (`std::thread::scope`), each inside
@@ -190,17 +209,7 @@ impl<S> Builder<S> {
     {
         Builder {
             spawn: CustomSpawn(handler),
-            threads: self.threads,
-            name: self.name,
-            pin_to_cores: self.pin_to_cores,
-            stack_size: self.stack_size,
-            panic_handler: self.panic_handler,
-            wake_policy: self.wake_policy,
-            keep_alive: self.keep_alive,
-            time_histograms: self.time_histograms,
-            max_spare_threads: self.max_spare_threads,
-            start_handler: self.start_handler,
-            exit_handler: self.exit_handler,
+            config: self.config,
         }
     }
 
@@ -227,7 +236,7 @@ impl<S> Builder<S> {
     /// # Ok::<(), threadlab::BuildError>(())
     /// ```
     pub fn start_handler(mut self, handler: impl Fn(usize) + Send + Sync + 'static) -> Self {
-        self.start_handler = Some(Box::new(handler));
+        self.config.start_handler = Some(Box::new(handler));
         self
     }
 
@@ -251,7 +260,7 @@ impl<S> Builder<S> {
     /// # Ok::<(), threadlab::BuildError>(())
     /// ```
     pub fn exit_handler(mut self, handler: impl Fn(usize) + Send + Sync + 'static) -> Self {
-        self.exit_handler = Some(Box::new(handler));
+        self.config.exit_handler = Some(Box::new(handler));
         self
     }
 
@@ -259,7 +268,7 @@ impl<S> Builder<S> {
     /// `THREADLAB_NUM_THREADS` environment variable if it holds a positive number, else
     /// `available_parallelism()`.
     pub fn threads(mut self, n: usize) -> Self {
-        self.threads = Some(n);
+        self.config.threads = Some(n);
         self
     }
 
@@ -269,7 +278,7 @@ impl<S> Builder<S> {
     /// thread) on the workers' threads: otherwise such work may run on the calling thread as the
     /// guest of a sleeping worker (see [`Pool::install`](crate::Pool::install)).
     pub fn thread_name(mut self, f: impl FnMut(usize) -> String + 'static) -> Self {
-        self.name = Some(Box::new(f));
+        self.config.name = Some(Box::new(f));
         self
     }
 
@@ -283,7 +292,7 @@ impl<S> Builder<S> {
     /// thread) on the workers' threads: otherwise such work may run on the calling thread as the
     /// guest of a sleeping worker (see [`Pool::install`](crate::Pool::install)).
     pub fn pin_to_cores(mut self, pin: bool) -> Self {
-        self.pin_to_cores = pin;
+        self.config.pin_to_cores = pin;
         self
     }
 
@@ -293,7 +302,7 @@ impl<S> Builder<S> {
     /// thread) on the workers' threads: otherwise such work may run on the calling thread as the
     /// guest of a sleeping worker (see [`Pool::install`](crate::Pool::install)).
     pub fn stack_size(mut self, bytes: usize) -> Self {
-        self.stack_size = Some(bytes);
+        self.config.stack_size = Some(bytes);
         self
     }
 
@@ -303,7 +312,7 @@ impl<S> Builder<S> {
         mut self,
         handler: impl Fn(Box<dyn Any + Send>) + Send + Sync + 'static,
     ) -> Self {
-        self.panic_handler = Some(Box::new(handler));
+        self.config.panic_handler = Some(Box::new(handler));
         self
     }
 
@@ -319,7 +328,7 @@ impl<S> Builder<S> {
     /// # Ok::<(), threadlab::BuildError>(())
     /// ```
     pub fn wake_policy(mut self, policy: WakePolicy) -> Self {
-        self.wake_policy = policy;
+        self.config.wake_policy = policy;
         self
     }
 
@@ -366,7 +375,7 @@ impl<S> Builder<S> {
     /// [`WorkerMetrics::starts`]: crate::WorkerMetrics::starts
     /// [`Pool::install_on`]: crate::Pool::install_on
     pub fn keep_alive(mut self, idle: Duration) -> Self {
-        self.keep_alive = Some(idle);
+        self.config.keep_alive = Some(idle);
         self
     }
 
@@ -389,7 +398,7 @@ impl<S> Builder<S> {
     /// [`WorkerMetrics::task_run_time`]: crate::WorkerMetrics::task_run_time
     /// [`WorkerMetrics::poll_time`]: crate::WorkerMetrics::poll_time
     pub fn time_histograms(mut self, on: bool) -> Self {
-        self.time_histograms = on;
+        self.config.time_histograms = on;
         self
     }
 
@@ -422,31 +431,12 @@ impl<S> Builder<S> {
     /// # Ok::<(), threadlab::BuildError>(())
     /// ```
     pub fn max_spare_threads(mut self, n: usize) -> Self {
-        self.max_spare_threads = Some(n);
+        self.config.max_spare_threads = Some(n);
         self
     }
 
     pub(crate) fn into_config(self) -> (Config, S) {
-        let config = Config {
-            threads: match self.threads {
-                Some(n) if n > 0 => n,
-                _ => default_threads(),
-            },
-            name: self.name,
-            pin_to_cores: self.pin_to_cores,
-            stack_size: self.stack_size,
-            panic_handler: self.panic_handler,
-            wake_policy: self.wake_policy,
-            keep_alive: self.keep_alive,
-            time_histograms: self.time_histograms,
-            max_spare_threads: self
-                .max_spare_threads
-                .unwrap_or(crate::pool::spare::DEFAULT_MAX_SPARE_THREADS),
-            custom_spawn: false,
-            start_handler: self.start_handler,
-            exit_handler: self.exit_handler,
-        };
-        (config, self.spawn)
+        (self.config, self.spawn)
     }
 
     /// Starts the workers.
@@ -465,7 +455,7 @@ impl<S> Builder<S> {
         if handler.is_some() {
             // The handler's threads only: no guests, no spare threads (see `spawn_handler`).
             config.custom_spawn = true;
-            config.max_spare_threads = 0;
+            config.max_spare_threads = Some(0);
         }
         let registry = Registry::start(config, handler)?;
         Ok(Pool::from_parts(registry))

@@ -1,6 +1,7 @@
 //! The pool: a fixed set of long-lived workers that share work by stealing.
 //!
 //! - [`builder`]: configuration and start-up.
+//! - [`configuration`]: Rayon's older configuration interface, over the builder.
 //! - [`affinity`]: `pin_to_cores`: the CPUs a process may use, and pinning failures.
 //! - [`fork`]: pools in a child process made by `fork()`.
 //! - [`registry`]: what the workers share and how work enters the pool.
@@ -15,6 +16,7 @@
 
 pub(crate) mod affinity;
 pub(crate) mod builder;
+pub(crate) mod configuration;
 pub(crate) mod fork;
 pub(crate) mod inbox;
 pub(crate) mod limits;
@@ -30,6 +32,8 @@ use crate::loom::sync::Arc;
 use crate::scope::Scope;
 use crate::NoSuchWorker;
 pub use builder::{Builder, CustomSpawn, DefaultSpawn, ThreadBuilder, ThreadSpawn};
+#[allow(deprecated)]
+pub use configuration::{initialize, Configuration};
 pub use metrics::{Histogram, Metrics, WorkerMetrics};
 use registry::Registry;
 pub use sleep::WakePolicy;

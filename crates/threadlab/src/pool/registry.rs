@@ -92,8 +92,8 @@ impl Registry {
         mut config: Config,
         mut handler: Option<&mut dyn FnMut(ThreadBuilder) -> std::io::Result<()>>,
     ) -> Result<Arc<Registry>, BuildError> {
-        let n = config.threads;
-        let spare = config.max_spare_threads;
+        let n = config.threads();
+        let spare = config.max_spare_threads();
         if n == 0 {
             return Err(BuildError::zero_threads());
         }

@@ -226,11 +226,7 @@ impl Tag {
         name: Option<&'static str>,
         location: &'static Location<'static>,
     ) -> Option<Tag> {
-        // Relaxed: see `ARMED`.
-        if ARMED.load(Ordering::Relaxed) == 0 && name.is_none() {
-            return None;
-        }
-        Some(Tag::capture_cold(installed(), name, location, false))
+        Tag::capture_as(name, location, false)
     }
 
     /// [`Tag::capture`] for a task whose spawn the recorder notes next on this thread, before
@@ -243,11 +239,21 @@ impl Tag {
         name: Option<&'static str>,
         location: &'static Location<'static>,
     ) -> Option<Tag> {
+        Tag::capture_as(name, location, true)
+    }
+
+    /// [`Tag::capture`] (`spawned` false) or [`Tag::capture_spawned`] (true).
+    #[inline(always)]
+    fn capture_as(
+        name: Option<&'static str>,
+        location: &'static Location<'static>,
+        spawned: bool,
+    ) -> Option<Tag> {
         // Relaxed: see `ARMED`.
         if ARMED.load(Ordering::Relaxed) == 0 && name.is_none() {
             return None;
         }
-        Some(Tag::capture_cold(installed(), name, location, true))
+        Some(Tag::capture_cold(installed(), name, location, spawned))
     }
 
     #[cold]

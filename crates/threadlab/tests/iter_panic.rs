@@ -187,3 +187,36 @@ fn rev_runs_its_base_only_when_the_pipeline_runs() {
         });
     }
 }
+
+/// A comparison that panics while the stable sort merges its two sorted halves leaves the slice
+/// holding each of its elements once: the merge's partial writes are undone from its buffer.
+/// The comparison panics when it compares an element of the first half with one of the second,
+/// which only the final merge does (the halves are sorted apart first). Under Miri the length
+/// is past the sort's cut-offs for a busy pool too, so the merge is always reached there.
+#[test]
+fn a_panic_while_the_halves_merge_leaves_every_element_in_the_slice_once() {
+    let pool = Pool::builder().threads(2).build().unwrap();
+    let n: u64 = if cfg!(miri) { 300 } else { 5000 };
+    let half = |c: &Counted| (c.0 & 0xFFFF_FFFF) < n / 2;
+    pool.install(|| {
+        expect_boom_and_no_leak(|| {
+            // An element is its key (high half) and its first position (low half).
+            let mut items: Vec<Counted> = (0..n)
+                .map(|i| Counted::new(((i * 7919) % n) << 32 | i))
+                .collect();
+            let r = catch_unwind(AssertUnwindSafe(|| {
+                items.par_sort_by(|a, b| {
+                    if half(a) != half(b) {
+                        panic!("boom");
+                    }
+                    (a.0 >> 32).cmp(&(b.0 >> 32))
+                })
+            }));
+            let mut firsts: Vec<u64> = items.iter().map(|c| c.0 & 0xFFFF_FFFF).collect();
+            firsts.sort_unstable();
+            assert!(firsts.iter().copied().eq(0..n), "not a permutation");
+            drop(items);
+            std::panic::resume_unwind(r.expect_err("the halves were compared"));
+        });
+    });
+}

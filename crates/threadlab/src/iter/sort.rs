@@ -311,20 +311,31 @@ where
         let (bl, br) = buf.split_at_mut(mid);
         cut.join(|| sort_rec(vl, bl, is_less), || sort_rec(vr, br, is_less));
     }
+    // Every pointer below derives from these two raw pointers, taken once: the guard's pointers
+    // must stay valid while the merge holds slices of the buffer (a pointer from `buf.as_ptr()`
+    // would be invalidated, under Stacked Borrows, by a later `&mut` reborrow of `buf` itself).
+    let vp = v.as_mut_ptr();
+    let bp = buf.as_mut_ptr().cast::<T>();
     // SAFETY: `buf` has room for `len` elements and does not overlap `v`; from here on the
     // elements live bitwise in both places until the merge overwrote `v`, and nothing drops
     // either copy (`buf` holds `MaybeUninit`).
-    unsafe { ptr::copy_nonoverlapping(v.as_ptr(), buf.as_mut_ptr().cast::<T>(), len) };
+    unsafe { ptr::copy_nonoverlapping(vp, bp, len) };
     let restore = Restore {
-        src: buf.as_ptr().cast::<T>(),
-        dst: v.as_mut_ptr(),
+        src: bp,
+        dst: vp,
         len,
     };
-    let (a, b) = buf.split_at_mut(mid);
-    let dst = Dst(v.as_mut_ptr());
-    // SAFETY: `a` and `b` are initialised (just copied), sorted, and together exactly as long
-    // as the destination `v`, which nothing else touches during the merge.
-    unsafe { par_merge(slice_init(a), slice_init(b), dst, is_less) };
+    // SAFETY: `bp[..mid]` and `bp[mid..len]` are disjoint, initialised (just copied) and sorted;
+    // while the merge holds them nothing but the guard (after the merge ended) reads the buffer.
+    let (a, b) = unsafe {
+        (
+            std::slice::from_raw_parts_mut(bp, mid),
+            std::slice::from_raw_parts_mut(bp.add(mid), len - mid),
+        )
+    };
+    // SAFETY: `a` and `b` are together exactly as long as the destination `v`, which nothing
+    // else touches during the merge, and do not overlap it.
+    unsafe { par_merge(a, b, Dst(vp), is_less) };
     std::mem::forget(restore);
 }
 
@@ -351,13 +362,6 @@ struct Dst<T>(*mut T);
 // `T: Send`); the pointer is only an address for those writes, made while the owner of the
 // slice waits in `join`. It is copied into each sub-merge's closure, never shared.
 unsafe impl<T: Send> Send for Dst<T> {}
-
-/// # Safety
-/// `s` must be initialised.
-unsafe fn slice_init<T>(s: &mut [MaybeUninit<T>]) -> &mut [T] {
-    // SAFETY: the caller promises the elements are initialised; layouts are the same.
-    unsafe { &mut *(s as *mut [MaybeUninit<T>] as *mut [T]) }
-}
 
 /// Merges sorted `a` and `b` into `dst` (room for `a.len() + b.len()`), stably (ties from `a`
 /// first), splitting above [`SEQUENTIAL_MERGE`] elements while another worker is idle. The

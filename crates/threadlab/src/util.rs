@@ -3,6 +3,7 @@
 
 use std::fmt;
 use std::ops::{Deref, DerefMut};
+use std::sync::{Mutex, MutexGuard};
 
 /// Pads and aligns a value to 128 bytes, so two values that different threads write never share
 /// a cache line.
@@ -86,6 +87,12 @@ impl<T: fmt::Debug> fmt::Debug for CachePadded<T> {
             .field("value", &self.value)
             .finish()
     }
+}
+
+/// Locks a std mutex, ignoring poisoning: every lock of the crate taken this way guards data that
+/// a panic cannot leave half written (flags, handles, moves of `Option`s, whole chunks).
+pub(crate) fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
 }
 
 #[cfg(test)]

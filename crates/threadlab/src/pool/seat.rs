@@ -35,6 +35,7 @@ use crate::loom::sync::Arc;
 use crate::pool::builder::ThreadBuilder;
 use crate::pool::registry::Registry;
 use crate::pool::worker;
+use crate::util::lock;
 
 /// One worker's seat.
 #[derive(Default)]
@@ -43,11 +44,6 @@ pub(crate) struct Seat {
     deque: Mutex<Option<Worker<JobRef>>>,
     /// The seat's latest thread.
     handle: Mutex<Option<JoinHandle<()>>>,
-}
-
-fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    // Only moves of `Option`s happen under these locks: nothing to leave half done.
-    m.lock().unwrap_or_else(|e| e.into_inner())
 }
 
 impl Seat {

@@ -62,6 +62,7 @@ use crate::loom::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use crate::loom::sync::Arc;
 use crate::pool::registry::Registry;
 use crate::pool::worker::WorkerThread;
+use crate::util::lock;
 
 /// How often the monitor looks while some worker is awake.
 pub(crate) const TICK: Duration = Duration::from_millis(50);
@@ -71,11 +72,6 @@ pub(crate) const STALLED_TICKS: u32 = 2;
 pub(crate) const QUIET_TICKS: u32 = 20;
 /// Spare threads a pool may run at once unless the builder says otherwise.
 pub(crate) const DEFAULT_MAX_SPARE_THREADS: usize = 32;
-
-fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    // Only flags and handles are written under these locks: nothing to leave half done.
-    m.lock().unwrap_or_else(|e| e.into_inner())
-}
 
 /// Wakes the monitor: a flag under a lock, with a condition variable. An elastic pool's
 /// monitor leaves instead of sleeping for good (the pool keeps no thread while idle); the next

@@ -37,31 +37,8 @@ use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
 use super::codec::{encode, Base, Decoder, MAX_ENCODED};
-
-/// One recorded event, as written on the hot path. `kind` says how to read `a`, `b` and `c`
-/// (see `event.rs`).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-#[repr(C)]
-pub(crate) struct Record {
-    pub(crate) ts: u64,
-    pub(crate) a: u64,
-    pub(crate) b: u64,
-    pub(crate) kind: u32,
-    pub(crate) c: u32,
-}
-
-impl Record {
-    /// The record that marks its thread as pool worker `index`.
-    pub(crate) fn worker(ts: u64, index: u32) -> Record {
-        Record {
-            ts,
-            a: 0,
-            b: 0,
-            kind: super::raw::WORKER,
-            c: index,
-        }
-    }
-}
+pub(crate) use super::raw::Record;
+use crate::util::lock;
 
 /// Bytes of a thread's first chunk.
 const FIRST_CHUNK: usize = 8 << 10;
@@ -113,11 +90,6 @@ impl Chunk {
         self.bytes.len()
     }
 
-    /// The chunk's memory: its address and length in bytes.
-    pub(crate) fn memory(&self) -> (*const u8, usize) {
-        (self.bytes.as_ptr().cast(), self.bytes.len())
-    }
-
     /// Encodes `rec` at byte `at` against `base` and publishes it; returns the new length.
     ///
     /// # Safety
@@ -163,6 +135,12 @@ impl Chunk {
         // SAFETY: bytes below a published length were fully written before the release store
         // that `published_len`'s acquire load synchronised with, and are never written again.
         unsafe { std::slice::from_raw_parts(ptr, len) }
+    }
+}
+
+impl super::prefault::Region for Chunk {
+    fn memory(&self) -> (*const u8, usize) {
+        (self.bytes.as_ptr().cast(), self.bytes.len())
     }
 }
 
@@ -340,11 +318,6 @@ fn allocate(cap: usize, limit: Option<usize>) -> Option<Arc<Chunk>> {
         return None;
     }
     Some(Arc::new(Chunk::new(cap)))
-}
-
-/// Locks a std mutex, ignoring poisoning (the data behind these locks stays consistent).
-pub(crate) fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|e| e.into_inner())
 }
 
 impl ThreadBuf {

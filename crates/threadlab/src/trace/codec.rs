@@ -24,8 +24,8 @@
 //! Every chunk starts from a zero base, so each chunk decodes on its own: the flight recorder
 //! drops whole chunks from the front, and a snapshot reads the chunks while their owner writes.
 
-use super::buffer::Record;
 use super::raw;
+use super::raw::Record;
 
 /// The most bytes one record takes: the header, two 10-byte varints and a 5-byte one for the
 /// timestamp and `a`/`b`, and `c`.

@@ -12,12 +12,12 @@
 
 use std::collections::HashMap;
 
-use super::buffer::Record;
 use super::clock::Converter;
 use super::compact::EventBuf;
 use super::event::{Event, EventKind, FlowId, NameId, TaskKind, ThreadTrack, Trace};
 use super::intern::Interner;
 use super::raw;
+use super::raw::Record;
 
 /// What `stop` collected from one thread.
 pub(crate) struct RawThread {

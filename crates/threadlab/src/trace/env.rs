@@ -58,7 +58,7 @@ fn start_now() {
                 "threadlab: {TRACE_ENV}: recording this process's pools; the trace goes to {} at exit",
                 path.display()
             );
-            *super::buffer::lock(&PENDING) = Some((rec, path));
+            *crate::util::lock(&PENDING) = Some((rec, path));
             // SAFETY: `save_at_exit` is an `extern "C" fn()` that never unwinds (it catches
             // panics); registering it has no other precondition.
             if unsafe { libc::atexit(save_at_exit) } != 0 {
@@ -92,7 +92,7 @@ fn env_path(value: &str) -> PathBuf {
 /// # Ok::<(), threadlab::trace::TraceError>(())
 /// ```
 pub fn save_env() -> Result<Option<PathBuf>, TraceError> {
-    let pending = super::buffer::lock(&PENDING).take();
+    let pending = crate::util::lock(&PENDING).take();
     let Some((rec, path)) = pending else {
         return Ok(None);
     };

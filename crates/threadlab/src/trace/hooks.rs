@@ -41,9 +41,9 @@
 use std::cell::{Cell, RefCell};
 use std::panic::Location;
 
-use super::buffer::Record;
 use super::event::TaskKind;
 use super::intern::raw_name;
+use super::raw::Record;
 use super::recorder::{generation, record, record_kind, record_span, record_untimed};
 use super::{os, raw};
 

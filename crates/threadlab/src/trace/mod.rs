@@ -92,7 +92,7 @@ pub use marks::{
 };
 pub use zone::Zone;
 
-use buffer::lock;
+use crate::util::lock;
 use recorder::REGISTRY;
 
 /// The memory cap of a [`Mode::Full`] recording (and so of [`start`]): 256 MiB of buffers in

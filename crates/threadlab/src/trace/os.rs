@@ -26,9 +26,9 @@ use std::fs::File;
 #[cfg(target_os = "linux")]
 use std::os::unix::fs::FileExt;
 
-use super::buffer::Record;
 use super::clock;
 use super::raw;
+use super::raw::Record;
 
 /// At most one sample per thread per this many ns (1 ms).
 pub(crate) const MIN_INTERVAL_NS: u64 = 1_000_000;

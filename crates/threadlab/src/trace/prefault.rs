@@ -13,19 +13,28 @@
 use std::sync::mpsc::{channel, Sender};
 use std::sync::{Arc, Mutex, OnceLock};
 
-use super::buffer::{lock, Chunk};
+use crate::util::lock;
 
-static HELPER: OnceLock<Option<Mutex<Sender<Arc<Chunk>>>>> = OnceLock::new();
+/// Memory the helper may populate: an allocation that stays put while its `Arc` lives.
+pub(crate) trait Region: Send + Sync {
+    /// The region's address and length in bytes.
+    fn memory(&self) -> (*const u8, usize);
+}
+
+/// Where chunks go to be populated: the helper thread's queue (`None`: it could not start).
+type Queue = Option<Mutex<Sender<Arc<dyn Region>>>>;
+
+static HELPER: OnceLock<Queue> = OnceLock::new();
 
 /// Hands `chunk` to the pre-fault thread (best effort).
-pub(crate) fn submit(chunk: Arc<Chunk>) {
+pub(crate) fn submit(chunk: Arc<dyn Region>) {
     let helper = HELPER.get_or_init(|| {
-        let (tx, rx) = channel::<Arc<Chunk>>();
+        let (tx, rx) = channel::<Arc<dyn Region>>();
         std::thread::Builder::new()
             .name("threadlab-prefault".into())
             .spawn(move || {
                 for chunk in rx {
-                    populate(&chunk);
+                    populate(&*chunk);
                 }
             })
             .ok()
@@ -36,7 +45,7 @@ pub(crate) fn submit(chunk: Arc<Chunk>) {
     }
 }
 
-fn populate(chunk: &Chunk) {
+fn populate(chunk: &dyn Region) {
     let (ptr, len) = chunk.memory();
     // The whole pages inside the chunk (madvise wants a page-aligned start).
     let page = 4096;

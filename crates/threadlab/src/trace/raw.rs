@@ -72,3 +72,28 @@ pub(crate) const TASK_LOCATION: u32 = 43;
 /// that follow it (their `c`): a = file ptr, b = line << 16 | column (`hooks::location_code`),
 /// c = file len (low 16 bits) | the id (high 16 bits, from 1). The time of the record before it.
 pub(crate) const SPAWN_LOCATION: u32 = 44;
+
+/// One recorded event, as written on the hot path. `kind` says how to read `a`, `b` and `c`
+/// (see `event.rs`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[repr(C)]
+pub(crate) struct Record {
+    pub(crate) ts: u64,
+    pub(crate) a: u64,
+    pub(crate) b: u64,
+    pub(crate) kind: u32,
+    pub(crate) c: u32,
+}
+
+impl Record {
+    /// The record that marks its thread as pool worker `index`.
+    pub(crate) fn worker(ts: u64, index: u32) -> Record {
+        Record {
+            ts,
+            a: 0,
+            b: 0,
+            kind: WORKER,
+            c: index,
+        }
+    }
+}

@@ -14,10 +14,11 @@ use std::cell::{Cell, RefCell};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
-use super::buffer::{lock, Chunk, Record, ThreadBuf};
+use super::buffer::{Chunk, Record, ThreadBuf};
 use super::clock::{self, Anchor};
 use super::codec::{Base, MAX_ENCODED};
 use super::os;
+use crate::util::lock;
 
 /// 0: off; otherwise the generation of the recording in progress.
 static STATE: AtomicU64 = AtomicU64::new(0);

@@ -16,7 +16,7 @@ const TASKS: usize = 3000;
 
 /// The kinds of every record the buffers hold now, and their bytes (their encoded length).
 fn raw_records() -> (Vec<u32>, usize) {
-    let reg = buffer::lock(&recorder::REGISTRY);
+    let reg = crate::util::lock(&recorder::REGISTRY);
     let mut kinds = Vec::new();
     let mut bytes = 0;
     for b in &reg.bufs {

@@ -160,7 +160,7 @@ impl Experiment for Overhead {
                         Variant::try_timed("rayon fib", || {
                             expect(
                                 "rayon fib",
-                                ry.install(|| fib::<crate::workloads::Rayon>(&mut (), fib_n)),
+                                ry.install(|| fib::<Rayon>(&mut (), fib_n)),
                                 want_fib,
                             )
                         }),
@@ -204,9 +204,7 @@ impl Experiment for Overhead {
                         Variant::try_timed("rayon tree", || {
                             expect(
                                 "rayon tree",
-                                ry.install(|| {
-                                    implicit_tree::sum::<crate::workloads::Rayon>(&mut (), v, 0)
-                                }),
+                                ry.install(|| implicit_tree::sum::<Rayon>(&mut (), v, 0)),
                                 want_tree,
                             )
                         }),

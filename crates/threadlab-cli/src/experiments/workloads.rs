@@ -13,13 +13,14 @@ use crate::fmt::fmt_secs;
 use crate::lab::{Ctx, ExpResult, Experiment, Outcome, Size};
 use crate::measure::median;
 use crate::peers;
+use crate::peers::Rayon;
 use crate::report::{svg::Chart, table::Table};
 use crate::workloads::join_kernels::{
     fib, matmul, tree_sum, tree_sum_right_first, triangular, Matrix, Tree,
 };
 use crate::workloads::scope_kernels::{nqueens, skynet};
 use crate::workloads::sorts::{merge_sort, quick_sort};
-use crate::workloads::{xorshift, Chili, Rayon, Serial, Threadlab};
+use crate::workloads::{xorshift, Chili, Serial, Threadlab};
 use std::future::Future;
 use std::pin::Pin;
 use std::time::Instant;

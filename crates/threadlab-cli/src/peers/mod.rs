@@ -8,6 +8,7 @@
 pub mod go;
 
 use crate::workloads::chain::{Job, Spawn};
+use crate::workloads::{Par, ParScope};
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
@@ -38,13 +39,41 @@ pub fn chili_pool(threads: usize) -> chili::ThreadPool {
     })
 }
 
-/// Rayon: `ThreadPool::spawn` chains.
+/// Rayon, the one adapter: its pool's `ThreadPool::spawn` for the chains; `rayon::join` and
+/// `rayon::scope` as [`Par`] and [`ParScope`] (the kernels call those inside the pool's
+/// `install`, as Rayon's users do, so they take no pool: `fib::<Rayon>`).
 #[derive(Clone)]
 pub struct Rayon(pub Arc<rayon::ThreadPool>);
 impl Spawn for Rayon {
     fn spawn(&self, job: Job) -> Result<(), String> {
         self.0.spawn(job);
         Ok(())
+    }
+}
+
+impl Par for Rayon {
+    type Ctx<'c> = ();
+    #[inline]
+    fn join<A, B, RA, RB>(_: &mut (), a: A, b: B) -> (RA, RB)
+    where
+        A: FnOnce(&mut ()) -> RA + Send,
+        B: FnOnce(&mut ()) -> RB + Send,
+        RA: Send,
+        RB: Send,
+    {
+        rayon::join(|| a(&mut ()), || b(&mut ()))
+    }
+}
+
+impl ParScope for Rayon {
+    #[inline]
+    fn spawn_each<F: Fn(usize) + Sync>(n: usize, f: F) {
+        let f = &f;
+        rayon::scope(|s| {
+            for i in 0..n {
+                s.spawn(move |_| f(i));
+            }
+        });
     }
 }
 

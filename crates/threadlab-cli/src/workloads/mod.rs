@@ -47,8 +47,6 @@ pub trait ParScope {
 pub struct Serial;
 /// `threadlab::join` and `threadlab::scope` (call inside the pool's `install`).
 pub struct Threadlab;
-/// `rayon::join` and `rayon::scope` (call inside the pool's `install`).
-pub struct Rayon;
 /// chili's `Scope::join` (join only: chili has no scope with spawns).
 pub struct Chili;
 
@@ -96,32 +94,6 @@ impl ParScope for Threadlab {
     fn spawn_each<F: Fn(usize) + Sync>(n: usize, f: F) {
         let f = &f;
         threadlab::scope(|s| {
-            for i in 0..n {
-                s.spawn(move |_| f(i));
-            }
-        });
-    }
-}
-
-impl Par for Rayon {
-    type Ctx<'c> = ();
-    #[inline]
-    fn join<A, B, RA, RB>(_: &mut (), a: A, b: B) -> (RA, RB)
-    where
-        A: FnOnce(&mut ()) -> RA + Send,
-        B: FnOnce(&mut ()) -> RB + Send,
-        RA: Send,
-        RB: Send,
-    {
-        rayon::join(|| a(&mut ()), || b(&mut ()))
-    }
-}
-
-impl ParScope for Rayon {
-    #[inline]
-    fn spawn_each<F: Fn(usize) + Sync>(n: usize, f: F) {
-        let f = &f;
-        rayon::scope(|s| {
             for i in 0..n {
                 s.spawn(move |_| f(i));
             }

@@ -4,6 +4,7 @@ use super::join_kernels::*;
 use super::scope_kernels::*;
 use super::sorts::*;
 use super::*;
+use crate::peers::Rayon;
 
 fn tl_pool() -> threadlab::Pool {
     threadlab::Pool::builder().threads(2).build().unwrap()

@@ -564,14 +564,16 @@ fn record_span_now<const KIND: u32, const BEGIN: bool>(gen: u64, a: u64, b: u64,
 }
 
 /// A zone's begin (its name's address and length), with the fields a zone never uses fixed,
-/// so that the encoder's tests on them fold away.
-#[inline(never)]
+/// so that the encoder's tests on them fold away. Inlined into the zone's site: the call and
+/// its register saves were a tenth of a zone's cost (33 ns a zone as a call, 29.5 ns inlined,
+/// in a user's crate on the 2-vCPU VM, against 20.4 ns for its two clock reads).
+#[inline]
 pub(crate) fn zone_begin_on(gen: u64, ptr: u64, len: u32) {
     record_span_now::<{ super::raw::ZONE_BEGIN }, true>(gen, ptr, 0, len);
 }
 
 /// A zone's end: nothing but its time.
-#[inline(never)]
+#[inline]
 pub(crate) fn zone_end_on(gen: u64) {
     record_span_now::<{ super::raw::ZONE_END }, false>(gen, 0, 0, 0);
 }

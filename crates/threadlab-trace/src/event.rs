@@ -62,14 +62,27 @@ impl TaskKind {
         }
     }
 
-    pub(crate) fn code(self) -> u32 {
+    /// The kind's code in threadlab's encodings (the recorder's records, the compact events,
+    /// `.tltrace`): its place in the order above, from 0; [`TaskKind::from_code`] reverses it.
+    ///
+    /// ```
+    /// use threadlab_trace::TaskKind;
+    /// assert_eq!(TaskKind::Join.code(), 0);
+    /// assert_eq!(TaskKind::from_code(TaskKind::Install.code()), Some(TaskKind::Install));
+    /// ```
+    pub fn code(self) -> u32 {
         TaskKind::ALL
             .iter()
             .position(|k| *k == self)
             .expect("TaskKind::code: in ALL") as u32
     }
 
-    pub(crate) fn from_code(code: u32) -> Option<TaskKind> {
+    /// The kind of a [`TaskKind::code`]; `None` for a code no kind has.
+    ///
+    /// ```
+    /// assert_eq!(threadlab_trace::TaskKind::from_code(6), None);
+    /// ```
+    pub fn from_code(code: u32) -> Option<TaskKind> {
         TaskKind::ALL.get(code as usize).copied()
     }
 }
@@ -194,7 +207,7 @@ pub enum EventKind {
         name: NameId,
     },
     /// A frame of the discontinuous frame set `name` starts (Tracy's `FrameMarkStart`); the next
-    /// [`EventKind::FrameMark`] of `name` ends it. See `trace::frame_start`.
+    /// [`EventKind::FrameMark`] of `name` ends it. See `threadlab::trace::frame_start`.
     FrameStart {
         /// The frame set.
         name: NameId,
@@ -276,14 +289,14 @@ pub const ARG_TASK_LOCATION: &str = "task.location";
 /// such a span as that worker's work. It comes right after the span's `TaskBegin`.
 pub const ARG_GUEST_SEAT: &str = "guest.seat";
 /// The name of the zone a spare thread records over its whole life
-/// ([`Builder::max_spare_threads`](crate::Builder::max_spare_threads)): it stood in for
+/// (`threadlab::Builder::max_spare_threads`): it stood in for
 /// workers blocked outside threadlab while work waited. Its [`ARG_SPARE_FOR`] says for which.
 pub const SPARE_ZONE: &str = "threadlab.spare";
 /// The [`EventKind::Arg`] key of a [`SPARE_ZONE`]: the worker indices (seats) that were blocked
 /// in the kernel inside a task when the spare thread was started, in decimal, separated by
 /// commas. The doctor names the tasks open on those seats then.
 pub const ARG_SPARE_FOR: &str = "spare.for";
-/// The name of the zone [`blocking`](crate::blocking) records around its closure on a pool's
+/// The name of the zone `threadlab::blocking` records around its closure on a pool's
 /// thread: the task said it would block, and the pool handed its seat to a spare thread up
 /// front. The doctor does not count a spare thread started for such a seat as a stall.
 pub const BLOCKING_ZONE: &str = "threadlab.blocking";
@@ -308,7 +321,7 @@ impl ThreadTrack {
     pub fn tid(&self) -> u64 {
         self.tid
     }
-    /// The thread's name (`trace::set_thread_name`, else the std thread name, else `thread <tid>`).
+    /// The thread's name (`threadlab::trace::set_thread_name`, else the std thread name, else `thread <tid>`).
     pub fn name(&self) -> &str {
         &self.name
     }
@@ -320,6 +333,24 @@ impl ThreadTrack {
     /// by value; `.len()`; `.to_vec()` for a slice).
     pub fn events(&self) -> Events<'_> {
         self.events.view()
+    }
+
+    /// A track of events already encoded: how the runtime's decoder (`threadlab::trace`) makes
+    /// its tracks without encoding each event twice. Not part of the stable API; elsewhere
+    /// [`TraceBuilder`](crate::TraceBuilder) makes tracks.
+    #[doc(hidden)]
+    pub fn from_encoded(
+        tid: u64,
+        name: String,
+        worker: Option<u32>,
+        events: EventBuf,
+    ) -> ThreadTrack {
+        ThreadTrack {
+            tid,
+            name,
+            worker,
+            events,
+        }
     }
 
     /// A track of `events` (raised where needed so their timestamps never decrease): how code
@@ -339,7 +370,7 @@ impl ThreadTrack {
     }
 }
 
-/// A finished recording: every thread's events. Made by `Recording::stop`, [`Trace::load`] or
+/// A finished recording: every thread's events. Made by the runtime's `Recording::stop`, [`Trace::load`] or
 /// a `TraceBuilder`.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Trace {
@@ -352,6 +383,27 @@ pub struct Trace {
 }
 
 impl Trace {
+    /// A trace of its parts: the tracks, the name table their [`NameId`]s index, the length,
+    /// the events dropped and the CPUs (0: unknown). How the runtime's recorder assembles what
+    /// it decoded; not part of the stable API (elsewhere [`TraceBuilder`](crate::TraceBuilder)
+    /// makes traces).
+    #[doc(hidden)]
+    pub fn from_parts(
+        threads: Vec<ThreadTrack>,
+        names: Vec<String>,
+        duration_ns: u64,
+        dropped: u64,
+        cpus: u32,
+    ) -> Trace {
+        Trace {
+            threads,
+            names,
+            duration_ns,
+            dropped,
+            cpus,
+        }
+    }
+
     /// The threads that recorded events, in order of their first event.
     pub fn threads(&self) -> &[ThreadTrack] {
         &self.threads
@@ -382,7 +434,7 @@ impl Trace {
         self.cpus
     }
     /// Events dropped: by the flight recorder (the oldest ones) or past a full recording's
-    /// memory cap (the newest ones, see `trace::DEFAULT_CAP_BYTES`).
+    /// memory cap (the newest ones, see `threadlab::trace::DEFAULT_CAP_BYTES`).
     pub fn dropped_events(&self) -> u64 {
         self.dropped
     }

@@ -17,7 +17,8 @@
 //! assert_eq!(trace.event_count(), 2);
 //! ```
 
-use super::event::{Event, NameId, ThreadTrack, Trace};
+use super::event::{Event, NameId};
+use super::trace::{ThreadTrack, Trace};
 
 /// Builds a [`Trace`] thread by thread from events observed elsewhere (a sampler of another
 /// process, another format, a test); the doctor, `compare` and the exports read the result like

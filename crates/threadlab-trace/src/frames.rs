@@ -7,7 +7,8 @@
 //! `FrameMarkStart`/`FrameMarkEnd`) has a frame from each start to the next mark; a mark with no
 //! open start is ignored, and a start while one is open restarts it.
 
-use super::event::{EventKind, NameId, Trace};
+use super::event::{EventKind, NameId};
+use super::trace::Trace;
 
 impl Trace {
     /// The frame sets that have a frame mark in this trace, by first use.

@@ -7,8 +7,8 @@
 //! the mutations are `threadlab-testkit`'s, with fixed seeds, so a failure replays. The hostile
 //! mutations add the two shapes of a file built to exhaust memory (runs of zero bytes, as a
 //! sparse file reads, and counts just under the bytes left); that such files are refused in
-//! little memory is counted in bytes by the runtime's `tests/trace_hostile_files.rs`, and here every decoded
-//! name table must hold distinct names. Files that only begin like a `.pftrace` (a newline) are
+//! little memory is counted in bytes by `tests/hostile_files.rs`, and here every decoded name table
+//! must hold distinct names. Files that only begin like a `.pftrace` (a newline) are
 //! told apart from threadlab's own `.pftrace` by their first bytes, before anything else is read.
 
 use super::load::{decode, encode};

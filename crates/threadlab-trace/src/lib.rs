@@ -4,8 +4,9 @@
 //! tasks, steals, parks, wake-ups, lock waits and holds, OS samples, frame marks, plots,
 //! messages, allocations, arguments), kept encoded a few bytes each ([`Events`]). This crate
 //! holds:
-//! - the model: `event.rs` ([`Trace`], [`EventKind`], …) and `compact.rs`, the in-memory
-//!   encoding of a track's events (delta-encoded timestamps, LEB128 varints);
+//! - the model: `event.rs` ([`Event`], [`EventKind`], names, flows, the argument keys),
+//!   `trace.rs` ([`Trace`], [`ThreadTrack`]) and `compact.rs`, the in-memory encoding of a
+//!   track's events (delta-encoded timestamps, LEB128 varints);
 //! - [`TraceBuilder`] (`builder.rs`): a trace from events observed elsewhere (another process's
 //!   threads, another format, a test); `frames.rs`: frames from frame marks;
 //! - the formats, written by [`Trace::save`] and read by [`Trace::load`]: `perfetto.rs`
@@ -46,6 +47,7 @@ mod json;
 mod load;
 mod perfetto;
 mod pftrace_read;
+mod trace;
 // Hidden: a trace with one event of every kind, shared by this crate's tests and the doctor's.
 #[doc(hidden)]
 pub mod sample;
@@ -55,11 +57,12 @@ use std::path::Path;
 pub use builder::TraceBuilder;
 pub use compact::{EventIter, Events};
 pub use error::TraceError;
-pub use event::{Event, EventKind, FlowId, NameId, PlotValue, TaskKind, ThreadTrack, Trace};
+pub use event::{Event, EventKind, FlowId, NameId, PlotValue, TaskKind};
 pub use event::{
     ARG_GUEST_SEAT, ARG_SPAN_ID, ARG_SPAN_PARENT, ARG_SPARE_FOR, ARG_TASK_LOCATION, ARG_TASK_NAME,
     BLOCKING_ZONE, SPARE_ZONE,
 };
+pub use trace::{ThreadTrack, Trace};
 // Hidden: the encoded track the runtime's decoder writes directly (see `Trace::from_parts`).
 #[doc(hidden)]
 pub use compact::EventBuf;

@@ -3,9 +3,8 @@
 //! property test (`fuzz.rs`) mutates, and what the doctor's tests digest
 //! (`threadlab-doctor/tests/mutated_traces.rs`). Not part of the stable API.
 
-use crate::event::{
-    Event, EventKind as K, FlowId, NameId, PlotValue, TaskKind, ThreadTrack, Trace,
-};
+use crate::event::{Event, EventKind as K, FlowId, NameId, PlotValue, TaskKind};
+use crate::trace::{ThreadTrack, Trace};
 
 /// A trace with every event kind, two threads (workers 0 and 1, the second's events 5 ns
 /// later), flows and locks; 400 ns long, 2 CPUs.

@@ -39,7 +39,7 @@ use std::sync::{Arc, Mutex};
 use super::codec::{encode, Base, Decoder, MAX_ENCODED};
 
 /// One recorded event, as written on the hot path. `kind` says how to read `a`, `b` and `c`
-/// (see `event.rs`).
+/// (see `raw.rs`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 #[repr(C)]
 pub(crate) struct Record {

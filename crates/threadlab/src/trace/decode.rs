@@ -4,10 +4,10 @@
 //! one pass over all threads' flow events in time order (a spawn's raw id is the pointer the
 //! runtime passed, which is reused once the task has run: it links to the next run with that id).
 //!
-//! Memory: each thread's events go straight into its encoded track (`threadlab-trace`'s `compact.rs`, a few bytes an
-//! event) while its raw chunks are freed one by one; the flow events are noted on the side (their
-//! index and time), and once every thread is decoded the tracks that hold flows are encoded again
-//! with their ids, one track at a time. So `stop` holds the raw buffers, the encoded tracks and
+//! Memory: each thread's events go straight into its encoded track (`threadlab-trace`'s
+//! `compact.rs`, a few bytes an event) while its raw chunks are freed one by one; the flow events
+//! are noted on the side (their index and time), and once every thread is decoded the tracks that
+//! hold flows are encoded again with their ids, one track at a time. So `stop` holds the raw buffers, the encoded tracks and
 //! at most one track's second copy, never the 40-byte [`Event`]s of a whole recording.
 
 use std::collections::HashMap;

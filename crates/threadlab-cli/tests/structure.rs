@@ -1,6 +1,7 @@
 //! The structure of the CLI, the doctor and the trace model: no import circle among the files of
 //! any (`scripts/import-cycles`, which finds files that reach, through their `use crate::…`/
-//! `super::…` imports and paths, a file that reaches them back). Skipped with a message where `python3` is missing.
+//! `super::…` imports and paths, a file that reaches them back). Skipped with a message where
+//! `python3` is missing.
 
 use std::path::Path;
 use std::process::Command;

@@ -1,6 +1,7 @@
-//! The CLI's and the doctor's structure: no import circle among the files of either (`scripts/import-cycles`, which finds
-//! files that reach, through their `use crate::…`/`super::…` imports and paths, a file that
-//! reaches them back). Skipped with a message where `python3` is missing.
+//! The structure of the CLI, the doctor and the trace model: no import circle among the files of
+//! any (`scripts/import-cycles`, which finds files that reach, through their `use crate::…`/
+//! `super::…` imports and paths, a file that reaches them back). Skipped with a message where
+//! `python3` is missing.
 
 use std::path::Path;
 use std::process::Command;
@@ -36,4 +37,9 @@ fn no_import_circle_among_the_cli_files() {
 #[test]
 fn no_import_circle_among_the_doctor_files() {
     no_circle_in("crates/threadlab-doctor/src");
+}
+
+#[test]
+fn no_import_circle_among_the_trace_model_files() {
+    no_circle_in("crates/threadlab-trace/src");
 }

@@ -6,7 +6,7 @@
 //! inclusive count less its children's, so an outer zone is not blamed for what its inner zone
 //! allocated. Spans are grouped by name: a zone by its name, a task by `task: KIND`.
 
-use threadlab::trace::{EventKind, Trace};
+use threadlab_trace::{EventKind, Trace};
 
 /// The allocations of one zone name or task kind's spans (self: children not included).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]

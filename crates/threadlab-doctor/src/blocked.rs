@@ -28,7 +28,7 @@
 use std::collections::BTreeMap;
 
 use super::guests::SeatView;
-use threadlab::trace::{
+use threadlab_trace::{
     Event, EventKind, NameId, TaskKind, Trace, ARG_SPARE_FOR, BLOCKING_ZONE, SPARE_ZONE,
 };
 
@@ -69,8 +69,8 @@ impl BlockedTask {
 /// Spare threads that stood in for the same blocked tasks ([`Diagnosis::blocked`]).
 ///
 /// ```
-/// use threadlab::trace::{Event, EventKind, TaskKind, TraceBuilder};
-/// use threadlab::trace::{ARG_SPARE_FOR, ARG_TASK_NAME, SPARE_ZONE};
+/// use threadlab_trace::{Event, EventKind, TaskKind, TraceBuilder};
+/// use threadlab_trace::{ARG_SPARE_FOR, ARG_TASK_NAME, SPARE_ZONE};
 /// use threadlab_doctor::{Diagnose, Pitfall};
 /// // Worker 0 sits in task `waits` from 1 ms to 9 ms; a spare thread stands in for it at 5 ms.
 /// let mut b = TraceBuilder::new();
@@ -269,7 +269,7 @@ enum SeatEvents<'a> {
     /// The doctor's reading of the seat (guest spans moved in).
     Read(&'a [Event]),
     /// A track as recorded.
-    Track(&'a threadlab::trace::ThreadTrack),
+    Track(&'a threadlab_trace::ThreadTrack),
 }
 
 /// The task open on a seat when a spare thread started (or the last one to run there), and

@@ -8,7 +8,7 @@
 
 use super::findings::Diagnosis;
 use super::stats::{ratio, Summary};
-use threadlab::trace::Trace;
+use threadlab_trace::Trace;
 
 /// A difference of totals below this share of the larger total is read as noise: repeated runs
 /// of one workload on a small shared VM differ by about 10% (the lab's report says the same).

@@ -6,7 +6,7 @@ use super::answers;
 use super::findings::{self, Diagnosis, OS_MIN_WINDOW_NS};
 use super::frames::{self, FrameReport, FrameTarget};
 use super::{blocked, groups, guests, locks, runtime, states};
-use threadlab::trace::Trace;
+use threadlab_trace::Trace;
 
 /// The doctor as methods of [`Trace`]: `trace.diagnose()`, `trace.frame_report(set, target)`.
 pub trait Diagnose {

@@ -122,7 +122,7 @@ pub const BLOCKED_MIN_SPARE_THREADS: f64 = 1.0;
 ///
 /// ```
 /// use threadlab_doctor::Diagnose;
-/// let d = threadlab::trace::TraceBuilder::new().build().diagnose();
+/// let d = threadlab_trace::TraceBuilder::new().build().diagnose();
 /// assert!(d.to_string().contains(threadlab_doctor::NEEDS_INSTRUMENTATION));
 /// ```
 pub const NEEDS_INSTRUMENTATION: &str = "observed from outside: long tasks, fruitless spinning, \
@@ -188,7 +188,7 @@ impl Diagnosis {
     ///
     /// ```
     /// use threadlab_doctor::Diagnose;
-    /// let d = threadlab::trace::TraceBuilder::new().build().diagnose();
+    /// let d = threadlab_trace::TraceBuilder::new().build().diagnose();
     /// assert!(!d.instrumented());
     /// ```
     pub fn instrumented(&self) -> bool {

@@ -15,7 +15,7 @@ use std::collections::HashMap;
 use std::fmt;
 
 use super::stats::fmt_ns;
-use threadlab::trace::{EventKind, Trace};
+use threadlab_trace::{EventKind, Trace};
 
 /// What makes a frame late.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -74,7 +74,7 @@ pub struct FrameReport {
 ///
 /// ```
 /// use threadlab_doctor::{Diagnose, FrameTarget};
-/// use threadlab::trace::{Event, EventKind, TraceBuilder};
+/// use threadlab_trace::{Event, EventKind, TraceBuilder};
 /// let mut b = TraceBuilder::new();
 /// let t = b.thread(1, "main");
 /// let (frame, fast, slow) = (b.name("frame"), b.name("fast"), b.name("slow"));

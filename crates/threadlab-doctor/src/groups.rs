@@ -12,7 +12,7 @@ use std::collections::BTreeMap;
 
 use super::states::{SpanKey, ThreadStats, Walk};
 use super::stats::{median, ratio, Summary};
-use threadlab::trace::{NameId, Trace};
+use threadlab_trace::{NameId, Trace};
 
 // The long-task thresholds live beside the code that finds long tasks (the doctor's other
 // thresholds are in `findings.rs`).

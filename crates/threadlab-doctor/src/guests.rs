@@ -1,7 +1,7 @@
 //! Guests: a thread from outside a pool that called `install` (or `scope`, `join`, a parallel
 //! loop) while a worker slept runs that work itself, in the sleeping worker's seat (its index,
 //! its deque), while the worker stays parked and records nothing. The recorder marks such a
-//! guest's install span with the seat it holds ([`threadlab::trace::ARG_GUEST_SEAT`], the
+//! guest's install span with the seat it holds ([`threadlab_trace::ARG_GUEST_SEAT`], the
 //! seat's worker index), on the guest's own track.
 //!
 //! For the doctor the seat is what matters: the work a pool did is what its seats did. So before
@@ -17,7 +17,7 @@
 
 use std::collections::BTreeMap;
 
-use threadlab::trace::{Event, EventKind, NameId, TaskKind, Trace};
+use threadlab_trace::{Event, EventKind, NameId, TaskKind, Trace};
 
 /// The doctor's reading of the threads: for each track (indexed like `trace.threads()`) its
 /// events, and the seats seen only through guests.
@@ -48,7 +48,7 @@ pub(crate) fn seat_view(trace: &Trace) -> SeatView {
         asleep_until: vec![None; threads.len()],
         silent_seats: Vec::new(),
     };
-    let Some(key) = trace.name_id(threadlab::trace::ARG_GUEST_SEAT) else {
+    let Some(key) = trace.name_id(threadlab_trace::ARG_GUEST_SEAT) else {
         return view;
     };
     let mut moved: BTreeMap<Seat, (u64, Vec<Event>)> = BTreeMap::new();
@@ -146,7 +146,7 @@ pub(crate) fn seat_name(trace: &Trace, index: u32) -> String {
 /// is an install `TaskBegin` followed at once by an [`ARG_GUEST_SEAT`] argument holding a
 /// worker index; it ends at the `TaskEnd` that closes it (or with the track).
 ///
-/// [`ARG_GUEST_SEAT`]: threadlab::trace::ARG_GUEST_SEAT
+/// [`ARG_GUEST_SEAT`]: threadlab_trace::ARG_GUEST_SEAT
 fn guest_spans(trace: &Trace, events: &[Event], key: NameId) -> Vec<(usize, usize, Seat)> {
     let mut spans = Vec::new();
     let mut i = 0;

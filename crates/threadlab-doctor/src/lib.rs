@@ -1,9 +1,10 @@
-//! threadlab's doctor: what a [`Trace`](threadlab::trace::Trace) says about where the threads'
+//! threadlab's doctor: what a [`Trace`](threadlab_trace::Trace) says about where the threads'
 //! time went ([`Diagnose::diagnose`]), and the comparison of two captures ([`compare`]).
 //!
-//! It is built on the trace model the `threadlab` library exports (`threadlab::trace`: threads,
-//! their events, names), the way `tracing-subscriber` consumes what `tracing-core` defines: the
-//! library records, saves and loads; this crate reads. With the `serde` feature the diagnosis,
+//! It is built on the trace model of the `threadlab-trace` crate (threads, their events, names;
+//! the runtime re-exports it as `threadlab::trace`), the way `tracing-subscriber` consumes what
+//! `tracing-core` defines: the runtime records, `threadlab-trace` saves and loads; this crate
+//! reads, and does not depend on the runtime. With the `serde` feature the diagnosis,
 //! its findings and the comparison are `Serialize` (the `threadlab` command's `--json`).
 //!
 //! The doctor answers the four questions *Multithreading Isn't Free: Performance Pitfalls

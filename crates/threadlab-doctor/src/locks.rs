@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 
 use super::states::Walk;
 use super::stats::Summary;
-use threadlab::trace::Trace;
+use threadlab_trace::Trace;
 
 /// One named lock's figures.
 #[derive(Clone, Debug, Default, PartialEq)]

@@ -8,7 +8,7 @@ use std::collections::HashMap;
 
 use super::states::Walk;
 use super::stats::{ratio, Summary};
-use threadlab::trace::{EventKind, Trace};
+use threadlab_trace::{EventKind, Trace};
 
 /// The scheduler's figures over all pool workers (zeros when the trace has none).
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -20,7 +20,7 @@ pub struct RuntimeStats {
     /// that was not waiting), and what `compare` lines up as the pool's size.
     pub workers: usize,
     /// Spare threads: threads the pool started to stand in for workers blocked in the kernel
-    /// while work waited (`threadlab::trace::SPARE_ZONE` on their tracks).
+    /// while work waited (`threadlab_trace::SPARE_ZONE` on their tracks).
     pub spare_threads: usize,
     /// Task spans, on all threads.
     pub tasks: u64,

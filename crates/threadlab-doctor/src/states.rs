@@ -7,7 +7,7 @@
 //! with no task or zone at all (a program observed from outside), the time the OS had a thread
 //! on a CPU is *running* ([`observed_on_cpu_is_running`]). So a lock
 //! wait inside a zone counts as waiting, not running. A spare thread's zone
-//! ([`threadlab::trace::SPARE_ZONE`]) spans its whole life and is no span here: inside it the
+//! ([`threadlab_trace::SPARE_ZONE`]) spans its whole life and is no span here: inside it the
 //! thread is searching, as a worker outside any span is, and running only in its tasks. *Preempted* comes from the OS instead: the
 //! growth of the thread's run-queue time (`/proc/<tid>/schedstat`, runnable but not on a CPU)
 //! between its first and last samples; it overlaps the other states.
@@ -18,7 +18,7 @@
 //! file can hold anything): an end without its begin is ignored, a span open at the end is
 //! closed there, timestamps that go backwards count as zero time.
 
-use threadlab::trace::{Event, EventKind, NameId, TaskKind, ThreadTrack};
+use threadlab_trace::{Event, EventKind, NameId, TaskKind, ThreadTrack};
 
 /// Where one thread's time went, and what it did.
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -31,7 +31,7 @@ pub struct ThreadStats {
     /// Its pool worker index, if it is a worker (a spare thread's is its spare seat's, past
     /// the pool's workers: see `spare`).
     pub worker: Option<u32>,
-    /// Whether it is a spare thread ([`threadlab::trace::SPARE_ZONE`] on its track): a thread
+    /// Whether it is a spare thread ([`threadlab_trace::SPARE_ZONE`] on its track): a thread
     /// the pool started to stand in for workers blocked in the kernel, not one of the pool's
     /// workers. Its zone is its life, not work: outside tasks it counts as searching.
     pub spare: bool,
@@ -117,7 +117,7 @@ pub(crate) struct Span {
     pub(crate) duration_ns: u64,
     /// Duration minus the task and zone spans nested in it (the outermost of them).
     pub(crate) self_ns: u64,
-    /// A task's name ([`threadlab::trace::ARG_TASK_NAME`]), else its spawn location.
+    /// A task's name ([`threadlab_trace::ARG_TASK_NAME`]), else its spawn location.
     pub(crate) label: Option<NameId>,
     /// Whether `label` is the task's name (not its location).
     pub(crate) named: bool,
@@ -132,17 +132,17 @@ pub(crate) struct Span {
 pub(crate) struct TaskArgKeys {
     pub(crate) name: Option<NameId>,
     pub(crate) location: Option<NameId>,
-    /// [`threadlab::trace::SPARE_ZONE`]: a spare thread's life, read as no span (see
+    /// [`threadlab_trace::SPARE_ZONE`]: a spare thread's life, read as no span (see
     /// [`ThreadStats::spare`]).
     pub(crate) spare_zone: Option<NameId>,
 }
 
 impl TaskArgKeys {
-    pub(crate) fn of(trace: &threadlab::trace::Trace) -> TaskArgKeys {
+    pub(crate) fn of(trace: &threadlab_trace::Trace) -> TaskArgKeys {
         TaskArgKeys {
-            name: trace.name_id(threadlab::trace::ARG_TASK_NAME),
-            location: trace.name_id(threadlab::trace::ARG_TASK_LOCATION),
-            spare_zone: trace.name_id(threadlab::trace::SPARE_ZONE),
+            name: trace.name_id(threadlab_trace::ARG_TASK_NAME),
+            location: trace.name_id(threadlab_trace::ARG_TASK_LOCATION),
+            spare_zone: trace.name_id(threadlab_trace::SPARE_ZONE),
         }
     }
 }

@@ -2,7 +2,7 @@
 //! below its threshold, the state accounting, and malformed event sequences.
 
 use super::*;
-use threadlab::trace::{Event, EventKind as K, NameId, TaskKind, Trace, TraceBuilder};
+use threadlab_trace::{Event, EventKind as K, NameId, TaskKind, Trace, TraceBuilder};
 
 const MS: u64 = 1_000_000;
 const US: u64 = 1_000;
@@ -444,8 +444,8 @@ fn long_task_imbalance_and_compare_name_the_task_and_its_zone() {
     let build = |long: u64| {
         let mut b = B::new(20 * MS, 2);
         let (key_name, key_at) = (
-            b.name(threadlab::trace::ARG_TASK_NAME),
-            b.name(threadlab::trace::ARG_TASK_LOCATION),
+            b.name(threadlab_trace::ARG_TASK_NAME),
+            b.name(threadlab_trace::ARG_TASK_LOCATION),
         );
         let (small, flush, at, encode) = (
             b.name("small"),
@@ -575,7 +575,7 @@ fn a_thread_born_during_the_recording_counts_from_its_birth() {
 fn a_guests_install_span_is_read_as_its_seats_worker() {
     let build = |seat: &str| {
         let mut b = B::new(20 * MS, 2);
-        let key = b.name(threadlab::trace::ARG_GUEST_SEAT);
+        let key = b.name(threadlab_trace::ARG_GUEST_SEAT);
         let value = b.name(seat);
         b.thread(
             "threadlab-worker-0",
@@ -653,7 +653,7 @@ fn a_guests_install_span_is_read_as_its_seats_worker() {
 fn a_guests_os_samples_stay_on_its_own_thread() {
     let build = |seat: &str| {
         let mut b = B::new(20 * MS, 2);
-        let key = b.name(threadlab::trace::ARG_GUEST_SEAT);
+        let key = b.name(threadlab_trace::ARG_GUEST_SEAT);
         let value = b.name(seat);
         // Worker 0 asleep all along (its counters barely move); worker 1 busy all along.
         let mut w0 = os(0, MS, 0, 0, 0).to_vec();
@@ -761,7 +761,7 @@ fn bounds_name_a_figure_outside_them() {
 /// not count as workers of the pool.
 #[test]
 fn spare_threads_name_the_tasks_that_blocked_the_workers() {
-    use threadlab::trace::{
+    use threadlab_trace::{
         ARG_GUEST_SEAT, ARG_SPARE_FOR, ARG_TASK_LOCATION, ARG_TASK_NAME, BLOCKING_ZONE, SPARE_ZONE,
     };
     let mut b = B::new(20 * MS, 2);

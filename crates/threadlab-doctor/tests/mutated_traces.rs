@@ -1,76 +1,14 @@
 //! The doctor and `compare` on traces that are odd but loadable: random mutations (flips,
 //! insertions, deletions, truncations, varint bombs) of a saved `.tltrace` holding every event
-//! kind, read back with `Trace::load`; whatever loads must be diagnosed, compared and printed
-//! without a panic. (The reader's own property test, on the same mutations, is the library's
-//! `trace/fuzz.rs`.) The generator and the mutations are `threadlab-testkit`'s, with a fixed
+//! kind (`threadlab-trace`'s sample, the one its reader's own property test mutates in
+//! `fuzz.rs`), read back with `Trace::load`; whatever loads must be diagnosed, compared and
+//! printed without a panic. The generator and the mutations are `threadlab-testkit`'s, with a fixed
 //! seed, so a failure replays.
 
-use threadlab::trace::{Event, EventKind as K, FlowId, TaskKind, Trace, TraceBuilder};
 use threadlab_doctor::Diagnose;
 use threadlab_testkit::{mutate, Rng};
-
-/// Two workers, each with every event kind once, in order.
-fn every_kind() -> Trace {
-    let mut b = TraceBuilder::new();
-    let n = b.name("zone");
-    let depth = b.name("depth");
-    let kinds = [
-        K::OsSched {
-            on_cpu_ns: 5,
-            runqueue_ns: 1,
-        },
-        K::OsSwitches {
-            voluntary: 1,
-            involuntary: 2,
-        },
-        K::ZoneBegin { name: n },
-        K::TaskBegin {
-            kind: TaskKind::Join,
-            flow: Some(FlowId(1)),
-        },
-        K::Spawn { flow: FlowId(2) },
-        K::StealAttempt { victim: 1 },
-        K::Steal { victim: 1 },
-        K::Counter {
-            name: depth,
-            value: -3,
-        },
-        K::InjectorPush,
-        K::Wake { woken: 1 },
-        K::LockWait { lock: 9, name: n },
-        K::LockAcquired {
-            lock: 9,
-            name: n,
-            handoff: Some(FlowId(3)),
-        },
-        K::LockReleased {
-            lock: 9,
-            name: n,
-            handoff: None,
-        },
-        K::TaskEnd,
-        K::SpinBegin,
-        K::SpinEnd,
-        K::ParkBegin,
-        K::ParkEnd,
-        K::ZoneEnd,
-        K::OsSched {
-            on_cpu_ns: 50,
-            runqueue_ns: 10,
-        },
-    ];
-    for w in 0..2u32 {
-        let t = b.thread(1 + u64::from(w), &format!("threadlab-worker-{w}"));
-        b.worker(t, w);
-        for (i, &kind) in kinds.iter().enumerate() {
-            let ts_ns = 5 * u64::from(w) + 10 * i as u64;
-            b.push(t, Event { ts_ns, kind });
-        }
-    }
-    b.duration_ns(400);
-    b.cpus(2);
-    b.build()
-}
+use threadlab_trace::sample::every_kind;
+use threadlab_trace::Trace;
 
 #[test]
 fn whatever_loads_is_diagnosed_and_compared() {

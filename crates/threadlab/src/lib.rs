@@ -23,15 +23,18 @@
 //! or [`trace::start`] in code; the `threadlab-doctor` crate and the `threadlab` command read
 //! the trace.
 //!
-//! The recorder lives here ([`trace`]: recording, its hooks, save and load, the event model);
-//! the doctor that reads a trace and the comparison of two are the `threadlab-doctor` crate, as
-//! `tracing-core` keeps the model and `tracing-subscriber` what consumes it.
+//! The recorder lives here ([`trace`]: recording and its hooks); the event model and the file
+//! formats (save and load) are the `threadlab-trace` crate, std only, re-exported as [`trace`]'s
+//! model; the doctor that reads a trace and the comparison of two are the `threadlab-doctor`
+//! crate, on the model alone, as `tracing-core` keeps the model and `tracing-subscriber` what
+//! consumes it.
 //!
 //! The rooms, one mechanism each:
 //! - `deque`: the Chase–Lev work-stealing deque each worker owns, and `injector`, the queue for
 //!   work submitted from outside the pool (both public for the tests and benches but hidden:
 //!   not part of the stable API).
-//! - [`trace`]: the recorder (per-thread buffers, zones, OS thread stats, Perfetto/JSON export).
+//! - [`trace`]: the recorder (per-thread buffers, zones, OS thread stats), and the model and its
+//!   Perfetto/JSON/`.tltrace` files from `threadlab-trace`.
 //! - [`sync`]: a `Mutex` (and `Condvar`) that record hold and wait time per named lock.
 //! - [`alloc`]: [`alloc::Counting`], a wrapper allocator that counts each thread's allocations
 //!   so recordings attribute them to zones and tasks.

@@ -4,20 +4,19 @@
 //! one pass over all threads' flow events in time order (a spawn's raw id is the pointer the
 //! runtime passed, which is reused once the task has run: it links to the next run with that id).
 //!
-//! Memory: each thread's events go straight into its encoded track (`compact.rs`, a few bytes an
-//! event) while its raw chunks are freed one by one; the flow events are noted on the side (their
-//! index and time), and once every thread is decoded the tracks that hold flows are encoded again
-//! with their ids, one track at a time. So `stop` holds the raw buffers, the encoded tracks and
+//! Memory: each thread's events go straight into its encoded track (`threadlab-trace`'s
+//! `compact.rs`, a few bytes an event) while its raw chunks are freed one by one; the flow events
+//! are noted on the side (their index and time), and once every thread is decoded the tracks that
+//! hold flows are encoded again with their ids, one track at a time. So `stop` holds the raw buffers, the encoded tracks and
 //! at most one track's second copy, never the 40-byte [`Event`]s of a whole recording.
 
 use std::collections::HashMap;
 
 use super::clock::Converter;
-use super::compact::EventBuf;
-use super::event::{Event, EventKind, FlowId, NameId, TaskKind, ThreadTrack, Trace};
 use super::intern::Interner;
 use super::raw;
 use super::raw::Record;
+use threadlab_trace::{Event, EventBuf, EventKind, FlowId, NameId, TaskKind, ThreadTrack, Trace};
 
 /// What `stop` collected from one thread.
 pub(crate) struct RawThread {
@@ -91,7 +90,7 @@ pub(crate) fn decode(raws: Vec<RawThread>, conv: &Converter, end_raw: u64) -> Tr
     for rt in raws {
         dropped += rt.dropped;
         let (track, pending) = decode_thread(rt, conv, duration_ns, &mut names);
-        if track.events.len() > 0 {
+        if !track.events.is_empty() {
             threads.push(track);
             pendings.push(pending);
         }
@@ -102,7 +101,7 @@ pub(crate) fn decode(raws: Vec<RawThread>, conv: &Converter, end_raw: u64) -> Tr
         .iter()
         .flatten()
         .any(|p| matches!(p.1, Patch::In(_, Some(_))));
-    let location_key = located.then(|| names.intern(super::event::ARG_TASK_LOCATION));
+    let location_key = located.then(|| names.intern(threadlab_trace::ARG_TASK_LOCATION));
     for (track, patches) in threads.iter_mut().zip(patches) {
         if !patches.is_empty() {
             let old = std::mem::take(&mut track.events);
@@ -113,23 +112,18 @@ pub(crate) fn decode(raws: Vec<RawThread>, conv: &Converter, end_raw: u64) -> Tr
         .into_iter()
         .map(|t| {
             let mut events = t.events;
-            events.bytes.shrink_to_fit();
-            ThreadTrack {
-                tid: t.tid,
-                name: t.name,
-                worker: t.worker,
-                events,
-            }
+            events.shrink_to_fit();
+            ThreadTrack::from_encoded(t.tid, t.name, t.worker, events)
         })
         .collect();
     threads.sort_by_key(|t| t.events().first_ts_ns().unwrap_or(u64::MAX));
-    Trace {
+    Trace::from_parts(
         threads,
-        names: names.names,
+        names.names,
         duration_ns,
         dropped,
-        cpus: super::available_cpus(),
-    }
+        super::available_cpus(),
+    )
 }
 
 /// A thread's events, encoded, before their flows are resolved.
@@ -174,14 +168,14 @@ fn decode_thread(
     };
     let mut pending = Vec::new();
     let mut stack: Vec<Open> = Vec::new();
-    let mut holds: Vec<(u64, super::event::NameId)> = Vec::new();
+    let mut holds: Vec<(u64, NameId)> = Vec::new();
     let mut worker = None;
     let mut last_ts = 0;
     // Allocation counts at the begin of open spans: (stack depth, allocations, bytes).
     let mut alloc_open: Vec<(usize, u64, u64)> = Vec::new();
     let mut alloc_end: Option<(usize, u64, u64)> = None;
     // An `ARG` whose value is still arriving in `ARG_BYTES` records: key, bytes, length.
-    let mut partial: Option<(super::event::NameId, Vec<u8>, usize)> = None;
+    let mut partial: Option<(NameId, Vec<u8>, usize)> = None;
     // The spawn locations this thread defined (`raw::SPAWN_LOCATION`), by id.
     let mut locations: HashMap<u32, NameId> = HashMap::new();
     let mut records = rt.records;
@@ -307,7 +301,7 @@ fn decode_thread(
             raw::FRAME_START => EventKind::FrameStart { name: name() },
             raw::PLOT => EventKind::Plot {
                 name: name(),
-                value: super::event::PlotValue(r.b),
+                value: threadlab_trace::PlotValue(r.b),
             },
             raw::MESSAGE_STATIC => EventKind::Message {
                 text: name(),
@@ -354,7 +348,7 @@ fn decode_thread(
             raw::TASK_NAME => {
                 let value = name();
                 EventKind::Arg {
-                    key: names.intern(super::event::ARG_TASK_NAME),
+                    key: names.intern(threadlab_trace::ARG_TASK_NAME),
                     value,
                 }
             }
@@ -362,7 +356,7 @@ fn decode_thread(
                 // SAFETY: the file name of a `&'static Location` (`hooks::task_tag`).
                 let value = unsafe { location_name(names, r.a, r.c, r.b) };
                 EventKind::Arg {
-                    key: names.intern(super::event::ARG_TASK_LOCATION),
+                    key: names.intern(threadlab_trace::ARG_TASK_LOCATION),
                     value,
                 }
             }
@@ -443,7 +437,7 @@ enum Patch {
 }
 
 /// `events` again, with the flow ids of `patches` (sorted by index) written in, and the spawn
-/// location a task's begin got from its spawn as its [`super::event::ARG_TASK_LOCATION`]
+/// location a task's begin got from its spawn as its [`threadlab_trace::ARG_TASK_LOCATION`]
 /// argument (`location_key`), after the arguments its run recorded (its name): where the run
 /// recorded it before spawns carried it.
 fn with_flows(
@@ -569,7 +563,7 @@ mod tests {
             ],
         );
         let trace = decode(vec![t], &conv(), 10);
-        let kinds: Vec<_> = trace.threads[0].events.iter().map(|e| e.kind).collect();
+        let kinds: Vec<_> = trace.threads()[0].events().iter().map(|e| e.kind).collect();
         let z = trace.name_id("z").unwrap();
         assert_eq!(
             kinds,
@@ -614,16 +608,16 @@ mod tests {
             ],
         );
         let trace = decode(vec![a, b], &conv(), 100);
-        let spawns: Vec<FlowId> = trace.threads[0]
-            .events
+        let spawns: Vec<FlowId> = trace.threads()[0]
+            .events()
             .iter()
             .filter_map(|e| match e.kind {
                 EventKind::Spawn { flow } => Some(flow),
                 _ => None,
             })
             .collect();
-        let runs: Vec<Option<FlowId>> = trace.threads[1]
-            .events
+        let runs: Vec<Option<FlowId>> = trace.threads()[1]
+            .events()
             .iter()
             .filter_map(|e| match e.kind {
                 EventKind::TaskBegin { flow, .. } => Some(flow),

@@ -41,11 +41,11 @@
 use std::cell::{Cell, RefCell};
 use std::panic::Location;
 
-use super::event::TaskKind;
 use super::intern::raw_name;
 use super::raw::Record;
 use super::recorder::{generation, record, record_kind, record_span, record_untimed};
 use super::{os, raw};
+use threadlab_trace::TaskKind;
 
 /// Whether a recording is on (one relaxed load).
 #[inline(always)]

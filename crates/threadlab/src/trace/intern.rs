@@ -4,7 +4,7 @@
 
 use std::collections::HashMap;
 
-use super::event::NameId;
+use threadlab_trace::NameId;
 
 #[derive(Default)]
 pub(crate) struct Interner {

@@ -33,27 +33,21 @@
 //!   recording threads. `clock.rs`: `rdtsc` or `CLOCK_MONOTONIC`.
 //! - `hooks.rs`: the runtime's events (and how the pool calls them); `zone.rs`: user zones.
 //! - `os.rs`: `/proc/thread-self/{schedstat,status}`.
-//! - `decode.rs` + `intern.rs`: raw records → [`Trace`] (`event.rs`, the model analysis uses;
-//!   `compact.rs`, how a track keeps its events encoded, a few bytes each).
-//! - `builder.rs`: [`TraceBuilder`], a trace from events observed elsewhere (`threadlab run`,
-//!   another format, tests).
+//! - `decode.rs` + `intern.rs`: raw records → [`Trace`], each track's events encoded once.
 //! - `marks.rs`: frame marks, plots, messages, dynamic zone names and colours (Tracy's
-//!   vocabulary); `frames.rs`: frames from the marks; `env.rs`: `THREADLAB_TRACE`.
-//! - `perfetto.rs` (protobuf TrackEvent), `json.rs` (Chrome JSON), `load.rs` (native `.tltrace`,
-//!   written and read back), `pftrace_read.rs` (`.pftrace` read back).
+//!   vocabulary); `env.rs`: `THREADLAB_TRACE`.
+//!
+//! The model ([`Trace`], [`Event`], [`EventKind`], …), [`TraceBuilder`] (a trace from events
+//! observed elsewhere: `threadlab run`, another format, tests) and the file formats
+//! ([`Trace::save`], [`Trace::load`]: Perfetto protobuf, Chrome JSON, the native `.tltrace`) live
+//! in the `threadlab-trace` crate, std only, so that what only reads traces (the doctor) does not
+//! build the runtime; they are re-exported here at the same paths.
 
 mod buffer;
-mod builder;
 mod clock;
 mod codec;
-mod compact;
 mod decode;
 mod env;
-mod error;
-mod event;
-mod frames;
-#[cfg(test)]
-mod fuzz;
 // Hidden: the pool's own events, public only so that the `tracing` bridge (threadlab-tracing),
 // the lab's baselines and the tests can record the same events as the pool. Not part of the
 // stable API: names and arguments change with the recorder's format. Users record with `zone!`,
@@ -61,12 +55,8 @@ mod fuzz;
 #[doc(hidden)]
 pub mod hooks;
 mod intern;
-mod json;
-mod load;
 mod marks;
 mod os;
-mod perfetto;
-mod pftrace_read;
 mod prefault;
 mod raw;
 mod recorder;
@@ -75,20 +65,19 @@ mod spawn_location_tests;
 pub(crate) use recorder::off_in_forked_child;
 mod zone;
 
-use std::path::Path;
-
-pub use builder::TraceBuilder;
-pub use compact::{EventIter, Events};
 pub use env::{save_env, TRACE_ENV};
-pub use error::TraceError;
-pub use event::{Event, EventKind, FlowId, NameId, PlotValue, TaskKind, ThreadTrack, Trace};
-pub use event::{
-    ARG_GUEST_SEAT, ARG_SPAN_ID, ARG_SPAN_PARENT, ARG_SPARE_FOR, ARG_TASK_LOCATION, ARG_TASK_NAME,
-    BLOCKING_ZONE, SPARE_ZONE,
-};
+// The model and the formats, from their own crate (std only), at the paths they always had.
 pub use marks::{
     frame_end, frame_mark, frame_mark_named, frame_start, message, message_color, message_static,
     plot, MAIN_FRAME, MAX_TEXT_BYTES,
+};
+pub use threadlab_trace::{
+    Event, EventIter, EventKind, Events, FlowId, NameId, PlotValue, TaskKind, ThreadTrack, Trace,
+    TraceBuilder, TraceError,
+};
+pub use threadlab_trace::{
+    ARG_GUEST_SEAT, ARG_SPAN_ID, ARG_SPAN_PARENT, ARG_SPARE_FOR, ARG_TASK_LOCATION, ARG_TASK_NAME,
+    BLOCKING_ZONE, SPARE_ZONE,
 };
 pub use zone::Zone;
 
@@ -264,10 +253,7 @@ impl Recording {
     pub fn snapshot(&self) -> Trace {
         let reg = lock(&REGISTRY);
         if !reg.active || reg.generation != self.generation {
-            return Trace {
-                cpus: available_cpus(),
-                ..Trace::default()
-            };
+            return Trace::from_parts(Vec::new(), Vec::new(), 0, 0, available_cpus());
         }
         let start = reg.start.unwrap_or_else(clock::Anchor::take);
         // Each chunk's published length is read before the end is taken, so every record
@@ -301,13 +287,7 @@ impl Recording {
         let mut reg = lock(&REGISTRY);
         let end = clock::Anchor::take();
         if !reg.active || reg.generation != self.generation {
-            return Trace {
-                threads: Vec::new(),
-                names: Vec::new(),
-                duration_ns: 0,
-                dropped: 0,
-                cpus: available_cpus(),
-            };
+            return Trace::from_parts(Vec::new(), Vec::new(), 0, 0, available_cpus());
         }
         recorder::switch_off(&mut reg);
         let start = reg.start.take().unwrap_or(end);
@@ -345,104 +325,9 @@ impl Drop for Recording {
     }
 }
 
-impl Trace {
-    /// Writes the trace; the format follows the extension: `.pftrace` (Perfetto protobuf, opens
-    /// in ui.perfetto.dev), `.json` (Chrome JSON, also opens there and in chrome://tracing) or
-    /// `.tltrace` (threadlab's native format, read back by [`Trace::load`]). The file is written
-    /// under a temporary name in the same directory (`.<name>.tmp-<pid>`) and renamed when
-    /// complete, so `path` never holds a truncated trace, even if the process is killed.
-    pub fn save(&self, path: impl AsRef<Path>) -> Result<(), TraceError> {
-        let path = path.as_ref();
-        let bytes = match extension(path).as_deref() {
-            Some("pftrace") => perfetto::encode(self),
-            Some("json") => json::encode(self).into_bytes(),
-            Some("tltrace") => load::encode(self),
-            _ => return Err(TraceError::extension(path)),
-        };
-        let name = path
-            .file_name()
-            .map_or_else(|| "trace".into(), |n| n.to_string_lossy().into_owned());
-        let tmp = path.with_file_name(format!(".{name}.tmp-{}", std::process::id()));
-        let written = std::fs::write(&tmp, bytes).and_then(|()| std::fs::rename(&tmp, path));
-        if written.is_err() {
-            let _ = std::fs::remove_file(&tmp);
-        }
-        written.map_err(|e| TraceError::io(path, "write", e))
-    }
-
-    /// Reads a trace saved as `.tltrace` or `.pftrace` (the format is told by the file's first
-    /// bytes, not its name). A truncated or corrupt file, or a Perfetto trace threadlab did not
-    /// write, gives an error naming the file, the byte offset and what is missing. A `.tltrace` is
-    /// streamed (its magic bytes are checked first, and it is never held whole in memory); the
-    /// trace keeps its events encoded, taking about the file's size in memory.
-    ///
-    /// ```
-    /// let rec = threadlab::trace::start();
-    /// { let _z = threadlab::zone!("load"); }
-    /// let trace = rec.stop();
-    /// let path = std::env::temp_dir().join(format!("load-{}.pftrace", std::process::id()));
-    /// trace.save(&path)?;
-    /// let back = threadlab::trace::Trace::load(&path)?;
-    /// assert_eq!(back.event_count(), trace.event_count());
-    /// # std::fs::remove_file(&path).ok();
-    /// # Ok::<(), threadlab::trace::TraceError>(())
-    /// ```
-    pub fn load(path: impl AsRef<Path>) -> Result<Trace, TraceError> {
-        let path = path.as_ref();
-        if extension(path).as_deref() == Some("json") {
-            return Err(TraceError::not_loadable(path));
-        }
-        use std::io::Read;
-        let mut file = std::fs::File::open(path).map_err(|e| TraceError::io(path, "read", e))?;
-        let size = file
-            .metadata()
-            .map_err(|e| TraceError::io(path, "read", e))?
-            .len();
-        // The first bytes tell the format; they are put back in front of the rest of the
-        // stream. Neither format is read further than its first bytes when they do not match
-        // (a pipe of newlines, a 2 GB file that only begins like a `.pftrace`).
-        let mut first = [0u8; pftrace_read::SNIFF_BYTES];
-        let mut got = 0;
-        while got < first.len() {
-            match file.read(&mut first[got..]) {
-                Ok(0) => break,
-                Ok(n) => got += n,
-                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-                Err(e) => return Err(TraceError::io(path, "read", e)),
-            }
-        }
-        let first = &first[..got];
-        let decoded = if pftrace_read::looks_like_pftrace(first) {
-            let mut bytes = first.to_vec();
-            file.read_to_end(&mut bytes)
-                .map_err(|e| TraceError::io(path, "read", e))?;
-            pftrace_read::decode(&bytes)
-        } else if first.first() == Some(&0x0a) || extension(path).as_deref() == Some("pftrace") {
-            // A protobuf packet's first byte (or the name) without threadlab's opening: a
-            // foreign Perfetto trace, or text (`0x0a` is a newline); refused unread.
-            Err((
-                0,
-                "not a trace threadlab wrote: its first bytes are not those of threadlab's \
-                 `.pftrace` (a foreign Perfetto trace lacks threadlab's annotations)"
-                    .to_owned(),
-            ))
-        } else {
-            // Any other start is refused by the native decoder within its 8-byte magic.
-            load::read(first.chain(file), size)
-        };
-        decoded.map_err(|(offset, what)| TraceError::corrupt(path, offset, what))
-    }
-}
-
 /// The CPUs this process may run on now (0 if the OS cannot say).
 pub(crate) fn available_cpus() -> u32 {
     std::thread::available_parallelism().map_or(0, |n| n.get() as u32)
-}
-
-fn extension(path: &Path) -> Option<String> {
-    path.extension()
-        .and_then(|e| e.to_str())
-        .map(str::to_ascii_lowercase)
 }
 
 /// Starts the recording `THREADLAB_TRACE` asks for (every pool's start-up calls it; the first

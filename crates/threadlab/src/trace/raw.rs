@@ -74,7 +74,7 @@ pub(crate) const TASK_LOCATION: u32 = 43;
 pub(crate) const SPAWN_LOCATION: u32 = 44;
 
 /// One recorded event, as written on the hot path. `kind` says how to read `a`, `b` and `c`
-/// (see `event.rs`).
+/// (see the kinds above).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 #[repr(C)]
 pub(crate) struct Record {

@@ -24,7 +24,8 @@
 
 use std::collections::HashMap;
 
-use super::event::{EventKind, Trace};
+use super::event::EventKind;
+use super::trace::Trace;
 
 // TracePacket fields.
 pub(super) const PACKET: u32 = 1;

@@ -10,8 +10,10 @@ use std::path::PathBuf;
 use std::sync::atomic::Ordering::Relaxed;
 use std::sync::{Mutex, MutexGuard};
 
-use threadlab::trace::Trace;
+use threadlab_trace::{Trace, TraceError};
 
+// The counting allocator the runtime's memory tests use too.
+#[path = "../../threadlab/tests/live_bytes/mod.rs"]
 mod live_bytes;
 use live_bytes::{LIVE, PEAK};
 
@@ -30,7 +32,7 @@ fn serial() -> MutexGuard<'static, ()> {
 
 /// Loads `path`, returning the error and the most bytes live during the load above those live
 /// before it.
-fn load_counted(path: &std::path::Path) -> (threadlab::trace::TraceError, usize) {
+fn load_counted(path: &std::path::Path) -> (TraceError, usize) {
     let before = LIVE.load(Relaxed);
     PEAK.store(before, Relaxed);
     let result = Trace::load(path);

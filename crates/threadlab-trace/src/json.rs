@@ -4,7 +4,8 @@
 
 use std::fmt::Write;
 
-use super::event::{EventKind, Trace};
+use super::event::EventKind;
+use super::trace::Trace;
 
 fn escape(s: &str) -> String {
     let mut out = String::with_capacity(s.len());

@@ -26,7 +26,7 @@
 use std::io::{BufRead, BufReader, Read};
 
 use super::compact::{put, read_kind, Bad, EventBuf, Source};
-use super::event::{ThreadTrack, Trace};
+use super::trace::{ThreadTrack, Trace};
 
 /// Version 2 added the CPU count (version 1 was never released).
 const MAGIC: &[u8] = b"TLTRACE2";

@@ -1,21 +1,19 @@
-//! The decoded event model: what a [`Trace`] holds and what analysis code (the doctor's crate,
-//! `threadlab-doctor`) iterates.
+//! The decoded event model: what a [`Trace`](crate::Trace) holds and what analysis code (the
+//! doctor's crate, `threadlab-doctor`) iterates.
 //!
-//! A trace is a list of [`ThreadTrack`]s, one per thread that recorded anything: its OS thread
-//! id, its name, the pool worker index if it is a worker, and its events in time order. An
+//! A trace is a list of [`ThreadTrack`](crate::ThreadTrack)s (`trace.rs`), one per thread that
+//! recorded anything: its OS thread id, its name, the pool worker index if it is a worker, and its events in time order. An
 //! [`Event`] is a timestamp (nanoseconds since the recording started) and an [`EventKind`].
 //! Spans come as begin/end pairs on the same thread and nest properly (zones, tasks, spins,
 //! parks, lock waits); lock holds (`LockAcquired` → `LockReleased` of the same lock) may overlap
 //! other spans. Cross-thread links are [`FlowId`]s, unique within a trace: a `Spawn` and the
 //! `TaskBegin` that first runs that task carry the same flow; so do a `LockReleased` and the
 //! `LockAcquired` of a thread that was waiting for it. Names (zones, locks, counters) are
-//! [`NameId`]s resolved with [`Trace::name`].
+//! [`NameId`]s resolved with [`Trace::name`](crate::Trace::name).
 
 use std::fmt;
 
-use super::compact::{EventBuf, Events};
-
-/// An interned name: index into the trace's name table ([`Trace::name`]).
+/// An interned name: index into the trace's name table ([`Trace::name`](crate::Trace::name)).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct NameId(pub u32);
 
@@ -62,14 +60,27 @@ impl TaskKind {
         }
     }
 
-    pub(crate) fn code(self) -> u32 {
+    /// The kind's code in threadlab's encodings (the recorder's records, the compact events,
+    /// `.tltrace`): its place in the order above, from 0; [`TaskKind::from_code`] reverses it.
+    ///
+    /// ```
+    /// use threadlab_trace::TaskKind;
+    /// assert_eq!(TaskKind::Join.code(), 0);
+    /// assert_eq!(TaskKind::from_code(TaskKind::Install.code()), Some(TaskKind::Install));
+    /// ```
+    pub fn code(self) -> u32 {
         TaskKind::ALL
             .iter()
             .position(|k| *k == self)
             .expect("TaskKind::code: in ALL") as u32
     }
 
-    pub(crate) fn from_code(code: u32) -> Option<TaskKind> {
+    /// The kind of a [`TaskKind::code`]; `None` for a code no kind has.
+    ///
+    /// ```
+    /// assert_eq!(threadlab_trace::TaskKind::from_code(6), None);
+    /// ```
+    pub fn from_code(code: u32) -> Option<TaskKind> {
         TaskKind::ALL.get(code as usize).copied()
     }
 }
@@ -90,7 +101,7 @@ pub struct Event {
 }
 
 /// What happened. Worker indexes (`victim`, `woken`) are pool worker numbers; map them to
-/// threads with [`Trace::worker_thread`].
+/// threads with [`Trace::worker_thread`](crate::Trace::worker_thread).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum EventKind {
     /// A user zone (`zone!`) begins.
@@ -194,7 +205,7 @@ pub enum EventKind {
         name: NameId,
     },
     /// A frame of the discontinuous frame set `name` starts (Tracy's `FrameMarkStart`); the next
-    /// [`EventKind::FrameMark`] of `name` ends it. See `trace::frame_start`.
+    /// [`EventKind::FrameMark`] of `name` ends it. See `threadlab::trace::frame_start`.
     FrameStart {
         /// The frame set.
         name: NameId,
@@ -276,14 +287,14 @@ pub const ARG_TASK_LOCATION: &str = "task.location";
 /// such a span as that worker's work. It comes right after the span's `TaskBegin`.
 pub const ARG_GUEST_SEAT: &str = "guest.seat";
 /// The name of the zone a spare thread records over its whole life
-/// ([`Builder::max_spare_threads`](crate::Builder::max_spare_threads)): it stood in for
+/// (`threadlab::Builder::max_spare_threads`): it stood in for
 /// workers blocked outside threadlab while work waited. Its [`ARG_SPARE_FOR`] says for which.
 pub const SPARE_ZONE: &str = "threadlab.spare";
 /// The [`EventKind::Arg`] key of a [`SPARE_ZONE`]: the worker indices (seats) that were blocked
 /// in the kernel inside a task when the spare thread was started, in decimal, separated by
 /// commas. The doctor names the tasks open on those seats then.
 pub const ARG_SPARE_FOR: &str = "spare.for";
-/// The name of the zone [`blocking`](crate::blocking) records around its closure on a pool's
+/// The name of the zone `threadlab::blocking` records around its closure on a pool's
 /// thread: the task said it would block, and the pool handed its seat to a spare thread up
 /// front. The doctor does not count a spare thread started for such a seat as a stall.
 pub const BLOCKING_ZONE: &str = "threadlab.blocking";
@@ -293,105 +304,3 @@ pub const BLOCKING_ZONE: &str = "threadlab.blocking";
 pub const ARG_SPAN_ID: &str = "span.id";
 /// The [`EventKind::Arg`] key of the span a span was created in (its `ARG_SPAN_ID`).
 pub const ARG_SPAN_PARENT: &str = "span.parent";
-
-/// One thread's events, kept encoded (a few bytes per event, see [`Events`]).
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct ThreadTrack {
-    pub(crate) tid: u64,
-    pub(crate) name: String,
-    pub(crate) worker: Option<u32>,
-    pub(crate) events: EventBuf,
-}
-
-impl ThreadTrack {
-    /// The OS thread id.
-    pub fn tid(&self) -> u64 {
-        self.tid
-    }
-    /// The thread's name (`trace::set_thread_name`, else the std thread name, else `thread <tid>`).
-    pub fn name(&self) -> &str {
-        &self.name
-    }
-    /// The pool worker index, if this thread is a worker.
-    pub fn worker(&self) -> Option<u32> {
-        self.worker
-    }
-    /// The events, in time order, decoded as they are iterated (`.iter()` yields [`Event`]s
-    /// by value; `.len()`; `.to_vec()` for a slice).
-    pub fn events(&self) -> Events<'_> {
-        self.events.view()
-    }
-
-    /// A track of `events` (raised where needed so their timestamps never decrease): how code
-    /// in this crate builds traces from other sources.
-    pub(crate) fn from_events(
-        tid: u64,
-        name: String,
-        worker: Option<u32>,
-        events: impl IntoIterator<Item = Event>,
-    ) -> ThreadTrack {
-        ThreadTrack {
-            tid,
-            name,
-            worker,
-            events: EventBuf::from_events(events),
-        }
-    }
-}
-
-/// A finished recording: every thread's events. Made by `Recording::stop`, [`Trace::load`] or
-/// a `TraceBuilder`.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct Trace {
-    pub(crate) threads: Vec<ThreadTrack>,
-    pub(crate) names: Vec<String>,
-    pub(crate) duration_ns: u64,
-    pub(crate) dropped: u64,
-    /// CPUs available to the process when the recording stopped (0: unknown).
-    pub(crate) cpus: u32,
-}
-
-impl Trace {
-    /// The threads that recorded events, in order of their first event.
-    pub fn threads(&self) -> &[ThreadTrack] {
-        &self.threads
-    }
-    /// Resolves a name id; an id from another trace gives `"?"`.
-    pub fn name(&self, id: NameId) -> &str {
-        self.names.get(id.0 as usize).map_or("?", |s| s.as_str())
-    }
-    /// Looks a name up.
-    pub fn name_id(&self, name: &str) -> Option<NameId> {
-        self.names
-            .iter()
-            .position(|n| n == name)
-            .map(|i| NameId(i as u32))
-    }
-    /// All names, indexed by `NameId`.
-    pub fn names(&self) -> &[String] {
-        &self.names
-    }
-    /// Nanoseconds from start to stop.
-    pub fn duration_ns(&self) -> u64 {
-        self.duration_ns
-    }
-    /// CPUs the process could run on when the recording stopped
-    /// (`std::thread::available_parallelism`, which honours affinity masks and cgroup quotas);
-    /// 0 if unknown. Analysis compares runnable threads against it.
-    pub fn cpus(&self) -> u32 {
-        self.cpus
-    }
-    /// Events dropped: by the flight recorder (the oldest ones) or past a full recording's
-    /// memory cap (the newest ones, see `trace::DEFAULT_CAP_BYTES`).
-    pub fn dropped_events(&self) -> u64 {
-        self.dropped
-    }
-    /// Events in all threads.
-    pub fn event_count(&self) -> usize {
-        self.threads.iter().map(|t| t.events.len()).sum()
-    }
-    /// The index in [`Trace::threads`] of pool worker `worker`.
-    pub fn worker_thread(&self, worker: u32) -> Option<usize> {
-        self.threads.iter().position(|t| t.worker == Some(worker))
-    }
-}

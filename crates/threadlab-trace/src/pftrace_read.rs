@@ -22,8 +22,9 @@ use std::collections::HashMap;
 use super::compact::Bad;
 #[cfg(test)]
 use super::event::PlotValue;
-use super::event::{Event, EventKind, FlowId, NameId, TaskKind, ThreadTrack, Trace};
+use super::event::{Event, EventKind, FlowId, NameId, TaskKind};
 use super::perfetto::*;
+use super::trace::{ThreadTrack, Trace};
 
 /// Bytes [`looks_like_pftrace`] needs: the packet tag, its length (at most 5 varint bytes) and
 /// the first packet's opening fields.

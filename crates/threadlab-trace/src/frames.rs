@@ -7,18 +7,23 @@
 //! `FrameMarkStart`/`FrameMarkEnd`) has a frame from each start to the next mark; a mark with no
 //! open start is ignored, and a start while one is open restarts it.
 
-use super::event::{EventKind, NameId, Trace};
+use super::event::{EventKind, NameId};
+use super::trace::Trace;
 
 impl Trace {
     /// The frame sets that have a frame mark in this trace, by first use.
     ///
     /// ```
-    /// let rec = threadlab::trace::start();
-    /// threadlab::trace::frame_mark();
-    /// threadlab::trace::frame_mark();
-    /// let t = rec.stop();
-    /// assert_eq!(t.frame_sets().len(), 1);
-    /// assert_eq!(t.name(t.frame_sets()[0]), threadlab::trace::MAIN_FRAME);
+    /// use threadlab_trace::{Event, EventKind, TraceBuilder};
+    /// let mut b = TraceBuilder::new();
+    /// let t = b.thread(1, "main");
+    /// let frame = b.name("frame");
+    /// for ts_ns in [0, 16_000_000, 33_000_000] {
+    ///     b.push(t, Event { ts_ns, kind: EventKind::FrameMark { name: frame } });
+    /// }
+    /// let t = b.build();
+    /// assert_eq!(t.frame_sets(), [frame]);
+    /// assert_eq!(t.frames("frame"), [(0, 16_000_000), (16_000_000, 33_000_000)]);
     /// ```
     pub fn frame_sets(&self) -> Vec<NameId> {
         let mut sets: Vec<(u64, NameId)> = Vec::new();

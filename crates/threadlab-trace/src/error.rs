@@ -63,7 +63,10 @@ impl TraceError {
             },
         }
     }
-    pub(crate) fn already_recording() -> TraceError {
+    /// The error of starting a recording while one is on: made by the runtime's recorder
+    /// (`threadlab::trace::try_start`); not part of the stable API.
+    #[doc(hidden)]
+    pub fn already_recording() -> TraceError {
         TraceError {
             kind: Kind::AlreadyRecording,
         }

@@ -4,7 +4,7 @@
 //! read the result like any recording.
 //!
 //! ```
-//! use threadlab::trace::{Event, EventKind, TraceBuilder};
+//! use threadlab_trace::{Event, EventKind, TraceBuilder};
 //! let mut b = TraceBuilder::new();
 //! let t = b.thread(42, "worker");
 //! let lock = b.name("futex 0x1000");
@@ -17,7 +17,8 @@
 //! assert_eq!(trace.event_count(), 2);
 //! ```
 
-use super::event::{Event, NameId, ThreadTrack, Trace};
+use super::event::{Event, NameId};
+use super::trace::{ThreadTrack, Trace};
 
 /// Builds a [`Trace`] thread by thread from events observed elsewhere (a sampler of another
 /// process, another format, a test); the doctor, `compare` and the exports read the result like
@@ -33,7 +34,7 @@ impl TraceBuilder {
     /// An empty trace: no threads, no names, duration 0, CPUs unknown (0).
     ///
     /// ```
-    /// assert_eq!(threadlab::trace::TraceBuilder::new().build().threads().len(), 0);
+    /// assert_eq!(threadlab_trace::TraceBuilder::new().build().threads().len(), 0);
     /// ```
     pub fn new() -> TraceBuilder {
         TraceBuilder::default()
@@ -43,7 +44,7 @@ impl TraceBuilder {
     /// [`TraceBuilder::push`]. Tracks keep the order they were added in.
     ///
     /// ```
-    /// let mut b = threadlab::trace::TraceBuilder::new();
+    /// let mut b = threadlab_trace::TraceBuilder::new();
     /// assert_eq!(b.thread(7, "main"), 0);
     /// assert_eq!(b.thread(8, "io"), 1);
     /// ```
@@ -58,7 +59,7 @@ impl TraceBuilder {
     /// its own workers).
     ///
     /// ```
-    /// let mut b = threadlab::trace::TraceBuilder::new();
+    /// let mut b = threadlab_trace::TraceBuilder::new();
     /// let t = b.thread(7, "threadlab-worker-0");
     /// b.worker(t, 0);
     /// assert_eq!(b.build().threads()[0].worker(), Some(0));
@@ -70,7 +71,7 @@ impl TraceBuilder {
     /// Interns `name` (a lock's, a zone's) and returns its id; the same name gives the same id.
     ///
     /// ```
-    /// let mut b = threadlab::trace::TraceBuilder::new();
+    /// let mut b = threadlab_trace::TraceBuilder::new();
     /// assert_eq!(b.name("queue"), b.name("queue"));
     /// ```
     pub fn name(&mut self, name: &str) -> NameId {
@@ -88,7 +89,7 @@ impl TraceBuilder {
     /// If `thread` is not an index returned by [`TraceBuilder::thread`].
     ///
     /// ```
-    /// use threadlab::trace::{Event, EventKind, TraceBuilder};
+    /// use threadlab_trace::{Event, EventKind, TraceBuilder};
     /// let mut b = TraceBuilder::new();
     /// let t = b.thread(1, "main");
     /// b.push(t, Event { ts_ns: 9, kind: EventKind::ParkBegin });
@@ -105,7 +106,7 @@ impl TraceBuilder {
     /// Sets the trace's length (default: the newest event's timestamp).
     ///
     /// ```
-    /// let mut b = threadlab::trace::TraceBuilder::new();
+    /// let mut b = threadlab_trace::TraceBuilder::new();
     /// b.duration_ns(1_000);
     /// assert_eq!(b.build().duration_ns(), 1_000);
     /// ```
@@ -116,7 +117,7 @@ impl TraceBuilder {
     /// Sets the CPUs the observed process could run on (see [`Trace::cpus`]).
     ///
     /// ```
-    /// let mut b = threadlab::trace::TraceBuilder::new();
+    /// let mut b = threadlab_trace::TraceBuilder::new();
     /// b.cpus(4);
     /// assert_eq!(b.build().cpus(), 4);
     /// ```
@@ -127,7 +128,7 @@ impl TraceBuilder {
     /// The finished trace.
     ///
     /// ```
-    /// let mut b = threadlab::trace::TraceBuilder::new();
+    /// let mut b = threadlab_trace::TraceBuilder::new();
     /// b.thread(1, "main");
     /// assert_eq!(b.build().threads().len(), 1);
     /// ```

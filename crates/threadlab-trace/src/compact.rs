@@ -294,9 +294,11 @@ pub(crate) fn read_kind<S: Source>(r: &mut S, names: usize) -> Result<EventKind,
     })
 }
 
-/// A thread's events, encoded (see the module doc); appended in time order.
+/// A thread's events, encoded (see the module doc); appended in time order. Public but hidden
+/// for the runtime's decoder, which writes a track's events once, encoded, and hands them to
+/// [`ThreadTrack::from_encoded`](crate::ThreadTrack::from_encoded); not part of the stable API.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub(crate) struct EventBuf {
+pub struct EventBuf {
     pub(crate) bytes: Vec<u8>,
     pub(crate) len: usize,
     /// The timestamp of the last event (the base of the next delta).
@@ -308,7 +310,7 @@ pub(crate) struct EventBuf {
 impl EventBuf {
     /// Appends `e`; a timestamp before the previous event's is raised to it (tracks are in time
     /// order).
-    pub(crate) fn push(&mut self, e: Event) {
+    pub fn push(&mut self, e: Event) {
         let ts = e.ts_ns.max(self.last_ts);
         if self.len == 0 {
             self.first_ts = ts;
@@ -332,12 +334,24 @@ impl EventBuf {
         Events { buf: self }
     }
 
-    pub(crate) fn iter(&self) -> EventIter<'_> {
+    /// The events, decoded as they are iterated.
+    pub fn iter(&self) -> EventIter<'_> {
         self.view().iter()
     }
 
-    pub(crate) fn len(&self) -> usize {
+    /// How many events.
+    pub fn len(&self) -> usize {
         self.len
+    }
+
+    /// Whether there are none.
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// Gives back the spare capacity of the bytes (a finished track).
+    pub fn shrink_to_fit(&mut self) {
+        self.bytes.shrink_to_fit();
     }
 }
 
@@ -359,14 +373,18 @@ impl FromIterator<Event> for EventBuf {
 /// each [`Event`] is yielded by value.
 ///
 /// ```
-/// let rec = threadlab::trace::start();
-/// std::thread::spawn(|| drop(threadlab::zone!("z"))).join().unwrap();
-/// let trace = rec.stop();
-/// let t = trace.threads().iter().find(|t| t.events().len() >= 2).unwrap();
-/// let events = t.events();
+/// use threadlab_trace::{Event, EventKind, TraceBuilder};
+/// let mut b = TraceBuilder::new();
+/// let t = b.thread(1, "main");
+/// let z = b.name("z");
+/// b.push(t, Event { ts_ns: 3, kind: EventKind::ZoneBegin { name: z } });
+/// b.push(t, Event { ts_ns: 8, kind: EventKind::ZoneEnd });
+/// let trace = b.build();
+/// let events = trace.threads()[0].events();
+/// assert_eq!(events.len(), 2);
 /// assert!(events.iter().zip(events.iter().skip(1)).all(|(a, b)| a.ts_ns <= b.ts_ns));
 /// for e in events {
-///     let _: threadlab::trace::Event = e;
+///     let _: Event = e;
 /// }
 /// ```
 #[derive(Clone, Copy, Debug)]

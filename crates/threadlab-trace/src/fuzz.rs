@@ -7,118 +7,13 @@
 //! the mutations are `threadlab-testkit`'s, with fixed seeds, so a failure replays. The hostile
 //! mutations add the two shapes of a file built to exhaust memory (runs of zero bytes, as a
 //! sparse file reads, and counts just under the bytes left); that such files are refused in
-//! little memory is counted in bytes by `tests/trace_hostile_files.rs`, and here every decoded
-//! name table must hold distinct names. Files that only begin like a `.pftrace` (a newline) are
+//! little memory is counted in bytes by `tests/hostile_files.rs`, and here every decoded name table
+//! must hold distinct names. Files that only begin like a `.pftrace` (a newline) are
 //! told apart from threadlab's own `.pftrace` by their first bytes, before anything else is read.
 
-use super::event::{Event, EventKind as K, FlowId, NameId, TaskKind, ThreadTrack, Trace};
 use super::load::{decode, encode};
+use super::sample::every_kind;
 use threadlab_testkit::{mutate, mutate_hostile, Rng};
-
-/// A trace with every event kind, two threads, flows and locks.
-fn every_kind() -> Trace {
-    let n = NameId(0);
-    let kinds = [
-        K::OsSched {
-            on_cpu_ns: 5,
-            runqueue_ns: 1,
-        },
-        K::OsSwitches {
-            voluntary: 1,
-            involuntary: 2,
-        },
-        K::ZoneBegin { name: n },
-        K::ZoneColor { rgb: 0xff0000 },
-        K::Arg {
-            key: n,
-            value: NameId(1),
-        },
-        K::TaskBegin {
-            kind: TaskKind::Join,
-            flow: Some(FlowId(1)),
-        },
-        K::Spawn { flow: FlowId(2) },
-        K::StealAttempt { victim: 1 },
-        K::Steal { victim: 1 },
-        K::Counter {
-            name: NameId(1),
-            value: -3,
-        },
-        K::InjectorPush,
-        K::Wake { woken: 1 },
-        K::LockWait { lock: 9, name: n },
-        K::LockAcquired {
-            lock: 9,
-            name: n,
-            handoff: Some(FlowId(3)),
-        },
-        K::LockReleased {
-            lock: 9,
-            name: n,
-            handoff: None,
-        },
-        K::FrameStart { name: NameId(2) },
-        K::Plot {
-            name: NameId(3),
-            value: super::event::PlotValue::new(-2.5),
-        },
-        K::Message {
-            text: NameId(4),
-            rgb: 0x00ff00,
-        },
-        K::FrameMark { name: NameId(2) },
-        K::Allocs {
-            count: 3,
-            bytes: 96,
-        },
-        K::TaskEnd,
-        K::SpinBegin,
-        K::SpinEnd,
-        K::ParkBegin,
-        K::ParkEnd,
-        K::ZoneEnd,
-        K::OsSched {
-            on_cpu_ns: 50,
-            runqueue_ns: 10,
-        },
-    ];
-    let events = |shift: u64| {
-        kinds
-            .iter()
-            .enumerate()
-            .map(|(i, &kind)| Event {
-                ts_ns: shift + 10 * i as u64,
-                kind,
-            })
-            .collect()
-    };
-    Trace {
-        threads: vec![
-            ThreadTrack {
-                tid: 1,
-                name: "threadlab-worker-0".into(),
-                worker: Some(0),
-                events: events(0),
-            },
-            ThreadTrack {
-                tid: 2,
-                name: "threadlab-worker-1".into(),
-                worker: Some(1),
-                events: events(5),
-            },
-        ],
-        names: vec![
-            "zone".into(),
-            "depth".into(),
-            "request".into(),
-            "fps".into(),
-            "hello".into(),
-        ],
-        duration_ns: 400,
-        dropped: 0,
-        cpus: 2,
-    }
-}
 
 /// Decodes `bytes`; checks the error's offset, or digests the trace (and says it loaded).
 fn check(bytes: &[u8]) -> bool {

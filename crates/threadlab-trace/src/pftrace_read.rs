@@ -568,13 +568,7 @@ pub(super) fn build(
         .into_iter()
         .map(|t| ThreadTrack::from_events(t.tid, t.name, t.worker, t.events))
         .collect();
-    Trace {
-        threads,
-        names,
-        duration_ns,
-        dropped,
-        cpus,
-    }
+    Trace::from_parts(threads, names, duration_ns, dropped, cpus)
 }
 
 #[cfg(test)]

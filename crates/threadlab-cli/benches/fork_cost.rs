@@ -10,7 +10,8 @@
 //! closure first, threadlab's (as Rayon's) its first, and on this tree (a node's box allocated
 //! after its subtrees') the right subtree first is twice as fast serially.
 //!
-//! `cargo bench -p threadlab-cli --bench fork_cost [-- ROUNDS]`
+//! `cargo bench -p threadlab-cli --bench fork_cost [-- ROUNDS [FIB_N [TREE_LEVELS]]]` (defaults
+//! 7, 30, 20; `-- 7 32 24` gives the sizes of chili's own tree benchmark and a larger fib).
 
 use std::hint::black_box;
 use std::time::Instant;
@@ -100,10 +101,14 @@ fn median(mut v: Vec<f64>) -> f64 {
 }
 
 fn main() {
-    let rounds: usize = std::env::args()
+    // Numbers on the command line: rounds, fib's n, the big tree's levels (cargo's own flags,
+    // such as `--bench`, are skipped).
+    let numbers: Vec<u64> = std::env::args()
         .skip(1)
-        .find_map(|a| a.parse().ok())
-        .unwrap_or(7);
+        .filter_map(|a| a.parse().ok())
+        .collect();
+    let arg = |i: usize, default: u64| numbers.get(i).copied().unwrap_or(default);
+    let rounds = arg(0, 7) as usize;
     let pool = threadlab::Pool::builder()
         .threads(2)
         .build()
@@ -116,7 +121,7 @@ fn main() {
         thread_count: std::num::NonZeroUsize::new(2),
         ..Default::default()
     });
-    let (fib_n, levels, small_reps) = (30, 20, 300);
+    let (fib_n, levels, small_reps) = (arg(1, 30), arg(2, 20) as u32, 300);
     let fib_want = fib_serial(fib_n);
     let mut next = 0;
     let big = tree(levels, &mut next);

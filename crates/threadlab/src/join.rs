@@ -146,8 +146,12 @@ where
     let result_a = unwind::halt_unwinding(a);
     hb.pop(&frame);
     if !frame.promoted() {
-        // Never published: nobody else can have `b`; it runs here, as a plain call.
-        return finish(&job_b, None, result_a);
+        // Never published: nobody else can have `b`; it runs here, as a plain call (its panic
+        // goes on as any callee's would), without `finish`'s catching and latch reads.
+        return match result_a {
+            Ok(ra) => (ra, job_b.run_inline_in_place(false)),
+            Err(p) => run_then_resume(|| job_b.run_inline_in_place(false), p),
+        };
     }
     let reclaimed = reclaim_or_wait(w, &job_b, job_b_ref);
     finish(&job_b, reclaimed.then_some(job_b_ref), result_a)

@@ -130,6 +130,19 @@
 //! step 5). The loom models `loom_lend_and_give_back_vs_going_to_sleep` and
 //! `loom_guest_latch_wait_vs_set` check both handshakes.
 //!
+//! # Waiting guests
+//!
+//! A guest whose `join` waits for a half another worker took runs other work meanwhile, like a
+//! worker; when it finds none it parks on its own thread, but it is on no sleeper list (its
+//! seat's sleeper is the worker it borrowed from, which must stay parked). So that it is not
+//! left idle while a busy worker promotes work (a sort's guest once parked for a whole
+//! millisecond beside a promoted half), a guest about to park counts itself in a separate
+//! count ([`Sleep::guest_parks`], W2), asks the busy workers for work and re-checks the queues
+//! after a fence (R2); a pusher that finds nobody searching and nobody on the sleeper list
+//! unparks one waiting guest ([`Sleep::notify`] after F1). The count also makes
+//! [`Sleep::idle_exists`] true, so a busy worker keeps its heartbeat flag up for the guest.
+//! The guest's park has a timeout as a backstop (local pushes skip F1).
+//!
 //! # Parking
 //!
 //! Parking uses `std::thread::park`, which is a futex wait on Linux; the wake reason is handed
@@ -272,6 +285,9 @@ struct Parker {
     /// its seat may be lent (unless it retired). Written and read under the sleeper-list lock
     /// only; an atomic only because `Sleep` is shared.
     lendable: AtomicBool,
+    /// The guest of this lent seat is parked in a latch wait ([`Sleep::guest_parks`]): new work
+    /// anywhere in the pool may wake it ([`Sleep::notify`]).
+    guest_waiting: AtomicBool,
 }
 
 /// Starts a thread for retired worker `index`, counted as searching if the flag says so; false
@@ -317,6 +333,8 @@ pub(crate) struct Sleep {
     monitor_asleep: AtomicBool,
     /// Rings the monitor awake.
     pub(crate) bell: crate::pool::spare::Bell,
+    /// How many guests are parked in a latch wait (see "Waiting guests" in the module doc).
+    waiting_guests: CachePadded<AtomicUsize>,
 }
 
 impl Sleep {
@@ -332,6 +350,7 @@ impl Sleep {
             restarts_in_flight: AtomicUsize::new(0),
             monitor_asleep: AtomicBool::new(false),
             bell: crate::pool::spare::Bell::default(),
+            waiting_guests: CachePadded::new(AtomicUsize::new(0)),
         }
     }
 
@@ -387,9 +406,44 @@ impl Sleep {
 
     /// True when some worker is searching or sleeping, i.e. could take work. SeqCst: the load
     /// of the heartbeat handshake (`crate::heartbeat`, step 5).
+    /// A guest parked in a latch wait counts too (see "Waiting guests" in the module doc).
     pub(crate) fn idle_exists(&self) -> bool {
         let state = self.state();
-        state.searching() > 0 || state.sleeping() > 0
+        state.searching() > 0
+            || state.sleeping() > 0
+            || self.waiting_guests.load(Ordering::SeqCst) > 0
+    }
+
+    /// The guest of lent seat `index` is about to park in a latch wait: it counts as idle
+    /// ([`Sleep::idle_exists`]) and new work may wake it until [`Sleep::guest_unparks`]. The
+    /// SeqCst increment is W2 of the fence pair with a pusher's F1 and [`Sleep::notify`]'s read
+    /// (and of the heartbeat's handshake); the caller then fences, asks the busy workers for
+    /// work and re-checks the queues (R2) before it parks.
+    pub(crate) fn guest_parks(&self, index: usize) {
+        // Relaxed: a hint for `wake_waiting_guest`, read under the lock; the count below is
+        // what the handshake orders.
+        self.parkers[index]
+            .guest_waiting
+            .store(true, Ordering::Relaxed);
+        self.waiting_guests.fetch_add(1, Ordering::SeqCst);
+    }
+
+    /// The guest of seat `index` stopped waiting (see [`Sleep::guest_parks`]).
+    pub(crate) fn guest_unparks(&self, index: usize) {
+        // Relaxed: as in `guest_parks`.
+        self.parkers[index]
+            .guest_waiting
+            .store(false, Ordering::Relaxed);
+        self.waiting_guests.fetch_sub(1, Ordering::SeqCst);
+    }
+
+    /// True while the guest of seat `index` is parked in a latch wait (a hint for the monitor,
+    /// `super::spare`: that guest waits, it is not blocked in a task).
+    pub(crate) fn guest_waiting(&self, index: usize) -> bool {
+        // Relaxed: a hint, re-read at every look of the monitor.
+        self.parkers
+            .get(index)
+            .is_some_and(|p| p.guest_waiting.load(Ordering::Relaxed))
     }
 
     /// Rule 1: become a searcher unless about half the workers already are. The check and the
@@ -468,6 +522,9 @@ impl Sleep {
                 }
                 if self.state().sleeping() > 0 {
                     self.wake_one(true);
+                } else if self.waiting_guests.load(Ordering::Relaxed) > 0 {
+                    // Relaxed: as in the default policy below.
+                    self.wake_waiting_guest();
                 }
             }
             WakePolicy::Default => {
@@ -486,10 +543,37 @@ impl Sleep {
                     } => return,
                 }
                 let state = self.state();
-                if state.searching() == 0 && state.sleeping() > 0 {
-                    self.wake_one(false);
+                if state.searching() == 0 {
+                    if state.sleeping() > 0 {
+                        self.wake_one(false);
+                    } else if self.waiting_guests.load(Ordering::Relaxed) > 0 {
+                        // Relaxed: ordered like the state read (the fence above, or none for a
+                        // local push, whose owner is awake and runs the job anyway).
+                        self.wake_waiting_guest();
+                    }
                 }
             }
+        }
+    }
+
+    /// Unparks one guest parked in a latch wait (new work and no sleeper to take it; see
+    /// "Waiting guests" in the module doc). The guest looks for work when it returns from its
+    /// park, and parks again if it finds none.
+    #[cold]
+    #[inline(never)]
+    fn wake_waiting_guest(&self) {
+        let sleepers = self.lock_sleepers();
+        let guest = self
+            .lock_guests()
+            .iter()
+            .enumerate()
+            // Relaxed: a hint (a guest woken that has just stopped waiting only looks again).
+            .find(|(i, g)| g.is_some() && self.parkers[*i].guest_waiting.load(Ordering::Relaxed))
+            .and_then(|(i, g)| Some((i, g.clone()?)));
+        drop(sleepers);
+        if let Some((index, thread)) = guest {
+            crate::trace::hooks::wake(index);
+            thread.unpark();
         }
     }
 

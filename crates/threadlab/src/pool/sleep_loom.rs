@@ -495,3 +495,59 @@ fn loom_guest_gives_back_nothing_while_worker_retires() {
 fn loom_guest_rechecking_through_the_seat_is_caught() {
     guest_gives_back_while_worker_retires(true, true);
 }
+
+/// A guest with nothing to do parks on its own thread, on no sleeper list (its seat's worker
+/// stays parked), while another thread publishes work: the count of waiting guests and the
+/// fence pair make either the guest's re-check see the work or the pusher's `notify_work`
+/// unpark the guest. The guest parks without a timeout here, so a lost wake-up is a deadlock
+/// loom reports. Three threads and a lend make the full model take a minute: explored with at
+/// most three preemptions (a lost wake-up needs one, between the re-check and the park).
+#[test]
+fn loom_a_waiting_guest_is_woken_by_new_work() {
+    crate::loom::model_with_preemptions(Some(3), || {
+        let sleep = Arc::new(Sleep::new(1, WakePolicy::Default));
+        let queue = Arc::new(AtomicUsize::new(0));
+        let (s, q) = (Arc::clone(&sleep), Arc::clone(&queue));
+        let worker = thread::spawn(move || {
+            s.register_thread(0);
+            let mut searching = false;
+            while q.load(Ordering::SeqCst) == 0 {
+                let woken = s.sleep(
+                    0,
+                    searching,
+                    None,
+                    None,
+                    || q.load(Ordering::SeqCst) > 0,
+                    || {},
+                );
+                searching = woken.searching;
+            }
+            if searching {
+                s.stop_searching();
+            }
+        });
+        let index = loop {
+            if let Some(i) = sleep.lend(thread::current()) {
+                break i;
+            }
+            thread::yield_now();
+        };
+        let (s, q) = (Arc::clone(&sleep), Arc::clone(&queue));
+        let pusher = thread::spawn(move || {
+            q.store(1, Ordering::SeqCst);
+            s.notify_work();
+        });
+        // The guest's wait (`WorkerThread::guest_wait`): counted, fence, re-check, park.
+        while queue.load(Ordering::SeqCst) == 0 {
+            sleep.guest_parks(index);
+            crate::loom::sync::atomic::fence(Ordering::SeqCst);
+            if queue.load(Ordering::SeqCst) == 0 {
+                thread::park();
+            }
+            sleep.guest_unparks(index);
+        }
+        pusher.join().unwrap();
+        sleep.give_back(index, || queue.load(Ordering::SeqCst) > 0);
+        worker.join().unwrap();
+    });
+}

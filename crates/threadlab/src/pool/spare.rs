@@ -164,8 +164,6 @@ pub(crate) struct Spares {
     blocked: AtomicUsize,
     /// Per worker seat: the OS id of the guest it is lent to (0: none).
     pub(crate) guest_tids: Box<[AtomicU64]>,
-    /// Per worker seat: its guest waits on a latch (idle, not blocked in a task).
-    pub(crate) guest_idle: Box<[AtomicBool]>,
     /// Per worker seat: its occupant is inside `blocking`.
     declared: Box<[AtomicBool]>,
     /// The monitor said, once, that it can start no more spare threads.
@@ -186,7 +184,6 @@ impl Spares {
             started: AtomicU64::new(0),
             blocked: AtomicUsize::new(0),
             guest_tids: (0..workers).map(|_| AtomicU64::new(0)).collect(),
-            guest_idle: (0..workers).map(|_| AtomicBool::new(false)).collect(),
             declared: (0..workers).map(|_| AtomicBool::new(false)).collect(),
             warned: AtomicBool::new(false),
             monitor: Mutex::new(None),
@@ -494,7 +491,7 @@ fn tick(registry: &Arc<Registry>, watch: &mut Watch) {
         // Relaxed, all: hints about the seats, re-read every tick.
         let guest = spares.guest_tids[i].load(Ordering::Relaxed);
         let tid = if guest != 0 {
-            if spares.guest_idle[i].load(Ordering::Relaxed) {
+            if registry.sleep.guest_waiting(i) {
                 continue;
             }
             guest

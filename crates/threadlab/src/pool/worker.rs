@@ -855,22 +855,25 @@ impl WorkerThread {
         // The inbox may have been filled between our last look and the announcement; its pusher's
         // wake (`wake_specific`) then unparks us at once.
         hooks::park_begin();
-        // Relaxed: a hint for the monitor: this guest waits, it is not blocked in a task
-        // (`super::spare`). A spare thread's seat has no such flag.
-        let idle_flag = self.registry.spares.guest_idle.get(self.index);
-        if let Some(f) = idle_flag {
-            f.store(true, Ordering::Relaxed);
+        // Counted as a waiting guest (W2), then the fence in `request_from_others`, then the
+        // re-check (R2): work published before the count was seen is found here, work published
+        // after it finds us (see "Waiting guests" in `super::sleep`). The busy workers are asked
+        // to promote work, as for a worker going to sleep.
+        let sleep = &self.registry.sleep;
+        sleep.guest_parks(self.index);
+        self.registry
+            .requests
+            .request_from_others(self.index, self.registry.seats_in_use());
+        if !self.registry.has_visible_work() {
+            // Miri cannot wait on the clock; the backstop is not needed for progress (the
+            // latch's setter wakes us, and so does new work), only for the latency of work a
+            // worker pushed without the fence.
+            #[cfg(not(miri))]
+            std::thread::park_timeout(GUEST_PARK);
+            #[cfg(miri)]
+            std::thread::park();
         }
-        // Miri cannot wait on the clock; the backstop is not needed for progress (the latch's
-        // setter wakes us), only for the latency of work elsewhere.
-        #[cfg(not(miri))]
-        std::thread::park_timeout(GUEST_PARK);
-        #[cfg(miri)]
-        std::thread::park();
-        if let Some(f) = idle_flag {
-            // Relaxed: as above.
-            f.store(false, Ordering::Relaxed);
-        }
+        sleep.guest_unparks(self.index);
         hooks::park_end();
         latch.wake_up();
     }

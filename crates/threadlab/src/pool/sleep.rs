@@ -420,21 +420,32 @@ impl Sleep {
     /// (and of the heartbeat's handshake); the caller then fences, asks the busy workers for
     /// work and re-checks the queues (R2) before it parks.
     pub(crate) fn guest_parks(&self, index: usize) {
-        // Relaxed: a hint for `wake_waiting_guest`, read under the lock; the count below is
-        // what the handshake orders.
+        // Relaxed: the mark says who takes the count back (see `unmark_guest`); the count below
+        // is what the handshake orders.
         self.parkers[index]
             .guest_waiting
             .store(true, Ordering::Relaxed);
         self.waiting_guests.fetch_add(1, Ordering::SeqCst);
     }
 
-    /// The guest of seat `index` stopped waiting (see [`Sleep::guest_parks`]).
+    /// The guest of seat `index` stopped waiting (see [`Sleep::guest_parks`]), unless a waker
+    /// already took its mark and count.
     pub(crate) fn guest_unparks(&self, index: usize) {
-        // Relaxed: as in `guest_parks`.
-        self.parkers[index]
+        self.unmark_guest(index);
+    }
+
+    /// Takes the waiting mark of seat `index`'s guest and, if it was there, its place in the
+    /// count; true if it was. The guest and a waker may both try: the swap lets one of them
+    /// win, so the count drops once, and a stream of pushes wakes a waiting guest once.
+    fn unmark_guest(&self, index: usize) -> bool {
+        // Relaxed: the swap alone decides who won; the count is the ordered part.
+        let marked = self.parkers[index]
             .guest_waiting
-            .store(false, Ordering::Relaxed);
-        self.waiting_guests.fetch_sub(1, Ordering::SeqCst);
+            .swap(false, Ordering::Relaxed);
+        if marked {
+            self.waiting_guests.fetch_sub(1, Ordering::SeqCst);
+        }
+        marked
     }
 
     /// True while the guest of seat `index` is parked in a latch wait (a hint for the monitor,
@@ -567,9 +578,8 @@ impl Sleep {
             .lock_guests()
             .iter()
             .enumerate()
-            // Relaxed: a hint (a guest woken that has just stopped waiting only looks again).
-            .find(|(i, g)| g.is_some() && self.parkers[*i].guest_waiting.load(Ordering::Relaxed))
-            .and_then(|(i, g)| Some((i, g.clone()?)));
+            .find_map(|(i, g)| Some((i, g.as_ref()?)).filter(|_| self.unmark_guest(i)))
+            .map(|(i, g)| (i, g.clone()));
         drop(sleepers);
         if let Some((index, thread)) = guest {
             crate::trace::hooks::wake(index);

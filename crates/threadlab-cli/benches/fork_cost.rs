@@ -5,6 +5,15 @@
 //! runtime's `join` directly, where LLVM decides what to inline into the caller, which is what
 //! made the same `join` twice as fast in one program as in another.
 //!
+//! A caveat for anyone comparing builds: a fine-grained recursion's speed depends on where the
+//! linker places it. The same bytes of a user's `fib` (the join's fast path inlined, 12
+//! instructions) ran fib(32) in 7.2 ms at an address 64-byte aligned and in 10.1 ms 0x130 bytes
+//! further on, where its first conditional jump ends on a 32-byte boundary (Intel's "jump
+//! conditional code" erratum keeps such code out of the decoded-instruction cache); chili's
+//! `fib` moved between 7.3 and 9.4 ms the same way, and
+//! `RUSTFLAGS="-C llvm-args=-x86-branches-within-32B-boundaries"` took the slow build to 7.5 ms.
+//! So compare runtimes within one build, as this benchmark does, never one build with another.
+//!
 //! Each round runs every variant once (a warm-up round first); each figure is the median of the
 //! rounds. The tree is walked in both orders with both runtimes: chili's `join` runs its second
 //! closure first, threadlab's (as Rayon's) its first, and on this tree (a node's box allocated

@@ -16,9 +16,9 @@
 
 use crate::latch::{CountLatch, Latch};
 use crate::loom::sync::Arc;
+use crate::pool::front::Pool;
 use crate::pool::registry::Registry;
 use crate::pool::worker::WorkerThread;
-use crate::Pool;
 
 /// What a broadcast operation is told about where it runs.
 ///

@@ -43,10 +43,10 @@ use std::fmt;
 use std::future::Future;
 use std::panic::Location;
 use std::pin::Pin;
-use std::sync::atomic::{AtomicPtr, AtomicU8, Ordering};
+use std::sync::atomic::{AtomicPtr, Ordering};
 use std::task::{Context, Poll};
 
-use crate::trace::hooks;
+use crate::trace::{hooks, recorder};
 
 /// The functions an instrumentation library gives the runtime to carry its context into tasks
 /// (see the module doc). Tokens are opaque to the runtime; `0` from `capture` means "nothing to
@@ -113,25 +113,6 @@ impl std::error::Error for HookAlreadySet {}
 /// The installed hook (null: none).
 static HOOK: AtomicPtr<SpawnHook> = AtomicPtr::new(std::ptr::null_mut());
 
-/// Whether a spawn has anything to carry: [`HOOKED`] | [`RECORDING`]; the one load a spawn
-/// path pays when neither is set.
-static ARMED: AtomicU8 = AtomicU8::new(0);
-/// A hook is installed.
-const HOOKED: u8 = 1;
-/// A recording is on (set and cleared by the recorder's switch).
-const RECORDING: u8 = 2;
-
-/// The recorder turns recording on or off (`trace::recorder::switch_on`/`switch_off`).
-pub(crate) fn set_recording(on: bool) {
-    // Relaxed: a hint for the spawn paths only; a spawn that misses the change records no
-    // location (the recorder's own flag decides what is recorded).
-    if on {
-        ARMED.fetch_or(RECORDING, Ordering::Relaxed);
-    } else {
-        ARMED.fetch_and(!RECORDING, Ordering::Relaxed);
-    }
-}
-
 /// Installs `hook` for the rest of the process: tasks spawned from now on carry its context.
 /// Installing the same hook again is a no-op; a different one is refused (contexts captured by
 /// the first must be released by it).
@@ -146,8 +127,7 @@ pub fn set_spawn_hook(hook: &'static SpawnHook) -> Result<(), HookAlreadySet> {
         Ordering::Acquire,
     ) {
         Ok(_) => {
-            // Relaxed: see `ARMED`; the hook itself is read through `HOOK` (Acquire).
-            ARMED.fetch_or(HOOKED, Ordering::Relaxed);
+            recorder::arm_spawns_for_hook();
             Ok(())
         }
         Err(old) if old == new => Ok(()),
@@ -249,8 +229,7 @@ impl Tag {
         location: &'static Location<'static>,
         spawned: bool,
     ) -> Option<Tag> {
-        // Relaxed: see `ARMED`.
-        if ARMED.load(Ordering::Relaxed) == 0 && name.is_none() {
+        if !recorder::spawns_armed() && name.is_none() {
             return None;
         }
         Some(Tag::capture_cold(installed(), name, location, spawned))
@@ -340,29 +319,4 @@ pub(crate) fn tagged<F: FnOnce() -> R, R>(tag: Tag, f: F) -> impl FnOnce() -> R 
         let _entered = tag.enter();
         f()
     }
-}
-
-/// A fire-and-forget task on `registry`, tagged if there is anything to carry.
-#[inline]
-pub(crate) fn spawn_fn<F: FnOnce() + Send + 'static>(
-    registry: &crate::pool::registry::Registry,
-    name: Option<&'static str>,
-    location: &'static Location<'static>,
-    f: F,
-) {
-    match Tag::capture_spawned(name, location) {
-        None => registry.spawn(f),
-        Some(tag) => spawn_with_tag(registry, tag, f),
-    }
-}
-
-/// The tagged task, out of line: the untagged path stays as small as it was.
-#[cold]
-#[inline(never)]
-fn spawn_with_tag<F: FnOnce() + Send + 'static>(
-    registry: &crate::pool::registry::Registry,
-    tag: Tag,
-    f: F,
-) {
-    registry.spawn(tagged(tag, f));
 }

@@ -10,10 +10,12 @@
 use std::sync::atomic::{AtomicPtr, Ordering};
 use std::sync::OnceLock;
 
+use crate::error::BuildError;
 use crate::loom::sync::Arc;
+use crate::pool::builder::Builder;
+use crate::pool::front::Pool;
 use crate::pool::registry::Registry;
 use crate::pool::worker::WorkerThread;
-use crate::{BuildError, Builder, Pool};
 
 static GLOBAL: OnceLock<Pool> = OnceLock::new();
 
@@ -115,7 +117,7 @@ pub(crate) fn current_registry() -> &'static Arc<Registry> {
 /// ```
 #[track_caller]
 pub fn spawn<F: FnOnce() + Send + 'static>(f: F) {
-    crate::context::spawn_fn(current_registry(), None, std::panic::Location::caller(), f);
+    crate::pool::front::spawn_fn(current_registry(), None, std::panic::Location::caller(), f);
 }
 
 /// The number of workers of the current pool (this worker's pool, else the global one).
@@ -149,7 +151,7 @@ pub fn current_thread_index() -> Option<usize> {
 /// ```
 #[track_caller]
 pub fn spawn_named<F: FnOnce() + Send + 'static>(name: &'static str, f: F) {
-    crate::context::spawn_fn(
+    crate::pool::front::spawn_fn(
         current_registry(),
         Some(name),
         std::panic::Location::caller(),

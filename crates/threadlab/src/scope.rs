@@ -302,7 +302,7 @@ impl<'scope> Scope<'scope> {
     /// ```
     pub fn spawn_broadcast<B>(&self, body: B)
     where
-        B: Fn(&Scope<'scope>, crate::BroadcastContext) + Send + Sync + 'scope,
+        B: Fn(&Scope<'scope>, crate::broadcast::BroadcastContext) + Send + Sync + 'scope,
     {
         // SAFETY: the owner worker holds the registry for as long as the scope exists (above).
         let registry = unsafe { &*self.registry };

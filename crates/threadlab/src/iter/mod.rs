@@ -104,8 +104,8 @@ pub use unordered::{
     Positions, SkipAny, SkipAnyWhile, TakeAny, TakeAnyWhile, Unordered, WhileSome,
 };
 
-use consume::{Arith, Count, Extreme, FindAny, FoldReduce, ForEach};
-use drive::{drive, Producer};
+use consume::{Arith, Extreme, FindAny, FoldReduce, ForEach};
+use drive::{drive, Count, Producer};
 use std::cmp::Ordering as CmpOrdering;
 use std::iter::{Product, Sum};
 use std::marker::PhantomData;

@@ -6,6 +6,7 @@ use std::time::Duration;
 
 use crate::deque::Steal;
 use crate::deque::{Stealer, Worker};
+use crate::error::BuildError;
 use crate::heartbeat::Requests;
 use crate::injector::Injector;
 use crate::job::{HeapJob, JobRef, StackJob};
@@ -24,7 +25,6 @@ use crate::pool::worker::WorkerThread;
 use crate::trace::{hooks, TaskKind};
 use crate::unwind::{self, Payload};
 use crate::util::CachePadded;
-use crate::BuildError;
 
 /// A panic handler for fire-and-forget tasks.
 pub(crate) type PanicHandler = Box<dyn Fn(Payload) + Send + Sync>;

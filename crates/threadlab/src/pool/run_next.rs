@@ -53,7 +53,7 @@ use crate::job::JobRef;
 use crate::loom::sync::atomic::{AtomicPtr, AtomicU32, AtomicU64, Ordering};
 use crate::pool::sleep::Submit;
 use crate::pool::worker::WorkerThread;
-use crate::task::{job_ref, Header};
+use crate::task::cell::{job_ref, Header};
 use crate::trace::hooks;
 
 /// Tasks a worker takes from its run-next slot in a row before a woken task goes to the back

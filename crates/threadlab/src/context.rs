@@ -44,9 +44,11 @@ use std::future::Future;
 use std::panic::Location;
 use std::pin::Pin;
 use std::sync::atomic::{AtomicPtr, Ordering};
+use std::sync::OnceLock;
 use std::task::{Context, Poll};
 
 use crate::trace::{hooks, recorder};
+use crate::unwind::Payload;
 
 /// The functions an instrumentation library gives the runtime to carry its context into tasks
 /// (see the module doc). Tokens are opaque to the runtime; `0` from `capture` means "nothing to
@@ -175,17 +177,32 @@ fn guarded<R>(what: &'static str, f: impl FnOnce() -> R, fallback: R) -> R {
 /// into the runtime, which may itself be unwinding a task's panic.
 #[cold]
 #[inline(never)]
-fn hook_panicked(what: &'static str, payload: crate::unwind::Payload) {
-    match crate::pool::worker::WorkerThread::current() {
-        Some(w) => w.registry().handle_panic(payload),
-        None => {
-            eprintln!(
-                "threadlab: the spawn-context hook's `{what}` panicked: {}",
-                crate::unwind::payload_message(&payload)
-            );
-            crate::unwind::drop_caught_printed(payload);
-        }
-    }
+fn hook_panicked(what: &'static str, payload: Payload) {
+    let payload = match TO_WORKERS_POOL.get() {
+        Some(to_pool) => match to_pool(payload) {
+            Ok(()) => return,
+            Err(payload) => payload,
+        },
+        None => payload,
+    };
+    eprintln!(
+        "threadlab: the spawn-context hook's `{what}` panicked: {}",
+        crate::unwind::payload_message(&payload)
+    );
+    crate::unwind::drop_caught_printed(payload);
+}
+
+/// Hands a payload to the panic handler of the pool whose worker the calling thread is (`Ok`),
+/// or gives it back on any other thread (`Err`). Set at every pool's start (`pool::front`), which
+/// is before any thread is a worker; a function here rather than a call to the worker, so that
+/// this file, which the engine's spawn paths use, does not import the engine back.
+static TO_WORKERS_POOL: OnceLock<fn(Payload) -> Result<(), Payload>> = OnceLock::new();
+
+/// Where [`hook_panicked`] sends a hook's panic on a worker (the same function each time; the
+/// first call sets it).
+pub(crate) fn route_hook_panics(to_workers_pool: fn(Payload) -> Result<(), Payload>) {
+    // Err: already set, by an earlier pool's start, to the same function.
+    let _ = TO_WORKERS_POOL.set(to_workers_pool);
 }
 
 /// What a task carries from its spawn: the hook's context, its name and spawn location.

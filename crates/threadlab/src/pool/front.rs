@@ -11,6 +11,7 @@ use crate::context::{tagged, Tag};
 use crate::error::{BuildError, NoSuchWorker};
 use crate::loom::sync::Arc;
 use crate::scope::Scope;
+use crate::unwind::Payload;
 use std::panic::Location;
 
 /// A pool of worker threads.
@@ -344,6 +345,7 @@ impl<S> Builder<S> {
             config.custom_spawn = true;
             config.max_spare_threads = Some(0);
         }
+        crate::context::route_hook_panics(to_workers_pool);
         let registry = Registry::start(config, handler)?;
         Ok(Pool::from_parts(registry))
     }
@@ -380,4 +382,16 @@ pub(crate) fn spawn_fn<F: FnOnce() + Send + 'static>(
 #[inline(never)]
 fn spawn_with_tag<F: FnOnce() + Send + 'static>(registry: &Registry, tag: Tag, f: F) {
     registry.spawn(tagged(tag, f));
+}
+
+/// A spawn-context hook's panic on a worker goes to that worker's pool's panic handler
+/// (`context::route_hook_panics`); elsewhere it is given back, to be printed.
+fn to_workers_pool(payload: Payload) -> Result<(), Payload> {
+    match WorkerThread::current() {
+        Some(w) => {
+            w.registry().handle_panic(payload);
+            Ok(())
+        }
+        None => Err(payload),
+    }
 }

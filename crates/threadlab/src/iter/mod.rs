@@ -66,8 +66,9 @@ mod try_ops;
 mod unordered;
 
 pub use adapters::{
-    ChunkIter, ChunksOf, Cloned, Copied, Enumerate, Filter, FilterMap, FlatMapIter, Inspect, Map,
-    Zip,
+    Adapter, ChunkIter, ChunksOf, Cloned, ClonedStep, Copied, CopiedStep, Enumerate, Filter,
+    FilterMap, FilterMapStep, FilterStep, FlatMapIter, FlatMapIterStep, Inspect, InspectStep,
+    KeepsLength, Map, MapStep, Step, StepName, WithFn, Zip,
 };
 pub use bounds::Bounded;
 pub use chunks_exact::{ChunksExact, ChunksExactMut, Exact, RChunksExact, RChunksExactMut};

@@ -54,16 +54,14 @@ fn no_import_circle_among_the_trace_model_files() {
     no_circle_in("crates/threadlab-trace/src");
 }
 
-/// The engine: the registry and the worker, what they hold (latches, jobs, the sleep protocol,
-/// the spare threads, the inboxes, the run-next slots, the seats, the builder's `Config`) and
-/// what holds them back: `latch.rs` names the registry, `job.rs` the latch (a `StackJob`'s),
-/// `heartbeat.rs` the job; `run_next.rs` keeps future tasks (`task/cell.rs`, which holds its
+/// The engine: the registry and the worker, what they hold (latches, stack jobs, the sleep
+/// protocol, the spare threads, the inboxes, the run-next slots, the seats, the builder's
+/// `Config`) and what holds them back: `latch.rs` names the registry (a latch wakes its owner),
+/// `stack_job.rs` the latch; `run_next.rs` keeps future tasks (`task/cell.rs`, which holds its
 /// `Registry` and pushes to the worker, and `task/waker.rs`); `fork.rs`, `inbox.rs` and
 /// `seat.rs` add methods to the registry; `builder.rs`'s `Config` names the sleep's
 /// `WakePolicy` and the registry's panic handler.
 const ENGINE_CIRCLE: &[&str] = &[
-    "heartbeat.rs",
-    "job.rs",
     "latch.rs",
     "pool/builder.rs",
     "pool/fork.rs",
@@ -74,6 +72,7 @@ const ENGINE_CIRCLE: &[&str] = &[
     "pool/sleep.rs",
     "pool/spare.rs",
     "pool/worker.rs",
+    "stack_job.rs",
     "task/cell.rs",
     "task/waker.rs",
 ];

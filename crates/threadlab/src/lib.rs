@@ -121,6 +121,7 @@ mod pool;
 pub mod prelude;
 mod scope;
 pub mod serial;
+mod stack_job;
 mod task;
 mod unwind;
 

@@ -77,11 +77,6 @@ const ENGINE_CIRCLE: &[&str] = &[
     "task/waker.rs",
 ];
 
-/// The front ends over the global pool: `Pool::scope` runs a `Scope`, whose broadcast names
-/// `broadcast.rs`; the free functions of `scope.rs` and `broadcast.rs` use the global pool,
-/// which is a `Pool` (`pool/front.rs`) and builds one.
-const FRONT_CIRCLE: &[&str] = &["broadcast.rs", "global.rs", "pool/front.rs", "scope.rs"];
-
 /// The parallel iterators: the traits in `iter/mod.rs` name each adapter as the return type of
 /// their methods, and each adapter implements the traits (Rayon's `iter/` is one such circle
 /// too). It shrinks only as files leave the traits' signatures.
@@ -109,7 +104,7 @@ const ITER_CIRCLE: &[&str] = &[
 /// iterators' circle is the largest).
 const LARGEST_CIRCLE: usize = 17;
 
-/// The runtime's circles are exactly the three listed above: a file that joins one (it imports a
+/// The runtime's circles are exactly the two listed above: a file that joins one (it imports a
 /// file of the circle that reaches it back), a new circle, or a circle of two files fails with
 /// the files to look at; a circle that shrank asks for its list (and the ceiling) to be lowered.
 #[test]
@@ -117,11 +112,7 @@ fn the_runtime_has_only_its_listed_import_circles() {
     let Some((text, _)) = import_cycles("crates/threadlab/src") else {
         return;
     };
-    let known = [
-        ("engine", ENGINE_CIRCLE),
-        ("front", FRONT_CIRCLE),
-        ("iterators", ITER_CIRCLE),
-    ];
+    let known = [("engine", ENGINE_CIRCLE), ("iterators", ITER_CIRCLE)];
     let mut seen = Vec::new();
     for line in text.lines() {
         let Some(rest) = line.strip_prefix("circle of ") else {

@@ -7,6 +7,7 @@ use super::builder::{Builder, ThreadBuilder, ThreadSpawn};
 use super::metrics::Metrics;
 use super::registry::Registry;
 use super::worker::WorkerThread;
+use crate::broadcast::{broadcast_in, spawn_broadcast_in, BroadcastContext};
 use crate::context::{tagged, Tag};
 use crate::error::{BuildError, NoSuchWorker};
 use crate::loom::sync::Arc;
@@ -349,18 +350,6 @@ impl<S> Builder<S> {
         let registry = Registry::start(config, handler)?;
         Ok(Pool::from_parts(registry))
     }
-
-    /// Makes this configuration the global pool (used by the free functions `join`, `scope`,
-    /// `spawn`, `for_each` outside any pool).
-    ///
-    /// # Errors
-    /// As for [`Builder::build`], and if the global pool already exists.
-    pub fn build_global(self) -> Result<(), BuildError>
-    where
-        S: ThreadSpawn,
-    {
-        crate::global::init_global(self)
-    }
 }
 
 /// A fire-and-forget task on `registry`, tagged if there is anything to carry.
@@ -393,5 +382,43 @@ fn to_workers_pool(payload: Payload) -> Result<(), Payload> {
             Ok(())
         }
         None => Err(payload),
+    }
+}
+
+impl Pool {
+    /// [`broadcast`](crate::broadcast()) on this pool.
+    ///
+    /// ```
+    /// let pool = threadlab::Pool::builder().threads(3).build()?;
+    /// let idx = pool.broadcast(|_| threadlab::current_thread_index().unwrap());
+    /// assert_eq!(idx, [0, 1, 2]);
+    /// # Ok::<(), threadlab::BuildError>(())
+    /// ```
+    pub fn broadcast<OP, R>(&self, op: OP) -> Vec<R>
+    where
+        OP: Fn(BroadcastContext) -> R + Sync,
+        R: Send,
+    {
+        broadcast_in(self.registry(), &op)
+    }
+
+    /// [`spawn_broadcast`](crate::spawn_broadcast) on this pool.
+    ///
+    /// ```
+    /// use std::sync::{mpsc::channel, Mutex};
+    /// let pool = threadlab::Pool::builder().threads(2).build()?;
+    /// let (tx, rx) = channel();
+    /// let tx = Mutex::new(tx);
+    /// pool.spawn_broadcast(move |ctx| tx.lock().unwrap().send(ctx.index()).unwrap());
+    /// let mut got: Vec<usize> = rx.iter().take(2).collect();
+    /// got.sort();
+    /// assert_eq!(got, [0, 1]);
+    /// # Ok::<(), threadlab::BuildError>(())
+    /// ```
+    pub fn spawn_broadcast<OP>(&self, op: OP)
+    where
+        OP: Fn(BroadcastContext) + Send + Sync + 'static,
+    {
+        spawn_broadcast_in(self.registry(), op)
     }
 }

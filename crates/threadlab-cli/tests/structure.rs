@@ -1,12 +1,15 @@
 //! The structure of the CLI, the doctor and the trace model: no import circle among the files of
 //! any (`scripts/import-cycles`, which finds files that reach, through their `use crate::…`/
-//! `super::…` imports and paths, a file that reaches them back). Skipped with a message where
-//! `python3` is missing.
+//! `super::…` imports and paths, a file that reaches them back). The runtime's circles are the
+//! ones listed below, no larger, and none of two files. Skipped with a message where `python3`
+//! is missing.
 
 use std::path::Path;
 use std::process::Command;
 
-fn no_circle_in(crate_src: &str) {
+/// The script's report on the files of `crate_src`, and whether it found no circle; `None` where
+/// `python3` cannot be run.
+fn import_cycles(crate_src: &str) -> Option<(String, bool)> {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
     let script = root.join("scripts/import-cycles");
     let out = match Command::new("python3")
@@ -17,16 +20,23 @@ fn no_circle_in(crate_src: &str) {
         Ok(out) => out,
         Err(e) => {
             eprintln!("skipped: cannot run python3 ({e})");
-            return;
+            return None;
         }
     };
-    let text = String::from_utf8_lossy(&out.stdout);
+    let text = String::from_utf8_lossy(&out.stdout).into_owned();
+    // Exit 1: circles found (listed on stdout); anything else is the script failing.
     assert!(
-        out.status.success(),
+        matches!(out.status.code(), Some(0 | 1)) && text.contains(" circle(s)"),
         "{text}{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    assert!(text.contains(" 0 circle(s)"), "{text}");
+    Some((text, out.status.success()))
+}
+
+fn no_circle_in(crate_src: &str) {
+    if let Some((text, none)) = import_cycles(crate_src) {
+        assert!(none && text.contains(" 0 circle(s)"), "{text}");
+    }
 }
 
 #[test]
@@ -42,4 +52,113 @@ fn no_import_circle_among_the_doctor_files() {
 #[test]
 fn no_import_circle_among_the_trace_model_files() {
     no_circle_in("crates/threadlab-trace/src");
+}
+
+/// The engine: the registry and the worker, what they hold (latches, stack jobs, the sleep
+/// protocol, the spare threads, the inboxes, the run-next slots, the seats, the builder's
+/// `Config`) and what holds them back: `latch.rs` names the registry (a latch wakes its owner),
+/// `stack_job.rs` the latch; `run_next.rs` keeps future tasks (`task/cell.rs`, which holds its
+/// `Registry` and pushes to the worker, and `task/waker.rs`); `fork.rs`, `inbox.rs` and
+/// `seat.rs` add methods to the registry; `builder.rs`'s `Config` names the sleep's
+/// `WakePolicy` and the registry's panic handler.
+const ENGINE_CIRCLE: &[&str] = &[
+    "latch.rs",
+    "pool/builder.rs",
+    "pool/fork.rs",
+    "pool/inbox.rs",
+    "pool/registry.rs",
+    "pool/run_next.rs",
+    "pool/seat.rs",
+    "pool/sleep.rs",
+    "pool/spare.rs",
+    "pool/worker.rs",
+    "stack_job.rs",
+    "task/cell.rs",
+    "task/waker.rs",
+];
+
+/// The parallel iterators: the traits in `iter/mod.rs` name each adapter as the return type of
+/// their methods, and each adapter implements the traits (Rayon's `iter/` is one such circle
+/// too). It shrinks only as files leave the traits' signatures.
+const ITER_CIRCLE: &[&str] = &[
+    "iter/adapters.rs",
+    "iter/bounds.rs",
+    "iter/chunks_exact.rs",
+    "iter/collect.rs",
+    "iter/combine.rs",
+    "iter/gen.rs",
+    "iter/indexed.rs",
+    "iter/interleave.rs",
+    "iter/intersperse.rs",
+    "iter/mod.rs",
+    "iter/multizip.rs",
+    "iter/owned.rs",
+    "iter/panic_fuse.rs",
+    "iter/source.rs",
+    "iter/strs.rs",
+    "iter/try_fold.rs",
+    "iter/unordered.rs",
+];
+
+/// The most files a circle of the runtime may hold: a ceiling to lower as circles shrink (the
+/// iterators' circle is the largest).
+const LARGEST_CIRCLE: usize = 17;
+
+/// The runtime's circles are exactly the two listed above: a file that joins one (it imports a
+/// file of the circle that reaches it back), a new circle, or a circle of two files fails with
+/// the files to look at; a circle that shrank asks for its list (and the ceiling) to be lowered.
+#[test]
+fn the_runtime_has_only_its_listed_import_circles() {
+    let Some((text, _)) = import_cycles("crates/threadlab/src") else {
+        return;
+    };
+    let known = [("engine", ENGINE_CIRCLE), ("iterators", ITER_CIRCLE)];
+    let mut seen = Vec::new();
+    for line in text.lines() {
+        let Some(rest) = line.strip_prefix("circle of ") else {
+            continue;
+        };
+        let files: Vec<&str> = rest
+            .split_once(" files: ")
+            .map_or("", |(_, list)| list)
+            .split(", ")
+            .collect();
+        assert!(
+            files.len() > 2,
+            "a circle of two files (each imports the other):\n{text}"
+        );
+        assert!(
+            files.len() <= LARGEST_CIRCLE,
+            "a circle of {} files, more than the {LARGEST_CIRCLE} allowed:\n{text}",
+            files.len()
+        );
+        let (name, list) = known
+            .iter()
+            .max_by_key(|(_, list)| files.iter().filter(|f| list.contains(f)).count())
+            .unwrap();
+        let joined: Vec<_> = files.iter().filter(|f| !list.contains(f)).collect();
+        assert!(
+            joined.is_empty() || joined.len() < files.len(),
+            "a new import circle: {files:?}; break it (name items by the file that defines \
+             them, move what the lower file needs below it):\n{text}"
+        );
+        assert!(
+            joined.is_empty(),
+            "{joined:?} joined the {name} circle: each imports a file of it that reaches it \
+             back; make the import go one way:\n{text}"
+        );
+        let left: Vec<_> = list.iter().filter(|f| !files.contains(f)).collect();
+        assert!(
+            left.is_empty(),
+            "{left:?} left the {name} circle: remove them from its list in this test (and lower \
+             LARGEST_CIRCLE if this was the largest):\n{text}"
+        );
+        seen.push(*name);
+    }
+    for (name, _) in known {
+        assert!(
+            seen.contains(&name),
+            "the {name} circle is gone: remove its list from this test:\n{text}"
+        );
+    }
 }

@@ -12,13 +12,14 @@
 //! serving its inbox, so that two pools may broadcast into each other: a call that broadcasts
 //! back into the caller's pool reaches the caller's worker too. The helper threads cost a
 //! thread start per worker per broadcast: a broadcast is set-up work, not a loop body.
-//! `spawn_broadcast` pushes one task into every worker's inbox and returns.
+//! `spawn_broadcast` pushes one task into every worker's inbox and returns. (The free functions
+//! are in `global.rs`, with the other functions on the current pool; `Pool`'s methods in
+//! `pool/front.rs`.)
 
 use crate::latch::{CountLatch, Latch};
 use crate::loom::sync::Arc;
 use crate::pool::registry::Registry;
 use crate::pool::worker::WorkerThread;
-use crate::Pool;
 
 /// What a broadcast operation is told about where it runs.
 ///
@@ -50,7 +51,7 @@ impl BroadcastContext {
 }
 
 /// Runs `op` once on every worker of `registry`, the results in worker order.
-fn broadcast_in<OP, R>(registry: &Arc<Registry>, op: &OP) -> Vec<R>
+pub(crate) fn broadcast_in<OP, R>(registry: &Arc<Registry>, op: &OP) -> Vec<R>
 where
     OP: Fn(BroadcastContext) -> R + Sync,
     R: Send,
@@ -129,41 +130,7 @@ where
         .collect()
 }
 
-/// Runs `op` on every worker of the current pool (the global pool outside any) and returns
-/// the results in worker order. A panic in any call is re-raised here after all returned.
-///
-/// ```
-/// let n = threadlab::broadcast(|ctx| ctx.num_threads()).len();
-/// assert_eq!(n, threadlab::current_num_threads());
-/// ```
-pub fn broadcast<OP, R>(op: OP) -> Vec<R>
-where
-    OP: Fn(BroadcastContext) -> R + Sync,
-    R: Send,
-{
-    broadcast_in(crate::global::current_registry(), &op)
-}
-
-/// Queues `op` for every worker of the current pool (the global pool outside any) and
-/// returns at once. A panic goes to the pool's panic handler, as a `spawn`'s does.
-///
-/// ```
-/// use std::sync::mpsc::channel;
-/// let (tx, rx) = channel();
-/// let tx = std::sync::Mutex::new(tx);
-/// threadlab::spawn_broadcast(move |ctx| tx.lock().unwrap().send(ctx.index()).unwrap());
-/// let mut got: Vec<usize> = rx.iter().take(threadlab::current_num_threads()).collect();
-/// got.sort();
-/// assert_eq!(got, (0..threadlab::current_num_threads()).collect::<Vec<_>>());
-/// ```
-pub fn spawn_broadcast<OP>(op: OP)
-where
-    OP: Fn(BroadcastContext) + Send + Sync + 'static,
-{
-    spawn_broadcast_in(crate::global::current_registry(), op)
-}
-
-fn spawn_broadcast_in<OP>(registry: &Arc<Registry>, op: OP)
+pub(crate) fn spawn_broadcast_in<OP>(registry: &Arc<Registry>, op: OP)
 where
     OP: Fn(BroadcastContext) + Send + Sync + 'static,
 {
@@ -178,44 +145,6 @@ where
             })
         });
         registry.push_to(index, job);
-    }
-}
-
-impl Pool {
-    /// [`broadcast`] on this pool.
-    ///
-    /// ```
-    /// let pool = threadlab::Pool::builder().threads(3).build()?;
-    /// let idx = pool.broadcast(|_| threadlab::current_thread_index().unwrap());
-    /// assert_eq!(idx, [0, 1, 2]);
-    /// # Ok::<(), threadlab::BuildError>(())
-    /// ```
-    pub fn broadcast<OP, R>(&self, op: OP) -> Vec<R>
-    where
-        OP: Fn(BroadcastContext) -> R + Sync,
-        R: Send,
-    {
-        broadcast_in(self.registry(), &op)
-    }
-
-    /// [`spawn_broadcast`] on this pool.
-    ///
-    /// ```
-    /// use std::sync::{mpsc::channel, Mutex};
-    /// let pool = threadlab::Pool::builder().threads(2).build()?;
-    /// let (tx, rx) = channel();
-    /// let tx = Mutex::new(tx);
-    /// pool.spawn_broadcast(move |ctx| tx.lock().unwrap().send(ctx.index()).unwrap());
-    /// let mut got: Vec<usize> = rx.iter().take(2).collect();
-    /// got.sort();
-    /// assert_eq!(got, [0, 1]);
-    /// # Ok::<(), threadlab::BuildError>(())
-    /// ```
-    pub fn spawn_broadcast<OP>(&self, op: OP)
-    where
-        OP: Fn(BroadcastContext) + Send + Sync + 'static,
-    {
-        spawn_broadcast_in(self.registry(), op)
     }
 }
 

@@ -43,10 +43,12 @@ use std::fmt;
 use std::future::Future;
 use std::panic::Location;
 use std::pin::Pin;
-use std::sync::atomic::{AtomicPtr, AtomicU8, Ordering};
+use std::sync::atomic::{AtomicPtr, Ordering};
+use std::sync::OnceLock;
 use std::task::{Context, Poll};
 
-use crate::trace::hooks;
+use crate::trace::{hooks, recorder};
+use crate::unwind::Payload;
 
 /// The functions an instrumentation library gives the runtime to carry its context into tasks
 /// (see the module doc). Tokens are opaque to the runtime; `0` from `capture` means "nothing to
@@ -113,25 +115,6 @@ impl std::error::Error for HookAlreadySet {}
 /// The installed hook (null: none).
 static HOOK: AtomicPtr<SpawnHook> = AtomicPtr::new(std::ptr::null_mut());
 
-/// Whether a spawn has anything to carry: [`HOOKED`] | [`RECORDING`]; the one load a spawn
-/// path pays when neither is set.
-static ARMED: AtomicU8 = AtomicU8::new(0);
-/// A hook is installed.
-const HOOKED: u8 = 1;
-/// A recording is on (set and cleared by the recorder's switch).
-const RECORDING: u8 = 2;
-
-/// The recorder turns recording on or off (`trace::recorder::switch_on`/`switch_off`).
-pub(crate) fn set_recording(on: bool) {
-    // Relaxed: a hint for the spawn paths only; a spawn that misses the change records no
-    // location (the recorder's own flag decides what is recorded).
-    if on {
-        ARMED.fetch_or(RECORDING, Ordering::Relaxed);
-    } else {
-        ARMED.fetch_and(!RECORDING, Ordering::Relaxed);
-    }
-}
-
 /// Installs `hook` for the rest of the process: tasks spawned from now on carry its context.
 /// Installing the same hook again is a no-op; a different one is refused (contexts captured by
 /// the first must be released by it).
@@ -146,8 +129,7 @@ pub fn set_spawn_hook(hook: &'static SpawnHook) -> Result<(), HookAlreadySet> {
         Ordering::Acquire,
     ) {
         Ok(_) => {
-            // Relaxed: see `ARMED`; the hook itself is read through `HOOK` (Acquire).
-            ARMED.fetch_or(HOOKED, Ordering::Relaxed);
+            recorder::arm_spawns_for_hook();
             Ok(())
         }
         Err(old) if old == new => Ok(()),
@@ -195,17 +177,32 @@ fn guarded<R>(what: &'static str, f: impl FnOnce() -> R, fallback: R) -> R {
 /// into the runtime, which may itself be unwinding a task's panic.
 #[cold]
 #[inline(never)]
-fn hook_panicked(what: &'static str, payload: crate::unwind::Payload) {
-    match crate::pool::worker::WorkerThread::current() {
-        Some(w) => w.registry().handle_panic(payload),
-        None => {
-            eprintln!(
-                "threadlab: the spawn-context hook's `{what}` panicked: {}",
-                crate::unwind::payload_message(&payload)
-            );
-            crate::unwind::drop_caught_printed(payload);
-        }
-    }
+fn hook_panicked(what: &'static str, payload: Payload) {
+    let payload = match TO_WORKERS_POOL.get() {
+        Some(to_pool) => match to_pool(payload) {
+            Ok(()) => return,
+            Err(payload) => payload,
+        },
+        None => payload,
+    };
+    eprintln!(
+        "threadlab: the spawn-context hook's `{what}` panicked: {}",
+        crate::unwind::payload_message(&payload)
+    );
+    crate::unwind::drop_caught_printed(payload);
+}
+
+/// Hands a payload to the panic handler of the pool whose worker the calling thread is (`Ok`),
+/// or gives it back on any other thread (`Err`). Set at every pool's start (`pool::front`), which
+/// is before any thread is a worker; a function here rather than a call to the worker, so that
+/// this file, which the engine's spawn paths use, does not import the engine back.
+static TO_WORKERS_POOL: OnceLock<fn(Payload) -> Result<(), Payload>> = OnceLock::new();
+
+/// Where [`hook_panicked`] sends a hook's panic on a worker (the same function each time; the
+/// first call sets it).
+pub(crate) fn route_hook_panics(to_workers_pool: fn(Payload) -> Result<(), Payload>) {
+    // Err: already set, by an earlier pool's start, to the same function.
+    let _ = TO_WORKERS_POOL.set(to_workers_pool);
 }
 
 /// What a task carries from its spawn: the hook's context, its name and spawn location.
@@ -249,8 +246,7 @@ impl Tag {
         location: &'static Location<'static>,
         spawned: bool,
     ) -> Option<Tag> {
-        // Relaxed: see `ARMED`.
-        if ARMED.load(Ordering::Relaxed) == 0 && name.is_none() {
+        if !recorder::spawns_armed() && name.is_none() {
             return None;
         }
         Some(Tag::capture_cold(installed(), name, location, spawned))
@@ -340,29 +336,4 @@ pub(crate) fn tagged<F: FnOnce() -> R, R>(tag: Tag, f: F) -> impl FnOnce() -> R 
         let _entered = tag.enter();
         f()
     }
-}
-
-/// A fire-and-forget task on `registry`, tagged if there is anything to carry.
-#[inline]
-pub(crate) fn spawn_fn<F: FnOnce() + Send + 'static>(
-    registry: &crate::pool::registry::Registry,
-    name: Option<&'static str>,
-    location: &'static Location<'static>,
-    f: F,
-) {
-    match Tag::capture_spawned(name, location) {
-        None => registry.spawn(f),
-        Some(tag) => spawn_with_tag(registry, tag, f),
-    }
-}
-
-/// The tagged task, out of line: the untagged path stays as small as it was.
-#[cold]
-#[inline(never)]
-fn spawn_with_tag<F: FnOnce() + Send + 'static>(
-    registry: &crate::pool::registry::Registry,
-    tag: Tag,
-    f: F,
-) {
-    registry.spawn(tagged(tag, f));
 }

@@ -9,8 +9,9 @@
 //! first, the FIFO order Rayon promises to thieves, but the spawning worker takes its own
 //! newest task first.
 
+use crate::pool::front::Pool;
 use crate::pool::worker::WorkerThread;
-use crate::{Pool, Scope};
+use crate::scope::Scope;
 
 /// `spawn`, under Rayon's FIFO name (see the module doc).
 ///
@@ -21,7 +22,7 @@ use crate::{Pool, Scope};
 /// ```
 #[track_caller]
 pub fn spawn_fifo<F: FnOnce() + Send + 'static>(f: F) {
-    crate::spawn(f)
+    crate::global::spawn(f)
 }
 
 /// Rayon's name for a scope whose tasks are spawned with `spawn_fifo`: the same scope, whose

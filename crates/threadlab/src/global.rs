@@ -10,10 +10,14 @@
 use std::sync::atomic::{AtomicPtr, Ordering};
 use std::sync::OnceLock;
 
+use crate::broadcast::{broadcast_in, spawn_broadcast_in, BroadcastContext};
+use crate::error::BuildError;
 use crate::loom::sync::Arc;
+use crate::pool::builder::{Builder, ThreadSpawn};
+use crate::pool::front::Pool;
 use crate::pool::registry::Registry;
 use crate::pool::worker::WorkerThread;
-use crate::{BuildError, Builder, Pool};
+use crate::scope::{scope_on_worker, Scope};
 
 static GLOBAL: OnceLock<Pool> = OnceLock::new();
 
@@ -72,9 +76,7 @@ pub(crate) fn registry() -> &'static Arc<Registry> {
     global_pool().registry()
 }
 
-pub(crate) fn init_global<S: crate::pool::builder::ThreadSpawn>(
-    builder: Builder<S>,
-) -> Result<(), BuildError> {
+pub(crate) fn init_global<S: ThreadSpawn>(builder: Builder<S>) -> Result<(), BuildError> {
     let mut err = None;
     let mut created = false;
     GLOBAL.get_or_init(|| {
@@ -115,7 +117,7 @@ pub(crate) fn current_registry() -> &'static Arc<Registry> {
 /// ```
 #[track_caller]
 pub fn spawn<F: FnOnce() + Send + 'static>(f: F) {
-    crate::context::spawn_fn(current_registry(), None, std::panic::Location::caller(), f);
+    crate::pool::front::spawn_fn(current_registry(), None, std::panic::Location::caller(), f);
 }
 
 /// The number of workers of the current pool (this worker's pool, else the global one).
@@ -149,10 +151,90 @@ pub fn current_thread_index() -> Option<usize> {
 /// ```
 #[track_caller]
 pub fn spawn_named<F: FnOnce() + Send + 'static>(name: &'static str, f: F) {
-    crate::context::spawn_fn(
+    crate::pool::front::spawn_fn(
         current_registry(),
         Some(name),
         std::panic::Location::caller(),
         f,
     );
+}
+
+/// Creates a scope on the current worker's pool (else the global one), runs `op` in it, and
+/// returns after `op` and every task spawned in the scope finished. The first panic among them is
+/// re-raised here.
+///
+/// While it waits for the scope's tasks, this worker runs other queued tasks: as with
+/// [`join`](crate::join), do not hold a lock across `scope` that those tasks may ask for (a
+/// [`threadlab::sync::Mutex`](crate::sync::Mutex) panics with its name; a `std::sync::Mutex`
+/// deadlocks).
+///
+/// ```
+/// let data = vec![1, 2, 3, 4];
+/// let mut sums = [0; 2];
+/// let (left, right) = sums.split_at_mut(1);
+/// threadlab::scope(|s| {
+///     s.spawn(|_| left[0] = data[..2].iter().sum());
+///     s.spawn(|_| right[0] = data[2..].iter().sum());
+/// });
+/// assert_eq!(sums, [3, 7]);
+/// ```
+#[track_caller]
+pub fn scope<'scope, OP, R>(op: OP) -> R
+where
+    OP: FnOnce(&Scope<'scope>) -> R + Send,
+    R: Send,
+{
+    match WorkerThread::current() {
+        Some(w) => scope_on_worker(w, op),
+        None => Registry::in_worker(registry(), |w, _| scope_on_worker(w, op)),
+    }
+}
+
+/// Runs `op` on every worker of the current pool (the global pool outside any) and returns
+/// the results in worker order. A panic in any call is re-raised here after all returned.
+///
+/// ```
+/// let n = threadlab::broadcast(|ctx| ctx.num_threads()).len();
+/// assert_eq!(n, threadlab::current_num_threads());
+/// ```
+pub fn broadcast<OP, R>(op: OP) -> Vec<R>
+where
+    OP: Fn(BroadcastContext) -> R + Sync,
+    R: Send,
+{
+    broadcast_in(current_registry(), &op)
+}
+
+/// Queues `op` for every worker of the current pool (the global pool outside any) and
+/// returns at once. A panic goes to the pool's panic handler, as a `spawn`'s does.
+///
+/// ```
+/// use std::sync::mpsc::channel;
+/// let (tx, rx) = channel();
+/// let tx = std::sync::Mutex::new(tx);
+/// threadlab::spawn_broadcast(move |ctx| tx.lock().unwrap().send(ctx.index()).unwrap());
+/// let mut got: Vec<usize> = rx.iter().take(threadlab::current_num_threads()).collect();
+/// got.sort();
+/// assert_eq!(got, (0..threadlab::current_num_threads()).collect::<Vec<_>>());
+/// ```
+pub fn spawn_broadcast<OP>(op: OP)
+where
+    OP: Fn(BroadcastContext) + Send + Sync + 'static,
+{
+    spawn_broadcast_in(current_registry(), op)
+}
+
+/// The builder's method that makes the global pool: beside the global pool it sets.
+impl<S> Builder<S> {
+    /// Makes this configuration the global pool (used by the free functions `join`, `scope`,
+    /// `spawn`, `for_each` outside any pool).
+    ///
+    /// # Errors
+    /// As for [`Builder::build`], and if the global pool already exists.
+    pub fn build_global(self) -> Result<(), BuildError>
+    where
+        S: ThreadSpawn,
+    {
+        init_global(self)
+    }
 }

@@ -20,10 +20,11 @@ use std::panic::Location;
 
 use crate::context::Tag;
 use crate::heartbeat::{Frame, HEARTBEAT};
-use crate::job::{JobRef, StackJob};
+use crate::job::JobRef;
 use crate::latch::SpinLatch;
 use crate::pool::registry::Registry;
 use crate::pool::worker::WorkerThread;
+use crate::stack_job::StackJob;
 use crate::trace::hooks::TaskSpan;
 use crate::trace::TaskKind;
 use crate::unwind;

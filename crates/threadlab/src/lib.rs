@@ -121,16 +121,20 @@ mod pool;
 pub mod prelude;
 mod scope;
 pub mod serial;
+mod stack_job;
 mod task;
 mod unwind;
 
-pub use broadcast::{broadcast, spawn_broadcast, BroadcastContext};
+pub use broadcast::BroadcastContext;
 pub use core_api::{
     in_place_scope, in_place_scope_fifo, join_context, scope_fifo, spawn_fifo, yield_local,
     yield_now, FnContext, ScopeFifo, Yield,
 };
 pub use error::{BuildError, NoSuchWorker};
-pub use global::{current_num_threads, current_thread_index, spawn, spawn_named};
+pub use global::{
+    broadcast, current_num_threads, current_thread_index, scope, spawn, spawn_broadcast,
+    spawn_named,
+};
 pub use iter::{range, range_inclusive};
 pub use join::join;
 pub use parallel::{for_each, for_each_chunk_mut, for_each_grain, for_each_mut};
@@ -145,7 +149,7 @@ pub use pool::{
 #[allow(deprecated)]
 pub use pool::{initialize, Configuration};
 pub use pool::{CustomSpawn, DefaultSpawn, ThreadBuilder, ThreadSpawn};
-pub use scope::{scope, Scope};
+pub use scope::Scope;
 pub use serial::SerialQueue;
 pub use task::{block_on, spawn_future, spawn_future_named, JoinHandle};
 pub use util::CachePadded;

@@ -45,9 +45,10 @@ use std::collections::BTreeMap;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::{Mutex, MutexGuard, PoisonError};
 
+use crate::pool::front::Pool;
+use crate::scope::Scope;
 use crate::trace::{hooks, Zone};
 use crate::unwind::{resume_unwinding, Payload};
-use crate::{Pool, Scope};
 
 /// An item between two stages, its type erased; the builder's types guarantee the downcasts.
 type Item = Box<dyn Any + Send>;

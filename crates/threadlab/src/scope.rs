@@ -30,7 +30,7 @@ use crate::pool::worker::WorkerThread;
 use crate::trace::TaskKind;
 use crate::unwind::{self, Payload};
 
-/// A scope in which tasks may borrow data that outlives `'scope`. See [`scope()`].
+/// A scope in which tasks may borrow data that outlives `'scope`. See [`scope()`](crate::scope()).
 pub struct Scope<'scope> {
     /// The owner's pool; a raw pointer, not an `Arc` clone (a shared counter every nested scope
     /// would bump twice): the owner worker keeps it alive, and the scope lives on its stack.
@@ -56,37 +56,6 @@ pub struct Scope<'scope> {
 impl std::fmt::Debug for Scope<'_> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Scope").finish_non_exhaustive()
-    }
-}
-
-/// Creates a scope on the current worker's pool (else the global one), runs `op` in it, and
-/// returns after `op` and every task spawned in the scope finished. The first panic among them is
-/// re-raised here.
-///
-/// While it waits for the scope's tasks, this worker runs other queued tasks: as with
-/// [`join`](crate::join), do not hold a lock across `scope` that those tasks may ask for (a
-/// [`threadlab::sync::Mutex`](crate::sync::Mutex) panics with its name; a `std::sync::Mutex`
-/// deadlocks).
-///
-/// ```
-/// let data = vec![1, 2, 3, 4];
-/// let mut sums = [0; 2];
-/// let (left, right) = sums.split_at_mut(1);
-/// threadlab::scope(|s| {
-///     s.spawn(|_| left[0] = data[..2].iter().sum());
-///     s.spawn(|_| right[0] = data[2..].iter().sum());
-/// });
-/// assert_eq!(sums, [3, 7]);
-/// ```
-#[track_caller]
-pub fn scope<'scope, OP, R>(op: OP) -> R
-where
-    OP: FnOnce(&Scope<'scope>) -> R + Send,
-    R: Send,
-{
-    match WorkerThread::current() {
-        Some(w) => scope_on_worker(w, op),
-        None => Registry::in_worker(crate::global::registry(), |w, _| scope_on_worker(w, op)),
     }
 }
 
@@ -302,7 +271,7 @@ impl<'scope> Scope<'scope> {
     /// ```
     pub fn spawn_broadcast<B>(&self, body: B)
     where
-        B: Fn(&Scope<'scope>, crate::BroadcastContext) + Send + Sync + 'scope,
+        B: Fn(&Scope<'scope>, crate::broadcast::BroadcastContext) + Send + Sync + 'scope,
     {
         // SAFETY: the owner worker holds the registry for as long as the scope exists (above).
         let registry = unsafe { &*self.registry };

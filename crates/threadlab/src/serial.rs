@@ -31,10 +31,10 @@ use std::collections::VecDeque;
 use std::panic::{catch_unwind, resume_unwind, AssertUnwindSafe};
 
 use crate::loom::sync::{Arc, Mutex, MutexGuard};
+use crate::pool::front::Pool;
 use crate::pool::registry::Registry;
 use crate::trace::hooks::TaskSpan;
 use crate::trace::TaskKind;
-use crate::Pool;
 
 /// Tasks a drain task runs before it re-spawns itself to let other work run (GCD drains a
 /// serial queue in similar bounded bursts for the same fairness reason).

@@ -5,12 +5,208 @@
 //! shared between the pieces of a split through an `Arc` (one increment per split, none per
 //! block or item).
 //!
-//! (Over 600 lines: ten adapters of one shape, each a struct, its iterator trait and its
-//! `Producer`; apart they would repeat the same imports and scaffolding ten times.)
+//! The seven that adapt one base block by block are one type, [`Adapter`], written once; each
+//! public name is it with its [`Step`] (the `std::iter` adapter of a block), as
+//! `Map<I, F> = Adapter<I, WithFn<MapStep, F>>`. `enumerate`, `zip` and `chunks` differ in
+//! shape (an offset, two bases, a block size) and have types of their own.
 
 use super::drive::Producer;
 use super::{IndexedParallelIterator, ParallelIterator};
+use std::marker::PhantomData;
 use std::sync::Arc;
+
+/// A parallel iterator that changes each block of its base with one `std::iter` adapter and
+/// splits where its base splits: [`Map`], [`Filter`], [`FilterMap`], [`FlatMapIter`],
+/// [`Inspect`], [`Copied`] and [`Cloned`] are this type with their [`Step`]. Over its base's
+/// producer it is the producer the engine runs: a split splits the base (and shares the step), a
+/// block is the step's adapter over the base's block.
+///
+/// ```
+/// use threadlab::prelude::*;
+/// let doubled: threadlab::iter::Map<_, _> = [1, 2].par_iter().map(|x| x * 2);
+/// assert_eq!(doubled.collect::<Vec<i32>>(), [2, 4]);
+/// ```
+#[derive(Clone)]
+pub struct Adapter<I, S> {
+    base: I,
+    step: S,
+}
+
+/// What an [`Adapter`] does to each block of items `T` of its base.
+pub trait Step<T>: Clone + Send {
+    /// The items of the adapted blocks.
+    type Item;
+    /// The adapted block: `std::iter`'s adapter over the base's block `B`.
+    type Block<'s, B: Iterator<Item = T>>: Iterator<Item = Self::Item>
+    where
+        Self: 's;
+    /// Whether each item in gives exactly one item out (`map`, `inspect`, `copied`, `cloned`;
+    /// not `filter`, `filter_map`, `flat_map_iter`): then the adapter is exact when its base is
+    /// ([`Producer::exact`]: `collect` writes in place).
+    const ONE_FOR_ONE: bool;
+    /// Adapts one block.
+    fn block<'s, B: Iterator<Item = T>>(&'s self, block: B) -> Self::Block<'s, B>;
+}
+
+/// The steps that keep their base's length (one item out for each item in), so that the
+/// [`Adapter`] of an indexed base is indexed too.
+pub trait KeepsLength {}
+
+/// How an [`Adapter`] shows itself in `Debug`: the name of its public type, and whether it holds
+/// a closure (not shown: closures are not `Debug`).
+pub trait StepName {
+    /// `Map`, `Filter`, ….
+    const NAME: &'static str;
+    /// Whether the step holds a closure.
+    const HOLDS_CLOSURE: bool;
+}
+
+/// The closure of a closure adapter, shared between the pieces of a split through an `Arc` (one
+/// increment per split, none per block or item; the closure need not be `Clone`). `K` says
+/// which adapter it is ([`MapStep`], [`FilterStep`], …).
+pub struct WithFn<K, F> {
+    f: Arc<F>,
+    kind: PhantomData<fn() -> K>,
+}
+
+impl<K, F> std::fmt::Debug for WithFn<K, F> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("WithFn").finish_non_exhaustive()
+    }
+}
+
+impl<K, F> Clone for WithFn<K, F> {
+    fn clone(&self) -> Self {
+        WithFn {
+            f: Arc::clone(&self.f),
+            kind: PhantomData,
+        }
+    }
+}
+
+/// [`Map`]'s kind of [`WithFn`].
+#[derive(Debug)]
+pub enum MapStep {}
+/// [`Filter`]'s kind of [`WithFn`].
+#[derive(Debug)]
+pub enum FilterStep {}
+/// [`FilterMap`]'s kind of [`WithFn`].
+#[derive(Debug)]
+pub enum FilterMapStep {}
+/// [`FlatMapIter`]'s kind of [`WithFn`].
+#[derive(Debug)]
+pub enum FlatMapIterStep {}
+/// [`Inspect`]'s kind of [`WithFn`].
+#[derive(Debug)]
+pub enum InspectStep {}
+/// [`Copied`]'s step.
+#[derive(Debug, Clone, Copy)]
+pub struct CopiedStep;
+/// [`Cloned`]'s step.
+#[derive(Debug, Clone, Copy)]
+pub struct ClonedStep;
+
+impl<I, K, F> Adapter<I, WithFn<K, F>> {
+    pub(super) fn new(base: I, f: F) -> Self {
+        Adapter {
+            base,
+            step: WithFn {
+                f: Arc::new(f),
+                kind: PhantomData,
+            },
+        }
+    }
+}
+
+impl<I> Adapter<I, CopiedStep> {
+    pub(super) fn new(base: I) -> Self {
+        Adapter {
+            base,
+            step: CopiedStep,
+        }
+    }
+}
+
+impl<I> Adapter<I, ClonedStep> {
+    pub(super) fn new(base: I) -> Self {
+        Adapter {
+            base,
+            step: ClonedStep,
+        }
+    }
+}
+
+impl<I: std::fmt::Debug, S: StepName> std::fmt::Debug for Adapter<I, S> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let mut d = f.debug_struct(S::NAME);
+        d.field("base", &self.base);
+        if S::HOLDS_CLOSURE {
+            d.finish_non_exhaustive()
+        } else {
+            d.finish()
+        }
+    }
+}
+
+impl<I: ParallelIterator, S: Step<I::Item>> ParallelIterator for Adapter<I, S>
+where
+    S::Item: Send,
+{
+    type Item = S::Item;
+    type Producer = Adapter<I::Producer, S>;
+    fn into_producer(self) -> Self::Producer {
+        Adapter {
+            base: self.base.into_producer(),
+            step: self.step,
+        }
+    }
+}
+
+impl<I: IndexedParallelIterator, S: Step<I::Item> + KeepsLength> IndexedParallelIterator
+    for Adapter<I, S>
+where
+    S::Item: Send,
+{
+    fn len(&self) -> usize {
+        self.base.len()
+    }
+}
+
+impl<P: Producer, S: Step<P::Item>> Producer for Adapter<P, S> {
+    type Item = S::Item;
+    type Iter<'s>
+        = S::Block<'s, P::Iter<'s>>
+    where
+        Self: 's;
+    #[inline]
+    fn len(&self) -> usize {
+        self.base.len()
+    }
+    fn min_len(&self) -> usize {
+        self.base.min_len()
+    }
+    fn max_len(&self) -> usize {
+        self.base.max_len()
+    }
+    fn split_at(self, mid: usize) -> (Self, Self) {
+        let (l, r) = self.base.split_at(mid);
+        let step = self.step.clone();
+        (
+            Adapter { base: l, step },
+            Adapter {
+                base: r,
+                step: self.step,
+            },
+        )
+    }
+    #[inline]
+    fn take(&mut self, n: usize) -> Self::Iter<'_> {
+        self.step.block(self.base.take(n))
+    }
+    fn exact(&self) -> bool {
+        S::ONE_FOR_ONE && self.base.exact()
+    }
+}
 
 /// The parallel iterator of [`ParallelIterator::map`].
 ///
@@ -19,78 +215,31 @@ use std::sync::Arc;
 /// let v: Vec<i32> = [1, 2].par_iter().map(|x| x * 2).collect();
 /// assert_eq!(v, [2, 4]);
 /// ```
-pub struct Map<I, F> {
-    base: I,
-    f: Arc<F>,
-}
+pub type Map<I, F> = Adapter<I, WithFn<MapStep, F>>;
 
-impl<I, F> Map<I, F> {
-    pub(super) fn new(base: I, f: F) -> Self {
-        Map {
-            base,
-            f: Arc::new(f),
-        }
-    }
-}
-
-impl<I: ParallelIterator, F, R> ParallelIterator for Map<I, F>
+impl<T, F, R> Step<T> for WithFn<MapStep, F>
 where
-    F: Fn(I::Item) -> R + Sync + Send,
+    F: Fn(T) -> R + Sync + Send,
     R: Send,
 {
+    const ONE_FOR_ONE: bool = true;
     type Item = R;
-    type Producer = Map<I::Producer, F>;
-    fn into_producer(self) -> Self::Producer {
-        Map {
-            base: self.base.into_producer(),
-            f: self.f,
-        }
-    }
-}
-
-impl<I: IndexedParallelIterator, F, R> IndexedParallelIterator for Map<I, F>
-where
-    F: Fn(I::Item) -> R + Sync + Send,
-    R: Send,
-{
-    fn len(&self) -> usize {
-        self.base.len()
-    }
-}
-
-impl<P: Producer, F, R> Producer for Map<P, F>
-where
-    F: Fn(P::Item) -> R + Sync + Send,
-    R: Send,
-{
-    type Item = R;
-    type Iter<'s>
-        = std::iter::Map<P::Iter<'s>, &'s F>
+    type Block<'s, B: Iterator<Item = T>>
+        = std::iter::Map<B, &'s F>
     where
         Self: 's;
     #[inline]
-    fn len(&self) -> usize {
-        self.base.len()
-    }
-    fn min_len(&self) -> usize {
-        self.base.min_len()
-    }
-    fn max_len(&self) -> usize {
-        self.base.max_len()
-    }
-    fn split_at(self, mid: usize) -> (Self, Self) {
-        let (l, r) = self.base.split_at(mid);
-        let f = Arc::clone(&self.f);
-        (Map { base: l, f }, Map { base: r, f: self.f })
-    }
-    #[inline]
-    fn take(&mut self, n: usize) -> Self::Iter<'_> {
-        self.base.take(n).map(&*self.f)
-    }
-    fn exact(&self) -> bool {
-        self.base.exact()
+    fn block<'s, B: Iterator<Item = T>>(&'s self, block: B) -> Self::Block<'s, B> {
+        block.map(&*self.f)
     }
 }
+
+impl<F> StepName for WithFn<MapStep, F> {
+    const NAME: &'static str = "Map";
+    const HOLDS_CLOSURE: bool = true;
+}
+
+impl<F> KeepsLength for WithFn<MapStep, F> {}
 
 /// The parallel iterator of [`ParallelIterator::filter`].
 ///
@@ -98,65 +247,27 @@ where
 /// use threadlab::prelude::*;
 /// assert_eq!((0u32..10).into_par_iter().filter(|x| x % 3 == 0).count(), 4);
 /// ```
-pub struct Filter<I, F> {
-    base: I,
-    f: Arc<F>,
-}
+pub type Filter<I, F> = Adapter<I, WithFn<FilterStep, F>>;
 
-impl<I, F> Filter<I, F> {
-    pub(super) fn new(base: I, f: F) -> Self {
-        Filter {
-            base,
-            f: Arc::new(f),
-        }
-    }
-}
-
-impl<I: ParallelIterator, F> ParallelIterator for Filter<I, F>
+impl<T, F> Step<T> for WithFn<FilterStep, F>
 where
-    F: Fn(&I::Item) -> bool + Sync + Send,
+    F: Fn(&T) -> bool + Sync + Send,
 {
-    type Item = I::Item;
-    type Producer = Filter<I::Producer, F>;
-    fn into_producer(self) -> Self::Producer {
-        Filter {
-            base: self.base.into_producer(),
-            f: self.f,
-        }
-    }
-}
-
-impl<P: Producer, F> Producer for Filter<P, F>
-where
-    F: Fn(&P::Item) -> bool + Sync + Send,
-{
-    type Item = P::Item;
-    type Iter<'s>
-        = std::iter::Filter<P::Iter<'s>, &'s F>
+    const ONE_FOR_ONE: bool = false;
+    type Item = T;
+    type Block<'s, B: Iterator<Item = T>>
+        = std::iter::Filter<B, &'s F>
     where
         Self: 's;
     #[inline]
-    fn len(&self) -> usize {
-        self.base.len()
+    fn block<'s, B: Iterator<Item = T>>(&'s self, block: B) -> Self::Block<'s, B> {
+        block.filter(&*self.f)
     }
-    fn min_len(&self) -> usize {
-        self.base.min_len()
-    }
-    fn max_len(&self) -> usize {
-        self.base.max_len()
-    }
-    fn split_at(self, mid: usize) -> (Self, Self) {
-        let (l, r) = self.base.split_at(mid);
-        let f = Arc::clone(&self.f);
-        (Filter { base: l, f }, Filter { base: r, f: self.f })
-    }
-    #[inline]
-    fn take(&mut self, n: usize) -> Self::Iter<'_> {
-        self.base.take(n).filter(&*self.f)
-    }
-    fn exact(&self) -> bool {
-        false
-    }
+}
+
+impl<F> StepName for WithFn<FilterStep, F> {
+    const NAME: &'static str = "Filter";
+    const HOLDS_CLOSURE: bool = true;
 }
 
 /// The parallel iterator of [`ParallelIterator::filter_map`].
@@ -166,67 +277,28 @@ where
 /// let v: Vec<u32> = (0u32..5).into_par_iter().filter_map(|x| x.checked_sub(3)).collect();
 /// assert_eq!(v, [0, 1]);
 /// ```
-pub struct FilterMap<I, F> {
-    base: I,
-    f: Arc<F>,
-}
+pub type FilterMap<I, F> = Adapter<I, WithFn<FilterMapStep, F>>;
 
-impl<I, F> FilterMap<I, F> {
-    pub(super) fn new(base: I, f: F) -> Self {
-        FilterMap {
-            base,
-            f: Arc::new(f),
-        }
-    }
-}
-
-impl<I: ParallelIterator, F, R> ParallelIterator for FilterMap<I, F>
+impl<T, F, R> Step<T> for WithFn<FilterMapStep, F>
 where
-    F: Fn(I::Item) -> Option<R> + Sync + Send,
+    F: Fn(T) -> Option<R> + Sync + Send,
     R: Send,
 {
+    const ONE_FOR_ONE: bool = false;
     type Item = R;
-    type Producer = FilterMap<I::Producer, F>;
-    fn into_producer(self) -> Self::Producer {
-        FilterMap {
-            base: self.base.into_producer(),
-            f: self.f,
-        }
-    }
-}
-
-impl<P: Producer, F, R> Producer for FilterMap<P, F>
-where
-    F: Fn(P::Item) -> Option<R> + Sync + Send,
-    R: Send,
-{
-    type Item = R;
-    type Iter<'s>
-        = std::iter::FilterMap<P::Iter<'s>, &'s F>
+    type Block<'s, B: Iterator<Item = T>>
+        = std::iter::FilterMap<B, &'s F>
     where
         Self: 's;
     #[inline]
-    fn len(&self) -> usize {
-        self.base.len()
+    fn block<'s, B: Iterator<Item = T>>(&'s self, block: B) -> Self::Block<'s, B> {
+        block.filter_map(&*self.f)
     }
-    fn min_len(&self) -> usize {
-        self.base.min_len()
-    }
-    fn max_len(&self) -> usize {
-        self.base.max_len()
-    }
-    fn split_at(self, mid: usize) -> (Self, Self) {
-        let (l, r) = self.base.split_at(mid);
-        let f = Arc::clone(&self.f);
-        (FilterMap { base: l, f }, FilterMap { base: r, f: self.f })
-    }
-    #[inline]
-    fn take(&mut self, n: usize) -> Self::Iter<'_> {
-        self.base.take(n).filter_map(&*self.f)
-    }
-    fn exact(&self) -> bool {
-        false
-    }
+}
+
+impl<F> StepName for WithFn<FilterMapStep, F> {
+    const NAME: &'static str = "FilterMap";
+    const HOLDS_CLOSURE: bool = true;
 }
 
 /// The parallel iterator of [`ParallelIterator::flat_map_iter`].
@@ -236,72 +308,29 @@ where
 /// let v: Vec<u32> = (1u32..4).into_par_iter().flat_map_iter(|n| 0..n).collect();
 /// assert_eq!(v, [0, 0, 1, 0, 1, 2]);
 /// ```
-pub struct FlatMapIter<I, F> {
-    base: I,
-    f: Arc<F>,
-}
+pub type FlatMapIter<I, F> = Adapter<I, WithFn<FlatMapIterStep, F>>;
 
-impl<I, F> FlatMapIter<I, F> {
-    pub(super) fn new(base: I, f: F) -> Self {
-        FlatMapIter {
-            base,
-            f: Arc::new(f),
-        }
-    }
-}
-
-impl<I: ParallelIterator, F, U> ParallelIterator for FlatMapIter<I, F>
+impl<T, F, U> Step<T> for WithFn<FlatMapIterStep, F>
 where
-    F: Fn(I::Item) -> U + Sync + Send,
+    F: Fn(T) -> U + Sync + Send,
     U: IntoIterator,
     U::Item: Send,
 {
+    const ONE_FOR_ONE: bool = false;
     type Item = U::Item;
-    type Producer = FlatMapIter<I::Producer, F>;
-    fn into_producer(self) -> Self::Producer {
-        FlatMapIter {
-            base: self.base.into_producer(),
-            f: self.f,
-        }
-    }
-}
-
-impl<P: Producer, F, U> Producer for FlatMapIter<P, F>
-where
-    F: Fn(P::Item) -> U + Sync + Send,
-    U: IntoIterator,
-    U::Item: Send,
-{
-    type Item = U::Item;
-    type Iter<'s>
-        = std::iter::FlatMap<P::Iter<'s>, U, &'s F>
+    type Block<'s, B: Iterator<Item = T>>
+        = std::iter::FlatMap<B, U, &'s F>
     where
         Self: 's;
     #[inline]
-    fn len(&self) -> usize {
-        self.base.len()
+    fn block<'s, B: Iterator<Item = T>>(&'s self, block: B) -> Self::Block<'s, B> {
+        block.flat_map(&*self.f)
     }
-    fn min_len(&self) -> usize {
-        self.base.min_len()
-    }
-    fn max_len(&self) -> usize {
-        self.base.max_len()
-    }
-    fn split_at(self, mid: usize) -> (Self, Self) {
-        let (l, r) = self.base.split_at(mid);
-        let f = Arc::clone(&self.f);
-        (
-            FlatMapIter { base: l, f },
-            FlatMapIter { base: r, f: self.f },
-        )
-    }
-    #[inline]
-    fn take(&mut self, n: usize) -> Self::Iter<'_> {
-        self.base.take(n).flat_map(&*self.f)
-    }
-    fn exact(&self) -> bool {
-        false
-    }
+}
+
+impl<F> StepName for WithFn<FlatMapIterStep, F> {
+    const NAME: &'static str = "FlatMapIter";
+    const HOLDS_CLOSURE: bool = true;
 }
 
 /// The parallel iterator of [`ParallelIterator::inspect`].
@@ -313,75 +342,30 @@ where
 /// let n = (0u8..7).into_par_iter().inspect(|_| { seen.fetch_add(1, Ordering::Relaxed); }).count();
 /// assert_eq!((n, seen.into_inner()), (7, 7));
 /// ```
-pub struct Inspect<I, F> {
-    base: I,
-    f: Arc<F>,
-}
+pub type Inspect<I, F> = Adapter<I, WithFn<InspectStep, F>>;
 
-impl<I, F> Inspect<I, F> {
-    pub(super) fn new(base: I, f: F) -> Self {
-        Inspect {
-            base,
-            f: Arc::new(f),
-        }
-    }
-}
-
-impl<I: ParallelIterator, F> ParallelIterator for Inspect<I, F>
+impl<T, F> Step<T> for WithFn<InspectStep, F>
 where
-    F: Fn(&I::Item) + Sync + Send,
+    F: Fn(&T) + Sync + Send,
 {
-    type Item = I::Item;
-    type Producer = Inspect<I::Producer, F>;
-    fn into_producer(self) -> Self::Producer {
-        Inspect {
-            base: self.base.into_producer(),
-            f: self.f,
-        }
-    }
-}
-
-impl<I: IndexedParallelIterator, F> IndexedParallelIterator for Inspect<I, F>
-where
-    F: Fn(&I::Item) + Sync + Send,
-{
-    fn len(&self) -> usize {
-        self.base.len()
-    }
-}
-
-impl<P: Producer, F> Producer for Inspect<P, F>
-where
-    F: Fn(&P::Item) + Sync + Send,
-{
-    type Item = P::Item;
-    type Iter<'s>
-        = std::iter::Inspect<P::Iter<'s>, &'s F>
+    const ONE_FOR_ONE: bool = true;
+    type Item = T;
+    type Block<'s, B: Iterator<Item = T>>
+        = std::iter::Inspect<B, &'s F>
     where
         Self: 's;
     #[inline]
-    fn len(&self) -> usize {
-        self.base.len()
-    }
-    fn min_len(&self) -> usize {
-        self.base.min_len()
-    }
-    fn max_len(&self) -> usize {
-        self.base.max_len()
-    }
-    fn split_at(self, mid: usize) -> (Self, Self) {
-        let (l, r) = self.base.split_at(mid);
-        let f = Arc::clone(&self.f);
-        (Inspect { base: l, f }, Inspect { base: r, f: self.f })
-    }
-    #[inline]
-    fn take(&mut self, n: usize) -> Self::Iter<'_> {
-        self.base.take(n).inspect(&*self.f)
-    }
-    fn exact(&self) -> bool {
-        self.base.exact()
+    fn block<'s, B: Iterator<Item = T>>(&'s self, block: B) -> Self::Block<'s, B> {
+        block.inspect(&*self.f)
     }
 }
+
+impl<F> StepName for WithFn<InspectStep, F> {
+    const NAME: &'static str = "Inspect";
+    const HOLDS_CLOSURE: bool = true;
+}
+
+impl<F> KeepsLength for WithFn<InspectStep, F> {}
 
 /// The parallel iterator of [`ParallelIterator::copied`].
 ///
@@ -389,61 +373,26 @@ where
 /// use threadlab::prelude::*;
 /// assert_eq!([1u8, 2].par_iter().copied().sum::<u8>(), 3);
 /// ```
-#[derive(Debug, Clone)]
-pub struct Copied<I> {
-    base: I,
-}
+pub type Copied<I> = Adapter<I, CopiedStep>;
 
-impl<I> Copied<I> {
-    pub(super) fn new(base: I) -> Self {
-        Copied { base }
-    }
-}
-
-impl<'a, T: Copy + Send + Sync + 'a, I: ParallelIterator<Item = &'a T>> ParallelIterator
-    for Copied<I>
-{
+impl<'a, T: Copy + Send + Sync + 'a> Step<&'a T> for CopiedStep {
+    const ONE_FOR_ONE: bool = true;
     type Item = T;
-    type Producer = Copied<I::Producer>;
-    fn into_producer(self) -> Self::Producer {
-        Copied::new(self.base.into_producer())
-    }
-}
-impl<'a, T: Copy + Send + Sync + 'a, I: IndexedParallelIterator<Item = &'a T>>
-    IndexedParallelIterator for Copied<I>
-{
-    fn len(&self) -> usize {
-        self.base.len()
-    }
-}
-
-impl<'a, T: Copy + 'a, P: Producer<Item = &'a T>> Producer for Copied<P> {
-    type Item = T;
-    type Iter<'s>
-        = std::iter::Copied<P::Iter<'s>>
+    type Block<'s, B: Iterator<Item = &'a T>>
+        = std::iter::Copied<B>
     where
         Self: 's;
     #[inline]
-    fn len(&self) -> usize {
-        self.base.len()
+    fn block<'s, B: Iterator<Item = &'a T>>(&'s self, block: B) -> Self::Block<'s, B> {
+        block.copied()
     }
-    fn min_len(&self) -> usize {
-        self.base.min_len()
-    }
-    fn max_len(&self) -> usize {
-        self.base.max_len()
-    }
-    fn split_at(self, mid: usize) -> (Self, Self) {
-        let (l, r) = self.base.split_at(mid);
-        (Copied::new(l), Copied::new(r))
-    }
-    #[inline]
-    fn take(&mut self, n: usize) -> Self::Iter<'_> {
-        self.base.take(n).copied()
-    }
-    fn exact(&self) -> bool {
-        self.base.exact()
-    }
+}
+
+impl KeepsLength for CopiedStep {}
+
+impl StepName for CopiedStep {
+    const NAME: &'static str = "Copied";
+    const HOLDS_CLOSURE: bool = false;
 }
 
 /// The parallel iterator of [`ParallelIterator::cloned`].
@@ -453,61 +402,26 @@ impl<'a, T: Copy + 'a, P: Producer<Item = &'a T>> Producer for Copied<P> {
 /// let v = vec![String::from("a")];
 /// assert_eq!(v.par_iter().cloned().collect::<Vec<_>>(), v);
 /// ```
-#[derive(Debug, Clone)]
-pub struct Cloned<I> {
-    base: I,
-}
+pub type Cloned<I> = Adapter<I, ClonedStep>;
 
-impl<I> Cloned<I> {
-    pub(super) fn new(base: I) -> Self {
-        Cloned { base }
-    }
-}
-
-impl<'a, T: Clone + Send + Sync + 'a, I: ParallelIterator<Item = &'a T>> ParallelIterator
-    for Cloned<I>
-{
+impl<'a, T: Clone + Send + Sync + 'a> Step<&'a T> for ClonedStep {
+    const ONE_FOR_ONE: bool = true;
     type Item = T;
-    type Producer = Cloned<I::Producer>;
-    fn into_producer(self) -> Self::Producer {
-        Cloned::new(self.base.into_producer())
-    }
-}
-impl<'a, T: Clone + Send + Sync + 'a, I: IndexedParallelIterator<Item = &'a T>>
-    IndexedParallelIterator for Cloned<I>
-{
-    fn len(&self) -> usize {
-        self.base.len()
-    }
-}
-
-impl<'a, T: Clone + 'a, P: Producer<Item = &'a T>> Producer for Cloned<P> {
-    type Item = T;
-    type Iter<'s>
-        = std::iter::Cloned<P::Iter<'s>>
+    type Block<'s, B: Iterator<Item = &'a T>>
+        = std::iter::Cloned<B>
     where
         Self: 's;
     #[inline]
-    fn len(&self) -> usize {
-        self.base.len()
+    fn block<'s, B: Iterator<Item = &'a T>>(&'s self, block: B) -> Self::Block<'s, B> {
+        block.cloned()
     }
-    fn min_len(&self) -> usize {
-        self.base.min_len()
-    }
-    fn max_len(&self) -> usize {
-        self.base.max_len()
-    }
-    fn split_at(self, mid: usize) -> (Self, Self) {
-        let (l, r) = self.base.split_at(mid);
-        (Cloned::new(l), Cloned::new(r))
-    }
-    #[inline]
-    fn take(&mut self, n: usize) -> Self::Iter<'_> {
-        self.base.take(n).cloned()
-    }
-    fn exact(&self) -> bool {
-        self.base.exact()
-    }
+}
+
+impl KeepsLength for ClonedStep {}
+
+impl StepName for ClonedStep {
+    const NAME: &'static str = "Cloned";
+    const HOLDS_CLOSURE: bool = false;
 }
 
 /// The parallel iterator of [`IndexedParallelIterator::enumerate`].
@@ -706,35 +620,3 @@ impl<I: Iterator> Iterator for ChunkIter<I> {
         (!chunk.is_empty()).then_some(chunk)
     }
 }
-
-/// `Debug` for the closure adapters: their base, not the closure (closures are not `Debug`).
-macro_rules! debug_without_closure {
-    ($($name:ident),*) => {$(
-        impl<I: std::fmt::Debug, F> std::fmt::Debug for $name<I, F> {
-            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-                f.debug_struct(stringify!($name))
-                    .field("base", &self.base)
-                    .finish_non_exhaustive()
-            }
-        }
-    )*};
-}
-
-debug_without_closure!(Map, Filter, FilterMap, FlatMapIter, Inspect);
-
-/// `Clone` for the closure adapters: the base cloned, the closure shared (it is behind an
-/// `Arc`, so the closure need not be `Clone`).
-macro_rules! clone_sharing_closure {
-    ($($name:ident),*) => {$(
-        impl<I: Clone, F> Clone for $name<I, F> {
-            fn clone(&self) -> Self {
-                $name {
-                    base: self.base.clone(),
-                    f: Arc::clone(&self.f),
-                }
-            }
-        }
-    )*};
-}
-
-clone_sharing_closure!(Map, Filter, FilterMap, FlatMapIter, Inspect);

@@ -5,7 +5,6 @@
 use super::drive::{Consumer, Reducer};
 use std::cmp::Ordering as CmpOrdering;
 use std::iter::{Product, Sum};
-use std::marker::PhantomData;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 /// Combines two results with a plain function.
@@ -141,27 +140,6 @@ where
     }
     fn reducer(&self) -> Self::Reducer {
         mul::<S>
-    }
-}
-
-/// `count`.
-pub(crate) struct Count<T>(pub(crate) usize, pub(crate) PhantomData<fn(T)>);
-
-impl<T> Consumer<T> for Count<T> {
-    type Result = usize;
-    type Reducer = fn(usize, usize) -> usize;
-    #[inline]
-    fn consume_iter<I: Iterator<Item = T>>(&mut self, iter: I) {
-        self.0 += iter.count();
-    }
-    fn split_off(&mut self, _left: usize) -> Self {
-        Count(0, PhantomData)
-    }
-    fn finish(self) -> usize {
-        self.0
-    }
-    fn reducer(&self) -> Self::Reducer {
-        |a, b| a + b
     }
 }
 

@@ -21,6 +21,7 @@ use crate::pool::registry::Registry;
 use crate::pool::worker::WorkerThread;
 use crate::trace::hooks::TaskSpan;
 use crate::trace::TaskKind;
+use std::marker::PhantomData;
 use std::time::{Duration, Instant};
 
 /// The most positions taken between two reads of the heartbeat flag: enough that a block of a
@@ -189,11 +190,30 @@ where
     reducer.reduce(a, b)
 }
 
+/// `count`: the simplest consumer, beside the trait.
+pub(crate) struct Count<T>(pub(crate) usize, pub(crate) PhantomData<fn(T)>);
+
+impl<T> Consumer<T> for Count<T> {
+    type Result = usize;
+    type Reducer = fn(usize, usize) -> usize;
+    #[inline]
+    fn consume_iter<I: Iterator<Item = T>>(&mut self, iter: I) {
+        self.0 += iter.count();
+    }
+    fn split_off(&mut self, _left: usize) -> Self {
+        Count(0, PhantomData)
+    }
+    fn finish(self) -> usize {
+        self.0
+    }
+    fn reducer(&self) -> Self::Reducer {
+        |a, b| a + b
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::iter::consume::Count;
-    use std::marker::PhantomData;
     use std::ops::Range;
     use std::sync::{Arc, Mutex};
 
@@ -236,7 +256,7 @@ mod tests {
     }
 
     /// The sizes of the blocks of one run over `64 * BLOCK` positions on a one-worker pool.
-    fn blocks(pool: &crate::Pool, slow_at: usize) -> Vec<usize> {
+    fn blocks(pool: &crate::pool::front::Pool, slow_at: usize) -> Vec<usize> {
         let takes = Arc::new(Mutex::new(Vec::new()));
         let len = 64 * BLOCK;
         let p = Logged {
@@ -257,7 +277,10 @@ mod tests {
     /// left the run in blocks of 4: 16,000 blocks).
     #[test]
     fn a_slow_block_does_not_stop_the_blocks_growing() {
-        let pool = crate::Pool::builder().threads(1).build().unwrap();
+        let pool = crate::pool::front::Pool::builder()
+            .threads(1)
+            .build()
+            .unwrap();
         let control = blocks(&pool, usize::MAX);
         let largest = *control.iter().max().unwrap();
         assert!(largest >= 64, "blocks never grew: {control:?}");

@@ -66,8 +66,9 @@ mod try_ops;
 mod unordered;
 
 pub use adapters::{
-    ChunkIter, ChunksOf, Cloned, Copied, Enumerate, Filter, FilterMap, FlatMapIter, Inspect, Map,
-    Zip,
+    Adapter, ChunkIter, ChunksOf, Cloned, ClonedStep, Copied, CopiedStep, Enumerate, Filter,
+    FilterMap, FilterMapStep, FilterStep, FlatMapIter, FlatMapIterStep, Inspect, InspectStep,
+    KeepsLength, Map, MapStep, Step, StepName, WithFn, Zip,
 };
 pub use bounds::Bounded;
 pub use chunks_exact::{ChunksExact, ChunksExactMut, Exact, RChunksExact, RChunksExactMut};
@@ -104,8 +105,8 @@ pub use unordered::{
     Positions, SkipAny, SkipAnyWhile, TakeAny, TakeAnyWhile, Unordered, WhileSome,
 };
 
-use consume::{Arith, Count, Extreme, FindAny, FoldReduce, ForEach};
-use drive::{drive, Producer};
+use consume::{Arith, Extreme, FindAny, FoldReduce, ForEach};
+use drive::{drive, Count, Producer};
 use std::cmp::Ordering as CmpOrdering;
 use std::iter::{Product, Sum};
 use std::marker::PhantomData;

@@ -3,17 +3,15 @@
 use std::any::Any;
 use std::time::Duration;
 
-use crate::pool::registry::{PanicHandler, Registry};
+use crate::pool::registry::PanicHandler;
 use crate::pool::sleep::WakePolicy;
-use crate::pool::Pool;
-use crate::BuildError;
 
 type NameFn = Box<dyn FnMut(usize) -> String>;
 
 /// A start or exit handler (`Builder::start_handler`, `Builder::exit_handler`).
 pub(crate) type ThreadHandler = Box<dyn Fn(usize) + Send + Sync>;
 
-/// Configures and starts a [`Pool`].
+/// Configures and starts a [`Pool`](crate::Pool).
 ///
 /// ```
 /// let pool = threadlab::Pool::builder()
@@ -43,7 +41,7 @@ pub(crate) struct Config {
     pub(crate) keep_alive: Option<Duration>,
     pub(crate) time_histograms: bool,
     /// As set: `None` means the default ([`Config::max_spare_threads`]).
-    max_spare_threads: Option<usize>,
+    pub(super) max_spare_threads: Option<usize>,
     /// The threads come from a spawn handler (`Builder::spawn_handler`).
     pub(crate) custom_spawn: bool,
     pub(crate) start_handler: Option<ThreadHandler>,
@@ -119,54 +117,6 @@ impl Builder {
             config: Config::default(),
         }
     }
-
-    /// Builds a pool whose workers run on scoped threads (`std::thread::scope`), each inside
-    /// `wrapper`, which must call [`ThreadBuilder::run`]; `with_pool` gets the pool, which is
-    /// dropped when it returns, and the threads are joined before this returns. So the workers
-    /// may borrow from the caller's stack: a scoped thread-local set around `run`, say.
-    ///
-    /// # Errors
-    /// As for [`Builder::build`], and as for [`Builder::spawn_handler`].
-    ///
-    /// ```
-    /// let total = std::sync::atomic::AtomicUsize::new(0);
-    /// let r = threadlab::Pool::builder().threads(2).build_scoped(
-    ///     |thread| {
-    ///         total.fetch_add(1, std::sync::atomic::Ordering::Relaxed); // borrows `total`
-    ///         thread.run()
-    ///     },
-    ///     |pool| pool.install(|| 6 * 7),
-    /// )?;
-    /// assert_eq!((r, total.into_inner()), (42, 2));
-    /// # Ok::<(), threadlab::BuildError>(())
-    /// ```
-    pub fn build_scoped<W, F, R>(self, wrapper: W, with_pool: F) -> Result<R, BuildError>
-    where
-        W: Fn(ThreadBuilder) + Sync,
-        F: FnOnce(&Pool) -> R,
-    {
-        std::thread::scope(|scope| {
-            let wrapper = &wrapper;
-            let pool = self
-                .spawn_handler(|thread| {
-                    let mut b = std::thread::Builder::new().name(thread.name.clone());
-                    if let Some(size) = thread.stack_size {
-                        b = b.stack_size(size);
-                    }
-                    b.spawn_scoped(scope, move || wrapper(thread))?;
-                    Ok(())
-                })
-                .build()?;
-            // The pool is dropped (its workers told to stop) before the scope joins them.
-            let result =
-                std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| with_pool(&pool)));
-            drop(pool);
-            match result {
-                Ok(r) => Ok(r),
-                Err(p) => std::panic::resume_unwind(p),
-            }
-        })
-    }
 }
 
 impl<S> Builder<S> {
@@ -178,7 +128,7 @@ impl<S> Builder<S> {
     ///
     /// What the pool does on threads of its own is left out with a handler: work from outside
     /// the pool always runs on the workers' threads (never on the caller's as a guest, see
-    /// [`Pool::install`]), no spare thread is started (see [`Builder::max_spare_threads`]),
+    /// [`Pool::install`](crate::Pool::install)), no spare thread is started (see [`Builder::max_spare_threads`]),
     /// and [`Builder::keep_alive`] is refused (an elastic pool restarts threads itself).
     /// Dropping the pool tells the workers to stop without joining their threads: the handler
     /// started them, the program joins them.
@@ -218,7 +168,7 @@ impl<S> Builder<S> {
     /// thread-local. A panic in it goes to the panic handler; the worker runs on.
     ///
     /// Setting it also keeps work from outside the pool on the workers' threads (no guest runs
-    /// it on the caller's, see [`Pool::install`]), which the handler did not set up.
+    /// it on the caller's, see [`Pool::install`](crate::Pool::install)), which the handler did not set up.
     ///
     /// ```
     /// use std::sync::atomic::{AtomicUsize, Ordering};
@@ -437,40 +387,6 @@ impl<S> Builder<S> {
 
     pub(crate) fn into_config(self) -> (Config, S) {
         (self.config, self.spawn)
-    }
-
-    /// Starts the workers.
-    ///
-    /// # Errors
-    /// 0 threads; more threads than the system's limits leave room for (checked before any
-    /// starts: threads in the system, `RLIMIT_NPROC`, memory mappings; see `pool/limits.rs`);
-    /// or the OS refusing to start a thread (the threads already started are stopped). The
-    /// error's message says what to do.
-    pub fn build(self) -> Result<Pool, BuildError>
-    where
-        S: ThreadSpawn,
-    {
-        let (mut config, mut spawn) = self.into_config();
-        let handler = spawn.handler();
-        if handler.is_some() {
-            // The handler's threads only: no guests, no spare threads (see `spawn_handler`).
-            config.custom_spawn = true;
-            config.max_spare_threads = Some(0);
-        }
-        let registry = Registry::start(config, handler)?;
-        Ok(Pool::from_parts(registry))
-    }
-
-    /// Makes this configuration the global pool (used by the free functions `join`, `scope`,
-    /// `spawn`, `for_each` outside any pool).
-    ///
-    /// # Errors
-    /// As for [`Builder::build`], and if the global pool already exists.
-    pub fn build_global(self) -> Result<(), BuildError>
-    where
-        S: ThreadSpawn,
-    {
-        crate::global::init_global(self)
     }
 }
 

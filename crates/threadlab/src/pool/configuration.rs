@@ -9,7 +9,7 @@ use std::any::Any;
 use std::error::Error;
 
 use crate::pool::builder::Builder;
-use crate::pool::Pool;
+use crate::pool::front::Pool;
 
 /// A pool's configuration in the older style: [`Builder`]'s settings under Rayon's older names,
 /// built with [`Configuration::build`], [`Pool::new`] or [`initialize`] (the global pool).

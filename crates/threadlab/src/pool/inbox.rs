@@ -26,12 +26,13 @@
 
 use std::collections::VecDeque;
 
-use crate::job::{JobRef, StackJob};
+use crate::job::JobRef;
 use crate::latch::{LockLatch, SpinLatch};
 use crate::loom::sync::atomic::{AtomicUsize, Ordering};
 use crate::loom::sync::{Arc, Mutex, MutexGuard};
 use crate::pool::registry::Registry;
 use crate::pool::worker::WorkerThread;
+use crate::stack_job::StackJob;
 use crate::trace::TaskKind;
 
 struct Queue {

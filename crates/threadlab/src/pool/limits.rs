@@ -16,7 +16,7 @@
 //! a [`BuildError`] (`Registry::start` joins the threads already started). On systems other
 //! than Linux nothing is checked up front (only that last report remains).
 
-use crate::BuildError;
+use crate::error::BuildError;
 
 /// Memory mappings one thread adds: measured 4.3 on Linux x86-64 with glibc (100 threads of a
 /// plain `std::thread::spawn` program), the fraction being malloc's per-thread arenas.

@@ -17,8 +17,6 @@
 use std::time::Duration;
 
 use crate::loom::sync::atomic::{AtomicBool, AtomicI64, AtomicU64, Ordering};
-use crate::pool::registry::Registry;
-use crate::pool::worker::WorkerThread;
 
 /// The live counters of one worker.
 pub(crate) struct WorkerCounters {
@@ -353,45 +351,5 @@ impl Metrics {
     /// ```
     pub fn alive_threads(&self) -> usize {
         self.workers.iter().filter(|w| w.alive).count()
-    }
-}
-
-impl Registry {
-    /// A future task was spawned on this pool (`crate::task::cell`).
-    #[inline]
-    pub(crate) fn task_spawned(&self) {
-        self.count_futures(1);
-    }
-
-    /// A future task of this pool was freed (`crate::task::cell`).
-    #[inline]
-    pub(crate) fn task_freed(&self) {
-        self.count_futures(-1);
-    }
-
-    fn count_futures(&self, delta: i64) {
-        match WorkerThread::current() {
-            Some(w) if std::ptr::eq(&**w.registry(), self) => {
-                // Our own worker's counter: single writer, a plain load and store.
-                let c = &self.counters[w.index()].futures_net;
-                // Relaxed: a statistic.
-                c.store(c.load(Ordering::Relaxed) + delta, Ordering::Relaxed);
-            }
-            // Relaxed: a statistic; several threads add here, hence the RMW.
-            _ => {
-                self.futures_outside.fetch_add(delta, Ordering::Relaxed);
-            }
-        }
-    }
-
-    /// The alive future tasks: the workers' net counts plus the outside threads'.
-    pub(crate) fn alive_futures(&self) -> u64 {
-        // Relaxed: statistics; a snapshot taken while tasks come and go may be off by those.
-        let inside: i64 = self
-            .counters
-            .iter()
-            .map(|c| c.futures_net.load(Ordering::Relaxed))
-            .sum();
-        (inside + self.futures_outside.load(Ordering::Relaxed)).max(0) as u64
     }
 }

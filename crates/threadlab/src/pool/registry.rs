@@ -6,9 +6,10 @@ use std::time::Duration;
 
 use crate::deque::Steal;
 use crate::deque::{Stealer, Worker};
+use crate::error::BuildError;
 use crate::heartbeat::Requests;
 use crate::injector::Injector;
-use crate::job::{HeapJob, JobRef, StackJob};
+use crate::job::{HeapJob, JobRef};
 use crate::latch::{LockLatch, SpinLatch};
 use crate::loom::sync::atomic::{
     fence, AtomicBool, AtomicI64, AtomicPtr, AtomicU64, AtomicUsize, Ordering,
@@ -21,10 +22,10 @@ use crate::pool::run_next::RunNext;
 use crate::pool::seat::{Seat, ThreadSpec};
 use crate::pool::sleep::Sleep;
 use crate::pool::worker::WorkerThread;
+use crate::stack_job::StackJob;
 use crate::trace::{hooks, TaskKind};
 use crate::unwind::{self, Payload};
 use crate::util::CachePadded;
-use crate::BuildError;
 
 /// A panic handler for fire-and-forget tasks.
 pub(crate) type PanicHandler = Box<dyn Fn(Payload) + Send + Sync>;

@@ -45,15 +45,22 @@
 //! A re-queued task wakes another worker only when other work is waiting too: when it is the
 //! only runnable task, its own worker will pick it up at once, and a wake-up would only make a
 //! sleeper search in vain (see `Submit::Yield` in `crate::pool::sleep`).
+//!
+//! # The count of future tasks
+//!
+//! The pool counts its alive future tasks for [`Metrics`](crate::Metrics): a task cell adds one
+//! when spawned and takes one away when freed (`crate::task::cell`), on its worker's own counter
+//! when that is where it happens (a plain load and store), else on a shared one.
 
 use std::ptr::NonNull;
 use std::time::{Duration, Instant};
 
 use crate::job::JobRef;
 use crate::loom::sync::atomic::{AtomicPtr, AtomicU32, AtomicU64, Ordering};
+use crate::pool::registry::Registry;
 use crate::pool::sleep::Submit;
 use crate::pool::worker::WorkerThread;
-use crate::task::{job_ref, Header};
+use crate::task::cell::{job_ref, Header};
 use crate::trace::hooks;
 
 /// Tasks a worker takes from its run-next slot in a row before a woken task goes to the back
@@ -234,5 +241,45 @@ impl WorkerThread {
             }
         }
         None
+    }
+}
+
+impl Registry {
+    /// A future task was spawned on this pool (`crate::task::cell`).
+    #[inline]
+    pub(crate) fn task_spawned(&self) {
+        self.count_futures(1);
+    }
+
+    /// A future task of this pool was freed (`crate::task::cell`).
+    #[inline]
+    pub(crate) fn task_freed(&self) {
+        self.count_futures(-1);
+    }
+
+    fn count_futures(&self, delta: i64) {
+        match WorkerThread::current() {
+            Some(w) if std::ptr::eq(&**w.registry(), self) => {
+                // Our own worker's counter: single writer, a plain load and store.
+                let c = &self.counters[w.index()].futures_net;
+                // Relaxed: a statistic.
+                c.store(c.load(Ordering::Relaxed) + delta, Ordering::Relaxed);
+            }
+            // Relaxed: a statistic; several threads add here, hence the RMW.
+            _ => {
+                self.futures_outside.fetch_add(delta, Ordering::Relaxed);
+            }
+        }
+    }
+
+    /// The alive future tasks: the workers' net counts plus the outside threads'.
+    pub(crate) fn alive_futures(&self) -> u64 {
+        // Relaxed: statistics; a snapshot taken while tasks come and go may be off by those.
+        let inside: i64 = self
+            .counters
+            .iter()
+            .map(|c| c.futures_net.load(Ordering::Relaxed))
+            .sum();
+        (inside + self.futures_outside.load(Ordering::Relaxed)).max(0) as u64
     }
 }

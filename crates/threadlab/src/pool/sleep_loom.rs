@@ -9,6 +9,26 @@ use crate::loom::sync::Arc;
 use crate::loom::thread;
 use crate::pool::WakePolicy;
 
+/// The loop of a model's only worker that never retires: sleeps (searching when woken as a
+/// searcher) until `done`, with `has_work` what it sees in the queues, then stops searching if it
+/// still is.
+fn sleep_until(
+    s: &Sleep,
+    latch: Option<&CoreLatch>,
+    done: impl Fn() -> bool,
+    has_work: impl Fn() -> bool,
+) {
+    s.register_thread(0);
+    let mut searching = false;
+    while !done() {
+        let woken = s.sleep(0, searching, latch, None, &has_work, || {});
+        searching = woken.searching;
+    }
+    if searching {
+        s.stop_searching();
+    }
+}
+
 /// A job pushed from outside the pool (the injector's SeqCst length, then `notify_work`)
 /// while the only worker goes to sleep, under each wake policy: the worker always ends up
 /// seeing it (woken, or, under the lazy policy, at its next poll).
@@ -18,23 +38,9 @@ fn outside_push_vs_going_to_sleep(policy: WakePolicy) {
         let queue = Arc::new(AtomicUsize::new(0));
         let (s, q) = (Arc::clone(&sleep), Arc::clone(&queue));
         let worker = thread::spawn(move || {
-            s.register_thread(0);
-            let mut searching = false;
             // SeqCst: the injector's length, as `Registry::has_visible_work` reads it.
-            while q.load(Ordering::SeqCst) == 0 {
-                let woken = s.sleep(
-                    0,
-                    searching,
-                    None,
-                    None,
-                    || q.load(Ordering::SeqCst) > 0,
-                    || {},
-                );
-                searching = woken.searching;
-            }
-            if searching {
-                s.stop_searching();
-            }
+            let queued = || q.load(Ordering::SeqCst) > 0;
+            sleep_until(&s, None, queued, queued);
         });
         queue.store(1, Ordering::SeqCst);
         sleep.notify_work();
@@ -65,17 +71,7 @@ fn loom_latch_set_vs_waiter_going_to_sleep() {
         let sleep = Arc::new(Sleep::new(1, WakePolicy::Default));
         let latch = Arc::new(CoreLatch::new());
         let (s, l) = (Arc::clone(&sleep), Arc::clone(&latch));
-        let waiter = thread::spawn(move || {
-            s.register_thread(0);
-            let mut searching = false;
-            while !l.probe() {
-                let woken = s.sleep(0, searching, Some(&l), None, || false, || {});
-                searching = woken.searching;
-            }
-            if searching {
-                s.stop_searching();
-            }
-        });
+        let waiter = thread::spawn(move || sleep_until(&s, Some(&l), || l.probe(), || false));
         // The thief's `SpinLatch::set`: set the core, wake the target if it announced sleep.
         // SAFETY: `latch` is alive (the Arc) for the whole call.
         if unsafe { CoreLatch::set_core(&*latch) } {
@@ -242,22 +238,8 @@ fn loom_guest_latch_wait_vs_set() {
         let queue = Arc::new(AtomicUsize::new(0));
         let (s, q) = (Arc::clone(&sleep), Arc::clone(&queue));
         let worker = thread::spawn(move || {
-            s.register_thread(0);
-            let mut searching = false;
-            while q.load(Ordering::SeqCst) == 0 {
-                let woken = s.sleep(
-                    0,
-                    searching,
-                    None,
-                    None,
-                    || q.load(Ordering::SeqCst) > 0,
-                    || {},
-                );
-                searching = woken.searching;
-            }
-            if searching {
-                s.stop_searching();
-            }
+            let queued = || q.load(Ordering::SeqCst) > 0;
+            sleep_until(&s, None, queued, queued);
         });
         // Wait until the worker sleeps, so the seat can be lent.
         let index = loop {

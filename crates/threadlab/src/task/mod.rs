@@ -21,7 +21,7 @@
 //! recorder, with an arrow from the wake (or spawn) that queued it.
 
 pub(crate) mod block_on;
-mod cell;
+pub(crate) mod cell;
 mod join_handle;
 #[cfg(loom)]
 pub mod state;
@@ -34,9 +34,8 @@ use std::future::Future;
 pub use join_handle::JoinHandle;
 
 use crate::context::{Tag, Tagged};
+use crate::pool::front::Pool;
 use crate::pool::registry::Registry;
-use crate::Pool;
-pub(crate) use cell::{job_ref, Header};
 use std::panic::Location;
 
 impl Pool {

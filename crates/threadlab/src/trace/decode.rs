@@ -122,7 +122,7 @@ pub(crate) fn decode(raws: Vec<RawThread>, conv: &Converter, end_raw: u64) -> Tr
         names.names,
         duration_ns,
         dropped,
-        super::available_cpus(),
+        super::os::available_cpus(),
     )
 }
 

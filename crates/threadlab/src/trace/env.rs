@@ -24,7 +24,8 @@ use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Mutex, Once};
 
-use super::{try_start, Mode, Recording, TraceError};
+use super::recording::{try_start, Mode, Recording};
+use threadlab_trace::TraceError;
 
 /// The environment variable that turns recording on for the global pool.
 pub const TRACE_ENV: &str = "THREADLAB_TRACE";

@@ -34,7 +34,8 @@
 
 use super::intern::raw_name;
 use super::recorder::{record, record_text};
-use super::{hooks, raw, Zone};
+use super::zone::Zone;
+use super::{hooks, raw};
 
 /// The longest message or dynamic zone name a recording keeps, in bytes (longer ones are cut at
 /// a character boundary).

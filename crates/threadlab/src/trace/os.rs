@@ -40,6 +40,11 @@ thread_local! {
     static LAST_NS: Cell<u64> = const { Cell::new(0) };
 }
 
+/// The CPUs this process may run on now (0 if the OS cannot say).
+pub(crate) fn available_cpus() -> u32 {
+    std::thread::available_parallelism().map_or(0, |n| n.get() as u32)
+}
+
 /// The calling thread's OS thread id.
 #[cfg(target_os = "linux")]
 pub(crate) fn gettid() -> u64 {

@@ -11,7 +11,7 @@
 //! are not), so it uses std's atomics directly; under `cfg(loom)` recording is always off.
 
 use std::cell::{Cell, RefCell};
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicU8, Ordering};
 use std::sync::{Arc, Mutex};
 
 use super::buffer::{Chunk, Record, ThreadBuf};
@@ -22,6 +22,41 @@ use crate::util::lock;
 
 /// 0: off; otherwise the generation of the recording in progress.
 static STATE: AtomicU64 = AtomicU64::new(0);
+
+/// Whether a spawn has anything to carry: [`SPAWN_HOOKED`] | [`SPAWN_RECORDING`]; the one load a
+/// spawn path pays when neither is set (`context::Tag::capture`). The recorder sets and clears
+/// its bit with its switch; `context::set_spawn_hook` sets the other.
+static SPAWN_ARMED: AtomicU8 = AtomicU8::new(0);
+/// A spawn-context hook is installed.
+const SPAWN_HOOKED: u8 = 1;
+/// A recording is on.
+const SPAWN_RECORDING: u8 = 2;
+
+/// Whether a spawn must capture a tag: a hook is installed or a recording is on.
+#[inline(always)]
+pub(crate) fn spawns_armed() -> bool {
+    // Relaxed: a hint for the spawn paths only; a spawn that misses the change records no
+    // location (`STATE` decides what is recorded) and a hook installed concurrently with a
+    // spawn may miss that one spawn (the hook itself is read through `context`'s `HOOK`).
+    SPAWN_ARMED.load(Ordering::Relaxed) != 0
+}
+
+/// A spawn-context hook was installed (`context::set_spawn_hook`): spawns capture from now on.
+pub(crate) fn arm_spawns_for_hook() {
+    // Relaxed: see `spawns_armed`.
+    SPAWN_ARMED.fetch_or(SPAWN_HOOKED, Ordering::Relaxed);
+}
+
+/// The recording bit of [`SPAWN_ARMED`], set by `switch_on`, cleared by `switch_off` and in a
+/// forked child.
+fn arm_spawns_for_recording(on: bool) {
+    // Relaxed: see `spawns_armed`.
+    if on {
+        SPAWN_ARMED.fetch_or(SPAWN_RECORDING, Ordering::Relaxed);
+    } else {
+        SPAWN_ARMED.fetch_and(!SPAWN_RECORDING, Ordering::Relaxed);
+    }
+}
 
 pub(crate) struct Registry {
     /// Generation of the recording in progress or last stopped.
@@ -67,7 +102,7 @@ pub(crate) fn switch_on(reg: &mut Registry) {
     // SeqCst: orders the flag after the registry update for threads that read both; the hot
     // path's relaxed load only needs to see it eventually.
     STATE.store(reg.generation, Ordering::SeqCst);
-    crate::context::set_recording(true);
+    arm_spawns_for_recording(true);
 }
 
 /// Turns recording off (the caller holds the registry lock).
@@ -75,7 +110,7 @@ pub(crate) fn switch_off(reg: &mut Registry) {
     reg.active = false;
     // SeqCst: see `switch_on`.
     STATE.store(0, Ordering::SeqCst);
-    crate::context::set_recording(false);
+    arm_spawns_for_recording(false);
 }
 
 /// In a child process made by `fork()` (its `pthread_atfork` handler, `pool::fork`): recording
@@ -85,7 +120,7 @@ pub(crate) fn switch_off(reg: &mut Registry) {
 pub(crate) fn off_in_forked_child() {
     // Relaxed: the child has one thread, running this handler before `fork()` returns there.
     STATE.store(0, Ordering::Relaxed);
-    crate::context::set_recording(false);
+    arm_spawns_for_recording(false);
 }
 
 /// One thread's cursor into its current chunk: plain cells, no destructor, so the hot path's

@@ -57,7 +57,10 @@ fn spawn_locations(trace: &Trace) -> Vec<String> {
 }
 
 fn child_body() {
-    let pool = crate::Pool::builder().threads(2).build().unwrap();
+    let pool = crate::pool::front::Pool::builder()
+        .threads(2)
+        .build()
+        .unwrap();
     let rec = super::start();
     let scope_line = line!() + 3;
     pool.scope(|s| {
@@ -116,7 +119,10 @@ fn child_body() {
 /// A flight recorder drops its oldest chunks: a spawn it kept still has its location, because
 /// the spawning thread defines each location again in every chunk it refers to it from.
 fn flight_child_body() {
-    let pool = crate::Pool::builder().threads(2).build().unwrap();
+    let pool = crate::pool::front::Pool::builder()
+        .threads(2)
+        .build()
+        .unwrap();
     let rec = super::flight_recorder(64 << 10);
     // Spawns until the end (scopes one after another), so the chunks kept hold spawns too.
     let line = line!() + 4;

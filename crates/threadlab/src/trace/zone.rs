@@ -1,5 +1,6 @@
 //! User zones: `let _z = threadlab::zone!("decode");` records a span on the calling thread's
-//! track from here to the end of the scope (RAII, like Tracy's `ZoneScoped`).
+//! track from here to the end of the scope (RAII, like Tracy's `ZoneScoped`). The `zone!` macro
+//! itself is in `mod.rs`, beside the public path it expands to.
 
 use super::hooks;
 
@@ -29,27 +30,4 @@ impl Drop for Zone {
             hooks::zone_end();
         }
     }
-}
-
-/// Records a span named `$name` (a `&'static str`) on this thread's track until the end of the
-/// enclosing scope. Costs one relaxed load and a branch when no recording is on.
-///
-/// ```
-/// let rec = threadlab::trace::start();
-/// {
-///     let _z = threadlab::zone!("decode");
-///     // work
-/// }
-/// let trace = rec.stop();
-/// let zone = trace.name_id("decode").unwrap();
-/// assert!(trace.threads()[0].events().iter().any(|e| matches!(
-///     e.kind,
-///     threadlab::trace::EventKind::ZoneBegin { name } if name == zone
-/// )));
-/// ```
-#[macro_export]
-macro_rules! zone {
-    ($name:expr) => {
-        $crate::trace::Zone::begin($name)
-    };
 }

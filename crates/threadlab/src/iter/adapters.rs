@@ -33,6 +33,7 @@ pub struct Adapter<I, S> {
 }
 
 /// What an [`Adapter`] does to each block of items `T` of its base.
+#[doc(hidden)]
 pub trait Step<T>: Clone + Send {
     /// The items of the adapted blocks.
     type Item;
@@ -50,10 +51,12 @@ pub trait Step<T>: Clone + Send {
 
 /// The steps that keep their base's length (one item out for each item in), so that the
 /// [`Adapter`] of an indexed base is indexed too.
+#[doc(hidden)]
 pub trait KeepsLength {}
 
 /// How an [`Adapter`] shows itself in `Debug`: the name of its public type, and whether it holds
 /// a closure (not shown: closures are not `Debug`).
+#[doc(hidden)]
 pub trait StepName {
     /// `Map`, `Filter`, ….
     const NAME: &'static str;
@@ -64,6 +67,7 @@ pub trait StepName {
 /// The closure of a closure adapter, shared between the pieces of a split through an `Arc` (one
 /// increment per split, none per block or item; the closure need not be `Clone`). `K` says
 /// which adapter it is ([`MapStep`], [`FilterStep`], …).
+#[doc(hidden)]
 pub struct WithFn<K, F> {
     f: Arc<F>,
     kind: PhantomData<fn() -> K>,
@@ -85,24 +89,31 @@ impl<K, F> Clone for WithFn<K, F> {
 }
 
 /// [`Map`]'s kind of [`WithFn`].
+#[doc(hidden)]
 #[derive(Debug)]
 pub enum MapStep {}
 /// [`Filter`]'s kind of [`WithFn`].
+#[doc(hidden)]
 #[derive(Debug)]
 pub enum FilterStep {}
 /// [`FilterMap`]'s kind of [`WithFn`].
+#[doc(hidden)]
 #[derive(Debug)]
 pub enum FilterMapStep {}
 /// [`FlatMapIter`]'s kind of [`WithFn`].
+#[doc(hidden)]
 #[derive(Debug)]
 pub enum FlatMapIterStep {}
 /// [`Inspect`]'s kind of [`WithFn`].
+#[doc(hidden)]
 #[derive(Debug)]
 pub enum InspectStep {}
 /// [`Copied`]'s step.
+#[doc(hidden)]
 #[derive(Debug, Clone, Copy)]
 pub struct CopiedStep;
 /// [`Cloned`]'s step.
+#[doc(hidden)]
 #[derive(Debug, Clone, Copy)]
 pub struct ClonedStep;
 

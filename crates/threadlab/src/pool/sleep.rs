@@ -418,14 +418,18 @@ impl Sleep {
     /// ([`Sleep::idle_exists`]) and new work may wake it until [`Sleep::guest_unparks`]. The
     /// SeqCst increment is W2 of the fence pair with a pusher's F1 and [`Sleep::notify`]'s read
     /// (and of the heartbeat's handshake); the caller then fences, asks the busy workers for
-    /// work and re-checks the queues (R2) before it parks.
-    pub(crate) fn guest_parks(&self, index: usize) {
+    /// work and re-checks the queues (R2) before it parks. False, and nothing counted, for a
+    /// seat that is no worker's (a spare thread's, `super::spare`): nobody lends it, so no
+    /// waker could find its thread.
+    pub(crate) fn guest_parks(&self, index: usize) -> bool {
+        let Some(parker) = self.parkers.get(index) else {
+            return false;
+        };
         // Relaxed: the mark says who takes the count back (see `unmark_guest`); the count below
         // is what the handshake orders.
-        self.parkers[index]
-            .guest_waiting
-            .store(true, Ordering::Relaxed);
+        parker.guest_waiting.store(true, Ordering::Relaxed);
         self.waiting_guests.fetch_add(1, Ordering::SeqCst);
+        true
     }
 
     /// The guest of seat `index` stopped waiting (see [`Sleep::guest_parks`]), unless a waker
@@ -438,10 +442,11 @@ impl Sleep {
     /// count; true if it was. The guest and a waker may both try: the swap lets one of them
     /// win, so the count drops once, and a stream of pushes wakes a waiting guest once.
     fn unmark_guest(&self, index: usize) -> bool {
+        let Some(parker) = self.parkers.get(index) else {
+            return false;
+        };
         // Relaxed: the swap alone decides who won; the count is the ordered part.
-        let marked = self.parkers[index]
-            .guest_waiting
-            .swap(false, Ordering::Relaxed);
+        let marked = parker.guest_waiting.swap(false, Ordering::Relaxed);
         if marked {
             self.waiting_guests.fetch_sub(1, Ordering::SeqCst);
         }
@@ -1014,3 +1019,29 @@ impl Sleep {
 #[cfg(all(test, loom))]
 #[path = "sleep_loom.rs"]
 mod loom_tests;
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use super::{Sleep, WakePolicy};
+
+    /// A guest parked in a latch wait counts as idle until it stops waiting; a spare thread's
+    /// seat (past the workers' seats) is no lent seat and is not counted (it once indexed past
+    /// the workers' parkers and panicked).
+    #[test]
+    fn waiting_guests_count_as_idle_and_spare_seats_are_not_counted() {
+        let sleep = Sleep::new(1, WakePolicy::Default);
+        assert!(!sleep.idle_exists());
+        assert!(!sleep.guest_parks(1), "a spare seat was counted as a guest");
+        assert!(!sleep.idle_exists());
+        sleep.guest_unparks(1);
+        assert!(sleep.guest_parks(0));
+        assert!(
+            sleep.idle_exists(),
+            "a waiting guest is not counted as idle"
+        );
+        assert!(sleep.guest_waiting(0));
+        sleep.guest_unparks(0);
+        assert!(!sleep.idle_exists(), "the guest's count was not taken back");
+        assert!(!sleep.guest_waiting(0));
+    }
+}

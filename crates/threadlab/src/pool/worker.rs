@@ -855,16 +855,20 @@ impl WorkerThread {
         // The inbox may have been filled between our last look and the announcement; its pusher's
         // wake (`wake_specific`) then unparks us at once.
         hooks::park_begin();
-        // Counted as a waiting guest (W2), then the fence in `request_from_others`, then the
-        // re-check (R2): work published before the count was seen is found here, work published
-        // after it finds us (see "Waiting guests" in `super::sleep`). The busy workers are asked
-        // to promote work, as for a worker going to sleep.
+        // A guest of a worker's seat is counted as waiting (W2), then the fence in
+        // `request_from_others`, then the re-check (R2): work published before the count was
+        // seen is found here, work published after it finds us (see "Waiting guests" in
+        // `super::sleep`); the busy workers are asked to promote work, as for a worker going to
+        // sleep. A spare thread's seat is no lent seat: it is not counted, and parks until its
+        // latch is set or the backstop ends.
         let sleep = &self.registry.sleep;
-        sleep.guest_parks(self.index);
-        self.registry
-            .requests
-            .request_from_others(self.index, self.registry.seats_in_use());
-        if !self.registry.has_visible_work() {
+        let counted = sleep.guest_parks(self.index);
+        if counted {
+            self.registry
+                .requests
+                .request_from_others(self.index, self.registry.seats_in_use());
+        }
+        if !(counted && self.registry.has_visible_work()) {
             // Miri cannot wait on the clock; the backstop is not needed for progress (the
             // latch's setter wakes us, and so does new work), only for the latency of work a
             // worker pushed without the fence.

@@ -538,9 +538,8 @@ impl Sleep {
                 }
                 if self.state().sleeping() > 0 {
                     self.wake_one(true);
-                } else if self.waiting_guests.load(Ordering::Relaxed) > 0 {
-                    // Relaxed: as in the default policy below.
-                    self.wake_waiting_guest();
+                } else {
+                    self.wake_a_waiting_guest();
                 }
             }
             WakePolicy::Default => {
@@ -562,19 +561,27 @@ impl Sleep {
                 if state.searching() == 0 {
                     if state.sleeping() > 0 {
                         self.wake_one(false);
-                    } else if self.waiting_guests.load(Ordering::Relaxed) > 0 {
-                        // Relaxed: ordered like the state read (the fence above, or none for a
-                        // local push, whose owner is awake and runs the job anyway).
-                        self.wake_waiting_guest();
+                    } else {
+                        self.wake_a_waiting_guest();
                     }
                 }
             }
         }
     }
 
-    /// Unparks one guest parked in a latch wait (new work and no sleeper to take it; see
-    /// "Waiting guests" in the module doc). The guest looks for work when it returns from its
-    /// park, and parks again if it finds none.
+    /// New work and no sleeper to take it: unparks one guest parked in a latch wait, if any
+    /// (see "Waiting guests" in the module doc).
+    #[inline]
+    fn wake_a_waiting_guest(&self) {
+        // Relaxed: ordered like the caller's state read (after F1, or none for a local push,
+        // whose owner is awake and runs the job anyway).
+        if self.waiting_guests.load(Ordering::Relaxed) > 0 {
+            self.wake_waiting_guest();
+        }
+    }
+
+    /// Unparks one guest parked in a latch wait. The guest looks for work when it returns from
+    /// its park, and parks again if it finds none.
     #[cold]
     #[inline(never)]
     fn wake_waiting_guest(&self) {

@@ -491,22 +491,8 @@ fn loom_a_waiting_guest_is_woken_by_new_work() {
         let queue = Arc::new(AtomicUsize::new(0));
         let (s, q) = (Arc::clone(&sleep), Arc::clone(&queue));
         let worker = thread::spawn(move || {
-            s.register_thread(0);
-            let mut searching = false;
-            while q.load(Ordering::SeqCst) == 0 {
-                let woken = s.sleep(
-                    0,
-                    searching,
-                    None,
-                    None,
-                    || q.load(Ordering::SeqCst) > 0,
-                    || {},
-                );
-                searching = woken.searching;
-            }
-            if searching {
-                s.stop_searching();
-            }
+            let has_work = || q.load(Ordering::SeqCst) > 0;
+            sleep_until(&s, None, has_work, has_work);
         });
         let index = loop {
             if let Some(i) = sleep.lend(thread::current()) {
@@ -521,7 +507,10 @@ fn loom_a_waiting_guest_is_woken_by_new_work() {
         });
         // The guest's wait (`WorkerThread::guest_wait`): counted, fence, re-check, park.
         while queue.load(Ordering::SeqCst) == 0 {
-            sleep.guest_parks(index);
+            assert!(
+                sleep.guest_parks(index),
+                "a lent seat's guest was not counted"
+            );
             crate::loom::sync::atomic::fence(Ordering::SeqCst);
             if queue.load(Ordering::SeqCst) == 0 {
                 thread::park();

@@ -54,25 +54,21 @@ fn no_import_circle_among_the_trace_model_files() {
     no_circle_in("crates/threadlab-trace/src");
 }
 
-/// The engine: the registry and the worker, what they hold (latches, stack jobs, the sleep
-/// protocol, the spare threads, the inboxes, the run-next slots, the seats, the builder's
-/// `Config`) and what holds them back: `latch.rs` names the registry (a latch wakes its owner),
-/// `stack_job.rs` the latch; `run_next.rs` keeps future tasks (`task/cell.rs`, which holds its
-/// `Registry` and pushes to the worker, and `task/waker.rs`); `fork.rs`, `inbox.rs` and
-/// `seat.rs` add methods to the registry; `builder.rs`'s `Config` names the sleep's
-/// `WakePolicy` and the registry's panic handler.
+/// The engine: the registry and the worker, which name each other (rayon-core keeps both in its
+/// `registry.rs`), and what holds them back: the latches that wake a worker of a pool
+/// (`worker_latch.rs`, as rayon-core's `latch.rs` names its registry), the inboxes (work for
+/// one given worker, which the worker runs and the registry holds), the spare threads (started
+/// by the registry, running the worker's loop), and the run-next slots with the future tasks
+/// they keep (`task/cell.rs` holds its `Registry` and pushes to the worker; `task/waker.rs`
+/// wakes through the worker). The latch state, the sleep protocol, the seats, the builder's
+/// `Config` and the fork counter name nothing of the engine.
 const ENGINE_CIRCLE: &[&str] = &[
-    "latch.rs",
-    "pool/builder.rs",
-    "pool/fork.rs",
     "pool/inbox.rs",
     "pool/registry.rs",
     "pool/run_next.rs",
-    "pool/seat.rs",
-    "pool/sleep.rs",
     "pool/spare.rs",
     "pool/worker.rs",
-    "stack_job.rs",
+    "pool/worker_latch.rs",
     "task/cell.rs",
     "task/waker.rs",
 ];

@@ -16,10 +16,11 @@
 //! are in `global.rs`, with the other functions on the current pool; `Pool`'s methods in
 //! `pool/front.rs`.)
 
-use crate::latch::{CountLatch, Latch};
+use crate::latch::Latch;
 use crate::loom::sync::Arc;
 use crate::pool::registry::Registry;
 use crate::pool::worker::WorkerThread;
+use crate::pool::worker_latch::CountLatch;
 
 /// What a broadcast operation is told about where it runs.
 ///

@@ -7,11 +7,12 @@
 //!
 //! [`CoreLatch`] has four states so a waiting worker can sleep: `UNSET` → (`SLEEPING`, announced
 //! by the waiter just before it parks) → `SET`. A setter that swaps out `SLEEPING` wakes the
-//! waiter; one that swaps out `UNSET` knows the waiter will see `SET` before it parks.
+//! waiter; one that swaps out `UNSET` knows the waiter will see `SET` before it parks. The
+//! latches that know their waiter's pool (`SpinLatch`, `CountLatch`) are the pool's, in
+//! `crate::pool::worker_latch`: this file knows no pool.
 
 use crate::loom::sync::atomic::{AtomicUsize, Ordering};
-use crate::loom::sync::{Arc, Condvar, Mutex};
-use crate::pool::registry::Registry;
+use crate::loom::sync::{Condvar, Mutex};
 
 /// Something that can be set once.
 pub(crate) trait Latch {
@@ -63,16 +64,6 @@ impl CoreLatch {
             .compare_exchange(SLEEPING, UNSET, Ordering::SeqCst, Ordering::SeqCst);
     }
 
-    /// Sets a latch that stays alive while its setter uses it (it is held by an `Arc`, as in
-    /// `block_on`'s waker), waking worker `target` of `registry` if it announced it was going
-    /// to sleep.
-    pub(crate) fn set_and_wake(&self, registry: &Registry, target: usize) {
-        // SAFETY: `self` is a live reference for the whole call.
-        if unsafe { Self::set_core(self) } {
-            registry.wake_specific(target);
-        }
-    }
-
     /// Re-arms a set latch for its next wait (`block_on` waits on one latch between polls).
     /// Only the waiter calls it, after `probe` returned true, so no `SLEEPING` state is lost.
     /// SeqCst: in the same total order as the setter's swap and the waiter's `get_sleepy`.
@@ -89,61 +80,6 @@ impl CoreLatch {
         // SAFETY: live at the call (caller's contract); not touched after the swap.
         let old = unsafe { (*this).state.swap(SET, Ordering::SeqCst) };
         old == SLEEPING
-    }
-}
-
-/// A latch for a worker that waits while running other work (`join`, cross-pool `install`).
-pub(crate) struct SpinLatch<'r> {
-    pub(crate) core: CoreLatch,
-    registry: &'r Arc<Registry>,
-    target: usize,
-    /// Set from another pool's worker: the setter keeps the registry alive itself.
-    cross: bool,
-}
-
-impl<'r> SpinLatch<'r> {
-    pub(crate) fn new(registry: &'r Arc<Registry>, target: usize) -> Self {
-        SpinLatch {
-            core: CoreLatch::new(),
-            registry,
-            target,
-            cross: false,
-        }
-    }
-
-    /// For a worker of `registry` waiting on a job that runs in another pool.
-    pub(crate) fn cross(registry: &'r Arc<Registry>, target: usize) -> Self {
-        SpinLatch {
-            cross: true,
-            ..SpinLatch::new(registry, target)
-        }
-    }
-
-    #[inline]
-    pub(crate) fn probe(&self) -> bool {
-        self.core.probe()
-    }
-}
-
-impl Latch for SpinLatch<'_> {
-    #[inline]
-    unsafe fn set(this: *const Self) {
-        // SAFETY: `this` is live until the swap inside set_core; everything needed afterwards
-        // is copied out first. A same-pool setter is a worker of the target's registry, which
-        // holds it alive; a cross-pool setter clones the Arc.
-        unsafe {
-            let target = (*this).target;
-            let keep_alive = if (*this).cross {
-                Some(Arc::clone((*this).registry))
-            } else {
-                None
-            };
-            let registry: *const Registry = &**(*this).registry;
-            if CoreLatch::set_core(&(*this).core) {
-                (*registry).wake_specific(target);
-            }
-            drop(keep_alive);
-        }
     }
 }
 
@@ -198,92 +134,10 @@ impl<L: Latch> Latch for &L {
     }
 }
 
-/// Counts outstanding jobs of a scope; set when the count reaches zero. It starts at
-/// [`CountLatch::BODY`], a bias that stands for the scope's body and for every job the body's
-/// own worker spawned before the body returned (those are counted without atomics by the scope
-/// and subtracted in one step by [`CountLatch::release`]).
-pub(crate) struct CountLatch {
-    pub(crate) core: CoreLatch,
-    count: AtomicUsize,
-    registry: *const Registry,
-    target: usize,
-}
-
-// SAFETY: `registry` points to a Registry kept alive by the scope's owner (a worker of it) for the
-// whole life of the latch; the other fields are atomics.
-unsafe impl Send for CountLatch {}
-// SAFETY: as above.
-unsafe impl Sync for CountLatch {}
-
-impl CountLatch {
-    /// The initial bias: larger than any number of jobs, so the count cannot reach zero before
-    /// the body released it.
-    pub(crate) const BODY: usize = usize::MAX / 2;
-
-    pub(crate) fn new(registry: &Arc<Registry>, target: usize) -> Self {
-        CountLatch {
-            core: CoreLatch::new(),
-            count: AtomicUsize::new(Self::BODY),
-            registry: &**registry,
-            target,
-        }
-    }
-
-    /// A latch set after exactly `n` (at least 1) calls of [`Latch::set`], with no body bias:
-    /// the partitioners count the chunks of a loop with it.
-    pub(crate) fn with_count(registry: &Arc<Registry>, target: usize, n: usize) -> Self {
-        debug_assert!(n > 0, "CountLatch::with_count: a count of 0 is never set");
-        CountLatch {
-            count: AtomicUsize::new(n),
-            ..CountLatch::new(registry, target)
-        }
-    }
-
-    /// One more job to wait for. Relaxed: the increment happens before the job is pushed
-    /// (which publishes it with Release), and the count cannot reach zero meanwhile because the
-    /// caller is itself counted (the body, or a running job of the scope).
-    #[inline]
-    pub(crate) fn increment(&self) {
-        self.count.fetch_add(1, Ordering::Relaxed);
-    }
-}
-
-impl Latch for CountLatch {
-    /// One job finished.
-    #[inline]
-    unsafe fn set(this: *const Self) {
-        // SAFETY: forwarded.
-        unsafe { Self::release(this, 1) }
-    }
-}
-
-impl CountLatch {
-    /// Subtracts `n`; the one that reaches zero sets the core latch and wakes the waiter.
-    ///
-    /// # Safety
-    /// `this` is live at the call; it may be freed as soon as the count reaches zero.
-    #[inline]
-    pub(crate) unsafe fn release(this: *const Self, n: usize) {
-        // SAFETY: live until the count reaches zero and the core is set; the fields we need
-        // afterwards are copied first.
-        unsafe {
-            // AcqRel: the jobs' effects (Release) are visible to whoever takes the count to zero
-            // (Acquire), which then publishes them through the core latch's SeqCst swap.
-            if (*this).count.fetch_sub(n, Ordering::AcqRel) != n {
-                return;
-            }
-            let registry = (*this).registry;
-            let target = (*this).target;
-            if CoreLatch::set_core(&(*this).core) {
-                (*registry).wake_specific(target);
-            }
-        }
-    }
-}
-
 #[cfg(all(test, not(loom)))]
 mod tests {
     use super::*;
+    use crate::loom::sync::Arc;
     use std::time::Duration;
 
     /// One latch, re-armed 200 times, set by another thread either at once or after a pause

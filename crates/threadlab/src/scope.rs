@@ -23,10 +23,11 @@ use std::marker::PhantomData;
 use crate::arena::JobArena;
 use crate::context::Tag;
 use crate::job::{ArenaJob, HeapJob, JobRef};
-use crate::latch::{CountLatch, Latch};
+use crate::latch::Latch;
 use crate::loom::sync::atomic::{AtomicBool, AtomicPtr, AtomicUsize, Ordering};
 use crate::pool::registry::Registry;
 use crate::pool::worker::WorkerThread;
+use crate::pool::worker_latch::CountLatch;
 use crate::trace::TaskKind;
 use crate::unwind::{self, Payload};
 

@@ -27,10 +27,11 @@
 use std::ops::Range;
 
 use crate::job::HeapJob;
-use crate::latch::{CountLatch, Latch};
+use crate::latch::Latch;
 use crate::loom::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use crate::loom::sync::{Arc, Mutex};
 use crate::pool::worker::WorkerThread;
+use crate::pool::worker_latch::CountLatch;
 use crate::trace::TaskKind;
 use crate::unwind::{self, Payload};
 

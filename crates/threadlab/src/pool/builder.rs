@@ -3,13 +3,20 @@
 use std::any::Any;
 use std::time::Duration;
 
-use crate::pool::registry::PanicHandler;
 use crate::pool::sleep::WakePolicy;
+use crate::unwind::Payload;
 
 type NameFn = Box<dyn FnMut(usize) -> String>;
 
 /// A start or exit handler (`Builder::start_handler`, `Builder::exit_handler`).
 pub(crate) type ThreadHandler = Box<dyn Fn(usize) + Send + Sync>;
+
+/// A panic handler for fire-and-forget tasks (`Builder::panic_handler`).
+pub(crate) type PanicHandler = Box<dyn Fn(Payload) + Send + Sync>;
+
+/// Spare threads a pool may run at once unless the builder says otherwise
+/// (`Builder::max_spare_threads`, `super::spare`).
+pub(crate) const DEFAULT_MAX_SPARE_THREADS: usize = 32;
 
 /// Configures and starts a [`Pool`](crate::Pool).
 ///
@@ -59,8 +66,7 @@ impl Config {
 
     /// At most this many spare threads at once (see `Builder::max_spare_threads`).
     pub(crate) fn max_spare_threads(&self) -> usize {
-        self.max_spare_threads
-            .unwrap_or(crate::pool::spare::DEFAULT_MAX_SPARE_THREADS)
+        self.max_spare_threads.unwrap_or(DEFAULT_MAX_SPARE_THREADS)
     }
 
     /// Whether an `install` from outside the pool may run on the calling thread as the guest of

@@ -46,8 +46,6 @@
 
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use crate::pool::registry::Registry;
-
 /// Forks this process has gone through since the first pool was built (incremented in the
 /// child). A plain std atomic: a process-wide count, outside the loom models.
 static FORKS: AtomicU64 = AtomicU64::new(0);
@@ -95,27 +93,12 @@ fn register() {
 #[cfg(not(all(unix, not(miri))))]
 fn register() {}
 
-impl Registry {
-    /// True in a child process forked after this pool was built: its workers are not here.
-    #[inline]
-    pub(crate) fn forked_away(&self) -> bool {
-        self.born_after_forks != generation()
-    }
-
-    /// Panics if this pool's threads did not survive a `fork()`: work sent here would wait
-    /// forever.
-    #[inline]
-    pub(crate) fn refuse_if_forked_away(&self) {
-        if self.forked_away() {
-            forked_away();
-        }
-    }
-}
-
+/// Panics with what a pool forked away means and what to do instead
+/// (`Registry::refuse_if_forked_away`).
 #[cold]
 #[inline(never)]
 #[track_caller]
-fn forked_away() -> ! {
+pub(crate) fn forked_away() -> ! {
     panic!(
         "threadlab: this pool's worker threads did not survive fork(): this process is a child \
          made by fork() after the pool was built, and a child has only the thread that called \

@@ -27,11 +27,12 @@
 use std::collections::VecDeque;
 
 use crate::job::JobRef;
-use crate::latch::{LockLatch, SpinLatch};
+use crate::latch::LockLatch;
 use crate::loom::sync::atomic::{AtomicUsize, Ordering};
 use crate::loom::sync::{Arc, Mutex, MutexGuard};
 use crate::pool::registry::Registry;
 use crate::pool::worker::WorkerThread;
+use crate::pool::worker_latch::SpinLatch;
 use crate::stack_job::StackJob;
 use crate::trace::TaskKind;
 

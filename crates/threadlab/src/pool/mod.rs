@@ -17,6 +17,7 @@
 //! - [`metrics`]: per-worker counters.
 
 pub(crate) mod affinity;
+pub(crate) mod bell;
 pub(crate) mod builder;
 pub(crate) mod configuration;
 pub(crate) mod fork;
@@ -30,6 +31,7 @@ pub(crate) mod seat;
 pub(crate) mod sleep;
 pub(crate) mod spare;
 pub(crate) mod worker;
+pub(crate) mod worker_latch;
 
 pub use builder::{Builder, CustomSpawn, DefaultSpawn, ThreadBuilder, ThreadSpawn};
 #[allow(deprecated)]

@@ -10,25 +10,23 @@ use crate::error::BuildError;
 use crate::heartbeat::Requests;
 use crate::injector::Injector;
 use crate::job::{HeapJob, JobRef};
-use crate::latch::{LockLatch, SpinLatch};
+use crate::latch::LockLatch;
 use crate::loom::sync::atomic::{
     fence, AtomicBool, AtomicI64, AtomicPtr, AtomicU64, AtomicUsize, Ordering,
 };
 use crate::loom::sync::Arc;
-use crate::pool::builder::{Config, ThreadBuilder};
+use crate::pool::builder::{Config, PanicHandler, ThreadBuilder};
 use crate::pool::inbox::Inbox;
 use crate::pool::metrics::{Metrics, WorkerCounters};
 use crate::pool::run_next::RunNext;
 use crate::pool::seat::{Seat, ThreadSpec};
 use crate::pool::sleep::Sleep;
 use crate::pool::worker::WorkerThread;
+use crate::pool::worker_latch::SpinLatch;
 use crate::stack_job::StackJob;
 use crate::trace::{hooks, TaskKind};
 use crate::unwind::{self, Payload};
 use crate::util::CachePadded;
-
-/// A panic handler for fire-and-forget tasks.
-pub(crate) type PanicHandler = Box<dyn Fn(Payload) + Send + Sync>;
 
 /// Set once a panic handler panicked: that is said once per process (an application that builds
 /// many pools with the same handler would otherwise repeat it for each). A plain std atomic, not
@@ -523,5 +521,90 @@ impl Registry {
         this.inject(job.as_job_ref());
         current.wait_until(&job.latch.core);
         job.into_result()
+    }
+}
+
+// Pools and `fork()`: the counting and the rules are `super::fork`'s.
+impl Registry {
+    /// True in a child process forked after this pool was built: its workers are not here.
+    #[inline]
+    pub(crate) fn forked_away(&self) -> bool {
+        self.born_after_forks != crate::pool::fork::generation()
+    }
+
+    /// Panics if this pool's threads did not survive a `fork()`: work sent here would wait
+    /// forever.
+    #[inline]
+    pub(crate) fn refuse_if_forked_away(&self) {
+        if self.forked_away() {
+            crate::pool::fork::forked_away();
+        }
+    }
+}
+
+// Seats and their threads (`super::seat`).
+impl Registry {
+    /// Starts a thread on seat `index` (`searching`: it starts counted as a searcher). The
+    /// seat's handle lock is held from taking the previous handle until the new one is stored,
+    /// so a thread always finds its predecessor's handle.
+    pub(crate) fn start_thread(
+        this: &Arc<Registry>,
+        index: usize,
+        searching: bool,
+    ) -> std::io::Result<()> {
+        let reg = Arc::clone(this);
+        Registry::start_thread_with(this, index, this.spec.names[index].clone(), move || {
+            crate::pool::worker::main(reg, index, searching)
+        })
+    }
+
+    /// Starts worker `index`'s thread with a spawn handler (`Builder::spawn_handler`): once,
+    /// at build time, so there is no previous thread to join, and no handle to keep (the
+    /// handler's caller joins its threads).
+    pub(crate) fn start_thread_by(
+        this: &Arc<Registry>,
+        index: usize,
+        handler: &mut dyn FnMut(ThreadBuilder) -> std::io::Result<()>,
+    ) -> std::io::Result<()> {
+        let reg = Arc::clone(this);
+        let thread = ThreadBuilder {
+            index,
+            name: this.spec.names[index].clone(),
+            stack_size: this.spec.stack_size,
+            body: Box::new(move || crate::pool::worker::main(reg, index, false)),
+        };
+        // Relaxed: a statistic, as in `start_thread_with` (taken back if the handler fails).
+        let starts = &this.counters[index].starts;
+        starts.fetch_add(1, Ordering::Relaxed);
+        handler(thread).inspect_err(|_| {
+            starts.fetch_sub(1, Ordering::Relaxed);
+        })
+    }
+
+    /// Starts a thread named `name` on seat `index` that runs `body` once it has joined the
+    /// seat's previous thread (a worker's loop, or a spare thread's, `super::spare`).
+    pub(crate) fn start_thread_with(
+        this: &Arc<Registry>,
+        index: usize,
+        name: String,
+        body: impl FnOnce() + Send + 'static,
+    ) -> std::io::Result<()> {
+        this.seats[index].start_thread(
+            name,
+            this.spec.stack_size,
+            &this.counters[index].starts,
+            body,
+        )
+    }
+
+    /// Joins the monitor and every seat's latest thread (each joined its predecessors), spare
+    /// seats included.
+    pub(crate) fn join_threads(&self) {
+        self.stop_monitor();
+        for seat in self.seats.iter() {
+            if let Some(h) = seat.take_handle() {
+                let _ = h.join();
+            }
+        }
     }
 }

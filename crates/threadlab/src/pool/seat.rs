@@ -10,9 +10,10 @@
 //!
 //! # Starting, retiring, starting again
 //!
-//! - [`Registry::start_thread`] starts the seat's next thread. The new thread first joins the
-//!   seat's previous one (a retired thread may still be on its way out), then takes the
-//!   owner's end of the deque from the seat. So at most one thread runs a seat's loop at a
+//! - [`Registry::start_thread`](super::registry::Registry::start_thread) starts the seat's
+//!   next thread ([`Seat::start_thread`]). The new thread first joins the seat's previous one
+//!   (a retired thread may still be on its way out), then takes the owner's end of the deque
+//!   from the seat. So at most one thread runs a seat's loop at a
 //!   time, and the counters' single-writer rule holds across threads (the join orders them).
 //! - A worker retires from its idle loop only (never inside a `join`, `scope` or `block_on`
 //!   wait, whose frames are on its stack), after the sleep protocol let it (`super::sleep`,
@@ -30,11 +31,7 @@ use std::thread::JoinHandle;
 
 use crate::deque::Worker;
 use crate::job::JobRef;
-use crate::loom::sync::atomic::Ordering;
-use crate::loom::sync::Arc;
-use crate::pool::builder::ThreadBuilder;
-use crate::pool::registry::Registry;
-use crate::pool::worker;
+use crate::loom::sync::atomic::{AtomicU64, Ordering};
 use crate::util::lock;
 
 /// One worker's seat.
@@ -70,72 +67,27 @@ impl Seat {
     pub(crate) fn take_handle(&self) -> Option<JoinHandle<()>> {
         lock(&self.handle).take()
     }
-}
 
-/// How a worker's threads are made (the builder's settings, kept for restarts).
-pub(crate) struct ThreadSpec {
-    pub(crate) names: Box<[String]>,
-    pub(crate) stack_size: Option<usize>,
-    /// With `pin_to_cores`: the CPUs the process may use (`super::affinity`); else empty.
-    pub(crate) cpus: Vec<usize>,
-}
-
-impl Registry {
-    /// Starts a thread on seat `index` (`searching`: it starts counted as a searcher). The
-    /// seat's handle lock is held from taking the previous handle until the new one is stored,
-    /// so a thread always finds its predecessor's handle.
+    /// Starts a thread named `name` (with `stack_size`, the builder's) on this seat that runs
+    /// `body` once it has joined the seat's previous thread. The handle lock is held from taking
+    /// the previous handle until the new one is stored, so a thread always finds its
+    /// predecessor's handle. `starts` (the seat's counter) counts the start before the thread
+    /// exists, so a submitter that started it sees the pool's alive count include it as soon as
+    /// its submission returns; a failed start is taken back.
     pub(crate) fn start_thread(
-        this: &Arc<Registry>,
-        index: usize,
-        searching: bool,
-    ) -> std::io::Result<()> {
-        let reg = Arc::clone(this);
-        Registry::start_thread_with(this, index, this.spec.names[index].clone(), move || {
-            worker::main(reg, index, searching)
-        })
-    }
-
-    /// Starts worker `index`'s thread with a spawn handler (`Builder::spawn_handler`): once,
-    /// at build time, so there is no previous thread to join, and no handle to keep (the
-    /// handler's caller joins its threads).
-    pub(crate) fn start_thread_by(
-        this: &Arc<Registry>,
-        index: usize,
-        handler: &mut dyn FnMut(ThreadBuilder) -> std::io::Result<()>,
-    ) -> std::io::Result<()> {
-        let reg = Arc::clone(this);
-        let thread = ThreadBuilder {
-            index,
-            name: this.spec.names[index].clone(),
-            stack_size: this.spec.stack_size,
-            body: Box::new(move || worker::main(reg, index, false)),
-        };
-        // Relaxed: a statistic, as in `start_thread_with` (taken back if the handler fails).
-        let starts = &this.counters[index].starts;
-        starts.fetch_add(1, Ordering::Relaxed);
-        handler(thread).inspect_err(|_| {
-            starts.fetch_sub(1, Ordering::Relaxed);
-        })
-    }
-
-    /// Starts a thread named `name` on seat `index` that runs `body` once it has joined the
-    /// seat's previous thread (a worker's loop, or a spare thread's, `super::spare`).
-    pub(crate) fn start_thread_with(
-        this: &Arc<Registry>,
-        index: usize,
+        &self,
         name: String,
+        stack_size: Option<usize>,
+        starts: &AtomicU64,
         body: impl FnOnce() + Send + 'static,
     ) -> std::io::Result<()> {
-        let seat = &this.seats[index];
-        let mut handle = lock(&seat.handle);
+        let mut handle = lock(&self.handle);
         let previous = handle.take();
         let mut b = std::thread::Builder::new().name(name);
-        if let Some(size) = this.spec.stack_size {
+        if let Some(size) = stack_size {
             b = b.stack_size(size);
         }
-        // Counted before the thread exists, so a submitter that started it sees the pool's
-        // alive count include it as soon as its submission returns. Relaxed: a statistic.
-        let starts = &this.counters[index].starts;
+        // Relaxed: a statistic.
         starts.fetch_add(1, Ordering::Relaxed);
         // The closure owns `previous` only if the spawn succeeds; keep a way to put it back.
         let previous = std::sync::Arc::new(Mutex::new(previous));
@@ -158,15 +110,12 @@ impl Registry {
             }
         }
     }
+}
 
-    /// Joins the monitor and every seat's latest thread (each joined its predecessors), spare
-    /// seats included.
-    pub(crate) fn join_threads(&self) {
-        self.stop_monitor();
-        for seat in self.seats.iter() {
-            if let Some(h) = seat.take_handle() {
-                let _ = h.join();
-            }
-        }
-    }
+/// How a worker's threads are made (the builder's settings, kept for restarts).
+pub(crate) struct ThreadSpec {
+    pub(crate) names: Box<[String]>,
+    pub(crate) stack_size: Option<usize>,
+    /// With `pin_to_cores`: the CPUs the process may use (`super::affinity`); else empty.
+    pub(crate) cpus: Vec<usize>,
 }

@@ -332,7 +332,7 @@ pub(crate) struct Sleep {
     /// the same lock. Relaxed everywhere: only read and written under that lock.
     monitor_asleep: AtomicBool,
     /// Rings the monitor awake.
-    pub(crate) bell: crate::pool::spare::Bell,
+    pub(crate) bell: crate::pool::bell::Bell,
     /// How many guests are parked in a latch wait (see "Waiting guests" in the module doc).
     waiting_guests: CachePadded<AtomicUsize>,
 }
@@ -349,7 +349,7 @@ impl Sleep {
             restart: OnceLock::new(),
             restarts_in_flight: AtomicUsize::new(0),
             monitor_asleep: AtomicBool::new(false),
-            bell: crate::pool::spare::Bell::default(),
+            bell: crate::pool::bell::Bell::default(),
             waiting_guests: CachePadded::new(AtomicUsize::new(0)),
         }
     }

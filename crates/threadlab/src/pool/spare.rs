@@ -54,7 +54,7 @@
 //!
 //! [`Builder::max_spare_threads`]: crate::Builder::max_spare_threads
 
-use std::sync::{Condvar, Mutex};
+use std::sync::Mutex;
 use std::thread::{JoinHandle, Thread};
 use std::time::Duration;
 
@@ -70,78 +70,6 @@ pub(crate) const TICK: Duration = Duration::from_millis(50);
 pub(crate) const STALLED_TICKS: u32 = 2;
 /// Ticks in a row with every worker asleep before the monitor sleeps for good.
 pub(crate) const QUIET_TICKS: u32 = 20;
-/// Spare threads a pool may run at once unless the builder says otherwise.
-pub(crate) const DEFAULT_MAX_SPARE_THREADS: usize = 32;
-
-/// Wakes the monitor: a flag under a lock, with a condition variable. An elastic pool's
-/// monitor leaves instead of sleeping for good (the pool keeps no thread while idle); the next
-/// ring starts it again through `restart`.
-#[derive(Default)]
-pub(crate) struct Bell {
-    state: Mutex<BellState>,
-    cv: Condvar,
-    /// An elastic pool's way to start its monitor again (false if it could not).
-    restart: std::sync::OnceLock<Box<dyn Fn() -> bool + Send + Sync>>,
-}
-
-#[derive(Default)]
-struct BellState {
-    rung: bool,
-    /// The monitor left (an elastic pool): a ring restarts it.
-    gone: bool,
-}
-
-impl Bell {
-    pub(crate) fn ring(&self) {
-        let mut state = lock(&self.state);
-        if state.gone {
-            let Some(restart) = self.restart.get() else {
-                return;
-            };
-            state.gone = false;
-            drop(state);
-            if !restart() {
-                lock(&self.state).gone = true;
-            }
-            return;
-        }
-        state.rung = true;
-        self.cv.notify_all();
-    }
-
-    /// Waits until rung, or until `timeout` (`None`: no timeout); consumes the ring.
-    fn wait(&self, timeout: Option<Duration>) {
-        let mut state = lock(&self.state);
-        match timeout {
-            None => {
-                while !state.rung {
-                    state = self.cv.wait(state).unwrap_or_else(|e| e.into_inner());
-                }
-            }
-            Some(t) => {
-                if !state.rung {
-                    state = self
-                        .cv
-                        .wait_timeout(state, t)
-                        .unwrap_or_else(|e| e.into_inner())
-                        .0;
-                }
-            }
-        }
-        state.rung = false;
-    }
-
-    /// An elastic pool's monitor is about to leave instead of sleeping: false if it was rung
-    /// meanwhile (then it goes on); else the next ring restarts it.
-    fn leave(&self) -> bool {
-        let mut state = lock(&self.state);
-        if std::mem::take(&mut state.rung) {
-            return false;
-        }
-        state.gone = true;
-        true
-    }
-}
 
 /// A pool's spare seats and what the monitor knows (in the registry).
 pub(crate) struct Spares {

@@ -9,6 +9,9 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 use threadlab::{Pipeline, PipelineReport, Pool};
 
+mod pool_support;
+use pool_support::panic_message;
+
 const N: usize = if cfg!(miri) { 20 } else { 2_000 };
 
 fn pool(threads: usize) -> Pool {
@@ -264,13 +267,6 @@ impl Drop for Counted {
     fn drop(&mut self) {
         self.live.fetch_sub(1, Ordering::SeqCst);
     }
-}
-
-fn panic_message(p: &(dyn std::any::Any + Send)) -> String {
-    p.downcast_ref::<&str>()
-        .map(|s| s.to_string())
-        .or_else(|| p.downcast_ref::<String>().cloned())
-        .unwrap_or_default()
 }
 
 #[test]

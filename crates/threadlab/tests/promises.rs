@@ -13,7 +13,7 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll, Waker};
 
-use pool_support::watchdog;
+use pool_support::{panic_message, watchdog};
 use threadlab::Pool;
 
 /// A value whose `Drop` panics (once it is dropped, it counts).
@@ -216,11 +216,7 @@ fn wake_after_drop(bomb: bool) {
         "the cancelled future is dropped once"
     );
     let err = panic::catch_unwind(AssertUnwindSafe(|| h.join())).unwrap_err();
-    let msg = err
-        .downcast_ref::<String>()
-        .map(String::as_str)
-        .or_else(|| err.downcast_ref::<&str>().copied())
-        .unwrap_or("");
+    let msg = panic_message(&*err);
     assert!(msg.contains("cancelled"), "join() says why: {msg:?}");
 }
 
@@ -242,12 +238,7 @@ fn a_mutex_locked_again_inside_a_scope_wait_panics_with_its_name() {
         let pool = Pool::builder()
             .threads(2)
             .panic_handler(move |p| {
-                let s = p
-                    .downcast_ref::<String>()
-                    .cloned()
-                    .or_else(|| p.downcast_ref::<&str>().map(|s| s.to_string()))
-                    .unwrap_or_default();
-                m.lock().unwrap().push(s);
+                m.lock().unwrap().push(panic_message(&*p));
             })
             .build()
             .unwrap();

@@ -4,19 +4,11 @@
 mod task_support;
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::Arc;
+use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
-use task_support::{watchdog, yield_times};
+use task_support::{counting_panics, panic_message as message, watchdog, yield_times};
 use threadlab::Pool;
-
-fn message(p: &(dyn std::any::Any + Send)) -> String {
-    p.downcast_ref::<&str>()
-        .map(|s| s.to_string())
-        .or_else(|| p.downcast_ref::<String>().cloned())
-        .unwrap_or_default()
-}
 
 #[test]
 fn joining_a_panicked_future_re_raises_its_panic() {
@@ -41,13 +33,10 @@ fn joining_a_panicked_future_re_raises_its_panic() {
 #[test]
 fn a_detached_panicking_future_goes_to_the_panic_handler() {
     watchdog(|| {
-        let seen = Arc::new(AtomicUsize::new(0));
-        let s = Arc::clone(&seen);
+        let (seen, handler) = counting_panics();
         let pool = Pool::builder()
             .threads(2)
-            .panic_handler(move |_| {
-                s.fetch_add(1, Ordering::SeqCst);
-            })
+            .panic_handler(handler)
             .build()
             .unwrap();
         drop(pool.spawn_future(async {

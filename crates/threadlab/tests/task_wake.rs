@@ -8,7 +8,7 @@ use std::sync::{mpsc, Arc, Mutex};
 use std::task::{Poll, Waker};
 use std::time::Duration;
 
-use task_support::{watchdog, POLICIES};
+use task_support::{on_every_policy, watchdog};
 use threadlab::Pool;
 
 /// A one-shot event: a future waits for it, a plain thread fires it.
@@ -55,26 +55,19 @@ fn wait_for_waiter(event: &Event) {
 
 #[test]
 fn a_future_woken_from_a_plain_thread_runs() {
-    for policy in POLICIES {
-        watchdog(move || {
-            let pool = Pool::builder()
-                .threads(2)
-                .wake_policy(policy)
-                .build()
-                .unwrap();
-            let event = Arc::new(Event::default());
-            let e = Arc::clone(&event);
-            let h = pool.spawn_future(async move {
-                e.wait().await;
-                7
-            });
-            wait_for_waiter(&event);
-            assert!(!h.is_finished(), "{policy:?}: finished before the wake");
-            let e = Arc::clone(&event);
-            std::thread::spawn(move || e.fire()).join().unwrap();
-            assert_eq!(h.join(), 7, "{policy:?}");
+    on_every_policy(2, |pool, policy| {
+        let event = Arc::new(Event::default());
+        let e = Arc::clone(&event);
+        let h = pool.spawn_future(async move {
+            e.wait().await;
+            7
         });
-    }
+        wait_for_waiter(&event);
+        assert!(!h.is_finished(), "{policy:?}: finished before the wake");
+        let e = Arc::clone(&event);
+        std::thread::spawn(move || e.fire()).join().unwrap();
+        assert_eq!(h.join(), 7, "{policy:?}");
+    });
 }
 
 #[test]

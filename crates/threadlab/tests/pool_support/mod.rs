@@ -1,8 +1,11 @@
-//! Helpers shared by the pool tests: a deadlock watchdog, a fork-join fib, and waiting until a
-//! pool's workers are all parked (so the next work starts with idle workers that asked for work).
+//! Helpers shared by the pool tests: a deadlock watchdog, a fork-join fib, waiting until a
+//! pool's workers are all parked (so the next work starts with idle workers that asked for work),
+//! a panic's message and a panic handler that counts.
 #![allow(dead_code)]
 
-use std::sync::mpsc;
+use std::any::Any;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{mpsc, Arc};
 use std::time::{Duration, Instant};
 
 use threadlab::Pool;
@@ -39,4 +42,25 @@ pub fn settle(pool: &Pool) {
         assert!(Instant::now() < deadline, "workers never parked");
         std::thread::sleep(Duration::from_millis(1));
     }
+}
+
+/// The message of a panic payload (a `&str` or a `String`; empty for any other payload).
+pub fn panic_message(p: &(dyn Any + Send)) -> String {
+    p.downcast_ref::<&str>()
+        .map(|s| s.to_string())
+        .or_else(|| p.downcast_ref::<String>().cloned())
+        .unwrap_or_default()
+}
+
+/// A panic handler for `Builder::panic_handler` that counts the panics it is given, and the
+/// count.
+pub fn counting_panics() -> (
+    Arc<AtomicUsize>,
+    impl Fn(Box<dyn Any + Send>) + Send + Sync + 'static,
+) {
+    let count = Arc::new(AtomicUsize::new(0));
+    let c = Arc::clone(&count);
+    (count, move |_| {
+        c.fetch_add(1, Ordering::SeqCst);
+    })
 }

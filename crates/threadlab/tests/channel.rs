@@ -9,9 +9,8 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll, Wake, Waker};
 
-use task_support::{on_every_policy, watchdog};
+use task_support::{on_every_policy, watchdog, watched_pool};
 use threadlab::channel::{bounded, unbounded, RecvError, TryRecvError, TrySendError};
-use threadlab::Pool;
 
 /// Scale for Miri, which runs about a thousand times slower.
 fn n(full: u64) -> u64 {
@@ -249,8 +248,7 @@ fn a_full_buffer_takes_the_waiting_senders_value_in_order() {
 
 #[test]
 fn a_pool_task_and_a_plain_thread_meet() {
-    watchdog(|| {
-        let pool = Pool::builder().threads(2).build().unwrap();
+    watched_pool(2, |pool| {
         let m = n(5_000);
         let (tx, rx) = bounded::<u64>(0);
         let c = pool.spawn_future(async move {

@@ -10,7 +10,7 @@ use std::thread::ThreadId;
 use threadlab::Pool;
 
 mod pool_support;
-use pool_support::{fib, settle, watchdog};
+use pool_support::{fib, settle, watchdog, watched_pool};
 
 fn me() -> ThreadId {
     std::thread::current().id()
@@ -40,8 +40,7 @@ fn an_install_from_outside_runs_on_the_caller_as_a_guest() {
 /// given back once, at the outer install's end: afterwards every worker is usable.
 #[test]
 fn nested_install_from_a_guest() {
-    watchdog(|| {
-        let pool = Pool::builder().threads(2).build().unwrap();
+    watched_pool(2, |pool| {
         settle(&pool);
         let caller = me();
         let count = AtomicUsize::new(0);
@@ -163,8 +162,7 @@ fn static_spawns_from_a_guest_outlive_the_install() {
 /// per heartbeat period, as documented, with a guest as with a worker.)
 #[test]
 fn a_guest_blocked_outside_threadlab_still_gets_its_spawn_run() {
-    watchdog(|| {
-        let pool = Pool::builder().threads(2).build().unwrap();
+    watched_pool(2, |pool| {
         for round in 0..if cfg!(miri) { 5 } else { 50 } {
             if round % 2 == 0 {
                 settle(&pool);

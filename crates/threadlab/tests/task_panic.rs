@@ -7,13 +7,14 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
-use task_support::{counting_panics, panic_message as message, watchdog, yield_times};
+use task_support::{
+    counting_panics, panic_message as message, watchdog, watched_pool, yield_times,
+};
 use threadlab::Pool;
 
 #[test]
 fn joining_a_panicked_future_re_raises_its_panic() {
-    watchdog(|| {
-        let pool = Pool::builder().threads(2).build().unwrap();
+    watched_pool(2, |pool| {
         let h = pool.spawn_future(async {
             yield_times(2).await;
             panic!("the future failed");
@@ -60,8 +61,7 @@ fn a_panic_in_the_futures_destructor_is_the_tasks_panic() {
             panic!("drop failed");
         }
     }
-    watchdog(|| {
-        let pool = Pool::builder().threads(1).build().unwrap();
+    watched_pool(1, |pool| {
         let h = pool.spawn_future(async {
             let _guard = PanicsOnDrop;
             yield_times(1).await;

@@ -6,8 +6,7 @@ mod task_support;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
-use task_support::{on_every_policy, play, watchdog, Baton};
-use threadlab::Pool;
+use task_support::{on_every_policy, play, watched_pool, Baton};
 
 const PAIRS: usize = if cfg!(miri) { 2 } else { 32 };
 const ROUNDS: usize = if cfg!(miri) { 5 } else { 200 };
@@ -43,8 +42,7 @@ fn many_pairs_ping_pong_and_all_complete() {
 
 #[test]
 fn pairs_spawned_from_inside_the_pool_complete() {
-    watchdog(|| {
-        let pool = Pool::builder().threads(2).build().unwrap();
+    watched_pool(2, |pool| {
         let count = Arc::new(AtomicUsize::new(0));
         let c = Arc::clone(&count);
         pool.block_on(async move {
@@ -78,8 +76,7 @@ fn futures_and_fork_join_share_the_workers() {
         let (a, b) = threadlab::join(|| fib(n - 1), || fib(n - 2));
         a + b
     }
-    watchdog(|| {
-        let pool = Pool::builder().threads(2).build().unwrap();
+    watched_pool(2, |pool| {
         let handles: Vec<_> = (0..16u64)
             .map(|i| pool.spawn_future(async move { fib(10 + i % 5) }))
             .collect();

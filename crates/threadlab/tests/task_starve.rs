@@ -8,8 +8,8 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::task::Poll;
 
-use task_support::{on_every_policy, play, watchdog, with_pool, Baton};
-use threadlab::{Pool, WakePolicy};
+use task_support::{on_every_policy, play, watched_pool, with_pool, Baton};
+use threadlab::WakePolicy;
 
 #[test]
 fn a_task_that_always_wakes_itself_does_not_stall_others() {
@@ -47,8 +47,7 @@ fn a_task_that_always_wakes_itself_does_not_stall_others() {
 
 #[test]
 fn a_pair_waking_each_other_for_ever_does_not_stall_others() {
-    watchdog(|| {
-        let pool = Pool::builder().threads(1).build().unwrap();
+    watched_pool(1, |pool| {
         let stop = Arc::new(AtomicBool::new(false));
         let rounds = Arc::new(AtomicUsize::new(0));
         let baton = Arc::new(Baton::default());

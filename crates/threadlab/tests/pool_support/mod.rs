@@ -5,7 +5,7 @@
 
 use std::any::Any;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{mpsc, Arc};
+use std::sync::{mpsc, Arc, Barrier};
 use std::time::{Duration, Instant};
 
 use threadlab::Pool;
@@ -26,6 +26,11 @@ pub fn watchdog<F: FnOnce() + Send + 'static>(f: F) {
     }
 }
 
+/// Runs `body` under the [`watchdog`] with a fresh pool of `threads` workers.
+pub fn watched_pool<F: FnOnce(Pool) + Send + 'static>(threads: usize, body: F) {
+    watchdog(move || body(Pool::builder().threads(threads).build().unwrap()));
+}
+
 /// fib with a `join` at every call.
 pub fn fib(n: u64) -> u64 {
     if n < 2 {
@@ -42,6 +47,20 @@ pub fn settle(pool: &Pool) {
         assert!(Instant::now() < deadline, "workers never parked");
         std::thread::sleep(Duration::from_millis(1));
     }
+}
+
+/// Three tasks meeting at a 3-party barrier in a scope on `pool`: on 2 workers, only a spare
+/// thread lets it complete.
+pub fn barrier_needing_a_spare(pool: &Pool) {
+    let barrier = Arc::new(Barrier::new(3));
+    pool.scope(|s| {
+        for _ in 0..3 {
+            let b = Arc::clone(&barrier);
+            s.spawn(move |_| {
+                b.wait();
+            });
+        }
+    });
 }
 
 /// The message of a panic payload (a `&str` or a `String`; empty for any other payload).

@@ -11,7 +11,7 @@ use threadlab::{Pool, WakePolicy};
 
 #[path = "../pool_support/mod.rs"]
 mod pool_support;
-pub use pool_support::{counting_panics, panic_message, watchdog};
+pub use pool_support::{counting_panics, panic_message, watchdog, watched_pool};
 
 /// Every wake policy, for tests that must hold under each.
 pub const POLICIES: [WakePolicy; 3] = [WakePolicy::Default, WakePolicy::Eager, WakePolicy::Lazy];

@@ -218,13 +218,7 @@ fn serial_queue_and_pipeline_on_a_retired_pool() {
 #[test]
 fn shutdown_and_drop_of_a_retired_pool() {
     watchdog(|| {
-        let (panics, handler) = counting_panics();
-        let pool = Pool::builder()
-            .threads(3)
-            .keep_alive(KEEP)
-            .panic_handler(handler)
-            .build()
-            .unwrap();
+        let (panics, pool) = counting_panics(Pool::builder().threads(3).keep_alive(KEEP));
         for i in 0..30 {
             pool.spawn(move || {
                 if i % 10 == 0 {

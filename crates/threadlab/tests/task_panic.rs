@@ -34,12 +34,7 @@ fn joining_a_panicked_future_re_raises_its_panic() {
 #[test]
 fn a_detached_panicking_future_goes_to_the_panic_handler() {
     watchdog(|| {
-        let (seen, handler) = counting_panics();
-        let pool = Pool::builder()
-            .threads(2)
-            .panic_handler(handler)
-            .build()
-            .unwrap();
+        let (seen, pool) = counting_panics(Pool::builder().threads(2));
         drop(pool.spawn_future(async {
             yield_times(1).await;
             panic!("nobody joins me");

@@ -8,7 +8,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{mpsc, Arc, Barrier};
 use std::time::{Duration, Instant};
 
-use threadlab::Pool;
+use threadlab::{Builder, Pool};
 
 /// Runs `f` on a thread and fails the test if it has not finished within 60 s (a deadlock).
 pub fn watchdog<F: FnOnce() + Send + 'static>(f: F) {
@@ -29,6 +29,36 @@ pub fn watchdog<F: FnOnce() + Send + 'static>(f: F) {
 /// Runs `body` under the [`watchdog`] with a fresh pool of `threads` workers.
 pub fn watched_pool<F: FnOnce(Pool) + Send + 'static>(threads: usize, body: F) {
     watchdog(move || body(Pool::builder().threads(threads).build().unwrap()));
+}
+
+/// Spawns `spawns` tasks in a scope on `pool`, then runs a parallel loop of `items` items on it;
+/// returns how many ran (each task and each item counts one).
+pub fn spawn_and_loop(pool: &Pool, spawns: usize, items: usize) -> usize {
+    // Relaxed: read after `scope` and `install` returned, which wait for every task and item.
+    let count = AtomicUsize::new(0);
+    pool.scope(|s| {
+        for _ in 0..spawns {
+            s.spawn(|_| {
+                count.fetch_add(1, Ordering::Relaxed);
+            });
+        }
+    });
+    pool.install(|| {
+        threadlab::for_each(0..items, |_| {
+            count.fetch_add(1, Ordering::Relaxed);
+        })
+    });
+    count.load(Ordering::Relaxed)
+}
+
+/// Runs `body(threads, pool)` under the [`watchdog`] on a fresh pool of one worker, then on one
+/// of two.
+pub fn on_one_and_two_workers<F: Fn(usize, Pool) + Send + 'static>(body: F) {
+    watchdog(move || {
+        for threads in [1, 2] {
+            body(threads, Pool::builder().threads(threads).build().unwrap());
+        }
+    });
 }
 
 /// fib with a `join` at every call.
@@ -71,15 +101,16 @@ pub fn panic_message(p: &(dyn Any + Send)) -> String {
         .unwrap_or_default()
 }
 
-/// A panic handler for `Builder::panic_handler` that counts the panics it is given, and the
+/// The pool `builder` builds, with a panic handler that counts the panics it is given, and the
 /// count.
-pub fn counting_panics() -> (
-    Arc<AtomicUsize>,
-    impl Fn(Box<dyn Any + Send>) + Send + Sync + 'static,
-) {
+pub fn counting_panics(builder: Builder) -> (Arc<AtomicUsize>, Pool) {
     let count = Arc::new(AtomicUsize::new(0));
     let c = Arc::clone(&count);
-    (count, move |_| {
-        c.fetch_add(1, Ordering::SeqCst);
-    })
+    let pool = builder
+        .panic_handler(move |_| {
+            c.fetch_add(1, Ordering::SeqCst);
+        })
+        .build()
+        .unwrap();
+    (count, pool)
 }

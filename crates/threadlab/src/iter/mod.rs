@@ -604,11 +604,7 @@ pub trait ParallelIterator: Sized + Send {
     /// assert_eq!((0u32..1000).into_par_iter().find_first(|x| x % 10 == 9), Some(9));
     /// ```
     fn find_first<P: Fn(&Self::Item) -> bool + Sync + Send>(self, pred: P) -> Option<Self::Item> {
-        let c = find::FindFirst {
-            item: None,
-            pred: &pred,
-        };
-        drive(self.into_producer(), c)
+        drive(self.into_producer(), find::FindFirst::new(&pred))
     }
 
     /// The last item, in order, for which `pred` holds.
@@ -618,11 +614,7 @@ pub trait ParallelIterator: Sized + Send {
     /// assert_eq!((0u32..1000).into_par_iter().find_last(|x| x % 10 == 9), Some(999));
     /// ```
     fn find_last<P: Fn(&Self::Item) -> bool + Sync + Send>(self, pred: P) -> Option<Self::Item> {
-        let c = find::FindLast {
-            item: None,
-            pred: &pred,
-        };
-        drive(self.into_producer(), c)
+        drive(self.into_producer(), find::FindLast::new(&pred))
     }
 
     /// Some `Some` of `f` (any of them).

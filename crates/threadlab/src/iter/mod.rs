@@ -47,6 +47,7 @@ mod chunks_exact;
 mod collect;
 mod combine;
 mod consume;
+mod debug;
 pub(crate) mod drive;
 mod find;
 mod gen;
@@ -1277,9 +1278,7 @@ pub struct Fold<I, ID, F> {
 /// Its base, not the closures (closures are not `Debug`).
 impl<I: std::fmt::Debug, ID, F> std::fmt::Debug for Fold<I, ID, F> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Fold")
-            .field("base", &self.base)
-            .finish_non_exhaustive()
+        debug::base_only(f, "Fold", &self.base)
     }
 }
 

@@ -59,69 +59,64 @@ fn varint(out: &mut Vec<u8>, mut v: u64) {
     out.push(v as u8);
 }
 
-#[test]
-fn a_sparse_tltrace_with_a_huge_name_count_is_refused_in_little_memory() {
-    let _s = serial();
-    let path = temp("names.tltrace");
-    let size: u64 = 2 << 30;
+/// The start of a `.tltrace` file (duration, dropped events, CPUs) up to its name count.
+fn tltrace_header(name_count: u64) -> Vec<u8> {
     let mut header = b"TLTRACE2".to_vec();
     varint(&mut header, 1_000); // duration
     varint(&mut header, 0); // dropped
     varint(&mut header, 2); // CPUs
-                            // A name count just under the file size: one byte per name fits, 24 bytes each in memory
-                            // (a `String`) would not.
-    varint(&mut header, size - 64);
-    let mut f = std::fs::File::create(&path).unwrap();
-    f.write_all(&header).unwrap();
-    f.set_len(size).unwrap();
-    drop(f);
-    let (err, peak) = load_counted(&path);
-    std::fs::remove_file(&path).ok();
-    assert!(
-        err.to_string().contains("name count"),
-        "the error names the count: {err}"
-    );
-    assert!(peak < BOUND, "{peak} bytes live while refusing the file");
+    varint(&mut header, name_count);
+    header
 }
 
-#[test]
-fn a_sparse_tltrace_whose_names_are_zero_bytes_is_refused_in_little_memory() {
-    let _s = serial();
-    let path = temp("zeros.tltrace");
-    let size: u64 = 2 << 30;
-    let mut header = b"TLTRACE2".to_vec();
-    varint(&mut header, 1_000);
-    varint(&mut header, 0);
-    varint(&mut header, 2);
-    // A count that a `String` per name would fit in: the names are then the file's zero
-    // bytes, all empty.
-    varint(&mut header, size / 32);
+/// Writes a sparse file `name` of `size` bytes that begins with `head` (the rest reads as zero
+/// bytes), loads it, removes it, checks that the load stayed below [`BOUND`] and returns its
+/// error.
+fn refused_in_little_memory(name: &str, head: &[u8], size: u64) -> TraceError {
+    let path = temp(name);
     let mut f = std::fs::File::create(&path).unwrap();
-    f.write_all(&header).unwrap();
+    f.write_all(head).unwrap();
     f.set_len(size).unwrap();
     drop(f);
     let (err, peak) = load_counted(&path);
     std::fs::remove_file(&path).ok();
-    assert!(
-        err.to_string().contains("repeated"),
-        "the error says a name repeats: {err}"
-    );
     assert!(peak < BOUND, "{peak} bytes live while refusing the file");
+    err
+}
+
+/// Sparse 2 GiB `.tltrace` files whose name count no memory should be reserved for up front.
+#[test]
+fn sparse_tltraces_with_hostile_name_counts_are_refused_in_little_memory() {
+    let _s = serial();
+    let size: u64 = 2 << 30;
+    for (file, name_count, says, why) in [
+        // A name count just under the file size: one byte per name fits, 24 bytes each in
+        // memory (a `String`) would not.
+        (
+            "names.tltrace",
+            size - 64,
+            "name count",
+            "the error names the count",
+        ),
+        // A count that a `String` per name would fit in: the names are then the file's zero
+        // bytes, all empty.
+        (
+            "zeros.tltrace",
+            size / 32,
+            "repeated",
+            "the error says a name repeats",
+        ),
+    ] {
+        let err = refused_in_little_memory(file, &tltrace_header(name_count), size);
+        assert!(err.to_string().contains(says), "{why}: {err}");
+    }
 }
 
 #[test]
 fn a_large_file_that_only_begins_like_a_pftrace_is_refused_after_its_first_bytes() {
     let _s = serial();
-    let path = temp("newline.pftrace");
-    let size: u64 = 1 << 30;
-    let mut f = std::fs::File::create(&path).unwrap();
-    f.write_all(b"\n\n\nnot a trace\n").unwrap();
-    f.set_len(size).unwrap();
-    drop(f);
-    let (err, peak) = load_counted(&path);
-    std::fs::remove_file(&path).ok();
+    let err = refused_in_little_memory("newline.pftrace", b"\n\n\nnot a trace\n", 1 << 30);
     assert_eq!(err.offset(), Some(0), "refused at its start: {err}");
-    assert!(peak < BOUND, "{peak} bytes live while refusing the file");
 }
 
 /// `doctor <(yes '')`: a FIFO that a writer fills with newlines for as long as it is read

@@ -174,6 +174,22 @@ impl<'env, T: Send + 'static> Pipeline<'env, T> {
         }
     }
 
+    /// A serial stage: one item at a time, in the source's order if `in_order`.
+    fn serial<U, F>(self, name: &'static str, in_order: bool, mut f: F) -> Pipeline<'env, U>
+    where
+        U: Send + 'static,
+        F: FnMut(T) -> U + Send + 'env,
+    {
+        let f: SerialFn<'env> = Box::new(move |item| Box::new(f(downcast::<T>(item))) as Item);
+        self.push(
+            name,
+            Body::Serial {
+                in_order,
+                f: Mutex::new(f),
+            },
+        )
+    }
+
     /// Adds a stage that takes one item at a time, in the order the source produced them.
     ///
     /// ```
@@ -185,19 +201,12 @@ impl<'env, T: Send + 'static> Pipeline<'env, T> {
     ///     .run();
     /// assert_eq!(order, (1..=100).collect::<Vec<_>>());
     /// ```
-    pub fn serial_in_order<U, F>(self, name: &'static str, mut f: F) -> Pipeline<'env, U>
+    pub fn serial_in_order<U, F>(self, name: &'static str, f: F) -> Pipeline<'env, U>
     where
         U: Send + 'static,
         F: FnMut(T) -> U + Send + 'env,
     {
-        let f: SerialFn<'env> = Box::new(move |item| Box::new(f(downcast::<T>(item))) as Item);
-        self.push(
-            name,
-            Body::Serial {
-                in_order: true,
-                f: Mutex::new(f),
-            },
-        )
+        self.serial(name, true, f)
     }
 
     /// Adds a stage that takes one item at a time, in any order.
@@ -210,19 +219,12 @@ impl<'env, T: Send + 'static> Pipeline<'env, T> {
     ///     .run();
     /// assert_eq!(sum, 55);
     /// ```
-    pub fn serial_out_of_order<U, F>(self, name: &'static str, mut f: F) -> Pipeline<'env, U>
+    pub fn serial_out_of_order<U, F>(self, name: &'static str, f: F) -> Pipeline<'env, U>
     where
         U: Send + 'static,
         F: FnMut(T) -> U + Send + 'env,
     {
-        let f: SerialFn<'env> = Box::new(move |item| Box::new(f(downcast::<T>(item))) as Item);
-        self.push(
-            name,
-            Body::Serial {
-                in_order: false,
-                f: Mutex::new(f),
-            },
-        )
+        self.serial(name, false, f)
     }
 
     /// Adds a stage that runs on any number of items at once.

@@ -9,9 +9,8 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll, Wake, Waker};
 
-use task_support::{watchdog, POLICIES};
+use task_support::{on_every_policy, watchdog, watched_pool};
 use threadlab::channel::{bounded, unbounded, RecvError, TryRecvError, TrySendError};
-use threadlab::Pool;
 
 /// Scale for Miri, which runs about a thousand times slower.
 fn n(full: u64) -> u64 {
@@ -41,34 +40,34 @@ impl Wake for CountingWaker {
     }
 }
 
+/// Runs `f` with a context whose waker is a [`CountingWaker`], and that waker.
+fn with_counting_waker(f: impl FnOnce(&mut Context<'_>, &CountingWaker)) {
+    let waker = Arc::new(CountingWaker::default());
+    let w = Waker::from(Arc::clone(&waker));
+    f(&mut Context::from_waker(&w), &waker);
+}
+
 #[test]
 fn rendezvous_on_the_pool_under_every_policy() {
-    for policy in POLICIES {
-        watchdog(move || {
-            let pool = Pool::builder()
-                .threads(2)
-                .wake_policy(policy)
-                .build()
-                .unwrap();
-            let m = n(20_000);
-            let (tx, rx) = bounded::<u64>(0);
-            let p = pool.spawn_future(async move {
-                for i in 0..m {
-                    tx.send(i).await.unwrap();
-                }
-            });
-            let c = pool.spawn_future(async move {
-                let (mut sum, mut count) = (0u64, 0u64);
-                while let Ok(v) = rx.recv().await {
-                    sum += v;
-                    count += 1;
-                }
-                (sum, count)
-            });
-            p.join();
-            assert_eq!(c.join(), (m * (m - 1) / 2, m), "{policy:?}");
+    on_every_policy(2, |pool, policy| {
+        let m = n(20_000);
+        let (tx, rx) = bounded::<u64>(0);
+        let p = pool.spawn_future(async move {
+            for i in 0..m {
+                tx.send(i).await.unwrap();
+            }
         });
-    }
+        let c = pool.spawn_future(async move {
+            let (mut sum, mut count) = (0u64, 0u64);
+            while let Ok(v) = rx.recv().await {
+                sum += v;
+                count += 1;
+            }
+            (sum, count)
+        });
+        p.join();
+        assert_eq!(c.join(), (m * (m - 1) / 2, m), "{policy:?}");
+    });
 }
 
 #[test]
@@ -148,115 +147,108 @@ fn a_value_buffered_at_close_is_dropped_once() {
 
 #[test]
 fn waiting_receivers_and_senders_learn_of_the_close() {
-    let waker = Arc::new(CountingWaker::default());
-    let w = Waker::from(Arc::clone(&waker));
-    let mut cx = Context::from_waker(&w);
+    with_counting_waker(|cx, waker| {
+        let (tx, rx) = bounded::<u32>(0);
+        let mut recv = pin!(rx.recv());
+        assert!(recv.as_mut().poll(cx).is_pending());
+        drop(tx);
+        assert_eq!(waker.0.load(Ordering::SeqCst), 1);
+        assert_eq!(recv.as_mut().poll(cx), Poll::Ready(Err(RecvError)));
 
-    let (tx, rx) = bounded::<u32>(0);
-    let mut recv = pin!(rx.recv());
-    assert!(recv.as_mut().poll(&mut cx).is_pending());
-    drop(tx);
-    assert_eq!(waker.0.load(Ordering::SeqCst), 1);
-    assert_eq!(recv.as_mut().poll(&mut cx), Poll::Ready(Err(RecvError)));
-
-    let (tx, rx) = bounded::<u32>(0);
-    let mut send = pin!(tx.send(8));
-    assert!(send.as_mut().poll(&mut cx).is_pending());
-    drop(rx);
-    assert_eq!(waker.0.load(Ordering::SeqCst), 2);
-    match send.as_mut().poll(&mut cx) {
-        Poll::Ready(Err(e)) => assert_eq!(e.into_inner(), 8),
-        other => panic!("expected the value back, got {other:?}"),
-    }
+        let (tx, rx) = bounded::<u32>(0);
+        let mut send = pin!(tx.send(8));
+        assert!(send.as_mut().poll(cx).is_pending());
+        drop(rx);
+        assert_eq!(waker.0.load(Ordering::SeqCst), 2);
+        match send.as_mut().poll(cx) {
+            Poll::Ready(Err(e)) => assert_eq!(e.into_inner(), 8),
+            other => panic!("expected the value back, got {other:?}"),
+        }
+    });
 }
 
 #[test]
 fn the_sender_writes_into_the_waiting_receivers_slot() {
-    let waker = Arc::new(CountingWaker::default());
-    let w = Waker::from(Arc::clone(&waker));
-    let mut cx = Context::from_waker(&w);
-    let (tx, rx) = bounded::<u32>(0);
-    let mut recv = pin!(rx.recv());
-    assert!(recv.as_mut().poll(&mut cx).is_pending());
-    // The receiver waits: a try_send completes at once, into its slot, and wakes it once.
-    assert_eq!(tx.try_send(6), Ok(()));
-    assert_eq!(waker.0.load(Ordering::SeqCst), 1);
-    assert_eq!(tx.try_send(7), Err(TrySendError::Full(7)));
-    assert_eq!(recv.as_mut().poll(&mut cx), Poll::Ready(Ok(6)));
+    with_counting_waker(|cx, waker| {
+        let (tx, rx) = bounded::<u32>(0);
+        let mut recv = pin!(rx.recv());
+        assert!(recv.as_mut().poll(cx).is_pending());
+        // The receiver waits: a try_send completes at once, into its slot, and wakes it once.
+        assert_eq!(tx.try_send(6), Ok(()));
+        assert_eq!(waker.0.load(Ordering::SeqCst), 1);
+        assert_eq!(tx.try_send(7), Err(TrySendError::Full(7)));
+        assert_eq!(recv.as_mut().poll(cx), Poll::Ready(Ok(6)));
+    });
 }
 
 #[test]
 fn a_cancelled_recv_passes_its_value_on() {
-    let waker = Arc::new(CountingWaker::default());
-    let w = Waker::from(Arc::clone(&waker));
-    let mut cx = Context::from_waker(&w);
-    let (tx, rx) = bounded::<u32>(0);
+    with_counting_waker(|cx, _| {
+        let (tx, rx) = bounded::<u32>(0);
 
-    // Two receivers wait; the first is given a value and dropped: the second gets it.
-    let mut first = Box::pin(rx.recv());
-    let mut second = pin!(rx.recv());
-    assert!(first.as_mut().poll(&mut cx).is_pending());
-    assert!(second.as_mut().poll(&mut cx).is_pending());
-    tx.try_send(1).unwrap();
-    drop(first);
-    assert_eq!(second.as_mut().poll(&mut cx), Poll::Ready(Ok(1)));
+        // Two receivers wait; the first is given a value and dropped: the second gets it.
+        let mut first = Box::pin(rx.recv());
+        let mut second = pin!(rx.recv());
+        assert!(first.as_mut().poll(cx).is_pending());
+        assert!(second.as_mut().poll(cx).is_pending());
+        tx.try_send(1).unwrap();
+        drop(first);
+        assert_eq!(second.as_mut().poll(cx), Poll::Ready(Ok(1)));
 
-    // One receiver waits, is given a value and dropped: the value stays in the channel.
-    let mut only = Box::pin(rx.recv());
-    assert!(only.as_mut().poll(&mut cx).is_pending());
-    tx.try_send(2).unwrap();
-    drop(only);
-    assert_eq!(rx.try_recv(), Ok(2));
-    assert_eq!(rx.try_recv(), Err(TryRecvError::Empty));
+        // One receiver waits, is given a value and dropped: the value stays in the channel.
+        let mut only = Box::pin(rx.recv());
+        assert!(only.as_mut().poll(cx).is_pending());
+        tx.try_send(2).unwrap();
+        drop(only);
+        assert_eq!(rx.try_recv(), Ok(2));
+        assert_eq!(rx.try_recv(), Err(TryRecvError::Empty));
+    });
 }
 
 #[test]
 fn a_cancelled_send_drops_its_value_once_unless_taken() {
     let drops = Arc::new(AtomicUsize::new(0));
-    let waker = Arc::new(CountingWaker::default());
-    let w = Waker::from(Arc::clone(&waker));
-    let mut cx = Context::from_waker(&w);
-    let (tx, rx) = bounded::<Counted>(0);
+    with_counting_waker(|cx, _| {
+        let (tx, rx) = bounded::<Counted>(0);
 
-    let mut send = Box::pin(tx.send(Counted(1, Arc::clone(&drops))));
-    assert!(send.as_mut().poll(&mut cx).is_pending());
-    drop(send);
-    assert_eq!(drops.load(Ordering::SeqCst), 1);
-    assert!(matches!(rx.try_recv(), Err(TryRecvError::Empty)));
+        let mut send = Box::pin(tx.send(Counted(1, Arc::clone(&drops))));
+        assert!(send.as_mut().poll(cx).is_pending());
+        drop(send);
+        assert_eq!(drops.load(Ordering::SeqCst), 1);
+        assert!(matches!(rx.try_recv(), Err(TryRecvError::Empty)));
 
-    // Taken by a receiver, then the send future is dropped before it saw it: nothing dropped
-    // twice, the receiver has the value.
-    let mut send = Box::pin(tx.send(Counted(2, Arc::clone(&drops))));
-    assert!(send.as_mut().poll(&mut cx).is_pending());
-    let got = rx.try_recv().unwrap();
-    assert_eq!(got.0, 2);
-    drop(send);
-    assert_eq!(drops.load(Ordering::SeqCst), 1);
-    drop(got);
-    assert_eq!(drops.load(Ordering::SeqCst), 2);
+        // Taken by a receiver, then the send future is dropped before it saw it: nothing dropped
+        // twice, the receiver has the value.
+        let mut send = Box::pin(tx.send(Counted(2, Arc::clone(&drops))));
+        assert!(send.as_mut().poll(cx).is_pending());
+        let got = rx.try_recv().unwrap();
+        assert_eq!(got.0, 2);
+        drop(send);
+        assert_eq!(drops.load(Ordering::SeqCst), 1);
+        drop(got);
+        assert_eq!(drops.load(Ordering::SeqCst), 2);
+    });
 }
 
 #[test]
 fn a_full_buffer_takes_the_waiting_senders_value_in_order() {
-    let waker = Arc::new(CountingWaker::default());
-    let w = Waker::from(Arc::clone(&waker));
-    let mut cx = Context::from_waker(&w);
-    let (tx, rx) = bounded::<u32>(2);
-    tx.try_send(1).unwrap();
-    tx.try_send(2).unwrap();
-    let mut send = pin!(tx.send(3));
-    assert!(send.as_mut().poll(&mut cx).is_pending());
-    assert_eq!(rx.try_recv(), Ok(1));
-    assert_eq!(waker.0.load(Ordering::SeqCst), 1);
-    assert_eq!(send.as_mut().poll(&mut cx), Poll::Ready(Ok(())));
-    assert_eq!(rx.try_recv(), Ok(2));
-    assert_eq!(rx.try_recv(), Ok(3));
+    with_counting_waker(|cx, waker| {
+        let (tx, rx) = bounded::<u32>(2);
+        tx.try_send(1).unwrap();
+        tx.try_send(2).unwrap();
+        let mut send = pin!(tx.send(3));
+        assert!(send.as_mut().poll(cx).is_pending());
+        assert_eq!(rx.try_recv(), Ok(1));
+        assert_eq!(waker.0.load(Ordering::SeqCst), 1);
+        assert_eq!(send.as_mut().poll(cx), Poll::Ready(Ok(())));
+        assert_eq!(rx.try_recv(), Ok(2));
+        assert_eq!(rx.try_recv(), Ok(3));
+    });
 }
 
 #[test]
 fn a_pool_task_and_a_plain_thread_meet() {
-    watchdog(|| {
-        let pool = Pool::builder().threads(2).build().unwrap();
+    watched_pool(2, |pool| {
         let m = n(5_000);
         let (tx, rx) = bounded::<u64>(0);
         let c = pool.spawn_future(async move {

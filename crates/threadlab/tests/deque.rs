@@ -4,6 +4,9 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering::*};
 use std::thread;
 use threadlab::deque::{Steal, Stealer, Worker};
 
+mod deque_support;
+use deque_support::steal_once;
+
 /// The owner and a thief race for a single item, many times: exactly one of them gets it.
 #[test]
 fn owner_and_thief_race_for_the_last_element() {
@@ -95,19 +98,7 @@ fn thief(s: &Stealer<usize>, batch: bool, stop: &AtomicBool, mark: &(dyn Fn(usiz
     let local = Worker::new();
     // Acquire: pairs with the owner's Release store after it has drained the deque.
     while !stop.load(Acquire) || !s.is_empty() {
-        let got = if batch {
-            s.steal_batch_and_pop(&local)
-        } else {
-            s.steal()
-        };
-        match got {
-            Steal::Success(x) => mark(x),
-            Steal::Empty => thread::yield_now(),
-            Steal::Retry => {}
-        }
-        while let Some(x) = local.pop() {
-            mark(x);
-        }
+        steal_once(s, &local, batch, mark);
     }
 }
 

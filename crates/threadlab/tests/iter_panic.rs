@@ -33,6 +33,14 @@ fn slow(x: u64) {
     }
 }
 
+/// The work on item `x` ([`slow`]), and the panic ("boom") at item `at`.
+fn slow_or_boom(x: u64, at: u64) {
+    slow(x);
+    if x == at {
+        panic!("boom");
+    }
+}
+
 /// Runs `op`, which must panic with "boom", and checks every `Counted` made was dropped once.
 fn expect_boom_and_no_leak(op: impl FnOnce()) {
     let _guard = SERIAL.lock().unwrap_or_else(|p| p.into_inner());
@@ -54,10 +62,7 @@ fn scenarios(n: u64, at: u64) {
         let _: Vec<Counted> = v
             .par_iter()
             .map(|&x| {
-                slow(x);
-                if x == at {
-                    panic!("boom");
-                }
+                slow_or_boom(x, at);
                 Counted::new(x)
             })
             .collect();
@@ -67,10 +72,7 @@ fn scenarios(n: u64, at: u64) {
         let _: Vec<Counted> = v
             .par_iter()
             .filter_map(|&x| {
-                slow(x);
-                if x == at {
-                    panic!("boom");
-                }
+                slow_or_boom(x, at);
                 (x % 3 != 0).then(|| Counted::new(x))
             })
             .collect();
@@ -78,10 +80,7 @@ fn scenarios(n: u64, at: u64) {
     // A panic in a consumer's closure after items were produced.
     expect_boom_and_no_leak(|| {
         (0..n).into_par_iter().map(Counted::new).for_each(|c| {
-            slow(c.0);
-            if c.0 == at {
-                panic!("boom");
-            }
+            slow_or_boom(c.0, at);
         });
     });
     // Reduce over owned items.
@@ -89,10 +88,7 @@ fn scenarios(n: u64, at: u64) {
         let _ = (0..n).into_par_iter().map(Counted::new).reduce(
             || Counted::new(0),
             |a, b| {
-                slow(b.0);
-                if b.0 == at {
-                    panic!("boom");
-                }
+                slow_or_boom(b.0, at);
                 Counted::new(a.0 + b.0)
             },
         );
@@ -102,10 +98,7 @@ fn scenarios(n: u64, at: u64) {
         let _: (Vec<_>, Vec<_>) = (0..n)
             .into_par_iter()
             .map(|x| {
-                slow(x);
-                if x == at {
-                    panic!("boom");
-                }
+                slow_or_boom(x, at);
                 (Counted::new(x), Counted::new(x))
             })
             .unzip();

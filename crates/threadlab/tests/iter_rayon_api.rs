@@ -94,29 +94,15 @@ fn bounds_keep_the_answer() {
     let pool = pool();
     for v in inputs(3) {
         let want: Vec<u32> = v.iter().map(|x| x * 3).collect();
+        // The same pipeline (each item times three) after the bound.
+        fn tripled<'a>(bounded: impl ParallelIterator<Item = &'a u32>) -> Vec<u32> {
+            bounded.map(|x| x * 3).collect()
+        }
         for b in [1usize, 7, 1000, usize::MAX] {
             pool.install(|| {
-                assert_eq!(
-                    v.par_iter()
-                        .with_max_len(b)
-                        .map(|x| x * 3)
-                        .collect::<Vec<_>>(),
-                    want
-                );
-                assert_eq!(
-                    v.par_iter()
-                        .with_min_len(b)
-                        .map(|x| x * 3)
-                        .collect::<Vec<_>>(),
-                    want
-                );
-                assert_eq!(
-                    v.par_iter()
-                        .by_uniform_blocks(b)
-                        .map(|x| x * 3)
-                        .collect::<Vec<_>>(),
-                    want
-                );
+                assert_eq!(tripled(v.par_iter().with_max_len(b)), want);
+                assert_eq!(tripled(v.par_iter().with_min_len(b)), want);
+                assert_eq!(tripled(v.par_iter().by_uniform_blocks(b)), want);
             });
         }
     }

@@ -17,8 +17,24 @@ fn lengths(rng: &mut Rng) -> Vec<usize> {
     v
 }
 
+/// Calls `each(pool, rng, len)` for every length of [`lengths`], on one 2-worker pool and one
+/// generator seeded with `seed` (so the inputs a test draws from it are the same each run).
+fn for_lengths(seed: u64, mut each: impl FnMut(&Pool, &mut Rng, usize)) {
+    let pool = Pool::builder().threads(2).build().unwrap();
+    let mut rng = Rng::new(seed);
+    for len in lengths(&mut rng) {
+        each(&pool, &mut rng, len);
+    }
+}
+
 fn input(rng: &mut Rng, len: usize) -> Vec<i64> {
     (0..len).map(|_| rng.below(1000) as i64).collect()
+}
+
+/// An [`input`] of a random length from 0 to `most`.
+fn input_up_to(rng: &mut Rng, most: usize) -> Vec<i64> {
+    let len = rng.below(most as u64 + 1) as usize;
+    input(rng, len)
 }
 
 /// `std`'s items with `sep` between every two neighbours.
@@ -87,15 +103,13 @@ fn check_intersperse(v: &[i64]) {
 
 #[test]
 fn intersperse_matches_a_sequential_reference() {
-    let pool = Pool::builder().threads(2).build().unwrap();
-    let mut rng = Rng::new(0x1A7E_5BE5);
-    for len in lengths(&mut rng) {
-        let v = input(&mut rng, len);
+    for_lengths(0x1A7E_5BE5, |pool, rng, len| {
+        let v = input(rng, len);
         pool.install(|| check_intersperse(&v));
         if !cfg!(miri) {
             check_intersperse(&v);
         }
-    }
+    });
     // Strings, through an unindexed source (a split).
     let words: Vec<String> = (0..500).map(|i| i.to_string()).collect();
     let joined = words.join(",");
@@ -264,12 +278,9 @@ fn check_chunks_exact(v: &[i64], size: usize) {
 
 #[test]
 fn len_and_exact_chunks_match_std() {
-    let pool = Pool::builder().threads(2).build().unwrap();
-    let mut rng = Rng::new(0xC4C4_1E57);
-    for len in lengths(&mut rng) {
-        let v = input(&mut rng, len);
-        let other_len = rng.below(2 * len as u64 + 1) as usize;
-        let other = input(&mut rng, other_len);
+    for_lengths(0xC4C4_1E57, |pool, rng, len| {
+        let v = input(rng, len);
+        let other = input_up_to(rng, 2 * len);
         for size in [1, 2, 3, 1 + rng.below(100) as usize] {
             pool.install(|| {
                 check_len(&v, &other, size);
@@ -279,7 +290,7 @@ fn len_and_exact_chunks_match_std() {
                 check_chunks_exact(&v, size);
             }
         }
-    }
+    });
 }
 
 /// `(0..n).into_par_iter()` with `n` an integer literal of no given type: the method call
@@ -411,9 +422,7 @@ fn check_try_fold(v: &[i64], stop_at: Option<usize>) {
 
 #[test]
 fn try_fold_matches_std() {
-    let pool = Pool::builder().threads(2).build().unwrap();
-    let mut rng = Rng::new(0x7F01_D5ED);
-    for len in lengths(&mut rng) {
+    for_lengths(0x7F01_D5ED, |pool, rng, len| {
         // Distinct values, so exactly one item stops the fold.
         let v: Vec<i64> = (0..len as i64).map(|i| i * 7 + 1).collect();
         let stop_at = (len > 0).then(|| rng.below(len as u64) as usize);
@@ -423,7 +432,7 @@ fn try_fold_matches_std() {
                 check_try_fold(&v, stop);
             }
         }
-    }
+    });
 }
 
 /// `interleave` and `interleave_shortest` against a sequential reference, on sides of random
@@ -494,18 +503,15 @@ fn check_tuples_and_views(v: &[i64], w: &[i64]) {
 
 #[test]
 fn interleave_tuples_and_views_match_std() {
-    let pool = Pool::builder().threads(2).build().unwrap();
-    let mut rng = Rng::new(0x1E7E_A5ED);
-    for len in lengths(&mut rng) {
-        let v = input(&mut rng, len);
-        let other_len = rng.below(2 * len as u64 + 2) as usize;
-        let w = input(&mut rng, other_len);
+    for_lengths(0x1E7E_A5ED, |pool, rng, len| {
+        let v = input(rng, len);
+        let w = input_up_to(rng, 2 * len + 1);
         pool.install(|| {
             check_interleave(&v, &w);
             check_interleave(&w, &v);
             check_tuples_and_views(&v, &w);
         });
-    }
+    });
 }
 
 /// A clone of a pipeline that has not run yields what the pipeline yields (and what `std`'s
@@ -572,10 +578,8 @@ fn check_clones(v: &[i64]) {
 
 #[test]
 fn clones_yield_what_the_original_yields() {
-    let pool = Pool::builder().threads(2).build().unwrap();
-    let mut rng = Rng::new(0xC10E_5EED);
-    for len in lengths(&mut rng) {
-        let v = input(&mut rng, len);
+    for_lengths(0xC10E_5EED, |pool, rng, len| {
+        let v = input(rng, len);
         pool.install(|| check_clones(&v));
-    }
+    });
 }

@@ -48,6 +48,18 @@ impl Task {
         })
     }
 
+    /// A task whose event has happened, its queued job running on a thread of its own: the
+    /// task and that thread.
+    fn ready_and_running() -> (Arc<Task>, thread::JoinHandle<()>) {
+        let task = Task::new();
+        task.ready.store(true, Ordering::Release);
+        let runner = {
+            let task = Arc::clone(&task);
+            thread::spawn(move || task.run())
+        };
+        (task, runner)
+    }
+
     fn free(&self) {
         self.freed.fetch_add(1, Ordering::SeqCst);
     }
@@ -128,6 +140,12 @@ impl Task {
         out
     }
 
+    /// Drops the handle as the last reference: the task is freed, and exactly once.
+    fn drop_handle_last(&self) {
+        self.drop_handle();
+        assert_eq!(self.freed.load(Ordering::SeqCst), 1);
+    }
+
     fn drop_handle(&self) {
         if self.state.drop_join_handle() {
             self.free();
@@ -158,8 +176,7 @@ fn a_wake_during_the_poll_is_not_lost() {
         waker.join().unwrap();
         assert!(task.state.load().is_complete(), "the wake was lost");
         assert_eq!(task.poll_handle(1), Some(42));
-        task.drop_handle();
-        assert_eq!(task.freed.load(Ordering::SeqCst), 1);
+        task.drop_handle_last();
     });
 }
 
@@ -193,20 +210,14 @@ fn two_wakers_queue_the_task_once() {
             2,
             "polled once more, not twice"
         );
-        task.drop_handle();
-        assert_eq!(task.freed.load(Ordering::SeqCst), 1);
+        task.drop_handle_last();
     });
 }
 
 #[test]
 fn the_join_waker_is_never_written_while_read() {
     model(|| {
-        let task = Task::new();
-        task.ready.store(true, Ordering::Release);
-        let runner = {
-            let task = Arc::clone(&task);
-            thread::spawn(move || task.run())
-        };
+        let (task, runner) = Task::ready_and_running();
         // The handle polls twice with different wakers (the second replaces the first).
         let mut out = task.poll_handle(1);
         if out.is_none() {
@@ -221,20 +232,14 @@ fn the_join_waker_is_never_written_while_read() {
             out = task.poll_handle(2);
         }
         assert_eq!(out, Some(42));
-        task.drop_handle();
-        assert_eq!(task.freed.load(Ordering::SeqCst), 1);
+        task.drop_handle_last();
     });
 }
 
 #[test]
 fn dropping_the_handle_while_the_task_completes() {
     model(|| {
-        let task = Task::new();
-        task.ready.store(true, Ordering::Release);
-        let runner = {
-            let task = Arc::clone(&task);
-            thread::spawn(move || task.run())
-        };
+        let (task, runner) = Task::ready_and_running();
         task.drop_handle();
         runner.join().unwrap();
         assert!(task.state.load().is_complete());

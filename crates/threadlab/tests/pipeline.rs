@@ -9,6 +9,9 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 use threadlab::{Pipeline, PipelineReport, Pool};
 
+mod pool_support;
+use pool_support::panic_message;
+
 const N: usize = if cfg!(miri) { 20 } else { 2_000 };
 
 fn pool(threads: usize) -> Pool {
@@ -51,6 +54,13 @@ impl Occupancy {
     fn peak(&self) -> usize {
         self.peak.load(Ordering::SeqCst)
     }
+    /// Runs `f` counted as inside.
+    fn during<R>(&self, f: impl FnOnce() -> R) -> R {
+        self.enter();
+        let r = f();
+        self.leave();
+        r
+    }
 }
 
 /// Some work whose length depends on the item, so items overtake each other in parallel stages.
@@ -65,18 +75,19 @@ fn churn(x: usize) -> usize {
     x
 }
 
+/// The numbers `0..N` (8 in flight at most) through a parallel stage of [`churn`], so that they
+/// come out of it in any order: what the serial stages are tested behind.
+fn churned<'env>() -> Pipeline<'env, usize> {
+    Pipeline::new("numbers", 8, numbers(N)).parallel("churn", churn)
+}
+
 #[test]
 fn serial_in_order_stage_sees_source_order_after_a_parallel_stage() {
     let pool = pool(4);
     let serial = Occupancy::default();
     let mut out = Vec::new();
-    let report = Pipeline::new("numbers", 8, numbers(N))
-        .parallel("churn", churn)
-        .serial_in_order("write", |x| {
-            serial.enter();
-            out.push(x);
-            serial.leave();
-        })
+    let report = churned()
+        .serial_in_order("write", |x| serial.during(|| out.push(x)))
         .run_on(&pool);
     assert_eq!(out, (0..N).collect::<Vec<_>>());
     assert_eq!(report.items, N as u64);
@@ -88,12 +99,9 @@ fn serial_out_of_order_stage_sees_every_item_once_one_at_a_time() {
     let pool = pool(4);
     let serial = Occupancy::default();
     let mut out = Vec::new();
-    let report = Pipeline::new("numbers", 8, numbers(N))
-        .parallel("churn", churn)
+    let report = churned()
         .serial_out_of_order("gather", |x| {
-            serial.enter();
-            out.push(x);
-            serial.leave();
+            serial.during(|| out.push(x));
             x
         })
         .parallel("after", |x| x + 1)
@@ -190,16 +198,8 @@ fn limit_of_one_runs_items_strictly_one_after_another() {
     let pool = pool(4);
     let inside = Occupancy::default();
     let report = Pipeline::new("numbers", 1, numbers(100))
-        .parallel("a", |x| {
-            inside.enter();
-            inside.leave();
-            x
-        })
-        .parallel("b", |x| {
-            inside.enter();
-            inside.leave();
-            x
-        })
+        .parallel("a", |x| inside.during(|| x))
+        .parallel("b", |x| inside.during(|| x))
         .run_on(&pool);
     assert_eq!(
         report,
@@ -264,13 +264,6 @@ impl Drop for Counted {
     fn drop(&mut self) {
         self.live.fetch_sub(1, Ordering::SeqCst);
     }
-}
-
-fn panic_message(p: &(dyn std::any::Any + Send)) -> String {
-    p.downcast_ref::<&str>()
-        .map(|s| s.to_string())
-        .or_else(|| p.downcast_ref::<String>().cloned())
-        .unwrap_or_default()
 }
 
 #[test]

@@ -12,13 +12,12 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{mpsc, Arc, Barrier};
 use std::time::{Duration, Instant};
 
-use pool_support::watchdog;
+use pool_support::{barrier_needing_a_spare, watchdog, watched_pool};
 use threadlab::Pool;
 
 #[test]
 fn a_barrier_with_more_parties_than_workers_completes() {
-    watchdog(|| {
-        let pool = Pool::builder().threads(2).build().unwrap();
+    watched_pool(2, |pool| {
         let barrier = Arc::new(Barrier::new(3));
         let passed = Arc::new(AtomicUsize::new(0));
         pool.scope(|s| {
@@ -63,8 +62,7 @@ fn fire_and_forget_tasks_behind_blocked_workers_run() {
 
 #[test]
 fn every_worker_receiving_from_a_queued_sender_completes() {
-    watchdog(|| {
-        let pool = Pool::builder().threads(2).build().unwrap();
+    watched_pool(2, |pool| {
         let (tx, rx) = threadlab::channel::unbounded::<u32>();
         let got = Arc::new(AtomicUsize::new(0));
         let started = Arc::new(AtomicUsize::new(0));
@@ -97,8 +95,7 @@ fn every_worker_receiving_from_a_queued_sender_completes() {
 
 #[test]
 fn an_install_while_every_worker_blocks_completes() {
-    watchdog(|| {
-        let pool = Pool::builder().threads(2).build().unwrap();
+    watched_pool(2, |pool| {
         let (tx, rx) = mpsc::channel::<u32>();
         let rx = Arc::new(std::sync::Mutex::new(rx));
         let (done_tx, done_rx) = mpsc::channel();
@@ -188,15 +185,7 @@ fn a_stuck_pool_past_its_bound_says_so() {
             .max_spare_threads(0)
             .build()
             .unwrap();
-        let barrier = Arc::new(Barrier::new(3));
-        pool.scope(|s| {
-            for _ in 0..3 {
-                let b = Arc::clone(&barrier);
-                s.spawn(move |_| {
-                    b.wait();
-                });
-            }
-        });
+        barrier_needing_a_spare(&pool);
         unreachable!("the barrier cannot complete on two workers without a spare thread");
     }
     watchdog(|| {
@@ -282,8 +271,7 @@ fn a_recorded_spare_thread_says_which_workers_it_stood_in_for() {
 /// (its seat is lent), and a spare thread runs the sender.
 #[test]
 fn a_guest_blocked_on_work_it_queued_on_its_seat_completes() {
-    watchdog(|| {
-        let pool = Pool::builder().threads(1).build().unwrap();
+    watched_pool(1, |pool| {
         // Let the worker go to sleep first, so the install below is a guest.
         while !pool.metrics().all_parked() {
             std::thread::sleep(Duration::from_millis(1));

@@ -5,7 +5,7 @@ mod pool_support;
 
 use std::sync::mpsc;
 
-use pool_support::watchdog;
+use pool_support::{watchdog, watched_pool};
 use threadlab::Pool;
 
 #[test]
@@ -27,8 +27,7 @@ fn blocking_hands_the_queued_work_to_a_spare_thread_at_once() {
 
 #[test]
 fn a_spare_thread_runs_nested_joins_and_reports_no_worker_index() {
-    watchdog(|| {
-        let pool = Pool::builder().threads(1).build().unwrap();
+    watched_pool(1, |pool| {
         let (tx, rx) = mpsc::channel();
         let got = pool.install(move || {
             threadlab::spawn(move || {

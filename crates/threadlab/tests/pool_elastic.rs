@@ -9,7 +9,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{mpsc, Arc};
 use std::time::{Duration, Instant};
 
-use pool_support::watchdog;
+use pool_support::{counting_panics, watchdog};
 use threadlab::{Pool, SerialQueue};
 
 /// Short, so the tests do not wait long for retirements.
@@ -218,16 +218,7 @@ fn serial_queue_and_pipeline_on_a_retired_pool() {
 #[test]
 fn shutdown_and_drop_of_a_retired_pool() {
     watchdog(|| {
-        let panics = Arc::new(AtomicUsize::new(0));
-        let p = Arc::clone(&panics);
-        let pool = Pool::builder()
-            .threads(3)
-            .keep_alive(KEEP)
-            .panic_handler(move |_| {
-                p.fetch_add(1, Ordering::SeqCst);
-            })
-            .build()
-            .unwrap();
+        let (panics, pool) = counting_panics(Pool::builder().threads(3).keep_alive(KEEP));
         for i in 0..30 {
             pool.spawn(move || {
                 if i % 10 == 0 {

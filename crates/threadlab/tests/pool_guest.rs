@@ -10,7 +10,7 @@ use std::thread::ThreadId;
 use threadlab::Pool;
 
 mod pool_support;
-use pool_support::{fib, settle, watchdog};
+use pool_support::{fib, on_one_and_two_workers, settle, watchdog, watched_pool};
 
 fn me() -> ThreadId {
     std::thread::current().id()
@@ -19,20 +19,16 @@ fn me() -> ThreadId {
 /// With every worker parked, an install runs on the calling thread, with a worker's index.
 #[test]
 fn an_install_from_outside_runs_on_the_caller_as_a_guest() {
-    watchdog(|| {
-        for threads in [1, 2] {
-            let pool = Pool::builder().threads(threads).build().unwrap();
-            settle(&pool);
-            let caller = me();
-            let (tid, index, sum) =
-                pool.install(|| (me(), threadlab::current_thread_index(), fib(20)));
-            assert_eq!(tid, caller, "{threads} workers: ran on the caller");
-            assert!(
-                index.is_some_and(|i| i < threads),
-                "a seat's index: {index:?}"
-            );
-            assert_eq!(sum, 6765);
-        }
+    on_one_and_two_workers(|threads, pool| {
+        settle(&pool);
+        let caller = me();
+        let (tid, index, sum) = pool.install(|| (me(), threadlab::current_thread_index(), fib(20)));
+        assert_eq!(tid, caller, "{threads} workers: ran on the caller");
+        assert!(
+            index.is_some_and(|i| i < threads),
+            "a seat's index: {index:?}"
+        );
+        assert_eq!(sum, 6765);
     });
 }
 
@@ -40,8 +36,7 @@ fn an_install_from_outside_runs_on_the_caller_as_a_guest() {
 /// given back once, at the outer install's end: afterwards every worker is usable.
 #[test]
 fn nested_install_from_a_guest() {
-    watchdog(|| {
-        let pool = Pool::builder().threads(2).build().unwrap();
+    watched_pool(2, |pool| {
         settle(&pool);
         let caller = me();
         let count = AtomicUsize::new(0);
@@ -78,38 +73,35 @@ fn nested_install_from_a_guest() {
 /// every worker, for guests and for work from its workers.
 #[test]
 fn a_guest_that_panics() {
-    watchdog(|| {
-        for threads in [1, 2] {
-            let pool = Pool::builder().threads(threads).build().unwrap();
-            for round in 0..if cfg!(miri) { 4 } else { 20 } {
-                settle(&pool);
-                let r = catch_unwind(AssertUnwindSafe(|| {
-                    pool.install(|| {
-                        if round % 2 == 0 {
-                            panic!("guest panic {round}");
-                        }
-                        threadlab::join(
-                            || fib(if cfg!(miri) { 8 } else { 18 }),
-                            || panic!("half panic {round}"),
-                        )
-                    })
-                }));
-                let payload = r.expect_err("the panic is re-raised");
-                let msg = payload
-                    .downcast_ref::<String>()
-                    .cloned()
-                    .unwrap_or_default();
-                assert!(msg.contains(&round.to_string()), "{msg}");
-                assert_eq!(pool.install(|| fib(12)), 144);
-                for w in 0..threads {
-                    assert_eq!(
-                        pool.install_on(w, threadlab::current_thread_index),
-                        Ok(Some(w))
-                    );
-                }
+    on_one_and_two_workers(|threads, pool| {
+        for round in 0..if cfg!(miri) { 4 } else { 20 } {
+            settle(&pool);
+            let r = catch_unwind(AssertUnwindSafe(|| {
+                pool.install(|| {
+                    if round % 2 == 0 {
+                        panic!("guest panic {round}");
+                    }
+                    threadlab::join(
+                        || fib(if cfg!(miri) { 8 } else { 18 }),
+                        || panic!("half panic {round}"),
+                    )
+                })
+            }));
+            let payload = r.expect_err("the panic is re-raised");
+            let msg = payload
+                .downcast_ref::<String>()
+                .cloned()
+                .unwrap_or_default();
+            assert!(msg.contains(&round.to_string()), "{msg}");
+            assert_eq!(pool.install(|| fib(12)), 144);
+            for w in 0..threads {
+                assert_eq!(
+                    pool.install_on(w, threadlab::current_thread_index),
+                    Ok(Some(w))
+                );
             }
-            assert_eq!(pool.metrics().panicked_tasks, 0);
         }
+        assert_eq!(pool.metrics().panicked_tasks, 0);
     });
 }
 
@@ -119,41 +111,38 @@ fn a_guest_that_panics() {
 /// could.
 #[test]
 fn static_spawns_from_a_guest_outlive_the_install() {
-    watchdog(|| {
-        for threads in [1, 2] {
-            let pool = Pool::builder().threads(threads).build().unwrap();
-            settle(&pool);
-            let ran = Arc::new(AtomicUsize::new(0));
-            let (go_tx, go_rx) = mpsc::channel::<()>();
-            let go_rx = Arc::new(std::sync::Mutex::new(go_rx));
-            let (done_tx, done_rx) = mpsc::channel::<()>();
-            let caller = me();
-            let on_guest = pool.install(|| {
-                // The first task waits for the signal; the others after it in the same seat.
-                let (ran1, go, done) = (Arc::clone(&ran), Arc::clone(&go_rx), done_tx.clone());
+    on_one_and_two_workers(|threads, pool| {
+        settle(&pool);
+        let ran = Arc::new(AtomicUsize::new(0));
+        let (go_tx, go_rx) = mpsc::channel::<()>();
+        let go_rx = Arc::new(std::sync::Mutex::new(go_rx));
+        let (done_tx, done_rx) = mpsc::channel::<()>();
+        let caller = me();
+        let on_guest = pool.install(|| {
+            // The first task waits for the signal; the others after it in the same seat.
+            let (ran1, go, done) = (Arc::clone(&ran), Arc::clone(&go_rx), done_tx.clone());
+            threadlab::spawn(move || {
+                go.lock().unwrap().recv().unwrap();
+                ran1.fetch_add(1, Ordering::SeqCst);
+                done.send(()).unwrap();
+            });
+            for _ in 0..99 {
+                let (ran, done) = (Arc::clone(&ran), done_tx.clone());
                 threadlab::spawn(move || {
-                    go.lock().unwrap().recv().unwrap();
-                    ran1.fetch_add(1, Ordering::SeqCst);
+                    ran.fetch_add(1, Ordering::SeqCst);
                     done.send(()).unwrap();
                 });
-                for _ in 0..99 {
-                    let (ran, done) = (Arc::clone(&ran), done_tx.clone());
-                    threadlab::spawn(move || {
-                        ran.fetch_add(1, Ordering::SeqCst);
-                        done.send(()).unwrap();
-                    });
-                }
-                me() == caller
-            });
-            assert!(on_guest, "{threads} workers: the install ran as a guest");
-            go_tx.send(()).unwrap();
-            for _ in 0..100 {
-                done_rx.recv().unwrap();
             }
-            assert_eq!(ran.load(Ordering::SeqCst), 100);
-            let report = pool.shutdown();
-            assert_eq!(report.panicked_tasks, 0);
+            me() == caller
+        });
+        assert!(on_guest, "{threads} workers: the install ran as a guest");
+        go_tx.send(()).unwrap();
+        for _ in 0..100 {
+            done_rx.recv().unwrap();
         }
+        assert_eq!(ran.load(Ordering::SeqCst), 100);
+        let report = pool.shutdown();
+        assert_eq!(report.panicked_tasks, 0);
     });
 }
 
@@ -163,8 +152,7 @@ fn static_spawns_from_a_guest_outlive_the_install() {
 /// per heartbeat period, as documented, with a guest as with a worker.)
 #[test]
 fn a_guest_blocked_outside_threadlab_still_gets_its_spawn_run() {
-    watchdog(|| {
-        let pool = Pool::builder().threads(2).build().unwrap();
+    watched_pool(2, |pool| {
         for round in 0..if cfg!(miri) { 5 } else { 50 } {
             if round % 2 == 0 {
                 settle(&pool);

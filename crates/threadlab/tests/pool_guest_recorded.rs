@@ -5,10 +5,9 @@
 use std::thread::ThreadId;
 
 use threadlab::trace::{EventKind, TaskKind};
-use threadlab::Pool;
 
 mod pool_support;
-use pool_support::{fib, settle, watchdog};
+use pool_support::{fib, settle, watched_pool};
 
 fn me() -> ThreadId {
     std::thread::current().id()
@@ -21,8 +20,7 @@ fn me() -> ThreadId {
 #[test]
 fn while_recording_a_guest_still_runs_on_the_caller_and_names_its_seat() {
     use threadlab_doctor::Diagnose;
-    watchdog(|| {
-        let pool = Pool::builder().threads(2).build().unwrap();
+    watched_pool(2, |pool| {
         settle(&pool);
         let rec = threadlab::trace::start();
         let caller = me();

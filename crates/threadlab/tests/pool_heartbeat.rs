@@ -10,7 +10,7 @@ use std::sync::mpsc;
 use threadlab::{join, Pool};
 
 mod pool_support;
-use pool_support::{fib, settle, watchdog};
+use pool_support::{fib, settle, watchdog, watched_pool};
 
 /// An unbalanced recursion: the left side is a chain `depth` long, each link with a small
 /// balanced subtree on the right. Returns the number of leaves.
@@ -103,8 +103,7 @@ fn a_panic_in_either_half_propagates_after_both_ran_on_every_path() {
 
 #[test]
 fn an_idle_worker_gets_part_of_work_that_is_all_inline() {
-    watchdog(|| {
-        let pool = Pool::builder().threads(2).build().unwrap();
+    watched_pool(2, |pool| {
         settle(&pool);
         let before = pool.metrics();
         // `a` keeps forking fine-grained joins (so it polls) until `b` has started on another
@@ -143,8 +142,7 @@ fn an_idle_worker_gets_part_of_work_that_is_all_inline() {
 #[test]
 fn a_coarse_join_is_shared_with_an_idle_worker() {
     // `a` does not fork at all: its join polls once, on entry, and must publish `b` then.
-    watchdog(|| {
-        let pool = Pool::builder().threads(2).build().unwrap();
+    watched_pool(2, |pool| {
         settle(&pool);
         let (tx, rx) = mpsc::channel::<()>();
         pool.install(|| {
@@ -158,8 +156,7 @@ fn a_coarse_join_is_shared_with_an_idle_worker() {
 
 #[test]
 fn a_loop_is_split_for_an_idle_worker() {
-    watchdog(|| {
-        let pool = Pool::builder().threads(2).build().unwrap();
+    watched_pool(2, |pool| {
         settle(&pool);
         // Item 0 waits until some item runs on another worker: that happens only if the loop
         // splits (before item 0) and the idle worker steals the other half.

@@ -9,7 +9,7 @@ use std::sync::Arc;
 use threadlab::Pool;
 
 mod pool_support;
-use pool_support::{fib, watchdog};
+use pool_support::{fib, watchdog, watched_pool};
 
 /// 64 pools of 8 workers, all alive and all working at once (512 threads plus the callers):
 /// each computes its share, nothing hangs, and every thread is joined when they drop.
@@ -73,8 +73,7 @@ fn install_cycles_across_pools_ten_thousand_deep() {
 /// `send_blocking` on a full channel whose receiver is dropped gets its value back.
 #[test]
 fn blocked_channel_ends_learn_that_the_other_end_was_dropped() {
-    watchdog(|| {
-        let pool = Pool::builder().threads(2).build().unwrap();
+    watched_pool(2, |pool| {
         for on_pool in [false, true] {
             let (tx, rx) = threadlab::channel::bounded::<u64>(1);
             let (done_tx, done_rx) = std::sync::mpsc::channel();

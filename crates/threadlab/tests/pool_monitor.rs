@@ -7,10 +7,9 @@
 
 mod pool_support;
 
-use std::sync::{Arc, Barrier};
 use std::time::{Duration, Instant};
 
-use pool_support::{fib, settle, watchdog};
+use pool_support::{barrier_needing_a_spare, fib, settle, watchdog};
 use threadlab::Pool;
 
 /// The OS ids of the monitor threads of this process, with how often each has woken
@@ -44,19 +43,6 @@ fn wait_for(what: &str, done: impl Fn() -> bool) {
         assert!(Instant::now() < deadline, "never: {what}");
         std::thread::sleep(Duration::from_millis(10));
     }
-}
-
-/// A 3-party barrier on 2 workers: only a spare thread lets it complete.
-fn barrier_needing_a_spare(pool: &Pool) {
-    let barrier = Arc::new(Barrier::new(3));
-    pool.scope(|s| {
-        for _ in 0..3 {
-            let b = Arc::clone(&barrier);
-            s.spawn(move |_| {
-                b.wait();
-            });
-        }
-    });
 }
 
 #[test]

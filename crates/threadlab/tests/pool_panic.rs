@@ -1,15 +1,12 @@
+mod pool_support;
+
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{mpsc, Arc};
 use std::time::Duration;
 use threadlab::{join, Pool};
 
-fn message(p: Box<dyn std::any::Any + Send>) -> String {
-    p.downcast_ref::<&str>()
-        .map(|s| s.to_string())
-        .or_else(|| p.downcast_ref::<String>().cloned())
-        .unwrap_or_default()
-}
+use pool_support::panic_message as message;
 
 #[test]
 fn panic_in_either_half_of_join_reaches_the_caller_after_both_finished() {
@@ -26,7 +23,7 @@ fn panic_in_either_half_of_join_reaches_the_caller_after_both_finished() {
             )
         })
     }));
-    assert_eq!(message(r.unwrap_err()), "left");
+    assert_eq!(message(&*r.unwrap_err()), "left");
     assert_eq!(
         b_done.load(Ordering::SeqCst),
         1,
@@ -36,7 +33,7 @@ fn panic_in_either_half_of_join_reaches_the_caller_after_both_finished() {
     let r = catch_unwind(AssertUnwindSafe(|| {
         pool.install(|| join(|| 1, || panic!("right")))
     }));
-    assert_eq!(message(r.unwrap_err()), "right");
+    assert_eq!(message(&*r.unwrap_err()), "right");
     assert_eq!(
         pool.install(|| join(|| 1, || 2)),
         (1, 2),
@@ -58,11 +55,11 @@ fn panic_in_scope_reaches_the_caller_after_all_tasks() {
             }
         })
     }));
-    assert_eq!(message(r.unwrap_err()), "task");
+    assert_eq!(message(&*r.unwrap_err()), "task");
     assert_eq!(done.load(Ordering::SeqCst), 100);
 
     let r = catch_unwind(AssertUnwindSafe(|| pool.scope(|_| panic!("body"))));
-    assert_eq!(message(r.unwrap_err()), "body");
+    assert_eq!(message(&*r.unwrap_err()), "body");
     let mut x = 0;
     pool.scope(|s| s.spawn(|_| x = 1));
     assert_eq!(x, 1, "pool still works");
@@ -72,7 +69,7 @@ fn panic_in_scope_reaches_the_caller_after_all_tasks() {
 fn panic_in_install_reaches_the_caller() {
     let pool = Pool::builder().threads(2).build().unwrap();
     let r = catch_unwind(AssertUnwindSafe(|| pool.install(|| panic!("inst"))));
-    assert_eq!(message(r.unwrap_err()), "inst");
+    assert_eq!(message(&*r.unwrap_err()), "inst");
     assert_eq!(pool.install(|| 5), 5);
 }
 
@@ -82,7 +79,7 @@ fn panic_in_spawn_goes_to_the_handler_and_is_counted() {
     let tx = std::sync::Mutex::new(tx);
     let pool = Pool::builder()
         .threads(2)
-        .panic_handler(move |p| tx.lock().unwrap().send(message(p)).unwrap())
+        .panic_handler(move |p| tx.lock().unwrap().send(message(&*p)).unwrap())
         .build()
         .unwrap();
     pool.spawn(|| panic!("fire-and-forget"));

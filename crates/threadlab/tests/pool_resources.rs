@@ -9,7 +9,7 @@ use std::sync::Arc;
 use threadlab::{Pool, SerialQueue};
 
 mod pool_support;
-use pool_support::fib;
+use pool_support::{fib, spawn_and_loop};
 
 struct Counting;
 
@@ -42,19 +42,7 @@ fn threads_now() -> usize {
 fn use_and_drop(threads: usize) {
     let pool = Pool::builder().threads(threads).build().unwrap();
     assert_eq!(pool.install(|| fib(16)), 987);
-    let count = AtomicUsize::new(0);
-    pool.scope(|s| {
-        for _ in 0..2_000 {
-            s.spawn(|_| {
-                count.fetch_add(1, Ordering::Relaxed);
-            });
-        }
-    });
-    pool.install(|| {
-        threadlab::for_each(0..1_000, |_| {
-            count.fetch_add(1, Ordering::Relaxed);
-        })
-    });
+    let ran = spawn_and_loop(&pool, 2_000, 1_000);
     let queue = SerialQueue::new(&pool);
     let queued = Arc::new(AtomicUsize::new(0));
     for _ in 0..100 {
@@ -72,7 +60,7 @@ fn use_and_drop(threads: usize) {
     }
     drop(queue);
     drop(pool);
-    assert_eq!(count.load(Ordering::Relaxed), 3_000);
+    assert_eq!(ran, 3_000);
     assert_eq!(
         queued.load(Ordering::Relaxed),
         600,

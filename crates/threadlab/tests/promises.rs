@@ -13,7 +13,7 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll, Waker};
 
-use pool_support::watchdog;
+use pool_support::{panic_message, watchdog, watched_pool};
 use threadlab::Pool;
 
 /// A value whose `Drop` panics (once it is dropped, it counts).
@@ -48,8 +48,7 @@ fn every_worker_alive(pool: &Pool) {
 
 #[test]
 fn a_payload_whose_drop_panics_does_not_kill_the_worker() {
-    watchdog(|| {
-        let pool = Pool::builder().threads(2).build().unwrap();
+    watched_pool(2, |pool| {
         let drops = Arc::new(AtomicUsize::new(0));
         for w in 0..2 {
             let d = Arc::clone(&drops);
@@ -105,8 +104,7 @@ fn a_panic_handler_that_throws_a_bomb_does_not_kill_the_worker() {
 
 #[test]
 fn a_detached_future_whose_drop_panics_does_not_kill_the_worker() {
-    watchdog(|| {
-        let pool = Pool::builder().threads(2).build().unwrap();
+    watched_pool(2, |pool| {
         let drops = Arc::new(AtomicUsize::new(0));
         for _ in 0..4 {
             drop(pool.spawn_future(PendingBomb(Bomb(Arc::clone(&drops)))));
@@ -120,8 +118,7 @@ fn a_detached_future_whose_drop_panics_does_not_kill_the_worker() {
 
 #[test]
 fn dropping_a_join_handle_whose_output_panics_on_drop_reports_it() {
-    watchdog(|| {
-        let pool = Pool::builder().threads(1).build().unwrap();
+    watched_pool(1, |pool| {
         let drops = Arc::new(AtomicUsize::new(0));
         let d = Arc::clone(&drops);
         let h = pool.spawn_future(async move { Bomb(d) });
@@ -152,8 +149,7 @@ async fn yield_now() {
 
 #[test]
 fn block_on_that_yields_lets_the_one_worker_run_its_queue() {
-    watchdog(|| {
-        let pool = Pool::builder().threads(1).build().unwrap();
+    watched_pool(1, |pool| {
         let (out, yields) = pool.block_on(async {
             let done = Arc::new(AtomicBool::new(false));
             let d = Arc::clone(&done);
@@ -216,11 +212,7 @@ fn wake_after_drop(bomb: bool) {
         "the cancelled future is dropped once"
     );
     let err = panic::catch_unwind(AssertUnwindSafe(|| h.join())).unwrap_err();
-    let msg = err
-        .downcast_ref::<String>()
-        .map(String::as_str)
-        .or_else(|| err.downcast_ref::<&str>().copied())
-        .unwrap_or("");
+    let msg = panic_message(&*err);
     assert!(msg.contains("cancelled"), "join() says why: {msg:?}");
 }
 
@@ -242,12 +234,7 @@ fn a_mutex_locked_again_inside_a_scope_wait_panics_with_its_name() {
         let pool = Pool::builder()
             .threads(2)
             .panic_handler(move |p| {
-                let s = p
-                    .downcast_ref::<String>()
-                    .cloned()
-                    .or_else(|| p.downcast_ref::<&str>().map(|s| s.to_string()))
-                    .unwrap_or_default();
-                m.lock().unwrap().push(s);
+                m.lock().unwrap().push(panic_message(&*p));
             })
             .build()
             .unwrap();

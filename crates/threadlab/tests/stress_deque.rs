@@ -4,7 +4,10 @@
 
 use std::sync::atomic::{AtomicBool, AtomicU8, Ordering::*};
 use std::thread;
-use threadlab::deque::{Steal, Worker};
+use threadlab::deque::Worker;
+
+mod deque_support;
+use deque_support::steal_once;
 
 #[test]
 fn one_owner_three_thieves_every_item_once() {
@@ -34,19 +37,7 @@ fn one_owner_three_thieves_every_item_once() {
                     k = k.wrapping_add(1);
                     // Thief 0 only batch-steals, 1 only steals, 2 alternates.
                     let batch = id == 0 || (id == 2 && k % 2 == 0);
-                    let got = if batch {
-                        s.steal_batch_and_pop(&local)
-                    } else {
-                        s.steal()
-                    };
-                    match got {
-                        Steal::Success(i) => take(i),
-                        Steal::Empty => thread::yield_now(),
-                        Steal::Retry => {}
-                    }
-                    while let Some(i) = local.pop() {
-                        take(i);
-                    }
+                    steal_once(&s, &local, batch, take);
                 }
             });
         }

@@ -6,13 +6,12 @@ mod task_support;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
-use task_support::{watchdog, yield_times};
+use task_support::{watchdog, watched_pool, yield_times};
 use threadlab::Pool;
 
 #[test]
 fn block_on_inside_the_only_worker_does_not_deadlock() {
-    watchdog(|| {
-        let pool = Pool::builder().threads(1).build().unwrap();
+    watched_pool(1, |pool| {
         let v = pool.install(|| {
             // The only worker blocks on a future that waits for a task of the same pool.
             threadlab::block_on(async {
@@ -57,8 +56,7 @@ fn tasks_that_join_other_tasks_do_not_deadlock() {
 
 #[test]
 fn nested_block_on_and_pool_block_on_from_a_plain_thread() {
-    watchdog(|| {
-        let pool = Pool::builder().threads(2).build().unwrap();
+    watched_pool(2, |pool| {
         let v = pool.block_on(async {
             let a = threadlab::spawn_future(async { threadlab::block_on(async { 1 }) + 1 });
             let b = threadlab::spawn_future(async {

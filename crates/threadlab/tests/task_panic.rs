@@ -4,24 +4,17 @@
 mod task_support;
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::Arc;
+use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
-use task_support::{watchdog, yield_times};
+use task_support::{
+    counting_panics, panic_message as message, watchdog, watched_pool, yield_times,
+};
 use threadlab::Pool;
-
-fn message(p: &(dyn std::any::Any + Send)) -> String {
-    p.downcast_ref::<&str>()
-        .map(|s| s.to_string())
-        .or_else(|| p.downcast_ref::<String>().cloned())
-        .unwrap_or_default()
-}
 
 #[test]
 fn joining_a_panicked_future_re_raises_its_panic() {
-    watchdog(|| {
-        let pool = Pool::builder().threads(2).build().unwrap();
+    watched_pool(2, |pool| {
         let h = pool.spawn_future(async {
             yield_times(2).await;
             panic!("the future failed");
@@ -41,15 +34,7 @@ fn joining_a_panicked_future_re_raises_its_panic() {
 #[test]
 fn a_detached_panicking_future_goes_to_the_panic_handler() {
     watchdog(|| {
-        let seen = Arc::new(AtomicUsize::new(0));
-        let s = Arc::clone(&seen);
-        let pool = Pool::builder()
-            .threads(2)
-            .panic_handler(move |_| {
-                s.fetch_add(1, Ordering::SeqCst);
-            })
-            .build()
-            .unwrap();
+        let (seen, pool) = counting_panics(Pool::builder().threads(2));
         drop(pool.spawn_future(async {
             yield_times(1).await;
             panic!("nobody joins me");
@@ -71,8 +56,7 @@ fn a_panic_in_the_futures_destructor_is_the_tasks_panic() {
             panic!("drop failed");
         }
     }
-    watchdog(|| {
-        let pool = Pool::builder().threads(1).build().unwrap();
+    watched_pool(1, |pool| {
         let h = pool.spawn_future(async {
             let _guard = PanicsOnDrop;
             yield_times(1).await;

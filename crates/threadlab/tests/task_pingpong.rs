@@ -6,52 +6,43 @@ mod task_support;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
-use task_support::{play, watchdog, Baton, POLICIES};
-use threadlab::Pool;
+use task_support::{on_every_policy, play, watched_pool, Baton};
 
 const PAIRS: usize = if cfg!(miri) { 2 } else { 32 };
 const ROUNDS: usize = if cfg!(miri) { 5 } else { 200 };
 
 #[test]
 fn many_pairs_ping_pong_and_all_complete() {
-    for policy in POLICIES {
-        for threads in [1, 2, 4] {
-            watchdog(move || {
-                let pool = Pool::builder()
-                    .threads(threads)
-                    .wake_policy(policy)
-                    .build()
-                    .unwrap();
-                let count = Arc::new(AtomicUsize::new(0));
-                let mut handles = Vec::new();
-                for _ in 0..PAIRS {
-                    let baton = Arc::new(Baton::default());
-                    for me in 0..2 {
-                        handles.push(pool.spawn_future(play(
-                            Arc::clone(&baton),
-                            me,
-                            ROUNDS,
-                            Arc::clone(&count),
-                        )));
-                    }
+    for threads in [1, 2, 4] {
+        on_every_policy(threads, move |pool, policy| {
+            let count = Arc::new(AtomicUsize::new(0));
+            let mut handles = Vec::new();
+            for _ in 0..PAIRS {
+                let baton = Arc::new(Baton::default());
+                for me in 0..2 {
+                    handles.push(pool.spawn_future(play(
+                        Arc::clone(&baton),
+                        me,
+                        ROUNDS,
+                        Arc::clone(&count),
+                    )));
                 }
-                for h in handles {
-                    h.join();
-                }
-                assert_eq!(
-                    count.load(Ordering::Relaxed),
-                    PAIRS * 2 * ROUNDS,
-                    "{policy:?}, {threads} threads"
-                );
-            });
-        }
+            }
+            for h in handles {
+                h.join();
+            }
+            assert_eq!(
+                count.load(Ordering::Relaxed),
+                PAIRS * 2 * ROUNDS,
+                "{policy:?}, {threads} threads"
+            );
+        });
     }
 }
 
 #[test]
 fn pairs_spawned_from_inside_the_pool_complete() {
-    watchdog(|| {
-        let pool = Pool::builder().threads(2).build().unwrap();
+    watched_pool(2, |pool| {
         let count = Arc::new(AtomicUsize::new(0));
         let c = Arc::clone(&count);
         pool.block_on(async move {
@@ -85,8 +76,7 @@ fn futures_and_fork_join_share_the_workers() {
         let (a, b) = threadlab::join(|| fib(n - 1), || fib(n - 2));
         a + b
     }
-    watchdog(|| {
-        let pool = Pool::builder().threads(2).build().unwrap();
+    watched_pool(2, |pool| {
         let handles: Vec<_> = (0..16u64)
             .map(|i| pool.spawn_future(async move { fib(10 + i % 5) }))
             .collect();

@@ -8,54 +8,46 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::task::Poll;
 
-use task_support::{play, watchdog, Baton, POLICIES};
-use threadlab::{Pool, WakePolicy};
+use task_support::{on_every_policy, play, watched_pool, with_pool, Baton};
+use threadlab::WakePolicy;
 
 #[test]
 fn a_task_that_always_wakes_itself_does_not_stall_others() {
-    for policy in POLICIES {
-        watchdog(move || {
-            let pool = Pool::builder()
-                .threads(1)
-                .wake_policy(policy)
-                .build()
-                .unwrap();
-            let stop = Arc::new(AtomicBool::new(false));
-            let spins = Arc::new(AtomicUsize::new(0));
-            let (st, sp) = (Arc::clone(&stop), Arc::clone(&spins));
-            let hog = pool.spawn_future(poll_fn(move |cx| {
-                if st.load(Ordering::Relaxed) {
-                    return Poll::Ready(());
-                }
-                sp.fetch_add(1, Ordering::Relaxed);
-                cx.waker().wake_by_ref();
-                Poll::Pending
-            }));
-            // Wait until the hog runs, then give the worker other work of every kind.
-            while spins.load(Ordering::Relaxed) == 0 {
-                std::thread::yield_now();
+    on_every_policy(1, |pool, policy| {
+        let stop = Arc::new(AtomicBool::new(false));
+        let spins = Arc::new(AtomicUsize::new(0));
+        let (st, sp) = (Arc::clone(&stop), Arc::clone(&spins));
+        let hog = pool.spawn_future(poll_fn(move |cx| {
+            if st.load(Ordering::Relaxed) {
+                return Poll::Ready(());
             }
-            let count = Arc::new(AtomicUsize::new(0));
-            let baton = Arc::new(Baton::default());
-            let a = pool.spawn_future(play(Arc::clone(&baton), 0, 50, Arc::clone(&count)));
-            let b = pool.spawn_future(play(baton, 1, 50, Arc::clone(&count)));
-            let (tx, rx) = std::sync::mpsc::channel();
-            pool.spawn(move || tx.send(()).unwrap());
-            a.join();
-            b.join();
-            rx.recv().unwrap();
-            assert_eq!(count.load(Ordering::Relaxed), 100, "{policy:?}");
-            assert_eq!(pool.install(|| 6 * 7), 42);
-            stop.store(true, Ordering::Relaxed);
-            hog.join();
-        });
-    }
+            sp.fetch_add(1, Ordering::Relaxed);
+            cx.waker().wake_by_ref();
+            Poll::Pending
+        }));
+        // Wait until the hog runs, then give the worker other work of every kind.
+        while spins.load(Ordering::Relaxed) == 0 {
+            std::thread::yield_now();
+        }
+        let count = Arc::new(AtomicUsize::new(0));
+        let baton = Arc::new(Baton::default());
+        let a = pool.spawn_future(play(Arc::clone(&baton), 0, 50, Arc::clone(&count)));
+        let b = pool.spawn_future(play(baton, 1, 50, Arc::clone(&count)));
+        let (tx, rx) = std::sync::mpsc::channel();
+        pool.spawn(move || tx.send(()).unwrap());
+        a.join();
+        b.join();
+        rx.recv().unwrap();
+        assert_eq!(count.load(Ordering::Relaxed), 100, "{policy:?}");
+        assert_eq!(pool.install(|| 6 * 7), 42);
+        stop.store(true, Ordering::Relaxed);
+        hog.join();
+    });
 }
 
 #[test]
 fn a_pair_waking_each_other_for_ever_does_not_stall_others() {
-    watchdog(|| {
-        let pool = Pool::builder().threads(1).build().unwrap();
+    watched_pool(1, |pool| {
         let stop = Arc::new(AtomicBool::new(false));
         let rounds = Arc::new(AtomicUsize::new(0));
         let baton = Arc::new(Baton::default());
@@ -103,12 +95,7 @@ fn a_task_woken_behind_a_blocking_poll_is_taken_by_another_worker() {
     // policies wake nobody who is already searching, and a searcher that runs dry parks
     // without looking at other slots, so there it depends on timing (`pool::run_next`).
     let policy = WakePolicy::Lazy;
-    watchdog(move || {
-        let pool = Pool::builder()
-            .threads(2)
-            .wake_policy(policy)
-            .build()
-            .unwrap();
+    with_pool(2, policy, move |pool| {
         let baton = Arc::new(Baton::default());
         let ran = Arc::new(AtomicBool::new(false));
         let (b2, r2) = (Arc::clone(&baton), Arc::clone(&ran));

@@ -8,7 +8,7 @@ use std::sync::{mpsc, Arc, Mutex};
 use std::task::{Poll, Waker};
 use std::time::Duration;
 
-use task_support::{watchdog, POLICIES};
+use task_support::{on_every_policy, watchdog, watched_pool};
 use threadlab::Pool;
 
 /// A one-shot event: a future waits for it, a plain thread fires it.
@@ -55,32 +55,24 @@ fn wait_for_waiter(event: &Event) {
 
 #[test]
 fn a_future_woken_from_a_plain_thread_runs() {
-    for policy in POLICIES {
-        watchdog(move || {
-            let pool = Pool::builder()
-                .threads(2)
-                .wake_policy(policy)
-                .build()
-                .unwrap();
-            let event = Arc::new(Event::default());
-            let e = Arc::clone(&event);
-            let h = pool.spawn_future(async move {
-                e.wait().await;
-                7
-            });
-            wait_for_waiter(&event);
-            assert!(!h.is_finished(), "{policy:?}: finished before the wake");
-            let e = Arc::clone(&event);
-            std::thread::spawn(move || e.fire()).join().unwrap();
-            assert_eq!(h.join(), 7, "{policy:?}");
+    on_every_policy(2, |pool, policy| {
+        let event = Arc::new(Event::default());
+        let e = Arc::clone(&event);
+        let h = pool.spawn_future(async move {
+            e.wait().await;
+            7
         });
-    }
+        wait_for_waiter(&event);
+        assert!(!h.is_finished(), "{policy:?}: finished before the wake");
+        let e = Arc::clone(&event);
+        std::thread::spawn(move || e.fire()).join().unwrap();
+        assert_eq!(h.join(), 7, "{policy:?}");
+    });
 }
 
 #[test]
 fn dropping_a_handle_detaches_and_the_task_still_completes() {
-    watchdog(|| {
-        let pool = Pool::builder().threads(2).build().unwrap();
+    watched_pool(2, |pool| {
         let event = Arc::new(Event::default());
         let (tx, rx) = mpsc::channel();
         let e = Arc::clone(&event);
@@ -122,8 +114,7 @@ fn a_handle_awaited_from_another_pool_wakes_its_waiter() {
 
 #[test]
 fn a_waker_that_outlives_its_task_is_harmless() {
-    watchdog(|| {
-        let pool = Pool::builder().threads(2).build().unwrap();
+    watched_pool(2, |pool| {
         let kept = Arc::new(Mutex::new(None::<Waker>));
         let k = Arc::clone(&kept);
         let h = pool.spawn_future(poll_fn(move |cx| {

@@ -120,18 +120,28 @@ fn check(trace: &Trace) {
     assert!(trace.name_id("sum").is_some(), "the plot");
 }
 
-fn temp_dir(tag: &str) -> PathBuf {
+/// Checks the trace saved at `path` ([`check`]), then removes the test's directory `dir`.
+fn check_file_and_clean_up(path: &Path, dir: &Path) {
+    check(&Trace::load(path).expect("a whole trace"));
+    std::fs::remove_dir_all(dir).ok();
+}
+
+/// The test's temporary directory, made now; `None` in the child process, where the test
+/// itself has nothing to do (the child runs its program in `child_program`).
+fn parent_temp_dir(tag: &str) -> Option<PathBuf> {
+    if std::env::var_os(CHILD).is_some() {
+        return None;
+    }
     let dir = std::env::temp_dir().join(format!("threadlab-env-{tag}-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
-    dir
+    Some(dir)
 }
 
 #[test]
 fn env_var_records_the_global_pool_and_saves_at_exit() {
-    if std::env::var_os(CHILD).is_some() {
+    let Some(dir) = parent_temp_dir("exit") else {
         return;
-    }
-    let dir = temp_dir("exit");
+    };
     let (pid, stderr) = run_child("exit", &dir.join("run-%p"));
     let path = dir.join(format!("run-{pid}.pftrace"));
     assert!(path.exists(), "no trace at {}", path.display());
@@ -139,8 +149,7 @@ fn env_var_records_the_global_pool_and_saves_at_exit() {
         stderr.contains(&path.display().to_string()),
         "the program is told where the trace goes: {stderr:?}"
     );
-    check(&Trace::load(&path).expect("a whole trace"));
-    std::fs::remove_dir_all(&dir).ok();
+    check_file_and_clean_up(&path, &dir);
 }
 
 /// A program whose only pool is its own (no global pool), run once per file format: the trace
@@ -148,10 +157,9 @@ fn env_var_records_the_global_pool_and_saves_at_exit() {
 /// it (its workers, named by the program, and its zone).
 #[test]
 fn env_var_records_a_pool_the_program_built() {
-    if std::env::var_os(CHILD).is_some() {
+    let Some(dir) = parent_temp_dir("own") else {
         return;
-    }
-    let dir = temp_dir("own");
+    };
     for file in ["own.tltrace", "own.pftrace"] {
         let path = dir.join(file);
         let (_, stderr) = run_child("own-pool", &path);
@@ -200,10 +208,9 @@ fn env_var_records_a_pool_the_program_built() {
 #[cfg(target_os = "linux")]
 #[test]
 fn a_program_without_a_pool_is_told_nothing_was_recorded() {
-    if std::env::var_os(CHILD).is_some() {
+    let Some(dir) = parent_temp_dir("none") else {
         return;
-    }
-    let dir = temp_dir("none");
+    };
     let path = dir.join("none.pftrace");
     let (_, stderr) = run_child("no-pool", &path);
     assert!(!path.exists(), "no pool, no trace");
@@ -216,15 +223,13 @@ fn a_program_without_a_pool_is_told_nothing_was_recorded() {
 
 #[test]
 fn save_env_saves_before_exit() {
-    if std::env::var_os(CHILD).is_some() {
+    let Some(dir) = parent_temp_dir("explicit") else {
         return;
-    }
-    let dir = temp_dir("explicit");
+    };
     let path = dir.join("run.tltrace");
     run_child("explicit", &path);
     assert!(path.exists(), "no trace at {}", path.display());
-    check(&Trace::load(&path).expect("a whole trace"));
-    std::fs::remove_dir_all(&dir).ok();
+    check_file_and_clean_up(&path, &dir);
 }
 
 /// A `THREADLAB_TRACE` that cannot be written (a directory that does not exist; a directory
@@ -232,10 +237,9 @@ fn save_env_saves_before_exit() {
 /// and exits 0 (the save at exit fails and says so), and nothing is created.
 #[test]
 fn an_unwritable_trace_path_does_not_fail_the_program() {
-    if std::env::var_os(CHILD).is_some() {
+    let Some(dir) = parent_temp_dir("unwritable") else {
         return;
-    }
-    let dir = temp_dir("unwritable");
+    };
     let missing = dir.join("no-such-dir").join("run.tltrace");
     run_child("exit", &missing);
     assert!(!missing.exists() && !dir.join("no-such-dir").exists());

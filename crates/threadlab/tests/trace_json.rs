@@ -10,9 +10,7 @@ use trace_support::*;
 #[test]
 fn chrome_json_parses_and_balances() {
     let _s = serial();
-    let trace = record_scenario();
-    let path = temp_path("scenario.json");
-    trace.save(&path).unwrap();
+    let (trace, path) = saved_scenario("scenario.json");
     let v: Value = serde_json::from_slice(&std::fs::read(&path).unwrap()).expect("valid JSON");
     let events = v["traceEvents"].as_array().expect("traceEvents");
     // Thread names as metadata.

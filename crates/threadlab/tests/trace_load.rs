@@ -10,9 +10,7 @@ use trace_support::*;
 #[test]
 fn round_trip_keeps_every_event() {
     let _s = serial();
-    let trace = record_scenario();
-    let path = temp_path("roundtrip.tltrace");
-    trace.save(&path).unwrap();
+    let (trace, path) = saved_scenario("roundtrip.tltrace");
     let back = Trace::load(&path).unwrap();
     assert_eq!(back, trace);
     assert!(back.event_count() > 20);
@@ -23,9 +21,7 @@ fn round_trip_keeps_every_event() {
 #[test]
 fn pftrace_round_trip_gives_the_same_events_and_diagnosis() {
     let _s = serial();
-    let trace = record_scenario();
-    let path = temp_path("roundtrip.pftrace");
-    trace.save(&path).unwrap();
+    let (trace, path) = saved_scenario("roundtrip.pftrace");
     let back = Trace::load(&path).unwrap();
     let show = |t: &Trace| {
         let mut lines = vec![format!(

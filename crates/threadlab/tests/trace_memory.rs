@@ -123,6 +123,26 @@ fn stop_peaks_under_twice_the_raw_buffers() {
     assert!(trace.event_count() >= 4 * N);
 }
 
+/// Loads the trace at `path`, printing what the load cost, and checks the cost: at most twice
+/// the file's size held by the loaded trace, and twice plus 256 KiB at the peak.
+fn load_within_bounds(path: &std::path::Path) -> threadlab::trace::Trace {
+    let size = std::fs::metadata(path).unwrap().len() as usize;
+    let before = LIVE.load(Relaxed);
+    PEAK.store(before, Relaxed);
+    let loaded = threadlab::trace::Trace::load(path).unwrap();
+    let (held, peak) = (LIVE.load(Relaxed) - before, PEAK.load(Relaxed) - before);
+    eprintln!(
+        "load {path:?}: {size} bytes on disk, {} events; {held} bytes held, {peak} at the peak",
+        loaded.event_count()
+    );
+    assert!(held <= 2 * size, "{held} bytes held for a {size}-byte file");
+    assert!(
+        peak <= 2 * size + (256 << 10),
+        "{peak} at the peak for {size}"
+    );
+    loaded
+}
+
 #[test]
 fn a_loaded_trace_takes_about_its_file_size_and_a_foreign_file_is_not_read_whole() {
     let _s = serial();
@@ -141,35 +161,12 @@ fn a_loaded_trace_takes_about_its_file_size_and_a_foreign_file_is_not_read_whole
     let trace = rec.stop();
     let path = dir.join("t.tltrace");
     trace.save(&path).unwrap();
-    let size = std::fs::metadata(&path).unwrap().len() as usize;
-
-    let before = LIVE.load(Relaxed);
-    PEAK.store(before, Relaxed);
-    let loaded = threadlab::trace::Trace::load(&path).unwrap();
-    let (held, peak) = (LIVE.load(Relaxed) - before, PEAK.load(Relaxed) - before);
-    eprintln!(
-        "load: {size} bytes on disk, {} events; {held} bytes held, {peak} at the peak",
-        loaded.event_count()
-    );
+    let loaded = load_within_bounds(&path);
     assert_eq!(loaded, trace, "loaded back without loss");
-    assert!(held <= 2 * size, "{held} bytes held for a {size}-byte file");
-    assert!(
-        peak <= 2 * size + (256 << 10),
-        "{peak} at the peak for {size}"
-    );
 
     // Any other trace, e.g. the lab's largest: THREADLAB_LOAD_FILE=path, same bound.
     if let Some(other) = std::env::var_os("THREADLAB_LOAD_FILE") {
-        let size = std::fs::metadata(&other).unwrap().len() as usize;
-        let before = LIVE.load(Relaxed);
-        PEAK.store(before, Relaxed);
-        let t = threadlab::trace::Trace::load(&other).unwrap();
-        let (held, peak) = (LIVE.load(Relaxed) - before, PEAK.load(Relaxed) - before);
-        eprintln!(
-            "load {other:?}: {size} bytes, {} events; {held} bytes held, {peak} at the peak",
-            t.event_count()
-        );
-        assert!(held <= 2 * size && peak <= 2 * size + (256 << 10));
+        load_within_bounds(other.as_ref());
     }
 
     // 64 MiB that are not a trace: refused at byte 0 without reading the file into memory.

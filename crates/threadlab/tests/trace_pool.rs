@@ -4,14 +4,13 @@
 //! right threads; spans nest on every track.
 
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 use threadlab::trace::{EventKind, FlowId, TaskKind, Trace};
 use threadlab::{Pool, SerialQueue};
 
 mod pool_support;
-use pool_support::{fib, settle};
+use pool_support::{fib, settle, spawn_and_loop};
 
 /// Runs every kind of pool work inside one recording (one at a time: the recorder is global).
 fn record_pool_work(pool: &Pool) -> Trace {
@@ -36,19 +35,7 @@ fn record_pool_work(pool: &Pool) -> Trace {
     let (tx, rx) = std::sync::mpsc::channel::<()>();
     pool.install(|| threadlab::join(move || rx.recv().unwrap(), move || tx.send(()).unwrap()));
     assert_eq!(pool.install(|| fib(18)), 2584);
-    let count = AtomicUsize::new(0);
-    pool.scope(|s| {
-        for _ in 0..200 {
-            s.spawn(|_| {
-                count.fetch_add(1, Ordering::Relaxed);
-            });
-        }
-    });
-    pool.install(|| {
-        threadlab::for_each(0..10_000, |_| {
-            count.fetch_add(1, Ordering::Relaxed);
-        })
-    });
+    let ran = spawn_and_loop(pool, 200, 10_000);
     let queue = SerialQueue::new(pool);
     let (tx, rx) = std::sync::mpsc::channel();
     for i in 0..20 {
@@ -66,7 +53,7 @@ fn record_pool_work(pool: &Pool) -> Trace {
         pool.spawn(move || tx.send(()).unwrap());
         rx.recv().unwrap();
     }
-    assert_eq!(count.load(Ordering::Relaxed), 10_200);
+    assert_eq!(ran, 10_200);
     rec.stop()
 }
 

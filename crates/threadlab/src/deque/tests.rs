@@ -1,9 +1,19 @@
 //! Unit tests of the deque's operations; the threaded races are also in `tests/deque.rs`, the
 //! stress test in `tests/stress_deque.rs` and the exhaustive models in `tests/loom_deque.rs`.
 
-use super::{Steal, Worker, MAX_BATCH, MIN_CAP};
+use super::{Steal, Stealer, Worker, MAX_BATCH, MIN_CAP};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
+
+/// A deque with `items` pushed in order, and a stealer of it.
+fn filled<T>(items: impl IntoIterator<Item = T>) -> (Worker<T>, Stealer<T>) {
+    let w = Worker::new();
+    let s = w.stealer();
+    for item in items {
+        w.push(item);
+    }
+    (w, s)
+}
 
 #[test]
 fn empty_deque() {
@@ -34,11 +44,7 @@ fn single_element_pop_then_steal() {
 
 #[test]
 fn owner_is_lifo_thief_is_fifo() {
-    let w = Worker::new();
-    let s = w.stealer();
-    for i in 0..5 {
-        w.push(i);
-    }
+    let (w, s) = filled(0..5);
     assert_eq!(s.steal(), Steal::Success(0));
     assert_eq!(w.pop(), Some(4));
     assert_eq!(s.steal(), Steal::Success(1));
@@ -50,12 +56,8 @@ fn owner_is_lifo_thief_is_fifo() {
 
 #[test]
 fn growth_keeps_every_item_in_order() {
-    let w = Worker::new();
-    let s = w.stealer();
     let n = MIN_CAP * 8 + 3;
-    for i in 0..n {
-        w.push(i);
-    }
+    let (w, s) = filled(0..n);
     assert_eq!(w.len(), n);
     // Steal half (FIFO), pop the rest (LIFO): every item exactly once, in order.
     for i in 0..n / 2 {
@@ -69,12 +71,8 @@ fn growth_keeps_every_item_in_order() {
 
 #[test]
 fn wraps_around_without_growing() {
-    let w = Worker::new();
-    let s = w.stealer();
     // Keep the deque half full while positions run far past the capacity.
-    for i in 0..MIN_CAP / 2 {
-        w.push(i);
-    }
+    let (w, s) = filled(0..MIN_CAP / 2);
     for i in MIN_CAP / 2..MIN_CAP * 5 {
         w.push(i);
         assert_eq!(s.steal(), Steal::Success(i - MIN_CAP / 2));
@@ -88,11 +86,7 @@ fn wraps_around_without_growing() {
 
 #[test]
 fn batch_steal_takes_about_half_capped() {
-    let w = Worker::new();
-    let s = w.stealer();
-    for i in 0..10 {
-        w.push(i);
-    }
+    let (w, s) = filled(0..10);
     let dest = Worker::new();
     assert_eq!(s.steal_batch_and_pop(&dest), Steal::Success(0));
     assert_eq!(dest.len(), 4); // half of 10, one returned
@@ -142,11 +136,7 @@ impl Drop for Counted {
 #[test]
 fn drop_frees_remaining_items_once() {
     let drops = Arc::new(AtomicUsize::new(0));
-    let w = Worker::new();
-    let s = w.stealer();
-    for _ in 0..MIN_CAP * 3 {
-        w.push(Counted(drops.clone()));
-    }
+    let (w, s) = filled((0..MIN_CAP * 3).map(|_| Counted(drops.clone())));
     drop(w.pop());
     drop(s.steal());
     assert_eq!(drops.load(Ordering::Relaxed), 2);

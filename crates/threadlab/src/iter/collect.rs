@@ -258,20 +258,12 @@ macro_rules! via_vec {
     )*};
 }
 
+// Only collected: the hashed collections need a default hasher to be built from nothing.
 via_vec! {
-    [T: Send] std::collections::VecDeque<T>, T;
-    [T: Send] LinkedList<T>, T;
-    [T: Send + Ord] std::collections::BinaryHeap<T>, T;
-    [T: Send + Ord] std::collections::BTreeSet<T>, T;
-    [K: Send + Ord, V: Send] std::collections::BTreeMap<K, V>, (K, V);
     [T: Send + Eq + std::hash::Hash, S: std::hash::BuildHasher + Default + Send] std::collections::HashSet<T, S>, T;
     [K: Send + Eq + std::hash::Hash, V: Send, S: std::hash::BuildHasher + Default + Send] std::collections::HashMap<K, V, S>, (K, V);
-    [] String, char;
-    ['a] String, &'a str;
-    ['a] String, &'a char;
     [] String, Box<str>;
     ['a] String, std::borrow::Cow<'a, str>;
-    [] String, String;
     [T: Send] Box<[T]>, T;
 }
 
@@ -335,19 +327,31 @@ macro_rules! extend_via_vec {
     )*};
 }
 
+// Only extended: the hashed collections extend whatever their hasher; `()` collects above.
 extend_via_vec! {
+    [T: Send + Eq + std::hash::Hash, S: std::hash::BuildHasher + Send] std::collections::HashSet<T, S>, T;
+    [K: Send + Eq + std::hash::Hash, V: Send, S: std::hash::BuildHasher + Send] std::collections::HashMap<K, V, S>, (K, V);
+    [] (), ();
+}
+
+/// The collections both collected and extended through a `Vec`: the impls of both macros.
+macro_rules! collect_and_extend_via_vec {
+    ($($list:tt)*) => {
+        via_vec! { $($list)* }
+        extend_via_vec! { $($list)* }
+    };
+}
+
+collect_and_extend_via_vec! {
     [T: Send] std::collections::VecDeque<T>, T;
     [T: Send] LinkedList<T>, T;
     [T: Send + Ord] std::collections::BinaryHeap<T>, T;
     [T: Send + Ord] std::collections::BTreeSet<T>, T;
     [K: Send + Ord, V: Send] std::collections::BTreeMap<K, V>, (K, V);
-    [T: Send + Eq + std::hash::Hash, S: std::hash::BuildHasher + Send] std::collections::HashSet<T, S>, T;
-    [K: Send + Eq + std::hash::Hash, V: Send, S: std::hash::BuildHasher + Send] std::collections::HashMap<K, V, S>, (K, V);
     [] String, char;
     ['a] String, &'a char;
     ['a] String, &'a str;
     [] String, String;
-    [] (), ();
 }
 
 /// Pairs extend both collections (`unzip` into nested pairs).

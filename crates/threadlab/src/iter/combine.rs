@@ -636,9 +636,7 @@ macro_rules! debug_base_only {
     ($($name:ident<$($p:ident),*>),*) => {$(
         impl<I: std::fmt::Debug, $($p),*> std::fmt::Debug for $name<I, $($p),*> {
             fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-                f.debug_struct(stringify!($name))
-                    .field("base", &self.base)
-                    .finish_non_exhaustive()
+                super::debug::base_only(f, stringify!($name), &self.base)
             }
         }
     )*};

@@ -47,6 +47,7 @@ mod chunks_exact;
 mod collect;
 mod combine;
 mod consume;
+mod debug;
 pub(crate) mod drive;
 mod find;
 mod gen;
@@ -604,11 +605,7 @@ pub trait ParallelIterator: Sized + Send {
     /// assert_eq!((0u32..1000).into_par_iter().find_first(|x| x % 10 == 9), Some(9));
     /// ```
     fn find_first<P: Fn(&Self::Item) -> bool + Sync + Send>(self, pred: P) -> Option<Self::Item> {
-        let c = find::FindFirst {
-            item: None,
-            pred: &pred,
-        };
-        drive(self.into_producer(), c)
+        drive(self.into_producer(), find::FindFirst::new(&pred))
     }
 
     /// The last item, in order, for which `pred` holds.
@@ -618,11 +615,7 @@ pub trait ParallelIterator: Sized + Send {
     /// assert_eq!((0u32..1000).into_par_iter().find_last(|x| x % 10 == 9), Some(999));
     /// ```
     fn find_last<P: Fn(&Self::Item) -> bool + Sync + Send>(self, pred: P) -> Option<Self::Item> {
-        let c = find::FindLast {
-            item: None,
-            pred: &pred,
-        };
-        drive(self.into_producer(), c)
+        drive(self.into_producer(), find::FindLast::new(&pred))
     }
 
     /// Some `Some` of `f` (any of them).
@@ -1285,9 +1278,7 @@ pub struct Fold<I, ID, F> {
 /// Its base, not the closures (closures are not `Debug`).
 impl<I: std::fmt::Debug, ID, F> std::fmt::Debug for Fold<I, ID, F> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Fold")
-            .field("base", &self.base)
-            .finish_non_exhaustive()
+        debug::base_only(f, "Fold", &self.base)
     }
 }
 

@@ -135,40 +135,8 @@ impl<T: Send, E> IntoParallelIterator for Result<T, E> {
     }
 }
 
-/// By value and by (mutable) reference, through a buffer of the items or their references.
-macro_rules! gathered {
-    ($([$($g:tt)*] $ty:ty => $item:ty, $ref_item:ty, $mut_item:ty;)*) => {$(
-        impl<$($g)*> IntoParallelIterator for $ty where $item: Send {
-            type Item = $item;
-            type Iter = IntoIter<$item>;
-            fn into_par_iter(self) -> IntoIter<$item> {
-                IntoIter::gather(self)
-            }
-        }
-        impl<'a, $($g)*> IntoParallelIterator for &'a $ty where $ref_item: Send {
-            type Item = $ref_item;
-            type Iter = IntoIter<$ref_item>;
-            fn into_par_iter(self) -> IntoIter<$ref_item> {
-                IntoIter::gather(self)
-            }
-        }
-        impl<'a, $($g)*> IntoParallelIterator for &'a mut $ty where $mut_item: Send {
-            type Item = $mut_item;
-            type Iter = IntoIter<$mut_item>;
-            fn into_par_iter(self) -> IntoIter<$mut_item> {
-                IntoIter::gather(self)
-            }
-        }
-    )*};
-}
-
-gathered! {
-    [T] LinkedList<T> => T, &'a T, &'a mut T;
-    [K: Hash + Eq, V, S: BuildHasher] HashMap<K, V, S> => (K, V), (&'a K, &'a V), (&'a K, &'a mut V);
-    [K: Ord, V] BTreeMap<K, V> => (K, V), (&'a K, &'a V), (&'a K, &'a mut V);
-}
-
-/// Sets and heaps have no mutable iteration.
+/// By value and by shared reference, through a buffer of the items or their references: all
+/// that sets and heaps have (they have no mutable iteration).
 macro_rules! gathered_ro {
     ($([$($g:tt)*] $ty:ty => $item:ty, $ref_item:ty;)*) => {$(
         impl<$($g)*> IntoParallelIterator for $ty where $item: Send {
@@ -186,6 +154,27 @@ macro_rules! gathered_ro {
             }
         }
     )*};
+}
+
+/// By value and by (mutable) reference, through a buffer of the items or their references: the
+/// two impls of `gathered_ro` and the one by mutable reference.
+macro_rules! gathered {
+    ($([$($g:tt)*] $ty:ty => $item:ty, $ref_item:ty, $mut_item:ty;)*) => {$(
+        gathered_ro! { [$($g)*] $ty => $item, $ref_item; }
+        impl<'a, $($g)*> IntoParallelIterator for &'a mut $ty where $mut_item: Send {
+            type Item = $mut_item;
+            type Iter = IntoIter<$mut_item>;
+            fn into_par_iter(self) -> IntoIter<$mut_item> {
+                IntoIter::gather(self)
+            }
+        }
+    )*};
+}
+
+gathered! {
+    [T] LinkedList<T> => T, &'a T, &'a mut T;
+    [K: Hash + Eq, V, S: BuildHasher] HashMap<K, V, S> => (K, V), (&'a K, &'a V), (&'a K, &'a mut V);
+    [K: Ord, V] BTreeMap<K, V> => (K, V), (&'a K, &'a V), (&'a K, &'a mut V);
 }
 
 gathered_ro! {

@@ -54,9 +54,7 @@ impl<P, S, K> Shared<P, S, K> {
 
 impl<P: std::fmt::Debug, S, K> std::fmt::Debug for Shared<P, S, K> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Shared")
-            .field("base", &self.base)
-            .finish_non_exhaustive()
+        super::debug::base_only(f, "Shared", &self.base)
     }
 }
 

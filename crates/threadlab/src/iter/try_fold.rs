@@ -33,9 +33,7 @@ pub struct TryFold<I, S, F> {
 
 impl<I: std::fmt::Debug, S, F> std::fmt::Debug for TryFold<I, S, F> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("TryFold")
-            .field("base", &self.base)
-            .finish_non_exhaustive()
+        super::debug::base_only(f, "TryFold", &self.base)
     }
 }
 

@@ -330,9 +330,7 @@ pub struct Positions<I, P> {
 
 impl<I: std::fmt::Debug, P> std::fmt::Debug for Positions<I, P> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Positions")
-            .field("base", &self.base)
-            .finish_non_exhaustive()
+        super::debug::base_only(f, "Positions", &self.base)
     }
 }
 

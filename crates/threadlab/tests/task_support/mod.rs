@@ -1,20 +1,41 @@
 //! Helpers shared by the `task_*` tests: the pool tests' deadlock watchdog and a two-player baton
 //! that two futures hand back and forth.
-#![allow(dead_code)]
+#![allow(dead_code, unused_imports)]
 
 use std::future::poll_fn;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
 use std::task::{Poll, Waker};
 
-use threadlab::WakePolicy;
+use threadlab::{Pool, WakePolicy};
 
 #[path = "../pool_support/mod.rs"]
 mod pool_support;
-pub use pool_support::watchdog;
+pub use pool_support::{counting_panics, panic_message, watchdog, watched_pool};
 
 /// Every wake policy, for tests that must hold under each.
 pub const POLICIES: [WakePolicy; 3] = [WakePolicy::Default, WakePolicy::Eager, WakePolicy::Lazy];
+
+/// Runs `body` under the watchdog on a fresh pool of `threads` workers with wake policy
+/// `policy`.
+pub fn with_pool(threads: usize, policy: WakePolicy, body: impl FnOnce(&Pool) + Send + 'static) {
+    watchdog(move || {
+        let pool = Pool::builder()
+            .threads(threads)
+            .wake_policy(policy)
+            .build()
+            .unwrap();
+        body(&pool);
+    });
+}
+
+/// Runs `body` once under each wake policy ([`with_pool`]), given the pool and its policy.
+pub fn on_every_policy(threads: usize, body: impl Fn(&Pool, WakePolicy) + Clone + Send + 'static) {
+    for policy in POLICIES {
+        let body = body.clone();
+        with_pool(threads, policy, move |pool| body(pool, policy));
+    }
+}
 
 /// A baton two players pass back and forth: `wait(me)` completes when it is `me`'s turn,
 /// `pass(to)` gives the turn away and wakes the other player.

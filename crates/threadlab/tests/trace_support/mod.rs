@@ -98,6 +98,15 @@ pub fn names(trace: &Trace) -> Vec<&str> {
     trace.threads().iter().map(|t| t.name()).collect()
 }
 
+/// Runs the scenario ([`record_scenario`]), saves its trace to the temporary file `file` (the
+/// extension picks the format) and returns the trace and the file's path.
+pub fn saved_scenario(file: &str) -> (Trace, std::path::PathBuf) {
+    let trace = record_scenario();
+    let path = temp_path(file);
+    trace.save(&path).unwrap();
+    (trace, path)
+}
+
 pub fn temp_path(file: &str) -> std::path::PathBuf {
     let dir = std::env::temp_dir().join(format!("threadlab-trace-tests-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();

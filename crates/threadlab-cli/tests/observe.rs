@@ -80,6 +80,18 @@ fn shares(report: &str, name: &str) -> [f64; 5] {
     [pct[0], pct[1], pct[2], pct[3], pct[4]]
 }
 
+/// The report's thread rows whose thread is named `idle-…` (the name is a row's second word).
+fn idle_rows(report: &str) -> usize {
+    report
+        .lines()
+        .filter(|l| {
+            l.split_whitespace()
+                .nth(1)
+                .is_some_and(|n| n.starts_with("idle-"))
+        })
+        .count()
+}
+
 #[test]
 fn two_threads_on_one_mutex_are_contention_on_one_futex_address() {
     let report = observe("mutex", "2", &[]);
@@ -234,15 +246,7 @@ fn watch_of_a_running_child_sees_its_threads() {
     child.wait().expect("demo ends");
     let report = String::from_utf8_lossy(&out.stdout);
     assert!(out.status.success(), "{report}");
-    let idle = report
-        .lines()
-        .filter(|l| {
-            l.split_whitespace()
-                .nth(1)
-                .is_some_and(|n| n.starts_with("idle-"))
-        })
-        .count();
-    assert_eq!(idle, 6, "{report}");
+    assert_eq!(idle_rows(&report), 6, "{report}");
 }
 
 /// `watch` of a process it may trace attaches to it: births since attaching are counted
@@ -404,15 +408,11 @@ fn watch_without_ptrace_access_says_what_it_cannot_see() {
         "the report says what it cannot see: {report}"
     );
     if root {
-        let idle = report
-            .lines()
-            .filter(|l| {
-                l.split_whitespace()
-                    .nth(1)
-                    .is_some_and(|n| n.starts_with("idle-"))
-            })
-            .count();
-        assert_eq!(idle, 3, "the threads are still sampled: {report}");
+        assert_eq!(
+            idle_rows(&report),
+            3,
+            "the threads are still sampled: {report}"
+        );
     }
 }
 

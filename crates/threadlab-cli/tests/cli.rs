@@ -44,29 +44,28 @@ fn assert_usage_error(args: &[&str], mention: &str) {
 fn bad_arguments_exit_2_with_one_line() {
     let out = temp_dir("bad-args");
     let out = out.to_str().unwrap();
-    assert_usage_error(
-        &["lab", "nosuch", "--out", out],
-        "image, jobs, contention, overhead, rendezvous, division, numa, alloc, falseshare, observed, workloads, iter, pipeline, elastic",
-    );
-    assert_usage_error(
-        &["lab", "--threads", "0", "--out", out],
-        "at least 1 thread",
-    );
-    assert_usage_error(
-        &["lab", "--threads", "1000000", "--out", out],
-        "more than the lab allows",
-    );
-    assert_usage_error(
-        &["lab", "--threads", "2,x", "--out", out],
-        "`x` is not a thread count",
-    );
-    assert_usage_error(
-        &["lab", "--threads", "", "--out", out],
-        "not a thread count",
-    );
-    assert_usage_error(&["lab", "--repeat", "0", "--out", out], "--repeat");
-    assert_usage_error(&["lab", "--frobnicate"], "--frobnicate");
-    assert_usage_error(&["nosuchcommand"], "nosuchcommand");
+    let table: &[(&[&str], &str)] = &[
+        (
+            &["lab", "nosuch", "--out", out],
+            "image, jobs, contention, overhead, rendezvous, division, numa, alloc, falseshare, observed, workloads, iter, pipeline, elastic",
+        ),
+        (&["lab", "--threads", "0", "--out", out], "at least 1 thread"),
+        (
+            &["lab", "--threads", "1000000", "--out", out],
+            "more than the lab allows",
+        ),
+        (
+            &["lab", "--threads", "2,x", "--out", out],
+            "`x` is not a thread count",
+        ),
+        (&["lab", "--threads", "", "--out", out], "not a thread count"),
+        (&["lab", "--repeat", "0", "--out", out], "--repeat"),
+        (&["lab", "--frobnicate"], "--frobnicate"),
+        (&["nosuchcommand"], "nosuchcommand"),
+    ];
+    for (args, mention) in table {
+        assert_usage_error(args, mention);
+    }
     // An --out below a regular file cannot be created.
     let file = temp_dir("a-file");
     std::fs::write(&file, b"x").unwrap();

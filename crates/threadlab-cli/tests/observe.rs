@@ -423,17 +423,7 @@ fn watch_without_ptrace_access_says_what_it_cannot_see() {
 fn watch_names_a_process_that_exited_during_the_watch() {
     let exe = env!("CARGO_BIN_EXE_threadlab");
     // `sh` runs `sleep` as a child and waits for it (the `; true` keeps it from exec'ing).
-    let child = Command::new("sh")
-        .args(["-c", "sleep 1; true"])
-        .spawn()
-        .expect("start sh");
-    let pid = child.id();
-    let (tx, rx) = mpsc::channel();
-    // Reaped as soon as it exits, as a shell or a service manager would.
-    std::thread::spawn(move || {
-        let mut child = child;
-        let _ = tx.send(child.wait());
-    });
+    let (pid, rx) = sh_reaped("sleep 1; true");
     let mut watch = Command::new(exe);
     watch.args(["watch", &pid.to_string(), "--seconds", "60", "--hz", "100"]);
     let out = output_within(watch);
@@ -445,6 +435,26 @@ fn watch_names_a_process_that_exited_during_the_watch() {
         report.contains(&format!("`sh` (pid {pid})")),
         "the header names the exited process:\n{report}"
     );
+}
+
+/// Starts `sh -c SCRIPT` and a thread that reaps it as soon as it exits, as a shell or a
+/// service manager would; returns its pid and where its wait status arrives.
+fn sh_reaped(
+    script: &str,
+) -> (
+    u32,
+    mpsc::Receiver<std::io::Result<std::process::ExitStatus>>,
+) {
+    let mut child = Command::new("sh")
+        .args(["-c", script])
+        .spawn()
+        .expect("start sh");
+    let pid = child.id();
+    let (tx, rx) = mpsc::channel();
+    std::thread::spawn(move || {
+        let _ = tx.send(child.wait());
+    });
+    (pid, rx)
 }
 
 /// A process's state letter from `/proc/PID/stat` (`T` stopped, `t` traced, `S`, `R`…).
@@ -471,16 +481,7 @@ fn wait_until(mut pred: impl FnMut() -> bool) -> bool {
 #[test]
 fn watch_lets_sigcont_resume_a_stopped_process() {
     let exe = env!("CARGO_BIN_EXE_threadlab");
-    let child = Command::new("sh")
-        .args(["-c", "kill -STOP $$; exit 7"])
-        .spawn()
-        .expect("start sh");
-    let pid = child.id();
-    let (tx, rx) = mpsc::channel();
-    std::thread::spawn(move || {
-        let mut child = child;
-        let _ = tx.send(child.wait());
-    });
+    let (pid, rx) = sh_reaped("kill -STOP $$; exit 7");
     assert!(
         wait_until(|| proc_state(pid) == Some('T')),
         "sh stopped itself"

@@ -147,27 +147,24 @@ fn perfetto_export_decodes_with_real_protos() {
             links.push((what.clone(), name_of(*from), name_of(*track)));
         }
     }
-    let has = |what: &str, from: &str, to: &str| {
-        links
-            .iter()
-            .any(|l| l.0 == what && l.1 == from && l.2 == to)
-    };
-    assert!(
-        has("spawn", "threadlab-worker-0", "threadlab-worker-1"),
-        "spawn flow: {links:?}"
-    );
-    assert!(
-        has("stolen from", "threadlab-worker-0", "threadlab-worker-1"),
-        "steal flow: {links:?}"
-    );
-    assert!(
-        has("wake", "threadlab-worker-1", "threadlab-worker-0"),
-        "wake flow: {links:?}"
-    );
-    assert!(
-        has("hand-off", "holder", "waiter"),
-        "lock hand-off flow: {links:?}"
-    );
+    for (what, from, to, flow) in [
+        ("spawn", "threadlab-worker-0", "threadlab-worker-1", "spawn"),
+        (
+            "stolen from",
+            "threadlab-worker-0",
+            "threadlab-worker-1",
+            "steal",
+        ),
+        ("wake", "threadlab-worker-1", "threadlab-worker-0", "wake"),
+        ("hand-off", "holder", "waiter", "lock hand-off"),
+    ] {
+        assert!(
+            links
+                .iter()
+                .any(|l| l.0 == what && l.1 == from && l.2 == to),
+            "{flow} flow: {links:?}"
+        );
+    }
 
     // Lock figures: the holder held "queue" ≥ 20 ms; the waiter waited ≥ 15 ms.
     let hold = slices

@@ -26,81 +26,66 @@ trait Deque {
     fn inj_steal_batch_and_pop(i: &Self::I, dest: &Self::W) -> Option<usize>;
 }
 
-struct Ours;
-impl Deque for Ours {
-    type W = threadlab::deque::Worker<usize>;
-    type S = threadlab::deque::Stealer<usize>;
-    type I = threadlab::injector::Injector<usize>;
-    fn worker() -> Self::W {
-        Self::W::new()
-    }
-    fn stealer(w: &Self::W) -> Self::S {
-        w.stealer()
-    }
-    fn push(w: &Self::W, x: usize) {
-        w.push(x)
-    }
-    fn pop(w: &Self::W) -> Option<usize> {
-        w.pop()
-    }
-    fn steal(s: &Self::S) -> Option<usize> {
-        s.steal().success()
-    }
-    fn steal_batch_and_pop(s: &Self::S, dest: &Self::W) -> Option<usize> {
-        s.steal_batch_and_pop(dest).success()
-    }
-    fn injector() -> Self::I {
-        Self::I::new()
-    }
-    fn inj_push(i: &Self::I, x: usize) {
-        i.push(x)
-    }
-    fn inj_steal(i: &Self::I) -> Option<usize> {
-        i.steal().success()
-    }
-    fn inj_steal_batch_and_pop(i: &Self::I, dest: &Self::W) -> Option<usize> {
-        i.steal_batch_and_pop(dest).success()
-    }
+/// `Deque` for a library whose types have these methods (threadlab's deque mirrors
+/// crossbeam-deque's API): the two impls differ only in the types and the worker's
+/// constructor, which a trait impl cannot take as a parameter, hence a macro.
+macro_rules! impl_deque {
+    ($name:ident, $w:ty, $s:ty, $i:ty, $new_worker:ident) => {
+        struct $name;
+        impl Deque for $name {
+            type W = $w;
+            type S = $s;
+            type I = $i;
+            fn worker() -> Self::W {
+                Self::W::$new_worker()
+            }
+            fn stealer(w: &Self::W) -> Self::S {
+                w.stealer()
+            }
+            fn push(w: &Self::W, x: usize) {
+                w.push(x)
+            }
+            fn pop(w: &Self::W) -> Option<usize> {
+                w.pop()
+            }
+            fn steal(s: &Self::S) -> Option<usize> {
+                s.steal().success()
+            }
+            fn steal_batch_and_pop(s: &Self::S, dest: &Self::W) -> Option<usize> {
+                s.steal_batch_and_pop(dest).success()
+            }
+            fn injector() -> Self::I {
+                Self::I::new()
+            }
+            fn inj_push(i: &Self::I, x: usize) {
+                i.push(x)
+            }
+            fn inj_steal(i: &Self::I) -> Option<usize> {
+                i.steal().success()
+            }
+            fn inj_steal_batch_and_pop(i: &Self::I, dest: &Self::W) -> Option<usize> {
+                i.steal_batch_and_pop(dest).success()
+            }
+        }
+    };
 }
 
-struct Crossbeam;
-impl Deque for Crossbeam {
-    type W = crossbeam_deque::Worker<usize>;
-    type S = crossbeam_deque::Stealer<usize>;
-    type I = crossbeam_deque::Injector<usize>;
-    fn worker() -> Self::W {
-        Self::W::new_lifo()
-    }
-    fn stealer(w: &Self::W) -> Self::S {
-        w.stealer()
-    }
-    fn push(w: &Self::W, x: usize) {
-        w.push(x)
-    }
-    fn pop(w: &Self::W) -> Option<usize> {
-        w.pop()
-    }
-    fn steal(s: &Self::S) -> Option<usize> {
-        s.steal().success()
-    }
-    fn steal_batch_and_pop(s: &Self::S, dest: &Self::W) -> Option<usize> {
-        s.steal_batch_and_pop(dest).success()
-    }
-    fn injector() -> Self::I {
-        Self::I::new()
-    }
-    fn inj_push(i: &Self::I, x: usize) {
-        i.push(x)
-    }
-    fn inj_steal(i: &Self::I) -> Option<usize> {
-        i.steal().success()
-    }
-    fn inj_steal_batch_and_pop(i: &Self::I, dest: &Self::W) -> Option<usize> {
-        i.steal_batch_and_pop(dest).success()
-    }
-}
+impl_deque!(
+    Ours,
+    threadlab::deque::Worker<usize>,
+    threadlab::deque::Stealer<usize>,
+    threadlab::injector::Injector<usize>,
+    new
+);
+// A LIFO worker, as threadlab's owner end is.
+impl_deque!(
+    Crossbeam,
+    crossbeam_deque::Worker<usize>,
+    crossbeam_deque::Stealer<usize>,
+    crossbeam_deque::Injector<usize>,
+    new_lifo
+);
 
-/// Nanoseconds per item of `f`, which handles `N` items.
 fn per_item(f: impl FnOnce()) -> f64 {
     let start = Instant::now();
     f();

@@ -11,6 +11,27 @@ fn threadlab(args: &[&str]) -> Output {
         .expect("run threadlab")
 }
 
+/// `threadlab ARGS`, which must exit 0; what it printed on stdout.
+#[track_caller]
+fn threadlab_ok(args: &[&str]) -> String {
+    let out = threadlab(args);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{args:?}; stderr: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).unwrap()
+}
+
+/// `text`, what `what` printed, holds each of `parts`.
+#[track_caller]
+fn assert_mentions(text: &str, what: &str, parts: &[&str]) {
+    for part in parts {
+        assert!(text.contains(part), "{what} mentions {part}: {text}");
+    }
+}
+
 fn temp_dir(name: &str) -> PathBuf {
     let dir =
         std::env::temp_dir().join(format!("threadlab-cli-test-{}-{name}", std::process::id()));
@@ -44,29 +65,28 @@ fn assert_usage_error(args: &[&str], mention: &str) {
 fn bad_arguments_exit_2_with_one_line() {
     let out = temp_dir("bad-args");
     let out = out.to_str().unwrap();
-    assert_usage_error(
-        &["lab", "nosuch", "--out", out],
-        "image, jobs, contention, overhead, rendezvous, division, numa, alloc, falseshare, observed, workloads, iter, pipeline, elastic",
-    );
-    assert_usage_error(
-        &["lab", "--threads", "0", "--out", out],
-        "at least 1 thread",
-    );
-    assert_usage_error(
-        &["lab", "--threads", "1000000", "--out", out],
-        "more than the lab allows",
-    );
-    assert_usage_error(
-        &["lab", "--threads", "2,x", "--out", out],
-        "`x` is not a thread count",
-    );
-    assert_usage_error(
-        &["lab", "--threads", "", "--out", out],
-        "not a thread count",
-    );
-    assert_usage_error(&["lab", "--repeat", "0", "--out", out], "--repeat");
-    assert_usage_error(&["lab", "--frobnicate"], "--frobnicate");
-    assert_usage_error(&["nosuchcommand"], "nosuchcommand");
+    let table: &[(&[&str], &str)] = &[
+        (
+            &["lab", "nosuch", "--out", out],
+            "image, jobs, contention, overhead, rendezvous, division, numa, alloc, falseshare, observed, workloads, iter, pipeline, elastic",
+        ),
+        (&["lab", "--threads", "0", "--out", out], "at least 1 thread"),
+        (
+            &["lab", "--threads", "1000000", "--out", out],
+            "more than the lab allows",
+        ),
+        (
+            &["lab", "--threads", "2,x", "--out", out],
+            "`x` is not a thread count",
+        ),
+        (&["lab", "--threads", "", "--out", out], "not a thread count"),
+        (&["lab", "--repeat", "0", "--out", out], "--repeat"),
+        (&["lab", "--frobnicate"], "--frobnicate"),
+        (&["nosuchcommand"], "nosuchcommand"),
+    ];
+    for (args, mention) in table {
+        assert_usage_error(args, mention);
+    }
     // An --out below a regular file cannot be created.
     let file = temp_dir("a-file");
     std::fs::write(&file, b"x").unwrap();
@@ -77,23 +97,21 @@ fn bad_arguments_exit_2_with_one_line() {
 
 #[test]
 fn help_is_helpful() {
-    let out = threadlab(&["lab", "--help"]);
-    assert_eq!(out.status.code(), Some(0));
-    let text = String::from_utf8_lossy(&out.stdout);
-    for flag in [
-        "--full",
-        "--threads",
-        "--repeat",
-        "--out",
-        "--json",
-        "image, jobs, contention, overhead, rendezvous, division, numa, alloc, falseshare, observed, workloads, iter, pipeline, elastic",
-    ] {
-        assert!(text.contains(flag), "lab --help mentions {flag}: {text}");
-    }
+    let text = threadlab_ok(&["lab", "--help"]);
+    assert_mentions(
+        &text,
+        "lab --help",
+        &[
+            "--full",
+            "--threads",
+            "--repeat",
+            "--out",
+            "--json",
+            "image, jobs, contention, overhead, rendezvous, division, numa, alloc, falseshare, observed, workloads, iter, pipeline, elastic",
+        ],
+    );
     assert!(!text.contains("--tiny"), "the test-only size stays hidden");
-    let out = threadlab(&["topology"]);
-    assert_eq!(out.status.code(), Some(0));
-    assert!(String::from_utf8_lossy(&out.stdout).contains("logical"));
+    assert!(threadlab_ok(&["topology"]).contains("logical"));
 }
 
 const EXPERIMENTS: [&str; 14] = [
@@ -411,20 +429,18 @@ fn doctor_and_compare_read_traces_as_text_and_json() {
     let b = small_trace(&dir, "b.tltrace", 20);
     let (a, b) = (a.to_str().unwrap(), b.to_str().unwrap());
 
-    let out = threadlab(&["doctor", a]);
-    assert_eq!(out.status.code(), Some(0));
-    let text = String::from_utf8_lossy(&out.stdout);
-    for q in [
-        "Are we using the threads effectively?",
-        "Which threads are waiting on locks?",
-        "Findings",
-        "zone step",
-    ] {
-        assert!(text.contains(q), "doctor mentions {q}: {text}");
-    }
-    let out = threadlab(&["doctor", "--json", a]);
-    assert_eq!(out.status.code(), Some(0));
-    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).expect("doctor --json");
+    assert_mentions(
+        &threadlab_ok(&["doctor", a]),
+        "doctor",
+        &[
+            "Are we using the threads effectively?",
+            "Which threads are waiting on locks?",
+            "Findings",
+            "zone step",
+        ],
+    );
+    let doc: serde_json::Value =
+        serde_json::from_str(&threadlab_ok(&["doctor", "--json", a])).expect("doctor --json");
     assert_eq!(doc["answers"].as_array().unwrap().len(), 4);
     // An answer has a figure, or none when the trace holds too little to judge, and then says
     // why (never a 0 in its place).
@@ -439,9 +455,7 @@ fn doctor_and_compare_read_traces_as_text_and_json() {
     }
     assert!(doc["findings"].is_array() && doc["threads"].is_array() && doc["locks"].is_array());
 
-    let out = threadlab(&["compare", a, b]);
-    assert_eq!(out.status.code(), Some(0));
-    assert!(String::from_utf8_lossy(&out.stdout).contains("zone step"));
+    assert!(threadlab_ok(&["compare", a, b]).contains("zone step"));
     let out = threadlab(&["compare", "--json", a, b]);
     let doc: serde_json::Value = serde_json::from_slice(&out.stdout).expect("compare --json");
     let row = &doc["rows"][0];
@@ -487,9 +501,7 @@ fn doctor_and_compare_answer_the_same_on_pftrace_and_tltrace() {
         let run = |f: &str| {
             let mut a = args.clone();
             a.push(f);
-            let out = threadlab(&a);
-            assert_eq!(out.status.code(), Some(0), "{a:?}");
-            String::from_utf8(out.stdout).unwrap()
+            threadlab_ok(&a)
         };
         let (from_pf, from_tl) = (run(pf), run(tl));
         assert!(from_tl.contains("item"), "{from_tl}");

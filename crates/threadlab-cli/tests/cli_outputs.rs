@@ -3,7 +3,7 @@
 //! quietly when its reader goes away.
 
 use std::io::Read;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
@@ -61,53 +61,36 @@ fn assert_refused(args: &[&str], mention: &str) {
     assert!(out.stdout.is_empty(), "{args:?}: ran something: {:?}", out);
 }
 
+/// `threadlab lab --tiny --out OUT`, with `--json JSON` where given, is refused before it runs
+/// anything, with `mention` in its one line of error.
+#[track_caller]
+fn assert_lab_refused(out: &Path, json: Option<&Path>, mention: &str) {
+    let mut args = vec!["lab", "--tiny", "--out", out.to_str().unwrap()];
+    if let Some(json) = json {
+        args.extend(["--json", json.to_str().unwrap()]);
+    }
+    assert_refused(&args, mention);
+}
+
 #[test]
 fn unwritable_json_or_out_fails_before_running() {
     let dir = temp_dir("refuse");
     let out = dir.join("out");
-    let out = out.to_str().unwrap();
     // An existing directory as --json: before the fix, every experiment ran first.
     let json_dir = dir.join("results-dir");
     std::fs::create_dir_all(&json_dir).unwrap();
-    assert_refused(
-        &[
-            "lab",
-            "--tiny",
-            "--out",
-            out,
-            "--json",
-            json_dir.to_str().unwrap(),
-        ],
-        "is a directory",
-    );
+    assert_lab_refused(&out, Some(&json_dir), "is a directory");
     // `results.json` or `index.html` in --out being directories.
     let out2 = dir.join("out2");
     std::fs::create_dir_all(out2.join("results.json")).unwrap();
-    assert_refused(
-        &["lab", "--tiny", "--out", out2.to_str().unwrap()],
-        "is a directory",
-    );
+    assert_lab_refused(&out2, None, "is a directory");
     let out3 = dir.join("out3");
     std::fs::create_dir_all(out3.join("index.html")).unwrap();
-    assert_refused(
-        &["lab", "--tiny", "--out", out3.to_str().unwrap()],
-        "index.html",
-    );
+    assert_lab_refused(&out3, None, "index.html");
     // A --json below a regular file.
     let file = dir.join("a-file");
     std::fs::write(&file, b"x").unwrap();
-    let below = file.join("r.json");
-    assert_refused(
-        &[
-            "lab",
-            "--tiny",
-            "--out",
-            out,
-            "--json",
-            below.to_str().unwrap(),
-        ],
-        "--json",
-    );
+    assert_lab_refused(&out, Some(&file.join("r.json")), "--json");
     let _ = std::fs::remove_dir_all(dir);
 }
 

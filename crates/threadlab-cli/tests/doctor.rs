@@ -103,11 +103,7 @@ fn the_work_sharing_pool_contends_on_its_queue_lock() {
         }
     });
     assert_names(&d, &[Pitfall::LockContention]);
-    let f = d
-        .findings
-        .iter()
-        .find(|f| f.pitfall == Pitfall::LockContention)
-        .unwrap();
+    let f = d.finding(Pitfall::LockContention).unwrap();
     assert_eq!(f.subject, format!("lock {}", work_sharing::QUEUE_LOCK));
     let lock = d.lock(work_sharing::QUEUE_LOCK).unwrap();
     assert!(lock.wait.total_ns > lock.hold.total_ns, "{lock:?}");

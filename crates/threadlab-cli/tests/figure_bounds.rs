@@ -8,6 +8,7 @@
 //! CPUs; a question the trace is too short to answer has no figure (never 0) and says so; and
 //! no experiment carries a "figure out of bounds" note.
 
+use std::path::PathBuf;
 use std::process::Command;
 
 use serde_json::Value;
@@ -16,28 +17,47 @@ fn share_name(name: &str) -> bool {
     name.contains("share") || name.contains("fraction") || name.starts_with("1 - ")
 }
 
-#[test]
-fn every_row_and_answer_of_the_traced_experiments_is_inside_its_bounds() {
-    let dir = std::env::temp_dir().join(format!("threadlab-bounds-{}", std::process::id()));
+/// Runs `threadlab lab --tiny --threads 2 --repeat REPEAT` of `experiments` into a fresh
+/// directory named by `tag`, which must succeed; returns the directory and what it printed.
+fn lab(tag: &str, repeat: &str, experiments: &[&str]) -> (PathBuf, String) {
+    let dir = std::env::temp_dir().join(format!("threadlab-{tag}-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     let out = Command::new(env!("CARGO_BIN_EXE_threadlab"))
-        .args(["lab", "--tiny", "--threads", "2", "--repeat", "5", "--out"])
-        .arg(&dir)
         .args([
+            "lab",
+            "--tiny",
+            "--threads",
+            "2",
+            "--repeat",
+            repeat,
+            "--out",
+        ])
+        .arg(&dir)
+        .args(experiments)
+        .output()
+        .expect("run threadlab lab");
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(
+        out.status.success(),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    (dir, stdout)
+}
+
+#[test]
+fn every_row_and_answer_of_the_traced_experiments_is_inside_its_bounds() {
+    let (dir, stdout) = lab(
+        "bounds",
+        "5",
+        &[
             "jobs",
             "contention",
             "observed",
             "image",
             "pipeline",
             "alloc",
-        ])
-        .output()
-        .expect("run threadlab lab");
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        out.status.success(),
-        "{stdout}\n{}",
-        String::from_utf8_lossy(&out.stderr)
+        ],
     );
     assert!(!stdout.contains("out of bounds"), "{stdout}");
     let doc: Value =
@@ -133,16 +153,7 @@ fn every_row_and_answer_of_the_traced_experiments_is_inside_its_bounds() {
 /// workloads table and no entry in its chart's legend.
 #[test]
 fn workloads_show_no_column_for_a_runtime_that_did_not_run() {
-    let dir = std::env::temp_dir().join(format!("threadlab-tokio-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    let out = Command::new(env!("CARGO_BIN_EXE_threadlab"))
-        .args(["lab", "--tiny", "--threads", "2", "--repeat", "1", "--out"])
-        .arg(&dir)
-        .arg("workloads")
-        .output()
-        .expect("run threadlab lab");
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(out.status.success(), "{stdout}");
+    let (dir, stdout) = lab("tokio", "1", &["workloads"]);
     let doc: Value =
         serde_json::from_str(&std::fs::read_to_string(dir.join("results.json")).unwrap()).unwrap();
     let tokio_rows = doc["rows"]
@@ -172,19 +183,7 @@ fn workloads_show_no_column_for_a_runtime_that_did_not_run() {
 /// naming only its own unit (on one axis, bytes of tens made allocations of about 1 vanish).
 #[test]
 fn rendezvous_allocations_and_bytes_are_on_separate_axes() {
-    let dir = std::env::temp_dir().join(format!("threadlab-rv-axes-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    let out = Command::new(env!("CARGO_BIN_EXE_threadlab"))
-        .args(["lab", "--tiny", "--threads", "2", "--repeat", "1", "--out"])
-        .arg(&dir)
-        .arg("rendezvous")
-        .output()
-        .expect("run threadlab lab");
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stdout)
-    );
+    let (dir, _) = lab("rv-axes", "1", &["rendezvous"]);
     let read =
         |f: &str| std::fs::read_to_string(dir.join(f)).unwrap_or_else(|e| panic!("{f}: {e}"));
     let allocs = read("rendezvous-alloc-per-message-2t.svg");

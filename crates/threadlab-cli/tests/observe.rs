@@ -80,6 +80,18 @@ fn shares(report: &str, name: &str) -> [f64; 5] {
     [pct[0], pct[1], pct[2], pct[3], pct[4]]
 }
 
+/// The report's thread rows whose thread is named `idle-…` (the name is a row's second word).
+fn idle_rows(report: &str) -> usize {
+    report
+        .lines()
+        .filter(|l| {
+            l.split_whitespace()
+                .nth(1)
+                .is_some_and(|n| n.starts_with("idle-"))
+        })
+        .count()
+}
+
 #[test]
 fn two_threads_on_one_mutex_are_contention_on_one_futex_address() {
     let report = observe("mutex", "2", &[]);
@@ -134,11 +146,7 @@ fn four_spinning_threads_on_two_cpus_are_preemption() {
 #[test]
 fn threads_created_by_the_thousand_are_thread_creation() {
     let report = observe_with(&["--sample-only"], "threads", "2", &[]);
-    let created: u64 = report
-        .lines()
-        .find_map(|l| l.strip_prefix("demo threads: created "))
-        .and_then(|l| l.split_whitespace().next())
-        .and_then(|n| n.parse().ok())
+    let created = number_after(&report, "demo threads: created ")
         .expect("the demo says how many threads it created");
     assert!(created >= 1000, "{created} threads");
     assert!(
@@ -147,11 +155,7 @@ fn threads_created_by_the_thousand_are_thread_creation() {
             .any(|l| l.contains("thread-creation")),
         "{report}"
     );
-    let seen: u64 = report
-        .lines()
-        .find_map(|l| l.strip_prefix("threads created: at least "))
-        .and_then(|l| l.split_whitespace().next())
-        .and_then(|n| n.parse().ok())
+    let seen = number_after(&report, "threads created: at least ")
         .expect("a lower bound of threads created");
     assert!(
         (16..=created + 1).contains(&seen),
@@ -234,15 +238,53 @@ fn watch_of_a_running_child_sees_its_threads() {
     child.wait().expect("demo ends");
     let report = String::from_utf8_lossy(&out.stdout);
     assert!(out.status.success(), "{report}");
-    let idle = report
+    assert_eq!(idle_rows(&report), 6, "{report}");
+}
+
+/// Spawns `cmd` and a thread that waits for it (reaping it as soon as it exits, as a shell or
+/// a service manager would); returns its pid and where its output arrives (stdout only where
+/// `cmd` pipes it).
+fn spawn_waited(cmd: &mut Command) -> (u32, mpsc::Receiver<std::io::Result<Output>>) {
+    let child = cmd.spawn().expect("start the watched process");
+    let pid = child.id();
+    let (tx, rx) = mpsc::channel();
+    std::thread::spawn(move || {
+        let _ = tx.send(child.wait_with_output());
+    });
+    (pid, rx)
+}
+
+/// The demo the `watch` tests attach to: `threadlab demo threads --seconds 3`, its stdout piped.
+fn demo_threads_waited() -> (u32, mpsc::Receiver<std::io::Result<Output>>) {
+    spawn_waited(
+        Command::new(env!("CARGO_BIN_EXE_threadlab"))
+            .args(["demo", "threads", "--seconds", "3"])
+            .stdout(Stdio::piped()),
+    )
+}
+
+/// The first number after `prefix` at the start of a line of `text`.
+fn number_after(text: &str, prefix: &str) -> Option<u64> {
+    text.lines()
+        .find_map(|l| l.strip_prefix(prefix))
+        .and_then(|l| l.split_whitespace().next())
+        .and_then(|n| n.parse().ok())
+}
+
+/// The `threads created: …` line of a `watch` report on the demo; `None` (the test is skipped)
+/// when ptrace access was refused: Yama's ptrace_scope 1 refuses a sibling (the demo is the
+/// test's child, not the watcher's), so there is nothing to attach to; the sampled path has its
+/// own test.
+fn attached_count_line(report: &str) -> Option<&str> {
+    if report.contains("syscall column: NOT VISIBLE") {
+        eprintln!("skipped: ptrace access to the demo was refused");
+        return None;
+    }
+    let line = report
         .lines()
-        .filter(|l| {
-            l.split_whitespace()
-                .nth(1)
-                .is_some_and(|n| n.starts_with("idle-"))
-        })
-        .count();
-    assert_eq!(idle, 6, "{report}");
+        .find(|l| l.starts_with("threads created: "))
+        .unwrap_or_else(|| panic!("no count of threads created:\n{report}"));
+    Some(line)
 }
 
 /// `watch` of a process it may trace attaches to it: births since attaching are counted
@@ -251,14 +293,7 @@ fn watch_of_a_running_child_sees_its_threads() {
 #[test]
 fn watch_attaches_counts_births_and_detaches() {
     let exe = env!("CARGO_BIN_EXE_threadlab");
-    let mut demo = Command::new(exe);
-    demo.args(["demo", "threads", "--seconds", "3"]);
-    let child = demo.stdout(Stdio::piped()).spawn().expect("start the demo");
-    let pid = child.id();
-    let (tx, rx) = mpsc::channel();
-    std::thread::spawn(move || {
-        let _ = tx.send(child.wait_with_output());
-    });
+    let (pid, rx) = demo_threads_waited();
     std::thread::sleep(Duration::from_millis(300));
     let mut watch = Command::new(exe);
     watch.args(["watch", &pid.to_string(), "--seconds", "1"]);
@@ -275,22 +310,14 @@ fn watch_attaches_counts_births_and_detaches() {
         demo_out.status.success(),
         "the demo goes on after the watch"
     );
-    let created: u64 = String::from_utf8_lossy(&demo_out.stdout)
-        .lines()
-        .find_map(|l| l.strip_prefix("demo threads: created "))
-        .and_then(|l| l.split_whitespace().next())
-        .and_then(|n| n.parse().ok())
-        .expect("the demo says how many threads it created");
-    if report.contains("syscall column: NOT VISIBLE") {
-        // Yama's ptrace_scope 1 refuses a sibling (the demo is the test's child, not the
-        // watcher's): nothing to attach to here; the sampled path has its own test.
-        eprintln!("skipped: ptrace access to the demo was refused");
+    let created = number_after(
+        &String::from_utf8_lossy(&demo_out.stdout),
+        "demo threads: created ",
+    )
+    .expect("the demo says how many threads it created");
+    let Some(line) = attached_count_line(&report) else {
         return;
-    }
-    let line = report
-        .lines()
-        .find(|l| l.starts_with("threads created: "))
-        .unwrap_or_else(|| panic!("no count of threads created:\n{report}"));
+    };
     assert!(
         line.contains("exactly") && line.contains("since attaching"),
         "{line}"
@@ -313,16 +340,7 @@ fn watch_attaches_counts_births_and_detaches() {
 #[test]
 fn watch_to_the_end_counts_each_thread_once() {
     let exe = env!("CARGO_BIN_EXE_threadlab");
-    let child = Command::new(exe)
-        .args(["demo", "threads", "--seconds", "3"])
-        .stdout(Stdio::piped())
-        .spawn()
-        .expect("start the demo");
-    let pid = child.id();
-    let (tx, rx) = mpsc::channel();
-    std::thread::spawn(move || {
-        let _ = tx.send(child.wait_with_output());
-    });
+    let (pid, rx) = demo_threads_waited();
     // Creating threads: more than its first one.
     let tasks = || std::fs::read_dir(format!("/proc/{pid}/task")).map_or(0, |d| d.count());
     assert!(wait_until(|| tasks() > 1), "the demo creates threads");
@@ -336,15 +354,9 @@ fn watch_to_the_end_counts_each_thread_once() {
         demo.is_ok_and(|d| d.is_ok_and(|d| d.status.success())),
         "the demo ran to its end"
     );
-    if report.contains("syscall column: NOT VISIBLE") {
-        // Yama's ptrace_scope 1 refuses a sibling: see the test above.
-        eprintln!("skipped: ptrace access to the demo was refused");
+    let Some(line) = attached_count_line(&report) else {
         return;
-    }
-    let line = report
-        .lines()
-        .find(|l| l.starts_with("threads created: "))
-        .unwrap_or_else(|| panic!("no count of threads created:\n{report}"));
+    };
     let count = |i: usize| -> u64 {
         line.split_whitespace()
             .nth(i)
@@ -404,15 +416,11 @@ fn watch_without_ptrace_access_says_what_it_cannot_see() {
         "the report says what it cannot see: {report}"
     );
     if root {
-        let idle = report
-            .lines()
-            .filter(|l| {
-                l.split_whitespace()
-                    .nth(1)
-                    .is_some_and(|n| n.starts_with("idle-"))
-            })
-            .count();
-        assert_eq!(idle, 3, "the threads are still sampled: {report}");
+        assert_eq!(
+            idle_rows(&report),
+            3,
+            "the threads are still sampled: {report}"
+        );
     }
 }
 
@@ -423,24 +431,14 @@ fn watch_without_ptrace_access_says_what_it_cannot_see() {
 fn watch_names_a_process_that_exited_during_the_watch() {
     let exe = env!("CARGO_BIN_EXE_threadlab");
     // `sh` runs `sleep` as a child and waits for it (the `; true` keeps it from exec'ing).
-    let child = Command::new("sh")
-        .args(["-c", "sleep 1; true"])
-        .spawn()
-        .expect("start sh");
-    let pid = child.id();
-    let (tx, rx) = mpsc::channel();
-    // Reaped as soon as it exits, as a shell or a service manager would.
-    std::thread::spawn(move || {
-        let mut child = child;
-        let _ = tx.send(child.wait());
-    });
+    let (pid, rx) = spawn_waited(Command::new("sh").args(["-c", "sleep 1; true"]));
     let mut watch = Command::new(exe);
     watch.args(["watch", &pid.to_string(), "--seconds", "60", "--hz", "100"]);
     let out = output_within(watch);
     let report = String::from_utf8_lossy(&out.stdout);
     assert!(out.status.success(), "{report}");
     let status = rx.recv_timeout(WATCHDOG).expect("sh was reaped");
-    assert!(status.expect("wait for sh").success());
+    assert!(status.expect("wait for sh").status.success());
     assert!(
         report.contains(&format!("`sh` (pid {pid})")),
         "the header names the exited process:\n{report}"
@@ -471,16 +469,7 @@ fn wait_until(mut pred: impl FnMut() -> bool) -> bool {
 #[test]
 fn watch_lets_sigcont_resume_a_stopped_process() {
     let exe = env!("CARGO_BIN_EXE_threadlab");
-    let child = Command::new("sh")
-        .args(["-c", "kill -STOP $$; exit 7"])
-        .spawn()
-        .expect("start sh");
-    let pid = child.id();
-    let (tx, rx) = mpsc::channel();
-    std::thread::spawn(move || {
-        let mut child = child;
-        let _ = tx.send(child.wait());
-    });
+    let (pid, rx) = spawn_waited(Command::new("sh").args(["-c", "kill -STOP $$; exit 7"]));
     assert!(
         wait_until(|| proc_state(pid) == Some('T')),
         "sh stopped itself"
@@ -526,7 +515,7 @@ fn watch_lets_sigcont_resume_a_stopped_process() {
     let status = status
         .expect("sh ran on after SIGCONT while watched")
         .expect("wait for sh");
-    assert_eq!(status.code(), Some(7));
+    assert_eq!(status.status.code(), Some(7));
     assert!(
         out.status.success(),
         "{}",

@@ -58,7 +58,7 @@ impl Decoded {
             .tracks
             .iter()
             .find(|(_, (n, _))| n == name)
-            .unwrap_or_else(|| panic!("no track {name:?}"))
+            .unwrap_or_else(|| panic!("no track {name:?}: {:?}", self.tracks))
             .0
     }
     /// The thread track a track belongs to (itself, or its parent for lock/counter tracks).
@@ -147,27 +147,24 @@ fn perfetto_export_decodes_with_real_protos() {
             links.push((what.clone(), name_of(*from), name_of(*track)));
         }
     }
-    let has = |what: &str, from: &str, to: &str| {
-        links
-            .iter()
-            .any(|l| l.0 == what && l.1 == from && l.2 == to)
-    };
-    assert!(
-        has("spawn", "threadlab-worker-0", "threadlab-worker-1"),
-        "spawn flow: {links:?}"
-    );
-    assert!(
-        has("stolen from", "threadlab-worker-0", "threadlab-worker-1"),
-        "steal flow: {links:?}"
-    );
-    assert!(
-        has("wake", "threadlab-worker-1", "threadlab-worker-0"),
-        "wake flow: {links:?}"
-    );
-    assert!(
-        has("hand-off", "holder", "waiter"),
-        "lock hand-off flow: {links:?}"
-    );
+    for (what, from, to, flow) in [
+        ("spawn", "threadlab-worker-0", "threadlab-worker-1", "spawn"),
+        (
+            "stolen from",
+            "threadlab-worker-0",
+            "threadlab-worker-1",
+            "steal",
+        ),
+        ("wake", "threadlab-worker-1", "threadlab-worker-0", "wake"),
+        ("hand-off", "holder", "waiter", "lock hand-off"),
+    ] {
+        assert!(
+            links
+                .iter()
+                .any(|l| l.0 == what && l.1 == from && l.2 == to),
+            "{flow} flow: {links:?}"
+        );
+    }
 
     // Lock figures: the holder held "queue" ≥ 20 ms; the waiter waited ≥ 15 ms.
     let hold = slices
@@ -216,27 +213,10 @@ fn frames_plots_and_messages_decode_with_real_protos() {
     let trace = rec.stop();
     let path = temp_path("marks.pftrace");
     trace.save(&path).unwrap();
-    let pb = PbTrace::parse_from_bytes(&std::fs::read(&path).unwrap()).expect("valid protobuf");
-
-    let mut track_names: HashMap<u64, String> = HashMap::new();
-    for p in &pb.packet {
-        if p.has_track_descriptor() {
-            let d = p.track_descriptor();
-            let name = if d.thread.is_some() {
-                d.thread.thread_name().to_owned()
-            } else {
-                d.name().to_owned()
-            };
-            track_names.insert(d.uuid(), name);
-        }
-    }
-    let track = |name: &str| {
-        *track_names
-            .iter()
-            .find(|(_, n)| *n == name)
-            .unwrap_or_else(|| panic!("no track {name:?}: {track_names:?}"))
-            .0
-    };
+    let bytes = std::fs::read(&path).unwrap();
+    let pb = PbTrace::parse_from_bytes(&bytes).expect("valid protobuf");
+    let decoded = decode(&bytes);
+    let track = |name: &str| decoded.thread_track(name);
     let (frames, plot, main) = (track("frames: frame"), track("plot: fps"), track("main"));
     let events: Vec<_> = pb
         .packet
@@ -245,12 +225,15 @@ fn frames_plots_and_messages_decode_with_real_protos() {
         .map(|p| (p.timestamp(), p.track_event()))
         .collect();
     // The frame set's track: three frame slices, each from one mark to the next.
-    let frame_slices: Vec<String> = events
-        .iter()
-        .filter(|(_, e)| e.track_uuid() == frames && e.type_() == Type::TYPE_SLICE_BEGIN)
-        .map(|(_, e)| e.name().to_owned())
-        .collect();
-    assert_eq!(frame_slices, ["frame 1", "frame 2", "frame 3"]);
+    // The names of the slices that begin on `track`, in order.
+    let slices_on = |track: u64| -> Vec<String> {
+        events
+            .iter()
+            .filter(|(_, e)| e.track_uuid() == track && e.type_() == Type::TYPE_SLICE_BEGIN)
+            .map(|(_, e)| e.name().to_owned())
+            .collect()
+    };
+    assert_eq!(slices_on(frames), ["frame 1", "frame 2", "frame 3"]);
     let ends = events
         .iter()
         .filter(|(_, e)| e.track_uuid() == frames && e.type_() == Type::TYPE_SLICE_END)
@@ -298,12 +281,7 @@ fn frames_plots_and_messages_decode_with_real_protos() {
         ]
     );
     // Dynamic zone names are slice names; each zone's colour is an instant beside it.
-    let zones: Vec<String> = events
-        .iter()
-        .filter(|(_, e)| e.track_uuid() == main && e.type_() == Type::TYPE_SLICE_BEGIN)
-        .map(|(_, e)| e.name().to_owned())
-        .collect();
-    assert_eq!(zones, ["level 0", "level 1", "level 2"]);
+    assert_eq!(slices_on(main), ["level 0", "level 1", "level 2"]);
     let colours = events
         .iter()
         .filter(|(_, e)| e.name() == "zone color")

@@ -11,6 +11,7 @@ use super::findings::{
 };
 use super::stats::fmt_ns;
 use super::stats::ratio;
+use super::stats::saturating_sum;
 
 /// CPUs left idle, on average, beyond which a process whose threads queue for a contended lock
 /// is said to be serialised by it (question 1): at least half a CPU.
@@ -24,12 +25,8 @@ fn has(found: &[Finding], pitfalls: &[Pitfall]) -> bool {
 pub(crate) fn answers(d: &Diagnosis, found: &[Finding]) -> Vec<Answer> {
     use Pitfall::*;
     let working: Vec<_> = d.threads.iter().filter(|t| t.tasks + t.zones > 0).collect();
-    let running = working
-        .iter()
-        .fold(0u64, |a, t| a.saturating_add(t.running_ns));
-    let life = working
-        .iter()
-        .fold(0u64, |a, t| a.saturating_add(t.lifetime_ns));
+    let running = saturating_sum(working.iter().map(|t| t.running_ns));
+    let life = saturating_sum(working.iter().map(|t| t.lifetime_ns));
     let util = ratio(running as f64, life as f64);
     // The OS accounts CPU time per scheduler tick: over a shorter window the process's CPU
     // figures are not a measurement (a 648 µs trace read "7.01 of 2 CPUs").

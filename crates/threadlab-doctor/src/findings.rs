@@ -19,6 +19,7 @@ use super::runtime::{OsStats, RuntimeStats};
 use super::states::ThreadStats;
 use super::stats::fmt_ns;
 use super::stats::ratio;
+use super::stats::saturating_sum;
 
 /// Oversubscription: average runnable threads of the process per CPU above this. A process with
 /// no more threads than CPUs has at most one runnable thread per CPU whatever else the machine
@@ -169,7 +170,19 @@ pub struct Diagnosis {
 impl Diagnosis {
     /// Whether a finding names `pitfall`.
     pub fn has(&self, pitfall: Pitfall) -> bool {
-        self.findings.iter().any(|f| f.pitfall == pitfall)
+        self.finding(pitfall).is_some()
+    }
+
+    /// The first finding that names `pitfall`, if any (findings name a pitfall at most once
+    /// per subject; the first is the one the report lists first).
+    ///
+    /// ```
+    /// use threadlab_doctor::{Diagnose, Pitfall};
+    /// let d = threadlab_trace::TraceBuilder::new().build().diagnose();
+    /// assert!(d.finding(Pitfall::LongTask).is_none());
+    /// ```
+    pub fn finding(&self, pitfall: Pitfall) -> Option<&Finding> {
+        self.findings.iter().find(|f| f.pitfall == pitfall)
     }
 
     /// The figures of lock `name`, if it was used.
@@ -530,12 +543,8 @@ pub(crate) fn findings(d: &Diagnosis) -> Vec<Finding> {
         }
     }
     let workers: Vec<_> = d.threads.iter().filter(|t| t.worker.is_some()).collect();
-    let spin_ns = workers
-        .iter()
-        .fold(0u64, |a, t| a.saturating_add(t.spinning_ns));
-    let life_ns = workers
-        .iter()
-        .fold(0u64, |a, t| a.saturating_add(t.lifetime_ns));
+    let spin_ns = saturating_sum(workers.iter().map(|t| t.spinning_ns));
+    let life_ns = saturating_sum(workers.iter().map(|t| t.lifetime_ns));
     let spins: u64 = workers.iter().map(|t| t.spins).sum();
     let fruitless: u64 = workers.iter().map(|t| t.fruitless_spins).sum();
     let spin_share = ratio(spin_ns as f64, life_ns as f64);

@@ -11,7 +11,7 @@
 use std::collections::BTreeMap;
 
 use super::states::{SpanKey, ThreadStats, Walk};
-use super::stats::{median, ratio, Summary};
+use super::stats::{median, ratio, saturating_sum, Summary};
 use threadlab_trace::{NameId, Trace};
 
 // The long-task thresholds live beside the code that finds long tasks (the doctor's other
@@ -129,7 +129,7 @@ pub(crate) fn groups(trace: &Trace, walks: &[Walk], on_cpu: bool) -> Vec<GroupSt
             let first = ts.iter().map(|t| t.first_ns).min().unwrap_or(0);
             let last = ts.iter().map(|t| t.last_ns).max().unwrap_or(0);
             let running: Vec<u64> = ts.iter().map(|t| t.running_ns).collect();
-            let running_ns = running.iter().fold(0u64, |a, &r| a.saturating_add(r));
+            let running_ns = saturating_sum(running.iter().copied());
             let max_running_ns = running.iter().copied().max().unwrap_or(0);
             let work_on_cpu = on_cpu && ts.iter().all(|t| t.os_sampled);
             let work: Vec<f64> = ts
@@ -168,7 +168,7 @@ pub(crate) fn groups(trace: &Trace, walks: &[Walk], on_cpu: bool) -> Vec<GroupSt
                     }
                 })
                 .collect();
-            let lifetime_ns = ts.iter().fold(0u64, |a, t| a.saturating_add(t.lifetime_ns));
+            let lifetime_ns = saturating_sum(ts.iter().map(|t| t.lifetime_ns));
             GroupStats {
                 name: name.to_owned(),
                 utilization: ratio(running_ns as f64, lifetime_ns as f64),
@@ -188,11 +188,8 @@ pub(crate) fn groups(trace: &Trace, walks: &[Walk], on_cpu: bool) -> Vec<GroupSt
                 },
                 median_start_interval_ns: median(intervals),
                 median_work_ns: median(work),
-                blocks: ts.iter().fold(0u64, |a, t| a.saturating_add(t.blocks())),
-                on_cpu_ns: ts
-                    .iter()
-                    .filter(|t| t.os_sampled)
-                    .fold(0u64, |a, t| a.saturating_add(t.on_cpu_ns)),
+                blocks: saturating_sum(ts.iter().map(|t| t.blocks())),
+                on_cpu_ns: saturating_sum(ts.iter().filter(|t| t.os_sampled).map(|t| t.on_cpu_ns)),
                 busiest: busiest_walk.map(|w| busiest(trace, w)),
                 spare: ts.iter().all(|t| t.spare),
             }

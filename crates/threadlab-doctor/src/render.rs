@@ -6,6 +6,7 @@ use std::fmt::{self, Display, Formatter};
 use super::compare::{Comparison, NOISE_RELATIVE};
 use super::findings::{Diagnosis, NEEDS_INSTRUMENTATION};
 use super::stats::fmt_ns;
+use super::stats::saturating_sum;
 
 fn pct(x: f64) -> String {
     format!("{:.0}%", 100.0 * x)
@@ -136,7 +137,7 @@ impl Display for Diagnosis {
             for g in &self.groups {
                 let ts: Vec<_> = self.threads.iter().filter(|t| t.group == g.name).collect();
                 let sum = |f: fn(&super::states::ThreadStats) -> u64| {
-                    ts.iter().fold(0u64, |a, t| a.saturating_add(f(t)))
+                    saturating_sum(ts.iter().map(|t| f(t)))
                 };
                 t.row(state_row(
                     format!("{} (×{})", g.name, g.threads),

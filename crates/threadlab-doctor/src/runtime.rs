@@ -7,7 +7,7 @@
 use std::collections::HashMap;
 
 use super::states::Walk;
-use super::stats::{ratio, Summary};
+use super::stats::{ratio, saturating_sum, Summary};
 use threadlab_trace::{EventKind, Trace};
 
 /// The scheduler's figures over all pool workers (zeros when the trace has none).
@@ -191,11 +191,8 @@ pub(crate) fn os(trace: &Trace, walks: &[Walk]) -> OsStats {
     if let Some((ca, cb)) = cur {
         active_ns = active_ns.saturating_add(cb - ca);
     }
-    let sum = |f: fn(&super::states::ThreadStats) -> u64| {
-        sampled.iter().fold(0u64, |a, s| a.saturating_add(f(s)))
-    };
-    let on_cpu = sum(|s| s.on_cpu_ns);
-    let preempted = sum(|s| s.preempted_ns);
+    let on_cpu = saturating_sum(sampled.iter().map(|s| s.on_cpu_ns));
+    let preempted = saturating_sum(sampled.iter().map(|s| s.preempted_ns));
     let runnable = on_cpu.saturating_add(preempted);
     let secs = active_ns as f64 / 1e9;
     OsStats {
@@ -206,7 +203,13 @@ pub(crate) fn os(trace: &Trace, walks: &[Walk]) -> OsStats {
         cpus_used_avg: ratio(on_cpu as f64, active_ns as f64),
         preempted_share: ratio(preempted as f64, runnable as f64),
         preempted_ns: preempted,
-        involuntary_per_sec: ratio(sum(|s| s.involuntary_switches) as f64, secs),
-        voluntary_per_sec: ratio(sum(|s| s.voluntary_switches) as f64, secs),
+        involuntary_per_sec: ratio(
+            saturating_sum(sampled.iter().map(|s| s.involuntary_switches)) as f64,
+            secs,
+        ),
+        voluntary_per_sec: ratio(
+            saturating_sum(sampled.iter().map(|s| s.voluntary_switches)) as f64,
+            secs,
+        ),
     }
 }

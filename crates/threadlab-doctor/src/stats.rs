@@ -37,7 +37,7 @@ impl Summary {
         }
         values.sort_unstable();
         let count = values.len() as u64;
-        let total_ns = values.iter().fold(0u64, |a, &v| a.saturating_add(v));
+        let total_ns = saturating_sum(values.iter().copied());
         let mean_ns = values.iter().map(|&v| v as f64).sum::<f64>() / count as f64;
         let var = values
             .iter()
@@ -55,6 +55,12 @@ impl Summary {
             stddev_ns: var.sqrt(),
         }
     }
+}
+
+/// The sum of `values`, saturating at `u64::MAX` (a corrupt or hostile trace may hold any
+/// figure; a sum must not wrap or panic).
+pub(crate) fn saturating_sum(values: impl IntoIterator<Item = u64>) -> u64 {
+    values.into_iter().fold(0u64, u64::saturating_add)
 }
 
 /// The `p`-th percentile (0–100) of sorted `values` by nearest rank; 0 when empty.

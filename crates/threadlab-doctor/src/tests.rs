@@ -34,6 +34,22 @@ impl B {
     fn build(self) -> Trace {
         self.0.build()
     }
+    /// A guest's `install` span opening at `at` in the seat named `seat` (its `guest.seat`
+    /// argument right after the begin).
+    fn guest_install_begin(&mut self, at: u64, seat: &str) -> [(u64, K); 2] {
+        let key = self.name(threadlab_trace::ARG_GUEST_SEAT);
+        let value = self.name(seat);
+        [
+            (
+                at,
+                K::TaskBegin {
+                    kind: TaskKind::Install,
+                    flow: None,
+                },
+            ),
+            (at, K::Arg { key, value }),
+        ]
+    }
 }
 
 fn os(ts: u64, cpu: u64, rq: u64, vol: u64, invol: u64) -> [(u64, K); 2] {
@@ -497,9 +513,7 @@ fn long_task_imbalance_and_compare_name_the_task_and_its_zone() {
     };
     let d = build(10 * MS);
     let long = d
-        .findings
-        .iter()
-        .find(|f| f.pitfall == Pitfall::LongTask)
+        .finding(Pitfall::LongTask)
         .unwrap_or_else(|| panic!("long task: {d}"));
     assert_eq!(long.subject, "task loop-chunk `flush`", "{d}");
     assert!(
@@ -516,9 +530,7 @@ fn long_task_imbalance_and_compare_name_the_task_and_its_zone() {
     assert_eq!(busiest.zone.as_ref().map(|z| z.0.as_str()), Some("encode"));
     assert_eq!(busiest.task.as_ref().map(|t| t.0.as_str()), Some("flush"));
     let imbalance = d
-        .findings
-        .iter()
-        .find(|f| f.pitfall == Pitfall::Imbalance)
+        .finding(Pitfall::Imbalance)
         .unwrap_or_else(|| panic!("imbalance: {d}"));
     assert!(
         imbalance.evidence.contains("ran most zone `encode`"),
@@ -575,8 +587,6 @@ fn a_thread_born_during_the_recording_counts_from_its_birth() {
 fn a_guests_install_span_is_read_as_its_seats_worker() {
     let build = |seat: &str| {
         let mut b = B::new(20 * MS, 2);
-        let key = b.name(threadlab_trace::ARG_GUEST_SEAT);
-        let value = b.name(seat);
         b.thread(
             "threadlab-worker-0",
             Some(0),
@@ -588,16 +598,7 @@ fn a_guests_install_span_is_read_as_its_seats_worker() {
         }
         ev.extend([(MS, K::ParkBegin), (19 * MS, K::ParkEnd)]);
         b.thread("threadlab-worker-1", Some(1), ev);
-        let mut guest = vec![
-            (
-                2 * MS,
-                K::TaskBegin {
-                    kind: TaskKind::Install,
-                    flow: None,
-                },
-            ),
-            (2 * MS, K::Arg { key, value }),
-        ];
+        let mut guest = b.guest_install_begin(2 * MS, seat).to_vec();
         guest.extend(task(2 * MS + 10 * US, 12 * MS + 10 * US));
         guest.push((13 * MS, K::TaskEnd));
         b.thread("main", None, guest);
@@ -653,8 +654,6 @@ fn a_guests_install_span_is_read_as_its_seats_worker() {
 fn a_guests_os_samples_stay_on_its_own_thread() {
     let build = |seat: &str| {
         let mut b = B::new(20 * MS, 2);
-        let key = b.name(threadlab_trace::ARG_GUEST_SEAT);
-        let value = b.name(seat);
         // Worker 0 asleep all along (its counters barely move); worker 1 busy all along.
         let mut w0 = os(0, MS, 0, 0, 0).to_vec();
         w0.extend([(100 * US, K::ParkBegin), (19 * MS, K::ParkEnd)]);
@@ -666,16 +665,7 @@ fn a_guests_os_samples_stay_on_its_own_thread() {
         b.thread("threadlab-worker-1", Some(1), w1);
         // The caller, on a CPU all along: samples before, inside and after its guest span.
         let mut guest = os(0, 100 * MS, 0, 0, 0).to_vec();
-        guest.extend([
-            (
-                2 * MS,
-                K::TaskBegin {
-                    kind: TaskKind::Install,
-                    flow: None,
-                },
-            ),
-            (2 * MS, K::Arg { key, value }),
-        ]);
+        guest.extend(b.guest_install_begin(2 * MS, seat));
         guest.extend(os(5 * MS, 105 * MS, 0, 0, 0));
         guest.extend(task(5 * MS + 10 * US, 9 * MS));
         guest.extend(os(10 * MS, 110 * MS, 0, 0, 0));
@@ -762,11 +752,11 @@ fn bounds_name_a_figure_outside_them() {
 #[test]
 fn spare_threads_name_the_tasks_that_blocked_the_workers() {
     use threadlab_trace::{
-        ARG_GUEST_SEAT, ARG_SPARE_FOR, ARG_TASK_LOCATION, ARG_TASK_NAME, BLOCKING_ZONE, SPARE_ZONE,
+        ARG_SPARE_FOR, ARG_TASK_LOCATION, ARG_TASK_NAME, BLOCKING_ZONE, SPARE_ZONE,
     };
     let mut b = B::new(20 * MS, 2);
     let (name_key, loc_key) = (b.name(ARG_TASK_NAME), b.name(ARG_TASK_LOCATION));
-    let (seat_key, spare_key) = (b.name(ARG_GUEST_SEAT), b.name(ARG_SPARE_FOR));
+    let spare_key = b.name(ARG_SPARE_FOR);
     let (spare_zone, blocking_zone) = (b.name(SPARE_ZONE), b.name(BLOCKING_ZONE));
     let named = |b: &mut B, name: &str, at: &str, from: u64, to: u64| {
         let (name, at) = (b.name(name), b.name(at));
@@ -802,23 +792,7 @@ fn spare_threads_name_the_tasks_that_blocked_the_workers() {
     w0.extend(zone(blocking_zone, 16 * MS, 18 * MS));
     b.thread("threadlab-0", Some(0), w0);
     // Worker 1 slept through the recording: a guest held its seat and ran `meets` twice.
-    let seat = b.name("1");
-    let mut guest = vec![
-        (
-            MS / 2,
-            K::TaskBegin {
-                kind: TaskKind::Install,
-                flow: None,
-            },
-        ),
-        (
-            MS / 2,
-            K::Arg {
-                key: seat_key,
-                value: seat,
-            },
-        ),
-    ];
+    let mut guest = b.guest_install_begin(MS / 2, "1").to_vec();
     guest.extend(named(&mut b, "meets", "a.rs:1:1", MS, 10 * MS));
     guest.extend(named(&mut b, "meets", "a.rs:1:1", 11 * MS, 19 * MS));
     guest.push((19 * MS + MS / 2, K::TaskEnd));

@@ -35,14 +35,28 @@ fn watchdog<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static) -> T {
     }
 }
 
-/// Records three tasks named `meets-at-barrier` that wait on a 3-party `std::sync::Barrier` on
-/// a pool of 2 workers: both workers block, and the pool's monitor starts a spare thread that
-/// runs the third party. Returns the trace and where the tasks were spawned (`file:line:`).
-fn barrier_program() -> (Trace, String) {
+/// Records `f` on a pool of 2 workers, one recording at a time and under the watchdog; the pool
+/// is dropped before the recording stops. Returns the trace and `f`'s value.
+fn record_on_two_workers<R: Send + 'static>(
+    f: impl FnOnce(&Pool) -> R + Send + 'static,
+) -> (Trace, R) {
     watchdog(|| {
         let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
         let rec = threadlab::trace::start();
         let pool = Pool::builder().threads(2).build().unwrap();
+        let r = f(&pool);
+        drop(pool);
+        (rec.stop(), r)
+    })
+}
+
+/// Records three tasks named `meets-at-barrier` that wait on a 3-party `std::sync::Barrier` on
+/// a pool of 2 workers: both workers block, and the pool's monitor starts a spare thread that
+/// runs the third party (with `declared`, each wait is wrapped in `threadlab::blocking`, so the
+/// pool hands the seat over up front). Returns the trace and where the tasks were spawned
+/// (`file:line:`).
+fn barrier_program(declared: bool) -> (Trace, String) {
+    record_on_two_workers(move |pool| {
         let barrier = Arc::new(Barrier::new(3));
         let (tx, rx) = mpsc::channel();
         let mut spawned_at = String::new();
@@ -50,7 +64,11 @@ fn barrier_program() -> (Trace, String) {
             let (b, tx) = (Arc::clone(&barrier), tx.clone());
             spawned_at = format!("{}:{}:", file!(), line!() + 1);
             pool.spawn_named("meets-at-barrier", move || {
-                b.wait();
+                if declared {
+                    threadlab::blocking(|| b.wait());
+                } else {
+                    b.wait();
+                }
                 tx.send(()).unwrap();
             });
         }
@@ -58,19 +76,16 @@ fn barrier_program() -> (Trace, String) {
             rx.recv().unwrap();
         }
         assert!(pool.metrics().spare_threads_started >= 1);
-        drop(pool);
-        (rec.stop(), spawned_at)
+        spawned_at
     })
 }
 
 #[test]
 fn the_doctor_names_the_task_that_blocked_every_worker() {
-    let (trace, spawned_at) = barrier_program();
+    let (trace, spawned_at) = barrier_program(false);
     let d = trace.diagnose();
     let f = d
-        .findings
-        .iter()
-        .find(|f| f.pitfall == Pitfall::BlockedWorkers)
+        .finding(Pitfall::BlockedWorkers)
         .unwrap_or_else(|| panic!("no blocked-workers finding\n{d}"));
     assert_eq!(f.subject, "task `meets-at-barrier`", "{d}");
     assert!(
@@ -126,26 +141,7 @@ fn the_doctor_names_the_task_that_blocked_every_worker() {
 /// asked for (`declared`) and raises no finding: the program already does what it would say.
 #[test]
 fn waits_wrapped_in_blocking_get_no_blocked_workers_finding() {
-    let trace = watchdog(|| {
-        let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
-        let rec = threadlab::trace::start();
-        let pool = Pool::builder().threads(2).build().unwrap();
-        let barrier = Arc::new(Barrier::new(3));
-        let (tx, rx) = mpsc::channel();
-        for _ in 0..3 {
-            let (b, tx) = (Arc::clone(&barrier), tx.clone());
-            pool.spawn_named("meets-at-barrier", move || {
-                threadlab::blocking(|| b.wait());
-                tx.send(()).unwrap();
-            });
-        }
-        for _ in 0..3 {
-            rx.recv().unwrap();
-        }
-        assert!(pool.metrics().spare_threads_started >= 1);
-        drop(pool);
-        rec.stop()
-    });
+    let (trace, _) = barrier_program(true);
     let d = trace.diagnose();
     assert!(!d.has(Pitfall::BlockedWorkers), "{d}");
     assert!(!d.blocked.is_empty(), "the spare threads are read: {d}");
@@ -160,10 +156,7 @@ fn waits_wrapped_in_blocking_get_no_blocked_workers_finding() {
 
 #[test]
 fn tasks_that_do_not_block_get_no_blocked_workers_finding() {
-    let trace = watchdog(|| {
-        let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
-        let rec = threadlab::trace::start();
-        let pool = Pool::builder().threads(2).build().unwrap();
+    let (trace, ()) = record_on_two_workers(|pool| {
         let count = threadlab::sync::Mutex::named("count", 0u32);
         pool.scope(|s| {
             for _ in 0..3 {
@@ -172,8 +165,6 @@ fn tasks_that_do_not_block_get_no_blocked_workers_finding() {
         });
         assert_eq!(*count.lock(), 3);
         assert_eq!(pool.metrics().spare_threads_started, 0);
-        drop(pool);
-        rec.stop()
     });
     let d = trace.diagnose();
     assert!(!d.has(Pitfall::BlockedWorkers), "{d}");

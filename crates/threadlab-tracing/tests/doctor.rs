@@ -51,9 +51,7 @@ fn long_task_finding_names_the_task_and_its_span() {
         .expect("watchdog: the program did not finish within 120 s");
     let d = trace.diagnose();
     let long = d
-        .findings
-        .iter()
-        .find(|f| f.pitfall == Pitfall::LongTask)
+        .finding(Pitfall::LongTask)
         .unwrap_or_else(|| panic!("no long-task finding:\n{d}"));
     assert_eq!(long.subject, "task spawn `flush`", "{d}");
     assert!(
@@ -67,7 +65,7 @@ fn long_task_finding_names_the_task_and_its_span() {
     let small = d.spans.iter().find(|s| s.name == "task spawn `small`");
     assert_eq!(small.map(|s| s.self_time.count), Some(10), "{d}");
     // If the doctor finds the workers imbalanced, it says what the busiest one ran.
-    if let Some(f) = d.findings.iter().find(|f| f.pitfall == Pitfall::Imbalance) {
+    if let Some(f) = d.finding(Pitfall::Imbalance) {
         assert!(f.evidence.contains("zone `encode`"), "{}", f.evidence);
     }
 }

@@ -123,14 +123,7 @@ impl Experiment for Alloc {
             "milliseconds",
         );
         for (v, name) in VARIANTS.iter().enumerate() {
-            chart.add(
-                *name,
-                secs[v]
-                    .iter()
-                    .enumerate()
-                    .map(|(i, s)| (i as f64, s * 1e3))
-                    .collect(),
-            );
+            chart.add_by_index(*name, secs[v].iter().map(|s| s * 1e3));
         }
         // The captures, after every timed run.
         let mut notes = Vec::new();

@@ -282,12 +282,7 @@ fn summarize(
         "ms per pass",
     );
     for (j, v) in VARIANTS.iter().enumerate() {
-        time_chart.add(
-            *v,
-            (0..splits.len())
-                .map(|k| (k as f64, secs[2 * k + j] * 1e3))
-                .collect(),
-        );
+        time_chart.add_by_index(*v, (0..splits.len()).map(|k| secs[2 * k + j] * 1e3));
     }
     let mut lock_chart = Chart::bars(
         &format!("contention-lock-{threads}t"),

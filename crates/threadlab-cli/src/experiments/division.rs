@@ -57,9 +57,7 @@ impl Experiment for Division {
             ],
         );
         let packets = ctx.size.pick(40, 3_000, 100_000);
-        let mut rows = Vec::new();
-        let mut tables = Vec::new();
-        let mut charts = Vec::new();
+        let mut out = Outcome::default();
         let mut findings = Vec::new();
         for &threads in &ctx.threads {
             let pool = crate::tl::pool(threads)?;
@@ -99,7 +97,8 @@ impl Experiment for Division {
                 for (v, (mean, sd)) in stats.iter().enumerate() {
                     let config = format!("{} sorted array", fmt_bytes(bytes as u64));
                     for (metric, value) in [("ns_per_packet", *mean), ("ns_per_packet_sd", *sd)] {
-                        rows.push(ctx.row(VARIANTS[v], &config, threads, metric, value, "ns"));
+                        out.rows
+                            .push(ctx.row(VARIANTS[v], &config, threads, metric, value, "ns"));
                     }
                 }
                 grid.push((bytes, stats));
@@ -119,7 +118,7 @@ impl Experiment for Division {
                     fmt::fmt_ratio(s[0].0 / s[1].0),
                 ]);
             }
-            tables.push(table);
+            out.tables.push(table);
             let mut chart = Chart::bars(
                 &format!("division-{threads}t"),
                 &format!("division: ns per {PACKET}-lookup packet ({threads} workers)"),
@@ -128,15 +127,9 @@ impl Experiment for Division {
             );
             chart.log_y = true;
             for (v, name) in VARIANTS.iter().enumerate() {
-                chart.add(
-                    *name,
-                    grid.iter()
-                        .enumerate()
-                        .map(|(i, (_, s))| (i as f64, s[v].0))
-                        .collect(),
-                );
+                chart.add_by_index(*name, grid.iter().map(|(_, s)| s[v].0));
             }
-            charts.push(chart);
+            out.charts.push(chart);
             findings.push(finding(threads, &grid));
         }
         Ok(Outcome {
@@ -147,9 +140,7 @@ impl Experiment for Division {
                 ),
                 "“Multithreading and the Memory Subsystem”’s Xeon Gold 5218 with 8 lookup threads: 7,872 vs 6,754 ns at 16 kB (1.16×) up to 47,359 vs 32,146 ns at 64 MB (1.47×). The gain needs per-core caches that the whole array overflows but one worker's part fits: look at the L2 size in the machine block above.".into(),
             ],
-            rows,
-            tables,
-            charts,
+            ..out
         })
     }
 }

@@ -160,14 +160,7 @@ impl Experiment for FalseShare {
             "ns per increment",
         );
         for (v, name) in VARIANTS.iter().enumerate() {
-            chart.add(
-                *name,
-                cells
-                    .iter()
-                    .enumerate()
-                    .map(|(i, c)| (i as f64, c.ns[v]))
-                    .collect(),
-            );
+            chart.add_by_index(*name, cells.iter().map(|c| c.ns[v]));
         }
         let mut notes = vec![
             "No lock and no shared counter is involved: the cost of the packed layout is the cache line moving between cores on every write, which no lock view or profiler's wait state shows. \"load+store\" is `counts[k] += 1` on a plain array; the store buffer can hide much of the line's travels. \"fetch_add\" is an atomic statistics counter, whose locked add must own the line every time. \"one shared counter\" (all workers on the same counter, fetch_add only) is the reference: the most the line can cost. When even that is hardly dearer than padded, the workers' CPUs share their cache (SMT siblings, or virtual CPUs on one physical core) and no layout can show false sharing.".into(),

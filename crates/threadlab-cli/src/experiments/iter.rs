@@ -197,11 +197,8 @@ impl Experiment for Iter {
         let repeat = ctx.repeat.max(5);
         ctx.step("iter: making the inputs");
         let data = Data::new(squares_n, n, sort_n, nbody);
-        let mut rows = Vec::new();
-        let mut tables = Vec::new();
-        let mut charts = Vec::new();
+        let mut out = Outcome::default();
         let mut findings = Vec::new();
-        let mut notes = Vec::new();
         for &threads in &ctx.threads {
             let tl = crate::tl::pool(threads)?;
             let ry = rayon::ThreadPoolBuilder::new()
@@ -238,7 +235,8 @@ impl Experiment for Iter {
                 }
                 for v in 0..3 {
                     med[v] = median(&mut times[v]);
-                    rows.push(ctx.row(VARIANTS[v], &names[k], threads, "seconds", med[v], "s"));
+                    out.rows
+                        .push(ctx.row(VARIANTS[v], &names[k], threads, "seconds", med[v], "s"));
                 }
             }
             let vs_rayon: Vec<f64> = medians.iter().map(|m| m[2] / m[1]).collect();
@@ -277,9 +275,10 @@ impl Experiment for Iter {
                 ("geomean_vs_rayon", g_rayon),
                 ("geomean_vs_sequential", g_seq),
             ] {
-                rows.push(ctx.row("threadlab", "all kernels", threads, metric, value, "ratio"));
+                out.rows
+                    .push(ctx.row("threadlab", "all kernels", threads, metric, value, "ratio"));
             }
-            tables.push(table);
+            out.tables.push(table);
             let mut chart = Chart::bars(
                 &format!("iter-{threads}t"),
                 &format!(
@@ -290,16 +289,9 @@ impl Experiment for Iter {
                 "time ÷ sequential",
             );
             for (v, name) in VARIANTS.iter().enumerate() {
-                chart.add(
-                    *name,
-                    medians
-                        .iter()
-                        .enumerate()
-                        .map(|(k, m)| (k as f64, m[v] / m[0]))
-                        .collect(),
-                );
+                chart.add_by_index(*name, medians.iter().map(|m| m[v] / m[0]));
             }
-            charts.push(chart);
+            out.charts.push(chart);
             let worst = vs_rayon.iter().cloned().fold(0.0, f64::max);
             findings.push(format!(
                 "On {threads} worker(s) threadlab's parallel iterators took {} of Rayon's time (geometric mean; worst kernel {}) and {} of the sequential iterators'.",
@@ -308,13 +300,8 @@ impl Experiment for Iter {
                 fmt::fmt_ratio(g_seq),
             ));
         }
-        notes.push("The sorts' times exclude copying the input (each run sorts a fresh copy). Every variant's result is checked against the sequential one. On a machine shared with other work, take differences under about 10% as noise.".into());
-        Ok(Outcome {
-            finding: findings.join(" "),
-            notes,
-            rows,
-            tables,
-            charts,
-        })
+        out.notes.push("The sorts' times exclude copying the input (each run sorts a fresh copy). Every variant's result is checked against the sequential one. On a machine shared with other work, take differences under about 10% as noise.".into());
+        out.finding = findings.join(" ");
+        Ok(out)
     }
 }

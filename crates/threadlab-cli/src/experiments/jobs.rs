@@ -209,13 +209,7 @@ impl Experiment for Jobs {
             );
             chart.log_y = true;
             for (i, v) in VARIANTS.iter().enumerate() {
-                chart.add(
-                    *v,
-                    grid.iter()
-                        .enumerate()
-                        .map(|(k, (_, ns))| (k as f64, ns[i]))
-                        .collect(),
-                );
+                chart.add_by_index(*v, grid.iter().map(|(_, ns)| ns[i]));
             }
             out.charts.push(chart);
             let mut chart = Chart::bars(
@@ -228,14 +222,7 @@ impl Experiment for Jobs {
             );
             chart.log_y = true;
             for (i, v) in VARIANTS.iter().enumerate() {
-                chart.add(
-                    *v,
-                    alloc_grid
-                        .iter()
-                        .enumerate()
-                        .map(|(k, a)| (k as f64, a[i].1))
-                        .collect(),
-                );
+                chart.add_by_index(*v, alloc_grid.iter().map(|a| a[i].1));
             }
             out.charts.push(chart);
             // The finding, at 8 queues (the article's sweet spot on its 8 hardware threads).

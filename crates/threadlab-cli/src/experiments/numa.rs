@@ -39,11 +39,8 @@ impl Experiment for Numa {
         let bytes: usize = ctx.size.pick(4 << 20, 256 << 20, 4 << 30);
         let len = bytes / std::mem::size_of::<u64>();
         let nodes = numa_nodes();
-        let mut rows = Vec::new();
-        let mut tables = Vec::new();
-        let mut charts = Vec::new();
+        let mut out = Outcome::default();
         let mut findings = Vec::new();
-        let mut notes = Vec::new();
         for &threads in &ctx.threads {
             for (placement, cpus) in &placements(&nodes, threads) {
                 let pool = crate::tl::pool(threads)?;
@@ -97,7 +94,7 @@ impl Experiment for Numa {
                     ]);
                     for (metric, value) in [("init_seconds", init_s[v]), ("sum_seconds", sum_s[v])]
                     {
-                        rows.push(ctx.row(
+                        out.rows.push(ctx.row(
                             name,
                             &config,
                             if *name == "single" && metric == "init_seconds" {
@@ -111,7 +108,7 @@ impl Experiment for Numa {
                         ));
                     }
                 }
-                tables.push(table);
+                out.tables.push(table);
                 let slug: String = placement
                     .chars()
                     .map(|c| if c.is_ascii_alphanumeric() { c } else { '-' })
@@ -128,12 +125,12 @@ impl Experiment for Numa {
                         vec![(0.0, init_s[v] * 1e3), (1.0, sum_s[v] * 1e3)],
                     );
                 }
-                charts.push(chart);
+                out.charts.push(chart);
                 findings.push(finding(nodes.len(), threads, placement, &sum_s, &init_s));
             }
         }
         if nodes.len() < 2 {
-            notes.push(format!(
+            out.notes.push(format!(
                 "This machine has {} NUMA node{} ({}): every page is local to every core, so where a page was first touched cannot change the sum; any difference in the table is noise or a cache effect, not NUMA. Run it on a machine with two or more nodes to see the effect.",
                 nodes.len().max(1),
                 if nodes.len() > 1 { "s" } else { "" },
@@ -144,14 +141,9 @@ impl Experiment for Numa {
                 }
             ));
         }
-        notes.push("“Multithreading and the Memory Subsystem” (8 GB, 16 threads, two nodes of a Xeon Gold 5218): with 8 threads on each node the sum took 0.371 s after single-thread, 0.206 s after random and 0.140 s after static initialisation; with all 16 on one node, 0.225, 0.223 and 0.221 s. Initialisation time includes the page faults, which parallel initialisation spreads over the workers.".into());
-        Ok(Outcome {
-            finding: findings.join(" "),
-            notes,
-            rows,
-            tables,
-            charts,
-        })
+        out.notes.push("“Multithreading and the Memory Subsystem” (8 GB, 16 threads, two nodes of a Xeon Gold 5218): with 8 threads on each node the sum took 0.371 s after single-thread, 0.206 s after random and 0.140 s after static initialisation; with all 16 on one node, 0.225, 0.223 and 0.221 s. Initialisation time includes the page faults, which parallel initialisation spreads over the workers.".into());
+        out.finding = findings.join(" ");
+        Ok(out)
     }
 }
 

@@ -69,10 +69,7 @@ impl Experiment for Overhead {
         let mut findings = Vec::new();
         let mut recorder_finding = String::new();
         for &threads in &ctx.threads {
-            let tl = crate::tl::shared_pool(threads)?;
-            let ry = peers::rayon_pool(threads)?;
-            let ch = peers::chili_pool(threads);
-            let rt = peers::tokio_runtime(threads)?;
+            let peers::Runtimes { tl, ry, ch, rt } = peers::Runtimes::new(threads)?;
             let benches = [
                 format!(
                     "spawn {} empty tasks in a scope",
@@ -269,11 +266,9 @@ impl Experiment for Overhead {
             );
             chart.log_y = true;
             for i in [0usize, 1, 3, 4] {
-                chart.add(
+                chart.add_by_index(
                     VARIANTS[i],
-                    (0..benches.len())
-                        .map(|b| (b as f64, secs[b][i] / secs[b][2]))
-                        .collect(),
+                    (0..benches.len()).map(|b| secs[b][i] / secs[b][2]),
                 );
             }
             chart.hlines.push(("rayon = 1".into(), 1.0));

@@ -83,11 +83,8 @@ impl Experiment for Rendezvous {
         // Two OS threads meet through the kernel for every message (about 10 µs each on the
         // development VM): they send a tenth of the messages, and are compared per message.
         let os_n: u64 = ctx.size.pick(n, n / 10, n / 10);
-        let mut rows = Vec::new();
-        let mut tables = Vec::new();
-        let mut charts = Vec::new();
+        let mut out = Outcome::default();
         let mut findings = Vec::new();
-        let mut notes = Vec::new();
         for &threads in &ctx.threads {
             let config = format!("{} messages", group_thousands(n));
             // Per variant: median ns/message, CPU ns/message, parks and wake-ups per message,
@@ -224,7 +221,8 @@ impl Experiment for Rendezvous {
                 let mut push = |metric: &str, value: f64, unit: &str| {
                     if value.is_finite() {
                         let c = variant_config.clone();
-                        rows.push(ctx.row(variant, c, variant_threads, metric, value, unit));
+                        out.rows
+                            .push(ctx.row(variant, c, variant_threads, metric, value, unit));
                     }
                 };
                 push("ns_per_message", ns, "ns");
@@ -237,7 +235,7 @@ impl Experiment for Rendezvous {
                     push("park_wake_share", s, "%");
                 }
             }
-            tables.push(table);
+            out.tables.push(table);
 
             let mut where_time = Table::new(
                 format!(
@@ -284,7 +282,7 @@ impl Experiment for Rendezvous {
                     fmt_small(b.wakes as f64 / m),
                 ]);
             }
-            tables.push(where_time);
+            out.tables.push(where_time);
 
             let mut chart = Chart::bars(
                 &format!("rendezvous-per-message-{threads}t"),
@@ -294,16 +292,9 @@ impl Experiment for Rendezvous {
             );
             chart.log_y = true;
             for (k, name) in ["wall time", "CPU time"].iter().enumerate() {
-                chart.add(
-                    *name,
-                    figures
-                        .iter()
-                        .enumerate()
-                        .map(|(i, f)| (i as f64, f[k]))
-                        .collect(),
-                );
+                chart.add_by_index(*name, figures.iter().map(|f| f[k]));
             }
-            charts.push(chart);
+            out.charts.push(chart);
             // One unit per axis: allocations (about 1 a message) and bytes (tens) on one axis
             // made the allocation bars vanish, so each has its chart.
             for (k, file, unit) in [(4, "alloc", "allocations"), (5, "bytes", "bytes")] {
@@ -315,19 +306,12 @@ impl Experiment for Rendezvous {
                     VARIANTS.iter().map(|v| v.to_string()).collect(),
                     &format!("{unit} per message"),
                 );
-                chart.add(
-                    unit,
-                    figures
-                        .iter()
-                        .enumerate()
-                        .map(|(i, f)| (i as f64, f[k]))
-                        .collect(),
-                );
-                charts.push(chart);
+                chart.add_by_index(unit, figures.iter().map(|f| f[k]));
+                out.charts.push(chart);
             }
 
             if go_missing {
-                notes.push("No `go` on the PATH: the go row is empty (install Go to compare with its unbuffered channel).".into());
+                out.notes.push("No `go` on the PATH: the go row is empty (install Go to compare with its unbuffered channel).".into());
             }
             let tc = figures[TL_CHANNEL];
             let go = figures[GO];
@@ -358,33 +342,28 @@ impl Experiment for Rendezvous {
                 fmt_ratio(channel[0] / tokio[0]),
             ));
         }
-        notes.push(
+        out.notes.push(
             "CPU per message is the whole process's (getrusage: every worker, the runtime's other threads and the waiting main thread). Parks and wake-ups per message come from Pool::metrics (a lazy-policy park that ends by its 1 ms timeout counts as a park, not a wake-up); Tokio and OS threads expose no such counters. Allocations and bytes per message: every allocation of the whole process during the timed runs (the binary's counting global allocator, `alloc_count.rs`; a reallocation counts as one allocation of its new size), divided by the messages."
                 .into(),
         );
-        notes.push(
+        out.notes.push(
             "Park/wake share: separate, recorded runs (threadlab::trace) cut each worker's timeline at its events; time spinning, from the end of a task to a park or spin that follows it, and from a park's end to the next task counts as park/wake, and is divided by the workers' CPU time (awake, not parked). The time the OS kept a worker runnable but off the CPU (the recorder's schedstat samples) is taken out between samples, from the longest silences first, so a preemption on a busy machine is not counted as work. The waker's own futex call happens inside the waking task's span and is counted as task time; the wake-ups/msg column shows how often it happens; the recorder's own cost (about 10 ns per event, three events per poll) lands in the polls and the scheduling."
                 .into(),
         );
         if os_n != n {
-            notes.push(format!(
+            out.notes.push(format!(
                 "The two OS threads sent {} messages (a tenth): each message is a kernel wake-up; their figures are per message like the others'.",
                 group_thousands(os_n)
             ));
         }
         if ctx.size != Size::Full {
-            notes.push(format!(
+            out.notes.push(format!(
                 "Quick size: {} messages; --full sends 10,000,000 as in “Rendezvous Benchmark Analysis”.",
                 group_thousands(n)
             ));
         }
-        Ok(Outcome {
-            finding: findings.join(" "),
-            notes,
-            rows,
-            tables,
-            charts,
-        })
+        out.finding = findings.join(" ");
+        Ok(out)
     }
 }
 

@@ -148,15 +148,10 @@ impl Experiment for Workloads {
             matrix_checksum(&c.data)
         };
 
-        let mut rows = Vec::new();
-        let mut tables = Vec::new();
-        let mut charts = Vec::new();
+        let mut out = Outcome::default();
         let mut findings = Vec::new();
         for &threads in &ctx.threads {
-            let tl = crate::tl::shared_pool(threads)?;
-            let ry = peers::rayon_pool(threads)?;
-            let ch = peers::chili_pool(threads);
-            let rt = peers::tokio_runtime(threads)?;
+            let peers::Runtimes { tl, ry, ch, rt } = peers::Runtimes::new(threads)?;
             let (tl, ry, ch, rt) = (&*tl, &*ry, &ch, &rt);
             let (big, small, unsorted, ma, mb) = (&big, &small, &unsorted, &ma, &mb);
 
@@ -432,7 +427,7 @@ impl Experiment for Workloads {
                     .enumerate()
                     .filter(|(v, _)| s[*v].is_finite())
                 {
-                    rows.push(ctx.row(
+                    out.rows.push(ctx.row(
                         name,
                         &wl.name,
                         if v == SERIAL { 1 } else { threads },
@@ -453,14 +448,14 @@ impl Experiment for Workloads {
             cells.extend(std::iter::repeat_n(String::new(), ran.len()));
             cells.extend([ratio(tl_ry), ratio(ch_ry), ratio(tl_ch), ratio(speedup)]);
             table.row(cells);
-            tables.push(table);
+            out.tables.push(table);
             for (v, name) in VARIANTS.iter().enumerate().filter(|(v, _)| *v != RAYON) {
                 let value = gm(v, RAYON);
                 // A variant with no workload here (Tokio at the quick size) has no mean.
                 if !value.is_finite() {
                     continue;
                 }
-                rows.push(ctx.row(
+                out.rows.push(ctx.row(
                     name,
                     "geometric mean of time / rayon's",
                     threads,
@@ -481,16 +476,10 @@ impl Experiment for Workloads {
                 .into_iter()
                 .filter(|v| ran.contains(v))
             {
-                chart.add(
-                    VARIANTS[v],
-                    secs.iter()
-                        .enumerate()
-                        .map(|(w, s)| (w as f64, s[v] / s[RAYON]))
-                        .collect(),
-                );
+                chart.add_by_index(VARIANTS[v], secs.iter().map(|s| s[v] / s[RAYON]));
             }
             chart.hlines.push(("rayon = 1".into(), 1.0));
-            charts.push(chart);
+            out.charts.push(chart);
 
             let worst = workloads
                 .iter()
@@ -534,9 +523,7 @@ impl Experiment for Workloads {
                     .into(),
                 "The sorts' and the multiply's times exclude refilling their input.".into(),
             ],
-            rows,
-            tables,
-            charts,
+            ..out
         })
     }
 }

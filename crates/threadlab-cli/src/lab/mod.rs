@@ -176,50 +176,34 @@ fn print_report(r: &Report) {
 mod tests {
     use super::*;
 
-    struct Fails;
-    impl Experiment for Fails {
+    /// An experiment that only is its name, description and `run`.
+    struct Stub(&'static str, &'static str, fn(&Ctx) -> ExpResult);
+    impl Experiment for Stub {
         fn name(&self) -> &'static str {
-            "fails"
+            self.0
         }
         fn description(&self) -> &'static str {
-            "returns an error"
-        }
-        fn run(&self, _: &Ctx) -> ExpResult {
-            Err("the disk is full".into())
-        }
-    }
-    struct Panics;
-    impl Experiment for Panics {
-        fn name(&self) -> &'static str {
-            "panics"
-        }
-        fn description(&self) -> &'static str {
-            "panics"
-        }
-        fn run(&self, _: &Ctx) -> ExpResult {
-            panic!("index out of bounds")
-        }
-    }
-    struct Works;
-    impl Experiment for Works {
-        fn name(&self) -> &'static str {
-            "works"
-        }
-        fn description(&self) -> &'static str {
-            "succeeds"
+            self.1
         }
         fn run(&self, ctx: &Ctx) -> ExpResult {
-            Ok(Outcome {
-                finding: format!("ran with {:?} threads", ctx.threads),
-                ..Outcome::default()
-            })
+            (self.2)(ctx)
         }
     }
 
     #[test]
     fn a_failing_experiment_does_not_stop_the_others() {
         let out = std::env::temp_dir().join(format!("threadlab-lab-test-{}", std::process::id()));
-        let reports = run_all(&[&Fails, &Panics, &Works], Size::Tiny, vec![2], 1, out);
+        static FAILS: Stub = Stub("fails", "returns an error", |_| {
+            Err("the disk is full".into())
+        });
+        static PANICS: Stub = Stub("panics", "panics", |_| panic!("index out of bounds"));
+        static WORKS: Stub = Stub("works", "succeeds", |ctx| {
+            Ok(Outcome {
+                finding: format!("ran with {:?} threads", ctx.threads),
+                ..Outcome::default()
+            })
+        });
+        let reports = run_all(&[&FAILS, &PANICS, &WORKS], Size::Tiny, vec![2], 1, out);
         assert_eq!(reports.len(), 3);
         assert_eq!(
             reports[0].result.as_ref().err().unwrap(),

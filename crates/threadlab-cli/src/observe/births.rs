@@ -61,6 +61,7 @@ use std::sync::{mpsc, Arc};
 use std::thread::JoinHandle;
 use std::time::Instant;
 
+use super::bursts::most_at_once;
 use super::sampler::{ExactCounts, Observed, ThreadLog};
 
 /// One thread's life as the tracer saw it.
@@ -99,6 +100,16 @@ pub struct Lives {
     pub end_ns: u64,
     /// Why tracing stopped early, if it did (the counts are then incomplete).
     pub error: Option<String>,
+}
+
+impl Lives {
+    /// The command's process (its thread-group leader) has ended with wait status `status`,
+    /// seen at `now`: its exit code or signal, and the end of the run.
+    fn leader_ended(&mut self, status: i32, now: u64) {
+        self.exit_code = libc::WIFEXITED(status).then(|| libc::WEXITSTATUS(status));
+        self.exit_signal = libc::WIFSIGNALED(status).then(|| libc::WTERMSIG(status));
+        self.end_ns = now;
+    }
 }
 
 /// The traced command: its pid and the tracer thread, whose result is the lives.
@@ -356,9 +367,7 @@ fn event_loop(
             }
             if tid == u64::from(pid) {
                 // The thread-group leader is reported last, once every other thread is gone.
-                out.exit_code = libc::WIFEXITED(status).then(|| libc::WEXITSTATUS(status));
-                out.exit_signal = libc::WIFSIGNALED(status).then(|| libc::WTERMSIG(status));
-                out.end_ns = now;
+                out.leader_ended(status, now);
                 break;
             }
             continue;
@@ -376,9 +385,7 @@ fn event_loop(
                 }
             }
             if tid == u64::from(pid) {
-                out.exit_code = libc::WIFEXITED(status).then(|| libc::WEXITSTATUS(status));
-                out.exit_signal = libc::WIFSIGNALED(status).then(|| libc::WTERMSIG(status));
-                out.end_ns = now;
+                out.leader_ended(status, now);
                 break;
             }
             continue;
@@ -655,13 +662,7 @@ pub fn merge(o: &mut Observed, lives: &Lives, period_ns: u64) {
             edges.push((d, -1));
         }
     }
-    edges.sort_unstable();
-    let (mut alive, mut most) = (0i64, 0i64);
-    for (_, d) in edges {
-        alive += d;
-        most = most.max(alive);
-    }
-    o.max_threads = most as usize;
+    o.max_threads = most_at_once(edges);
     let pre = lives.lives.iter().filter(|l| l.pre_existing).count();
     // `run`: the first life is the command's first thread, not one it created.
     let first = usize::from(pre == 0 && !lives.lives.is_empty());

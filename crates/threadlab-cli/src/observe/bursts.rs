@@ -188,7 +188,12 @@ fn most_alive(o: &Observed, a: u64, b: u64) -> usize {
             edges.push((died, -1));
         }
     }
-    // At equal times a death counts before a birth.
+    most_at_once(edges)
+}
+
+/// The most threads alive at once, given each birth as `(time, 1)` and each death as
+/// `(time, -1)` (any order); at equal times a death counts before a birth.
+pub(crate) fn most_at_once(mut edges: Vec<(u64, i64)>) -> usize {
     edges.sort_unstable();
     let (mut alive, mut most) = (0i64, 0i64);
     for (_, d) in edges {
@@ -213,6 +218,15 @@ mod tests {
         }
     }
 
+    /// The bursts of a process of `threads` on a machine of 2 CPUs.
+    fn bursts_on_two_cpus(threads: Vec<ThreadLog>) -> Vec<Burst> {
+        bursts(&Observed {
+            threads,
+            cpus: 2,
+            ..Observed::default()
+        })
+    }
+
     #[test]
     fn two_bursts_split_by_a_gap_with_their_own_figures() {
         let mut threads = Vec::new();
@@ -228,12 +242,7 @@ mod tests {
         }
         // A lone thread is no burst.
         threads.push(life(300, 90_000_000, 90_000_100, 50, 0));
-        let o = Observed {
-            threads,
-            cpus: 2,
-            ..Observed::default()
-        };
-        let b = bursts(&o);
+        let b = bursts_on_two_cpus(threads);
         assert_eq!(b.len(), 2, "{b:?}");
         assert_eq!(
             (b[0].threads, b[0].median_interval_ns, b[0].median_work_ns),
@@ -296,12 +305,7 @@ mod tests {
                 end: None,
             });
         }
-        let o = Observed {
-            threads,
-            cpus: 2,
-            ..Observed::default()
-        };
-        let b = bursts(&o);
+        let b = bursts_on_two_cpus(threads);
         assert_eq!(b.len(), 1, "{b:?}");
         // 3 runnable at each tick, over 2 CPUs.
         let want = 3.0 / 2.0;

@@ -227,16 +227,7 @@ fn forks_since_boot() -> u64 {
 
 /// This thread's CPU time, ns.
 pub fn thread_cpu_ns() -> u64 {
-    let mut ts = libc::timespec {
-        tv_sec: 0,
-        tv_nsec: 0,
-    };
-    // SAFETY: `ts` is a valid timespec for the kernel to fill.
-    let rc = unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
-    if rc != 0 {
-        return 0;
-    }
-    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
+    crate::measure::thread_cpu_time().as_nanos() as u64
 }
 
 /// Three files stay open per thread: a program with thousands of threads needs more

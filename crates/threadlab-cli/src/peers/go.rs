@@ -13,7 +13,7 @@
 
 use crate::alloc_count::Counts;
 use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::process::{Command, Output};
 
 /// The Go program. Arguments: messages per run, timed runs. Output: one line per timed run,
 /// `wall_ns cpu_ns`.
@@ -133,28 +133,32 @@ pub fn run(n: u64, rounds: usize) -> Result<Option<Vec<GoRun>>, String> {
     std::fs::write(dir.0.join("go.mod"), "module rendezvous\n\ngo 1.21\n")
         .and_then(|()| std::fs::write(dir.0.join("main.go"), PROGRAM))
         .map_err(|e| format!("go peer: cannot write the program: {e}"))?;
-    let built = go_command(&dir.0)
-        .args(["build", "-o", "peer", "."])
+    run_to_end(
+        go_command(&dir.0).args(["build", "-o", "peer", "."]),
+        "go build",
+    )?;
+    let out = run_to_end(
+        Command::new(dir.0.join("peer"))
+            .env("GOMAXPROCS", "2")
+            .args([n.to_string(), rounds.to_string()]),
+        "the built peer",
+    )?;
+    parse(&String::from_utf8_lossy(&out.stdout), rounds).map(Some)
+}
+
+/// Runs `cmd` (`what` names it in the errors) to its end; its output if it succeeded, else what
+/// it wrote on stderr.
+fn run_to_end(cmd: &mut Command, what: &str) -> Result<Output, String> {
+    let out = cmd
         .output()
-        .map_err(|e| format!("go peer: cannot run go build: {e}"))?;
-    if !built.status.success() {
-        return Err(format!(
-            "go peer: go build failed: {}",
-            String::from_utf8_lossy(&built.stderr).trim()
-        ));
-    }
-    let out = Command::new(dir.0.join("peer"))
-        .env("GOMAXPROCS", "2")
-        .args([n.to_string(), rounds.to_string()])
-        .output()
-        .map_err(|e| format!("go peer: cannot run it: {e}"))?;
+        .map_err(|e| format!("go peer: cannot run {what}: {e}"))?;
     if !out.status.success() {
         return Err(format!(
-            "go peer failed: {}",
+            "go peer: {what} failed: {}",
             String::from_utf8_lossy(&out.stderr).trim()
         ));
     }
-    parse(&String::from_utf8_lossy(&out.stdout), rounds).map(Some)
+    Ok(out)
 }
 
 /// Parses the peer's `wall_ns cpu_ns mallocs bytes` lines into seconds and Go's own allocation

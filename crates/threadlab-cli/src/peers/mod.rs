@@ -8,7 +8,7 @@
 pub mod go;
 
 use crate::workloads::chain::{Job, Spawn};
-use crate::workloads::{Par, ParScope};
+use crate::workloads::par_by_join_and_scope;
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
@@ -39,8 +39,34 @@ pub fn chili_pool(threads: usize) -> chili::ThreadPool {
     })
 }
 
+/// The four runtimes the `workloads` and `overhead` experiments compare, each with `threads`
+/// workers: threadlab's shared pool ([`crate::tl::shared_pool`]), Rayon's, chili's and Tokio's.
+pub struct Runtimes {
+    /// threadlab's pool, shared with the other experiments at this size.
+    pub tl: Arc<threadlab::Pool>,
+    /// A Rayon pool.
+    pub ry: Arc<rayon::ThreadPool>,
+    /// A chili pool.
+    pub ch: chili::ThreadPool,
+    /// A multi-thread Tokio runtime.
+    pub rt: tokio::runtime::Runtime,
+}
+
+impl Runtimes {
+    /// The four, built in this order (see [`Runtimes`]).
+    pub fn new(threads: usize) -> Result<Runtimes, String> {
+        Ok(Runtimes {
+            tl: crate::tl::shared_pool(threads)?,
+            ry: rayon_pool(threads)?,
+            ch: chili_pool(threads),
+            rt: tokio_runtime(threads)?,
+        })
+    }
+}
+
 /// Rayon, the one adapter: its pool's `ThreadPool::spawn` for the chains; `rayon::join` and
-/// `rayon::scope` as [`Par`] and [`ParScope`] (the kernels call those inside the pool's
+/// `rayon::scope` as [`Par`](crate::workloads::Par) and
+/// [`ParScope`](crate::workloads::ParScope) (the kernels call those inside the pool's
 /// `install`, as Rayon's users do, so they take no pool: `fib::<Rayon>`).
 #[derive(Clone)]
 pub struct Rayon(pub Arc<rayon::ThreadPool>);
@@ -51,31 +77,7 @@ impl Spawn for Rayon {
     }
 }
 
-impl Par for Rayon {
-    type Ctx<'c> = ();
-    #[inline]
-    fn join<A, B, RA, RB>(_: &mut (), a: A, b: B) -> (RA, RB)
-    where
-        A: FnOnce(&mut ()) -> RA + Send,
-        B: FnOnce(&mut ()) -> RB + Send,
-        RA: Send,
-        RB: Send,
-    {
-        rayon::join(|| a(&mut ()), || b(&mut ()))
-    }
-}
-
-impl ParScope for Rayon {
-    #[inline]
-    fn spawn_each<F: Fn(usize) + Sync>(n: usize, f: F) {
-        let f = &f;
-        rayon::scope(|s| {
-            for i in 0..n {
-                s.spawn(move |_| f(i));
-            }
-        });
-    }
-}
+par_by_join_and_scope!(Rayon, rayon);
 
 /// Tokio: `Handle::spawn` chains on a multi-thread runtime.
 #[derive(Clone)]

@@ -198,6 +198,17 @@ impl Chart {
         });
     }
 
+    /// Adds a series named `name` whose `i`-th value is at x = `i` (a bar chart's `i`-th
+    /// category, or a line's `i`-th step).
+    pub fn add_by_index(&mut self, name: impl Into<String>, ys: impl IntoIterator<Item = f64>) {
+        let points = ys
+            .into_iter()
+            .enumerate()
+            .map(|(i, y)| (i as f64, y))
+            .collect();
+        self.add(name, points);
+    }
+
     /// The chart as a standalone SVG document.
     pub fn render(&self) -> String {
         let pw = W - LEFT - RIGHT;

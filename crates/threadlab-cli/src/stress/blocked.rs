@@ -200,11 +200,9 @@ pub fn blocked_workers(rng: &mut Rng, ledger: &Ledger) {
     } else {
         builder
     };
-    let pool = match builder.build() {
-        Ok(p) => Arc::new(p),
-        Err(e) => return ledger.discrepancy(format!("blocked workers: {e}")),
+    let Some(pool) = ledger.built("blocked workers", builder.build().map(Arc::new)) else {
+        return;
     };
-    ledger.pool_built();
     let round = Arc::new(Round {
         plans,
         extra,

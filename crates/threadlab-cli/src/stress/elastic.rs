@@ -11,21 +11,24 @@ use std::sync::Arc;
 use std::time::Duration;
 use threadlab::Pool;
 
+/// A pool of `threads` workers that retire after `keep_alive` without work; a panic in a task
+/// is left to the scenario that caused it.
+fn elastic(threads: usize, keep_alive: Duration) -> Result<Pool, threadlab::BuildError> {
+    Pool::builder()
+        .threads(threads)
+        .keep_alive(keep_alive)
+        .panic_handler(|_| {})
+        .build()
+}
+
 /// One elastic pool: a few rounds of a random scenario with a random pause between (longer
 /// than the keep-alive half the time), then its shutdown.
 pub fn elastic_pool(rng: &mut Rng, ledger: &Ledger) {
     let threads = rng.range(1, 4) as usize;
     let keep_alive = Duration::from_micros(rng.range(0, 1_000));
-    let pool = match Pool::builder()
-        .threads(threads)
-        .keep_alive(keep_alive)
-        .panic_handler(|_| {})
-        .build()
-    {
-        Ok(p) => p,
-        Err(e) => return ledger.discrepancy(format!("elastic pool: {e}")),
+    let Some(pool) = ledger.built("elastic pool", elastic(threads, keep_alive)) else {
+        return;
     };
-    ledger.pool_built();
     for _ in 0..rng.range(1, 6) {
         match rng.below(6) {
             0 => scenarios::join_tree(rng, &pool, ledger),
@@ -96,16 +99,10 @@ fn mailed(rng: &mut Rng, pool: &Pool, ledger: &Ledger, threads: usize) {
 pub fn elastic_guests(rng: &mut Rng, ledger: &Ledger) {
     let threads = rng.range(1, 3) as usize;
     let keep_alive = Duration::from_micros(rng.range(0, 200));
-    let pool = match Pool::builder()
-        .threads(threads)
-        .keep_alive(keep_alive)
-        .panic_handler(|_| {})
-        .build()
-    {
-        Ok(p) => Arc::new(p),
-        Err(e) => return ledger.discrepancy(format!("elastic guests: {e}")),
+    let pool = elastic(threads, keep_alive).map(Arc::new);
+    let Some(pool) = ledger.built("elastic guests", pool) else {
+        return;
     };
-    ledger.pool_built();
     let callers = rng.range(2, 5) as usize;
     let per_caller = rng.range(1, 200) as usize;
     // Install `n`'s slot is `offsets[n]`, its 0–3 scoped tasks' the ones after it.

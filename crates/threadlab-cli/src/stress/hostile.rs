@@ -67,11 +67,9 @@ fn pool_with_handler(rng: &mut Rng, seen: &Arc<Seen>) -> Result<Pool, threadlab:
 /// reads; then every worker must still run work addressed to it, and every count add up.
 pub fn panicking_drops(rng: &mut Rng, ledger: &Ledger) {
     let seen = Arc::new(Seen::default());
-    let pool = match pool_with_handler(rng, &seen) {
-        Ok(p) => p,
-        Err(e) => return ledger.discrepancy(format!("panicking drops: {e}")),
+    let Some(pool) = ledger.built("panicking drops", pool_with_handler(rng, &seen)) else {
+        return;
     };
-    ledger.pool_built();
     let exploded = Arc::new(AtomicU64::new(0));
     let (tasks, forever, outputs) = (rng.range(0, 40), rng.range(0, 40), rng.range(0, 40));
     for _ in 0..tasks {
@@ -153,11 +151,9 @@ impl Future for Parked {
 /// thread, their handles say so); some carry a bomb, whose drop must be reported once.
 pub fn wakes_after_drop(rng: &mut Rng, ledger: &Ledger) {
     let seen = Arc::new(Seen::default());
-    let pool = match pool_with_handler(rng, &seen) {
-        Ok(p) => p,
-        Err(e) => return ledger.discrepancy(format!("wakes after drop: {e}")),
+    let Some(pool) = ledger.built("wakes after drop", pool_with_handler(rng, &seen)) else {
+        return;
     };
-    ledger.pool_built();
     let n = rng.range(1, 64) as usize;
     let exploded = Arc::new(AtomicU64::new(0));
     let mut bombs = 0;

@@ -63,6 +63,20 @@ impl Ledger {
     pub fn pool_built(&self) {
         self.pools.fetch_add(1, Ordering::Relaxed);
     }
+    /// Books the pool a scenario built, or the error that kept it from being built as a
+    /// discrepancy of scenario `what`.
+    pub fn built<P>(&self, what: &str, pool: Result<P, threadlab::BuildError>) -> Option<P> {
+        match pool {
+            Ok(p) => {
+                self.pool_built();
+                Some(p)
+            }
+            Err(e) => {
+                self.discrepancy(format!("{what}: {e}"));
+                None
+            }
+        }
+    }
     /// Something did not add up.
     pub fn discrepancy(&self, what: String) {
         self.discrepancies

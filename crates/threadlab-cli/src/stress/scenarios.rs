@@ -146,7 +146,7 @@ pub fn fire_and_forget(rng: &mut Rng, ledger: &Ledger) {
     let panics_planned = rng.range(0, 4);
     let handled = Arc::new(AtomicU64::new(0));
     let h = Arc::clone(&handled);
-    let pool = match Pool::builder()
+    let pool = Pool::builder()
         .threads(rng.range(1, 4) as usize)
         .panic_handler(move |p| {
             if p.is::<Planned>() {
@@ -154,12 +154,10 @@ pub fn fire_and_forget(rng: &mut Rng, ledger: &Ledger) {
                 h.fetch_add(1, Ordering::Release);
             }
         })
-        .build()
-    {
-        Ok(p) => p,
-        Err(e) => return ledger.discrepancy(format!("fire-and-forget: {e}")),
+        .build();
+    let Some(pool) = ledger.built("fire-and-forget", pool) else {
+        return;
     };
-    ledger.pool_built();
     let slots = Arc::new(Slots::new(n));
     let done = Arc::new(AtomicUsize::new(0));
     let task = |i: usize| {

@@ -216,37 +216,36 @@ pub fn matmul<P: Par>(x: &mut P::Ctx<'_>, c: &mut [f64], a: &[f64], b: &[f64], n
     let ((c11, c12), (c21, c22)) = (c1.split_at_mut(q), c2.split_at_mut(q));
     let [a11, a12, a21, a22] = quarters(a, q);
     let [b11, b12, b21, b22] = quarters(b, q);
+    let mut c = [c11, c12, c21, c22];
+    quadrant_round::<P>(x, &mut c, [a11, a21], [b11, b12], h);
+    quadrant_round::<P>(x, &mut c, [a12, a22], [b21, b22], h);
+}
+
+/// One round of [`matmul`]: `c[2i + j] += a[i] · b[j]` for the four quadrants of `c` at once,
+/// from a column of `a`'s quadrants and a row of `b`'s (side `h` each).
+#[inline]
+fn quadrant_round<P: Par>(
+    x: &mut P::Ctx<'_>,
+    c: &mut [&mut [f64]; 4],
+    a: [&[f64]; 2],
+    b: [&[f64]; 2],
+    h: usize,
+) {
+    let [c11, c12, c21, c22] = c;
     P::join(
         x,
         |x| {
             P::join(
                 x,
-                |x| matmul::<P>(x, c11, a11, b11, h),
-                |x| matmul::<P>(x, c12, a11, b12, h),
+                |x| matmul::<P>(x, c11, a[0], b[0], h),
+                |x| matmul::<P>(x, c12, a[0], b[1], h),
             )
         },
         |x| {
             P::join(
                 x,
-                |x| matmul::<P>(x, c21, a21, b11, h),
-                |x| matmul::<P>(x, c22, a21, b12, h),
-            )
-        },
-    );
-    P::join(
-        x,
-        |x| {
-            P::join(
-                x,
-                |x| matmul::<P>(x, c11, a12, b21, h),
-                |x| matmul::<P>(x, c12, a12, b22, h),
-            )
-        },
-        |x| {
-            P::join(
-                x,
-                |x| matmul::<P>(x, c21, a22, b21, h),
-                |x| matmul::<P>(x, c22, a22, b22, h),
+                |x| matmul::<P>(x, c21, a[1], b[0], h),
+                |x| matmul::<P>(x, c22, a[1], b[1], h),
             )
         },
     );

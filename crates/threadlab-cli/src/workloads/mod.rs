@@ -75,31 +75,41 @@ impl ParScope for Serial {
     }
 }
 
-impl Par for Threadlab {
-    type Ctx<'c> = ();
-    #[inline]
-    fn join<A, B, RA, RB>(_: &mut (), a: A, b: B) -> (RA, RB)
-    where
-        A: FnOnce(&mut ()) -> RA + Send,
-        B: FnOnce(&mut ()) -> RB + Send,
-        RA: Send,
-        RB: Send,
-    {
-        threadlab::join(|| a(&mut ()), || b(&mut ()))
-    }
-}
-
-impl ParScope for Threadlab {
-    #[inline]
-    fn spawn_each<F: Fn(usize) + Sync>(n: usize, f: F) {
-        let f = &f;
-        threadlab::scope(|s| {
-            for i in 0..n {
-                s.spawn(move |_| f(i));
+/// [`Par`] and [`ParScope`] for `$runtime` through the free functions `$krate::join(a, b)` and
+/// `$krate::scope(|s| s.spawn(|_| …))`, which threadlab and Rayon both have (a macro: a
+/// function cannot take another crate's generic functions as a parameter).
+macro_rules! par_by_join_and_scope {
+    ($runtime:ty, $krate:ident) => {
+        impl $crate::workloads::Par for $runtime {
+            type Ctx<'c> = ();
+            #[inline]
+            fn join<A, B, RA, RB>(_: &mut (), a: A, b: B) -> (RA, RB)
+            where
+                A: FnOnce(&mut ()) -> RA + Send,
+                B: FnOnce(&mut ()) -> RB + Send,
+                RA: Send,
+                RB: Send,
+            {
+                $krate::join(|| a(&mut ()), || b(&mut ()))
             }
-        });
-    }
+        }
+
+        impl $crate::workloads::ParScope for $runtime {
+            #[inline]
+            fn spawn_each<F: Fn(usize) + Sync>(n: usize, f: F) {
+                let f = &f;
+                $krate::scope(|s| {
+                    for i in 0..n {
+                        s.spawn(move |_| f(i));
+                    }
+                });
+            }
+        }
+    };
 }
+pub(crate) use par_by_join_and_scope;
+
+par_by_join_and_scope!(Threadlab, threadlab);
 
 impl Par for Chili {
     type Ctx<'c> = chili::Scope<'c>;

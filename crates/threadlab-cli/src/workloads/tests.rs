@@ -13,10 +13,7 @@ fn tl_pool() -> threadlab::Pool {
 #[test]
 fn join_kernels_agree_across_runtimes() {
     let tl = tl_pool();
-    let ry = rayon::ThreadPoolBuilder::new()
-        .num_threads(2)
-        .build()
-        .unwrap();
+    let ry = crate::peers::rayon_pool(2).unwrap();
     let ch = chili::ThreadPool::new();
     assert_eq!(fib::<Serial>(&mut (), 20), 6765);
     assert_eq!(tl.install(|| fib::<Threadlab>(&mut (), 20)), 6765);
@@ -65,10 +62,7 @@ fn sorts_sort() {
 #[test]
 fn scope_kernels_agree_across_runtimes() {
     let tl = tl_pool();
-    let ry = rayon::ThreadPoolBuilder::new()
-        .num_threads(2)
-        .build()
-        .unwrap();
+    let ry = crate::peers::rayon_pool(2).unwrap();
     let want = 9_999u64 * 10_000 / 2;
     assert_eq!(skynet::<Serial>(0, 10_000), want);
     assert_eq!(tl.install(|| skynet::<Threadlab>(0, 10_000)), want);

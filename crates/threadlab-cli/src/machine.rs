@@ -3,6 +3,7 @@
 //! Used by `threadlab topology` (a text view in the spirit of hwloc's `lstopo`) and by the
 //! `machine` block of `results.json`.
 
+use crate::cpu_placement::{self, Placement};
 use crate::cpu_speed::{self, CpuSpeed};
 use crate::fmt::fmt_bytes;
 use serde::Serialize;
@@ -50,6 +51,9 @@ pub struct Machine {
     pub cpu_speed_before: Vec<CpuSpeed>,
     /// The same check after the experiments.
     pub cpu_speed_after: Vec<CpuSpeed>,
+    /// Where the kernel started threads woken by a busy thread, checked once before the
+    /// experiments (`crate::cpu_placement`); `None` when not run or not possible.
+    pub cpu_placement: Option<Placement>,
 }
 
 fn read(path: &str) -> Option<String> {
@@ -181,6 +185,7 @@ impl Machine {
             memory_bytes,
             cpu_speed_before: Vec::new(),
             cpu_speed_after: Vec::new(),
+            cpu_placement: None,
         }
     }
 
@@ -228,6 +233,10 @@ impl Machine {
                 s += &cpu_speed::describe(when, speeds);
                 s += "\n";
             }
+        }
+        if let Some(p) = &self.cpu_placement {
+            s += &cpu_placement::describe(Some(p));
+            s += "\n";
         }
         s
     }

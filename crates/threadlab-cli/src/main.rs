@@ -15,6 +15,7 @@
 mod alloc_count;
 mod baselines;
 mod cli;
+mod cpu_placement;
 mod cpu_speed;
 mod doctor;
 mod experiments;
@@ -226,6 +227,11 @@ fn lab_command(args: LabArgs) -> ExitCode {
     println!(
         "{}",
         cpu_speed::describe("before", &machine.cpu_speed_before)
+    );
+    machine.cpu_placement = cpu_placement::probe();
+    println!(
+        "{}",
+        cpu_placement::describe(machine.cpu_placement.as_ref())
     );
     let threads = args
         .threads

@@ -544,9 +544,8 @@ impl Registry {
 
 // Seats and their threads (`super::seat`).
 impl Registry {
-    /// Starts a thread on seat `index` (`searching`: it starts counted as a searcher). The
-    /// seat's handle lock is held from taking the previous handle until the new one is stored,
-    /// so a thread always finds its predecessor's handle.
+    /// Starts a worker's thread on seat `index` (`searching`: it starts counted as a searcher),
+    /// through [`Seat::start_thread`].
     pub(crate) fn start_thread(
         this: &Arc<Registry>,
         index: usize,
@@ -573,7 +572,7 @@ impl Registry {
             stack_size: this.spec.stack_size,
             body: Box::new(move || crate::pool::worker::main(reg, index, false)),
         };
-        // Relaxed: a statistic, as in `start_thread_with` (taken back if the handler fails).
+        // Relaxed: a statistic, as in `Seat::start_thread` (taken back if the handler fails).
         let starts = &this.counters[index].starts;
         starts.fetch_add(1, Ordering::Relaxed);
         handler(thread).inspect_err(|_| {

@@ -12,7 +12,7 @@ use crate::measure::percentile;
 use crate::peers::{self, Rayon, Tokio};
 use crate::report::{svg::Chart, table::Table};
 use crate::workloads::trickle::trickle;
-use crate::workloads::{chain, implicit_tree, join_kernels::fib, Chili, Threadlab};
+use crate::workloads::{chain, implicit_tree, join_kernels::fib, Chili, Serial, Threadlab};
 use std::hint::black_box;
 use std::sync::Arc;
 use std::time::Duration;
@@ -21,15 +21,6 @@ use std::time::Duration;
 pub struct Overhead;
 
 const VARIANTS: [&str; 5] = ["serial", "threadlab", "rayon", "chili", "tokio"];
-
-/// Plain recursive fib: the serial baseline.
-fn serial_fib(n: u64) -> u64 {
-    if n < 2 {
-        n
-    } else {
-        serial_fib(n - 1) + serial_fib(n - 2)
-    }
-}
 
 /// One timed run of a chain of `per_queue` jobs on each of `queues`.
 fn chains<S: chain::Spawn>(per_queue: u64, queues: Vec<S>) -> impl FnMut() -> Result<f64, String> {
@@ -64,7 +55,8 @@ impl Experiment for Overhead {
         let per_queue: u64 = ctx.size.pick(250, 12_500, 12_500);
         let values: Vec<u64> = (0..1u64 << tree_log).collect();
         let shared = Arc::new(values.clone());
-        let (want_tree, want_fib): (u64, u64) = (values.iter().sum(), serial_fib(fib_n));
+        let (want_tree, want_fib): (u64, u64) =
+            (values.iter().sum(), fib::<Serial>(&mut (), fib_n));
         let mut out = Outcome::default();
         let mut findings = Vec::new();
         let mut recorder_finding = String::new();
@@ -139,7 +131,11 @@ impl Experiment for Overhead {
                     (
                         0,
                         Variant::try_timed("serial fib", || {
-                            expect("serial fib", serial_fib(black_box(fib_n)), want_fib)
+                            expect(
+                                "serial fib",
+                                fib::<Serial>(&mut (), black_box(fib_n)),
+                                want_fib,
+                            )
                         }),
                     ),
                     (
@@ -181,7 +177,7 @@ impl Experiment for Overhead {
                         Variant::try_timed("serial tree", || {
                             expect(
                                 "serial tree",
-                                implicit_tree::serial_sum(black_box(v), 0),
+                                implicit_tree::sum::<Serial>(&mut (), black_box(v), 0),
                                 want_tree,
                             )
                         }),
@@ -349,6 +345,7 @@ impl Experiment for Overhead {
                 "Quick size: a tree of 2^{tree_log} nodes instead of 2^24 (fib({fib_n}) as in full); run with --full for the issue's sizes."
             ));
         }
+        out.notes.push("The serial fib and tree are the same kernels with each join replaced by the two calls in order, each result behind black_box (as in `workloads`): plain recursion lets LLVM turn fib's second call into a loop, which no forking version can do.".into());
         out.notes.push("chili has join only (no spawn), so its spawn and jobs cells are empty; Tokio's fib and tree use tokio::spawn at every level, as it has no fork-join.".into());
         findings.push(recorder_finding);
         out.finding = findings.join(" ");

@@ -16,11 +16,3 @@ pub fn sum<P: Par>(x: &mut P::Ctx<'_>, v: &[u64], i: usize) -> u64 {
     );
     v[i] + a + b
 }
-
-/// The same sum by plain recursion: the serial baseline.
-pub fn serial_sum(v: &[u64], i: usize) -> u64 {
-    if i >= v.len() {
-        return 0;
-    }
-    v[i] + serial_sum(v, 2 * i + 1) + serial_sum(v, 2 * i + 2)
-}

@@ -249,9 +249,14 @@ impl Tag {
         if !recorder::spawns_armed() && name.is_none() {
             return None;
         }
-        Some(Tag::capture_cold(installed(), name, location, spawned))
+        Tag::capture_cold(installed(), name, location, spawned)
     }
 
+    /// The tag, or `None` when it would carry nothing to the task's run: no context, no name,
+    /// and the location travels with the spawn record. Then the caller spawns the untagged task,
+    /// as when nothing is recorded: the job stays as small as an untagged one (a tagged job is
+    /// about 56 bytes larger, which cost a traced empty spawn a fifth of its time in page
+    /// faults) and its run enters nothing.
     #[cold]
     #[inline(never)]
     fn capture_cold(
@@ -259,7 +264,7 @@ impl Tag {
         name: Option<&'static str>,
         location: &'static Location<'static>,
         spawned: bool,
-    ) -> Tag {
+    ) -> Option<Tag> {
         let ctx = hook.and_then(|hook| {
             let token = guarded("capture", hook.capture, 0);
             (token != 0).then(|| Captured { hook, token })
@@ -267,12 +272,15 @@ impl Tag {
         // After the hook's capture (user code, which may record or spawn itself): the next
         // spawn on this thread is the task's.
         let at_spawn = spawned && hooks::enabled() && hooks::spawn_from(location);
-        Tag {
+        if ctx.is_none() && name.is_none() && at_spawn {
+            return None;
+        }
+        Some(Tag {
             ctx,
             name,
             location,
             at_spawn,
-        }
+        })
     }
 
     /// On the thread that runs the task, inside its task span: records the name and location

@@ -9,6 +9,7 @@
 use std::process::Command;
 
 use super::{buffer, raw, recorder, EventKind, TaskKind, Trace};
+use crate::context::Tag;
 
 const CHILD: &str = "THREADLAB_TEST_SPAWN_LOCATION_CHILD";
 /// Tasks of each kind of spawn (a scope's, `Pool::spawn`'s).
@@ -62,6 +63,13 @@ fn child_body() {
         .build()
         .unwrap();
     let rec = super::start();
+    // With no spawn-context hook, an unnamed task whose spawn record carries its location has
+    // nothing to carry to its run: it is spawned untagged (a job as small as when nothing is
+    // recorded). A name, or a location its spawn record cannot carry, still needs the tag.
+    let here = std::panic::Location::caller();
+    assert!(Tag::capture_spawned(None, here).is_none());
+    assert!(Tag::capture_spawned(Some("named"), here).is_some());
+    assert!(Tag::capture(None, here).is_some());
     let scope_line = line!() + 3;
     pool.scope(|s| {
         for _ in 0..TASKS {

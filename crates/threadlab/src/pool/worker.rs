@@ -55,7 +55,8 @@ thread_local! {
 
 /// The longest a guest waiting on a latch parks before it looks at the queues again: a backstop,
 /// as the guest is woken when its latch is set or work is addressed to its seat, but not for new
-/// work elsewhere in the pool (it is on no sleeper list).
+/// work elsewhere in the pool (it is on no sleeper list). Miri parks without it (no clock).
+#[cfg(not(miri))]
 const GUEST_PARK: Duration = Duration::from_millis(1);
 
 /// Why a worker's loop returned.

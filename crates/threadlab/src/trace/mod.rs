@@ -64,6 +64,7 @@ mod raw;
 pub(crate) mod recorder;
 #[cfg(test)]
 mod spawn_location_tests;
+#[cfg(all(unix, not(miri)))]
 pub(crate) use recorder::off_in_forked_child;
 mod recording;
 mod zone;

@@ -116,7 +116,9 @@ pub(crate) fn switch_off(reg: &mut Registry) {
 /// In a child process made by `fork()` (its `pthread_atfork` handler, `pool::fork`): recording
 /// is off there. The recording belongs to the parent; and the child's threads must not register
 /// with it, since the registry's lock may have been held by a parent thread at the fork (and
-/// stays locked in the child for good). Only atomic stores: async-signal-safe.
+/// stays locked in the child for good). Only atomic stores: async-signal-safe. (Not under Miri,
+/// which has no `fork`.)
+#[cfg(all(unix, not(miri)))]
 pub(crate) fn off_in_forked_child() {
     // Relaxed: the child has one thread, running this handler before `fork()` returns there.
     STATE.store(0, Ordering::Relaxed);

@@ -65,7 +65,8 @@ fn child_body() {
     let rec = super::start();
     // With no spawn-context hook, an unnamed task whose spawn record carries its location has
     // nothing to carry to its run: it is spawned untagged (a job as small as when nothing is
-    // recorded). A name, or a location its spawn record cannot carry, still needs the tag.
+    // recorded). A name still needs the tag, and so does a capture no spawn record follows
+    // (`capture`: `join`'s, `install`'s and `spawn_fifo`'s jobs, whose run records the location).
     let here = std::panic::Location::caller();
     assert!(Tag::capture_spawned(None, here).is_none());
     assert!(Tag::capture_spawned(Some("named"), here).is_some());

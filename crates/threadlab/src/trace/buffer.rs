@@ -113,6 +113,27 @@ impl Chunk {
         at + n
     }
 
+    /// Writes a record's short form (`word`'s low `n` bytes, `codec::encode_short`) at byte `at`
+    /// and publishes it; returns the new length.
+    ///
+    /// # Safety
+    /// As [`Chunk::push_at`].
+    #[inline(always)]
+    pub(crate) unsafe fn push_short_at(&self, at: usize, word: u64, n: usize) -> usize {
+        debug_assert!(
+            at + MAX_ENCODED <= self.bytes.len(),
+            "Chunk::push_short_at: no room for a record"
+        );
+        let base_ptr = UnsafeCell::raw_get(self.bytes.as_ptr()).cast::<u8>();
+        // SAFETY: by the contract, `at..at + MAX_ENCODED` (more than 8 bytes) is in bounds and
+        // unpublished, and this is the only writer; the bytes past `n` are not published (the
+        // next record overwrites them).
+        unsafe { base_ptr.add(at).cast::<u64>().write_unaligned(word.to_le()) };
+        // Release: as in `push_at`.
+        self.len.store(at + n, Ordering::Release);
+        at + n
+    }
+
     /// The number of published bytes.
     pub(crate) fn published_len(&self) -> usize {
         // Acquire: pairs with the release store in `push_at`.

@@ -83,6 +83,16 @@ unsafe fn put(dst: *mut u8, mut v: u64) -> usize {
     n + 1
 }
 
+/// The varint of `v` < 2^14 as the low bytes of a word, and its length (1 or 2).
+#[inline(always)]
+fn short_varint(v: u64) -> (u64, usize) {
+    if v < 0x80 {
+        (v, 1)
+    } else {
+        (v & 0x7f | 0x80 | (v >> 7) << 8, 2)
+    }
+}
+
 #[inline(always)]
 fn zigzag(d: u64) -> u64 {
     let d = d as i64;
@@ -94,27 +104,23 @@ fn unzigzag(z: u64) -> u64 {
     ((z >> 1) as i64 ^ -((z & 1) as i64)) as u64
 }
 
-/// Encodes `rec` at `dst` against `base` (which it updates); returns the bytes written.
-///
-/// # Safety
-/// `dst` is valid for [`MAX_ENCODED`] bytes of writes, and `rec.kind` is below 64 (every kind in
-/// `raw.rs` is).
+/// What `rec` is written as against `base`: its header, its time field and its `a` field (the
+/// deltas, or the payload as it is), and the base for the record after it.
 #[inline(always)]
-pub(crate) unsafe fn encode(dst: *mut u8, rec: &Record, base: &mut Base) -> usize {
-    debug_assert!(rec.kind <= KIND_MASK as u32, "codec::encode: kind past 63");
+fn fields(rec: &Record, base: Base) -> (u8, u64, u64, Base) {
+    debug_assert!(rec.kind <= KIND_MASK as u32, "codec: kind past 63");
+    let mut next = base;
     let ts = if ts_is_payload(rec.kind) {
         rec.ts
     } else {
-        let d = rec.ts.wrapping_sub(base.ts);
-        base.ts = rec.ts;
-        d
+        next.ts = rec.ts;
+        rec.ts.wrapping_sub(base.ts)
     };
     let a = if a_is_payload(rec.kind) || rec.a == 0 {
         rec.a
     } else {
-        let d = zigzag(rec.a.wrapping_sub(base.a));
-        base.a = rec.a;
-        d
+        next.a = rec.a;
+        zigzag(rec.a.wrapping_sub(base.a))
     };
     let mut header = rec.kind as u8;
     if rec.a != 0 {
@@ -123,26 +129,55 @@ pub(crate) unsafe fn encode(dst: *mut u8, rec: &Record, base: &mut Base) -> usiz
     if rec.b != 0 {
         header |= B_PRESENT;
     }
-    // The common record (a zone's begin or end, a task's, a spawn): a time delta under 2^14
-    // ticks, a small `c`, `a` absent or close to the previous one, no `b`. Its at most 5 bytes
-    // are assembled in a register and written with one 8-byte store.
-    if ts < 1 << 14 && rec.c < 0x80 && a < 0x80 && rec.b == 0 {
-        let (mut word, mut n) = if ts < 0x80 {
-            (header as u64 | ts << 8, 2)
-        } else {
-            (header as u64 | (ts & 0x7f | 0x80) << 8 | (ts >> 7) << 16, 3)
-        };
-        word |= (rec.c as u64) << (8 * n);
+    (header, ts, a, next)
+}
+
+/// The short form of `rec` against `base`, if it has one: the word whose low bytes are the
+/// record, its length, and the base for the record after it.
+///
+/// The common record (a zone's begin or end, a task's, a spawn) has a time delta and `a` each
+/// under 2^14 (at most two varint bytes: a job's address a few slots from the previous one), and
+/// `c` and `b` under 2^7; its at most 7 bytes are assembled in a register, so that the writer
+/// stores them with one 8-byte store.
+#[inline(always)]
+pub(crate) fn encode_short(rec: &Record, base: Base) -> Option<(u64, usize, Base)> {
+    let (header, ts, a, next) = fields(rec, base);
+    if !(ts < 1 << 14 && rec.c < 0x80 && a < 1 << 14 && rec.b < 0x80) {
+        return None;
+    }
+    let (t, tn) = short_varint(ts);
+    let mut word = header as u64 | t << 8;
+    let mut n = 1 + tn;
+    word |= (rec.c as u64) << (8 * n);
+    n += 1;
+    if rec.a != 0 {
+        let (x, xn) = short_varint(a);
+        word |= x << (8 * n);
+        n += xn;
+    }
+    if rec.b != 0 {
+        word |= rec.b << (8 * n);
         n += 1;
-        if rec.a != 0 {
-            word |= a << (8 * n);
-            n += 1;
-        }
+    }
+    Some((word, n, next))
+}
+
+/// Encodes `rec` at `dst` against `base` (which it updates), in its short form when it has one;
+/// returns the bytes written.
+///
+/// # Safety
+/// `dst` is valid for [`MAX_ENCODED`] bytes of writes, and `rec.kind` is below 64 (every kind in
+/// `raw.rs` is).
+pub(crate) unsafe fn encode(dst: *mut u8, rec: &Record, base: &mut Base) -> usize {
+    if let Some((word, n, next)) = encode_short(rec, *base) {
+        *base = next;
         // SAFETY: 8 bytes, within the `MAX_ENCODED` the caller guarantees; the bytes past `n`
         // are not published (the next record overwrites them).
         unsafe { dst.cast::<u64>().write_unaligned(word.to_le()) };
         return n;
     }
+    let (header, ts, a, next) = fields(rec, *base);
+    *base = next;
     // SAFETY: the header, then at most 10 + 5 + 10 + 10 bytes of varints, which is `MAX_ENCODED`
     // in all, the room the caller guarantees.
     unsafe {
@@ -313,6 +348,48 @@ mod tests {
         // The first begin is absolute (12 bytes); after it a begin is the header, a 1-byte time
         // delta, `c` and a zero name delta, and an end the header, a 1-byte delta and `c`.
         assert_eq!(bytes, 12 + 3 + 999 * 7, "bytes for 1000 zones");
+    }
+
+    #[test]
+    fn a_spawned_task_takes_a_few_bytes() {
+        // A loop spawning tasks whose jobs sit 96 bytes apart, then running them newest first:
+        // each spawn, each begin (with its flow and kind) and each end takes the short form.
+        let job = |i: u64| 0x5555_5555_0000 + i * 96;
+        let mut recs = Vec::new();
+        for i in 0..100u64 {
+            recs.push(Record {
+                ts: 1_000_000 + i * 300,
+                a: job(i),
+                kind: raw::SPAWN,
+                c: 1,
+                b: 0,
+            });
+        }
+        for i in (0..100u64).rev() {
+            let ts = 2_000_000 + (100 - i) * 400;
+            recs.push(Record {
+                ts,
+                a: job(i),
+                b: 1,
+                kind: raw::TASK_BEGIN,
+                c: 2,
+            });
+            recs.push(Record {
+                ts: ts + 150,
+                kind: raw::TASK_END,
+                ..Record::default()
+            });
+        }
+        let bytes = roundtrip(&recs);
+        // The first spawn is absolute (12 bytes); a later spawn is the header, a 2-byte time
+        // delta, `c` and a 2-byte job delta (6); the first begin has a 3-byte time delta and a
+        // zero job delta, a later one a 2-byte time delta and a 2-byte job delta, each with `c`
+        // and `b` (7); an end is the header, a 2-byte time delta and `c` (4).
+        assert_eq!(
+            bytes,
+            12 + 99 * 6 + 7 + 99 * 7 + 100 * 4,
+            "bytes for 100 spawned tasks"
+        );
     }
 
     #[test]

@@ -43,7 +43,7 @@ use std::panic::Location;
 
 use super::intern::raw_name;
 use super::raw::Record;
-use super::recorder::{generation, record, record_kind, record_span, record_untimed};
+use super::recorder::{generation, record, record_untimed, spawn_now, task_begin_on, task_end_on};
 use super::{os, raw};
 use threadlab_trace::TaskKind;
 
@@ -63,13 +63,19 @@ pub fn worker_start(index: usize) {
 /// A task of kind `kind` starts running on this thread.
 #[inline]
 pub fn task_begin(kind: TaskKind) {
-    record_span::<{ raw::TASK_BEGIN }, true>(0, 0, kind.code());
+    let gen = generation();
+    if gen != 0 {
+        task_begin_on(gen, 0, false, kind.code());
+    }
 }
 
 /// A task spawned with `spawn(flow)` starts running on this thread.
 #[inline]
 pub fn task_begin_from(kind: TaskKind, flow: u64) {
-    record_span::<{ raw::TASK_BEGIN }, true>(flow, 1, kind.code());
+    let gen = generation();
+    if gen != 0 {
+        task_begin_on(gen, flow, true, kind.code());
+    }
 }
 
 /// A task span on this thread that ends when dropped, also while unwinding; records nothing
@@ -105,7 +111,10 @@ impl Drop for TaskSpan {
 /// The innermost running task on this thread ends.
 #[inline]
 pub fn task_end() {
-    record_span::<{ raw::TASK_END }, false>(0, 0, 0);
+    let gen = generation();
+    if gen != 0 {
+        task_end_on(gen);
+    }
 }
 
 /// A job identified by `flow` became runnable (see the module doc for the id).
@@ -122,16 +131,39 @@ pub fn spawn(flow: u64) {
 /// thread spawns from that location in its current chunk.
 #[inline(never)]
 fn spawn_on(gen: u64, flow: u64) {
-    let id = SPAWN_FROM
+    let (g, at) = SPAWN_FROM
         .try_with(|s| s.replace((0, std::ptr::null())))
-        .ok()
-        .filter(|&(g, at)| g == gen && !at.is_null())
-        // The definition and the spawn in the same chunk: the flight recorder drops whole
-        // chunks, never the one without the other.
-        .filter(|_| super::recorder::room_for_two(gen))
-        // SAFETY: a non-null pointer here came from a `&'static Location` (`spawn_from`).
-        .map_or(0, |(_, at)| location_id(unsafe { &*at }));
-    record_kind::<{ raw::SPAWN }>(flow, 0, id);
+        .unwrap_or((0, std::ptr::null()));
+    let id = if g != gen || at.is_null() {
+        0
+    } else {
+        // The location of this thread's previous spawn, still defined in the chunk the spawn
+        // will go to (a loop spawning from one place): its id, without the table.
+        let (serial, last, id) = LAST_LOCATION.get();
+        if std::ptr::eq(last, at) && super::recorder::room_in_chunk(gen, serial) {
+            id
+        } else {
+            // SAFETY: a non-null pointer here came from a `&'static Location` (`spawn_from`).
+            location_id_for_spawn(gen, unsafe { &*at })
+        }
+    };
+    spawn_now(gen, flow, id);
+}
+
+/// The id `spawn_on` records for `location` when it is not the previous spawn's: made room
+/// for the definition and the spawn in one chunk (the flight recorder drops whole chunks, never
+/// the one without the other), then looked up or defined; 0 when there is no room.
+#[cold]
+#[inline(never)]
+fn location_id_for_spawn(gen: u64, location: &'static Location<'static>) -> u32 {
+    if !super::recorder::room_for_two(gen) {
+        return 0;
+    }
+    let id = location_id(location);
+    if id != 0 {
+        LAST_LOCATION.set((super::recorder::chunk_serial(), location, id));
+    }
+    id
 }
 
 thread_local! {
@@ -143,6 +175,10 @@ thread_local! {
     /// chunk's serial (`recorder::chunk_serial`).
     static SPAWN_LOCATIONS: RefCell<(u64, Vec<*const Location<'static>>)> =
         const { RefCell::new((0, Vec::new())) };
+    /// The location this thread last spawned from, with the serial of the chunk and the id it
+    /// has there.
+    static LAST_LOCATION: Cell<(u64, *const Location<'static>, u32)> =
+        const { Cell::new((0, std::ptr::null(), 0)) };
 }
 
 /// Locations a thread keeps ids for in one chunk; past that the table starts again (every

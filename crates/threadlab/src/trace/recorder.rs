@@ -16,7 +16,7 @@ use std::sync::{Arc, Mutex};
 
 use super::buffer::{Chunk, Record, ThreadBuf};
 use super::clock::{self, Anchor};
-use super::codec::{Base, MAX_ENCODED};
+use super::codec::{encode_short, Base, MAX_ENCODED};
 use super::os;
 use crate::util::lock;
 
@@ -167,6 +167,20 @@ impl Hot {
         self.records.set(self.records.get() + 1);
     }
 
+    /// [`Hot::write`] of a record in its short form (`codec::encode_short`: `word`'s low `n`
+    /// bytes, `next` the base after it).
+    ///
+    /// # Safety
+    /// As [`Hot::write`].
+    #[inline(always)]
+    unsafe fn write_short(&self, word: u64, n: usize, next: Base) {
+        // SAFETY: as in `write`.
+        let end = unsafe { (*self.chunk.get()).push_short_at(self.index.get(), word, n) };
+        self.base.set(next);
+        self.index.set(end);
+        self.records.set(self.records.get() + 1);
+    }
+
     /// Moves to `chunk` (`None`: no chunk, recording nothing), noting how many records the one
     /// it leaves holds.
     fn switch_to(&self, chunk: Option<&Arc<Chunk>>, leaving: Option<&Chunk>) {
@@ -245,25 +259,11 @@ pub(crate) fn record(kind: u32, a: u64, b: u64, c: u32) {
 }
 
 /// [`record`]'s work when a recording is on, out of line (one copy for the rarer events; the
-/// frequent ones have copies of their own with their kind fixed: [`record_kind`]).
+/// frequent ones have copies of their own with their fixed fields folded in: [`spawn_now`],
+/// [`task_begin_on`], [`task_end_on`], [`zone_begin_on`], [`zone_end_on`]).
 #[inline(never)]
 fn record_on(gen: u64, kind: u32, a: u64, b: u64, c: u32) {
     record_now(gen, kind, a, b, c);
-}
-
-/// [`record`] for a frequent event: a copy of the recording path with `KIND` fixed, so the
-/// encoder's choices that depend on the kind are made at compile time.
-#[inline(always)]
-pub(crate) fn record_kind<const KIND: u32>(a: u64, b: u64, c: u32) {
-    let gen = generation();
-    if gen != 0 {
-        record_kind_on::<KIND>(gen, a, b, c);
-    }
-}
-
-#[inline(never)]
-fn record_kind_on<const KIND: u32>(gen: u64, a: u64, b: u64, c: u32) {
-    record_now(gen, KIND, a, b, c);
 }
 
 #[inline(always)]
@@ -307,12 +307,37 @@ fn hot() -> Option<&'static Hot> {
 #[inline(always)]
 fn push(gen: u64, rec: Record) {
     let Some(h) = hot() else { return };
+    if h.generation.get() != gen || !h.has_room() {
+        return push_cold(gen, rec.ts, rec.kind, rec.a, rec.b, rec.c);
+    }
+    let Some((word, n, next)) = encode_short(&rec, h.base.get()) else {
+        return push_cold(gen, rec.ts, rec.kind, rec.a, rec.b, rec.c);
+    };
+    // SAFETY: room means a non-zero capacity, so `chunk` is set and kept alive by `COLD.owned`
+    // (whose drop zeroes the capacity first); this thread is its only writer.
+    unsafe { h.write_short(word, n, next) };
+}
+
+/// [`push`] when this thread must register or move to a new chunk first, or the record has no
+/// short form: out of line, and given the record's fields in registers, so that the hot path
+/// makes only tail calls and keeps no register for after them.
+#[cold]
+#[inline(never)]
+fn push_cold(gen: u64, ts: u64, kind: u32, a: u64, b: u64, c: u32) {
+    let Some(h) = hot() else { return };
     if (h.generation.get() != gen || !h.has_room()) && !make_room(h, gen) {
         return;
     }
-    // SAFETY: room means a non-zero capacity, so `chunk` is set and kept alive by `COLD.owned`
-    // (whose drop zeroes the capacity first); this thread is its only writer.
-    unsafe { h.write(&rec) };
+    // SAFETY: as in `push`.
+    unsafe { h.write(&Record { ts, a, b, kind, c }) };
+}
+
+/// Whether this thread's current chunk is the one of serial `serial` (`chunk_serial`) and has
+/// room for a record in recording `gen`: a record that refers to a definition made in that chunk
+/// can go in it.
+#[inline(always)]
+pub(crate) fn room_in_chunk(gen: u64, serial: u64) -> bool {
+    hot().is_some_and(|h| h.generation.get() == gen && h.serial.get() == serial && h.has_room())
 }
 
 /// Makes room in this thread's current chunk for two records (a definition and the record
@@ -576,21 +601,30 @@ pub(crate) fn record_with_allocs(kind: u32, a: u64, b: u64, c: u32, begin: bool)
     }
 }
 
-/// Records a span's begin or end (`KIND`): with the thread's allocation counts when a
-/// `alloc::Counting` allocator is in use, else as [`record_kind`].
+/// A spawn of job `flow` from the location with id `location` (0: none), for a caller that is
+/// itself out of line (`hooks::spawn`'s): the recording path inlined there, with the fields a
+/// spawn never varies fixed.
 #[inline(always)]
-pub(crate) fn record_span<const KIND: u32, const BEGIN: bool>(a: u64, b: u64, c: u32) {
-    let gen = generation();
-    if gen != 0 {
-        record_span_on::<KIND, BEGIN>(gen, a, b, c);
-    }
+pub(crate) fn spawn_now(gen: u64, flow: u64, location: u32) {
+    record_now(gen, super::raw::SPAWN, flow, 0, location);
 }
 
+/// A task's begin (`from`: `flow` is the id its spawn recorded), out of line with the fields a
+/// task's begin never varies fixed, so that the encoder's tests on them fold away.
 #[inline(never)]
-fn record_span_on<const KIND: u32, const BEGIN: bool>(gen: u64, a: u64, b: u64, c: u32) {
-    record_span_now::<KIND, BEGIN>(gen, a, b, c);
+pub(crate) fn task_begin_on(gen: u64, flow: u64, from: bool, code: u32) {
+    // `code` is a `TaskKind`'s, under 64: the mask tells the encoder it fits one byte.
+    record_span_now::<{ super::raw::TASK_BEGIN }, true>(gen, flow, from as u64, code & 0x3f);
 }
 
+/// A task's end: nothing but its time.
+#[inline(never)]
+pub(crate) fn task_end_on(gen: u64) {
+    record_span_now::<{ super::raw::TASK_END }, false>(gen, 0, 0, 0);
+}
+
+/// Records a span's begin or end (`KIND`): with the thread's allocation counts when a
+/// `alloc::Counting` allocator is in use, else as [`record`].
 #[inline(always)]
 fn record_span_now<const KIND: u32, const BEGIN: bool>(gen: u64, a: u64, b: u64, c: u32) {
     if crate::alloc::counting() {

@@ -182,8 +182,9 @@ thread_local! {
 }
 
 /// Locations a thread keeps ids for in one chunk; past that the table starts again (every
-/// location is defined again, once).
-const MAX_SPAWN_LOCATIONS: usize = 64;
+/// location is defined again, once). Four in the crate's tests, so that a test with a few
+/// spawn sites fills the table.
+const MAX_SPAWN_LOCATIONS: usize = if cfg!(test) { 4 } else { 64 };
 
 /// The task this thread spawns next (its `spawn` follows before any other on this thread)
 /// was spawned at `location`: its spawn carries the location, and its run records none

@@ -176,6 +176,54 @@ fn flight_child_body() {
     assert_eq!(located, kept, "a kept spawn lost its location");
 }
 
+/// More spawn sites than a thread's table of locations holds (four in tests), taken in turn and
+/// each several times in a row: every task still gets its own site's location, through the
+/// table's restarts and the cache of the previous spawn's location.
+fn many_sites_child_body() {
+    let pool = crate::pool::front::Pool::builder()
+        .threads(1)
+        .build()
+        .unwrap();
+    let rec = super::start();
+    const ROUNDS: usize = 20;
+    pool.scope(|s| {
+        for _ in 0..ROUNDS {
+            for site in 0..6 {
+                // Site `site` spawns `site + 1` tasks in a row.
+                for _ in 0..=site {
+                    match site {
+                        0 => s.spawn(|_| {}),
+                        1 => s.spawn(|_| {}),
+                        2 => s.spawn(|_| {}),
+                        3 => s.spawn(|_| {}),
+                        4 => s.spawn(|_| {}),
+                        _ => s.spawn(|_| {}),
+                    }
+                }
+            }
+        }
+    });
+    let trace = rec.stop();
+    let mut per_site = std::collections::BTreeMap::<String, usize>::new();
+    for at in spawn_locations(&trace) {
+        *per_site.entry(at).or_default() += 1;
+    }
+    println!("many sites: {per_site:?}");
+    assert!(
+        per_site.keys().all(|at| at.starts_with(file!())),
+        "a task without its location: {per_site:?}"
+    );
+    // In line order, the sites spawned ROUNDS × 1, × 2, … × 6 tasks.
+    let mut by_line: Vec<(u32, usize)> = per_site
+        .iter()
+        .map(|(at, &n)| (at.split(':').nth(1).unwrap().parse().unwrap(), n))
+        .collect();
+    by_line.sort();
+    let counts: Vec<usize> = by_line.iter().map(|&(_, n)| n).collect();
+    let want: Vec<usize> = (1..=6).map(|k| ROUNDS * k).collect();
+    assert_eq!(counts, want, "tasks per spawn site: {per_site:?}");
+}
+
 /// Runs the test `test` in a child process (that test alone, its body selected by `mode`) and
 /// returns what it printed.
 fn run_child(test: &str, mode: &str) -> String {
@@ -226,6 +274,23 @@ fn a_flight_recorder_keeps_the_locations_of_the_spawns_it_keeps() {
     );
     assert!(
         text.contains("flight recorder:"),
+        "the child ran its body:\n{text}"
+    );
+}
+
+#[test]
+fn every_task_keeps_its_site_when_sites_outnumber_the_table() {
+    match std::env::var(CHILD).as_deref() {
+        Ok("many") => return many_sites_child_body(),
+        Ok(_) => return,
+        Err(_) => {}
+    }
+    let text = run_child(
+        "every_task_keeps_its_site_when_sites_outnumber_the_table",
+        "many",
+    );
+    assert!(
+        text.contains("many sites:"),
         "the child ran its body:\n{text}"
     );
 }

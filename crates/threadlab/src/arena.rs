@@ -262,7 +262,13 @@ impl JobArena {
 /// every job), and each placed job calls this exactly once.
 #[inline]
 pub(crate) unsafe fn job_started(job: *const u8) {
-    let chunk = (job as usize & !(CHUNK - 1)) as *mut ChunkHeader;
+    // The job's pointer moved back to the chunk's start (its address rounded down to CHUNK): it
+    // keeps the chunk's provenance, which Miri then checks, where a round trip through an
+    // integer would not.
+    let chunk = job
+        .wrapping_byte_sub(job as usize & (CHUNK - 1))
+        .cast_mut()
+        .cast::<ChunkHeader>();
     // SAFETY: forwarded; chunks are CHUNK-aligned and jobs lie inside them, past the header.
     unsafe { release(chunk, 1) };
 }

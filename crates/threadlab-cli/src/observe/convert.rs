@@ -7,9 +7,11 @@
 //!   work counts;
 //! - a lock wait (`LockWait` → `LockAcquired`, the lock being the futex address, named by
 //!   `symbols.rs`) for each run of samples blocked in `futex` on one address: it begins at the
-//!   first such sample and ends at the first sample that finds the thread elsewhere. If the
-//!   thread ran in between (its timeslice count moved) the run is two waits. A wait seen by one
-//!   sample therefore lasts one period: waits are estimated to the sampling period;
+//!   first such sample and ends at the first sample that finds the thread elsewhere, less the
+//!   time the thread spent on a CPU or queued for one since the sample before (`schedstat`:
+//!   it was not waiting then). If the thread ran in between (its timeslice count moved) the run
+//!   is two waits. Waits are estimated to the sampling period, their total to what `schedstat`
+//!   says the thread did besides;
 //! - a park (`ParkBegin` → `ParkEnd`) for each run of samples asleep or blocked on I/O;
 //! - when the tracer saw the thread die (`births.rs`), a last `OsSched` at its death with its
 //!   whole time on a CPU, so a thread never sampled still has its birth, its death and its work.
@@ -136,26 +138,35 @@ pub fn convert_with(o: &Observed, exact: &Exact) -> (Trace, Vec<FutexRow>) {
             };
             ev(&mut out, born, zero);
         }
+        let exact_spans = exact_spans(exact.events.get(&t.tid).map_or(&[][..], Vec::as_slice));
         let mut open: Option<(Span, u64)> = None;
         let mut prev_slices = None;
         let mut prev_state = State::Other;
+        // The previous sample's cumulative time on a CPU and queued for one.
+        let mut prev_sched: Option<(u64, u64)> = None;
         for s in &t.samples {
             let now = span_of(s, &shared);
             let ran = prev_slices.is_some_and(|p| p != s.slices);
             prev_slices = Some(s.slices);
             let state_changed = s.state != prev_state;
             prev_state = s.state;
+            let since_prev =
+                prev_sched.map_or(0, |p| busy_between(p, (s.on_cpu_ns, s.runqueue_ns)));
+            prev_sched = Some((s.on_cpu_ns, s.runqueue_ns));
             if open.map(|o| o.0) != now
                 || (ran && now.is_some())
                 || (state_changed && now.is_some())
             {
                 if let Some((span, begin)) = open.take() {
-                    close(
-                        &mut b, &mut out, span, begin, s.ts_ns, o, &t.name, t.tid, &mut rows,
-                    );
+                    let end = wait_end(begin, s.ts_ns, since_prev);
+                    let seen = Seen {
+                        begin,
+                        end,
+                        exact: &exact_spans,
+                    };
+                    close(&mut b, &mut out, span, seen, o, &t.name, t.tid, &mut rows);
                 }
                 if let Some(span) = now {
-                    open_span(&mut b, &mut out, span, s.ts_ns, o);
                     open = Some((span, s.ts_ns));
                 }
             }
@@ -173,10 +184,19 @@ pub fn convert_with(o: &Observed, exact: &Exact) -> (Trace, Vec<FutexRow>) {
             }
         }
         if let Some((span, begin)) = open {
-            let end = t.exited_ns.unwrap_or(o.duration_ns);
-            close(
-                &mut b, &mut out, span, begin, end, o, &t.name, t.tid, &mut rows,
-            );
+            let end = match (t.exited_ns, t.end, prev_sched) {
+                (Some(died), Some(at_death), Some(p)) => {
+                    wait_end(begin, died, busy_between(p, at_death))
+                }
+                (Some(died), ..) => died,
+                (None, ..) => o.duration_ns,
+            };
+            let seen = Seen {
+                begin,
+                end,
+                exact: &exact_spans,
+            };
+            close(&mut b, &mut out, span, seen, o, &t.name, t.tid, &mut rows);
         }
         if let (Some(died), Some((on_cpu_ns, runqueue_ns))) = (t.exited_ns, t.end) {
             let sched = EventKind::OsSched {
@@ -228,6 +248,25 @@ pub fn convert_with(o: &Observed, exact: &Exact) -> (Trace, Vec<FutexRow>) {
     (b.build(), rows)
 }
 
+/// Time a thread spent on a CPU or queued for one between two readings of its cumulative
+/// (on-CPU, queued) times.
+fn busy_between(before: (u64, u64), after: (u64, u64)) -> u64 {
+    after
+        .0
+        .saturating_sub(before.0)
+        .saturating_add(after.1.saturating_sub(before.1))
+}
+
+/// Where a wait that began at `begin` and was last seen before the sample at `seen_ns` ends:
+/// the thread was not waiting while it ran or queued for a CPU (`busy_ns`, since the sample
+/// before), so the wait ends that long before `seen_ns`, not after `begin`. A thread that
+/// waited, ran and waited again between two samples keeps its total wait; a GIL-bound thread
+/// that ran a fifth of every period was counted as waiting the whole period (a report of
+/// 0.76 s running for 2.18 s on a CPU).
+fn wait_end(begin: u64, seen_ns: u64, busy_ns: u64) -> u64 {
+    seen_ns.saturating_sub(busy_ns).max(begin)
+}
+
 /// The futex addresses that two or more threads waited on: locks (or condition variables)
 /// shared by several threads. A futex only one thread ever waits on is mostly a wait for an
 /// event — a `join` (glibc waits on the joined thread's id word), a private condition variable,
@@ -267,25 +306,72 @@ fn open_span(b: &mut TraceBuilder, out: &mut Vec<Event>, span: Span, ts_ns: u64,
     out.push(Event { ts_ns, kind });
 }
 
+/// The waits and parks the interposer saw on one thread, as (begin, end) pairs in time order.
+fn exact_spans(events: &[(u64, ExactKind)]) -> Vec<(u64, u64)> {
+    let mut list: Vec<&(u64, ExactKind)> = events.iter().collect();
+    list.sort_by_key(|e| e.0);
+    let mut spans = Vec::new();
+    let mut open = None;
+    for (ts, k) in list {
+        match k {
+            ExactKind::Wait { .. } | ExactKind::Park(true) => open = Some(*ts),
+            ExactKind::Acquired { .. } | ExactKind::Park(false) => {
+                if let Some(begin) = open.take() {
+                    spans.push((begin, *ts));
+                }
+            }
+            ExactKind::Born => {}
+        }
+    }
+    spans
+}
+
+/// A span of samples as closed: its estimated begin and end, and the thread's exact spans.
+struct Seen<'a> {
+    begin: u64,
+    end: u64,
+    exact: &'a [(u64, u64)],
+}
+
+impl Seen<'_> {
+    /// Whether the interposer saw this wait itself (an exact wait or park of the thread
+    /// overlaps it): then the exact spans stand for it in the timeline, and the sampled one,
+    /// whose ends are only estimated, would cover the thread's running between them.
+    fn seen_exactly(&self) -> bool {
+        self.exact
+            .iter()
+            .any(|&(b, e)| b < self.end.max(self.begin + 1) && e > self.begin)
+    }
+}
+
+/// Ends a span of samples: counted in the futex table (a futex wait), and put in the thread's
+/// timeline unless the interposer saw that futex wait exactly.
 #[allow(clippy::too_many_arguments)]
 fn close(
     b: &mut TraceBuilder,
     out: &mut Vec<Event>,
     span: Span,
-    begin: u64,
-    ts_ns: u64,
+    seen: Seen<'_>,
     o: &Observed,
     thread: &str,
     tid: u64,
     rows: &mut BTreeMap<u64, FutexRow>,
 ) {
+    let (begin, ts_ns) = (seen.begin, seen.end);
+    // A sleep or I/O is not a pthread wait: the interposer never sees one.
+    let timeline = span == Span::Park(None) || !seen.seen_exactly();
+    if timeline {
+        open_span(b, out, span, begin, o);
+    }
     let addr = match span {
         Span::Lock(a) | Span::Park(Some(a)) => a,
         Span::Park(None) => {
-            out.push(Event {
-                ts_ns,
-                kind: EventKind::ParkEnd,
-            });
+            if timeline {
+                out.push(Event {
+                    ts_ns,
+                    kind: EventKind::ParkEnd,
+                });
+            }
             return;
         }
     };
@@ -301,6 +387,9 @@ fn close(
     match row.waiters.iter_mut().find(|w| w.1 == tid) {
         Some(w) => w.2 += d,
         None => row.waiters.push((thread.to_owned(), tid, d)),
+    }
+    if !timeline {
+        return;
     }
     let kind = match span {
         Span::Lock(lock) => EventKind::LockAcquired {
@@ -401,5 +490,110 @@ mod tests {
         let waits = |k: &EventKind| matches!(k, EventKind::LockWait { .. });
         let parks = |k: &EventKind| matches!(k, EventKind::ParkBegin);
         assert_eq!((count(&trace, 0, waits), count(&trace, 0, parks)), (0, 1));
+    }
+
+    fn timed(ts_ns: u64, state: State, slices: u64, on_cpu_ns: u64, runqueue_ns: u64) -> Sample {
+        Sample {
+            on_cpu_ns,
+            runqueue_ns,
+            ..sample(ts_ns, state, slices)
+        }
+    }
+
+    #[test]
+    fn a_wait_leaves_out_the_time_the_thread_ran_or_queued_since_the_last_sample() {
+        // Samples 100 ns apart; the thread waits on a shared futex at 0 and 100, ran 20 and
+        // queued 10 between them (a second wait), and at 200 runs, having run 50 and queued 5
+        // since 100. Each wait ends that much before the sample that closed it.
+        let samples = vec![
+            timed(0, State::Futex(0x40), 1, 0, 0),
+            timed(100, State::Futex(0x40), 2, 20, 10),
+            timed(200, State::Runnable, 3, 70, 15),
+        ];
+        let other = vec![timed(0, State::Futex(0x40), 1, 0, 0)];
+        let o = Observed {
+            threads: vec![thread(9, samples), thread(10, other)],
+            duration_ns: 300,
+            ..Observed::default()
+        };
+        let (trace, rows) = convert(&o);
+        let spans: Vec<(u64, bool)> = trace.threads()[0]
+            .events()
+            .iter()
+            .filter_map(|e| match e.kind {
+                EventKind::LockWait { .. } => Some((e.ts_ns, true)),
+                EventKind::LockAcquired { .. } => Some((e.ts_ns, false)),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(
+            spans,
+            [(0, true), (70, false), (100, true), (145, false)],
+            "waits [0, 100 - 30] and [100, 200 - 55]"
+        );
+        assert_eq!(rows[0].waiters[0], ("w9".to_owned(), 9, 70 + 45));
+    }
+
+    #[test]
+    fn a_futex_wait_the_interposer_saw_is_left_to_its_exact_spans() {
+        // The sampler saw the thread on a futex from 0 to 100; the interposer saw two lock waits
+        // inside (10-40, 60-90) and the thread running between them. The timeline keeps the two
+        // exact waits only; the futex table still counts what the sampler saw.
+        let samples = vec![
+            timed(0, State::Futex(0x40), 1, 0, 0),
+            timed(100, State::Runnable, 1, 0, 0),
+        ];
+        let other = vec![timed(0, State::Futex(0x40), 1, 0, 0)];
+        let o = Observed {
+            threads: vec![thread(9, samples), thread(10, other)],
+            duration_ns: 300,
+            ..Observed::default()
+        };
+        let name = "the lock".to_owned();
+        let wait = |ts, lock| {
+            let kind = if lock {
+                ExactKind::Wait {
+                    lock: 7,
+                    name: name.clone(),
+                }
+            } else {
+                ExactKind::Acquired {
+                    lock: 7,
+                    name: name.clone(),
+                }
+            };
+            (ts, kind)
+        };
+        let exact = Exact {
+            events: HashMap::from([(
+                9,
+                vec![
+                    wait(10, true),
+                    wait(40, false),
+                    wait(60, true),
+                    wait(90, false),
+                ],
+            )]),
+            extra_threads: Vec::new(),
+            locks_exact: true,
+        };
+        let (trace, rows) = convert_with(&o, &exact);
+        let waits: Vec<u64> = trace.threads()[0]
+            .events()
+            .iter()
+            .filter(|e| matches!(e.kind, EventKind::LockWait { .. } | EventKind::ParkBegin))
+            .map(|e| e.ts_ns)
+            .collect();
+        assert_eq!(
+            waits,
+            [10, 60],
+            "the exact waits, and no sampled park over them"
+        );
+        // One wait of each thread; this one's 100 ns as sampled.
+        assert_eq!((rows[0].waits, rows[0].waiters[0].1), (2, 9));
+        assert_eq!(rows[0].waiters[0].2, 100);
+        // The other thread's sampled wait, which no exact span covers, stays in its timeline.
+        let parks = |k: &EventKind| matches!(k, EventKind::ParkBegin);
+        assert_eq!(count(&trace, 1, parks), 1);
     }
 }

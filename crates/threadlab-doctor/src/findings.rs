@@ -128,7 +128,9 @@ pub const BLOCKED_MIN_SPARE_THREADS: f64 = 1.0;
 /// ```
 pub const NEEDS_INSTRUMENTATION: &str = "observed from outside: long tasks, fruitless spinning, \
      imbalance of task work and lock hold times need an instrumented run (threadlab::trace::start); \
-     futex waits are shown as locks, so a condition variable's waiters count as lock waits";
+     a futex wait seen only by sampling (not a pthread wait, which `threadlab run` times from \
+     inside) is shown as a lock when several threads wait on that futex, so a condition \
+     variable's waiters may count as lock waits";
 
 /// What the doctor found in a trace: figures per thread, group, lock and span, the runtime's
 /// and the OS's figures, the four answers and the findings. `Display` prints all of it.

@@ -500,6 +500,17 @@ mod tests {
         }
     }
 
+    /// Thread 9 with `samples`, and thread 10 waiting on the futex at 0x40 at 0, so that the
+    /// futex is shared (a lock).
+    fn with_a_second_waiter(samples: Vec<Sample>) -> Observed {
+        let other = vec![timed(0, State::Futex(0x40), 1, 0, 0)];
+        Observed {
+            threads: vec![thread(9, samples), thread(10, other)],
+            duration_ns: 300,
+            ..Observed::default()
+        }
+    }
+
     #[test]
     fn a_wait_leaves_out_the_time_the_thread_ran_or_queued_since_the_last_sample() {
         // Samples 100 ns apart; the thread waits on a shared futex at 0 and 100, ran 20 and
@@ -510,12 +521,7 @@ mod tests {
             timed(100, State::Futex(0x40), 2, 20, 10),
             timed(200, State::Runnable, 3, 70, 15),
         ];
-        let other = vec![timed(0, State::Futex(0x40), 1, 0, 0)];
-        let o = Observed {
-            threads: vec![thread(9, samples), thread(10, other)],
-            duration_ns: 300,
-            ..Observed::default()
-        };
+        let o = with_a_second_waiter(samples);
         let (trace, rows) = convert(&o);
         let spans: Vec<(u64, bool)> = trace.threads()[0]
             .events()
@@ -543,12 +549,7 @@ mod tests {
             timed(0, State::Futex(0x40), 1, 0, 0),
             timed(100, State::Runnable, 1, 0, 0),
         ];
-        let other = vec![timed(0, State::Futex(0x40), 1, 0, 0)];
-        let o = Observed {
-            threads: vec![thread(9, samples), thread(10, other)],
-            duration_ns: 300,
-            ..Observed::default()
-        };
+        let o = with_a_second_waiter(samples);
         let name = "the lock".to_owned();
         let wait = |ts, lock| {
             let kind = if lock {

@@ -224,9 +224,15 @@ fn many_sites_child_body() {
     assert_eq!(counts, want, "tasks per spawn site: {per_site:?}");
 }
 
-/// Runs the test `test` in a child process (that test alone, its body selected by `mode`) and
-/// returns what it printed.
-fn run_child(test: &str, mode: &str) -> String {
+/// Runs `body` as the test `test`: in a child process (this test binary again, that test
+/// alone, with `CHILD` set to `mode`), which must succeed and print `printed`; in the child,
+/// `body` itself.
+fn in_child(test: &str, mode: &str, body: fn(), printed: &str) {
+    match std::env::var(CHILD) {
+        Ok(m) if m == mode => return body(),
+        Ok(_) => return,
+        Err(_) => {}
+    }
     let out = Command::new(std::env::current_exe().unwrap())
         .args([
             "--exact",
@@ -241,56 +247,35 @@ fn run_child(test: &str, mode: &str) -> String {
         String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "the child failed:\n{text}");
     println!("{text}");
-    text
+    assert!(text.contains(printed), "the child ran its body:\n{text}");
 }
 
 #[test]
 fn a_spawn_location_is_recorded_once_per_thread_and_location() {
-    match std::env::var(CHILD).as_deref() {
-        Ok("full") => return child_body(),
-        Ok(_) => return,
-        Err(_) => {}
-    }
-    let text = run_child(
+    in_child(
         "a_spawn_location_is_recorded_once_per_thread_and_location",
         "full",
-    );
-    assert!(
-        text.contains("records and"),
-        "the child ran its body:\n{text}"
+        child_body,
+        "records and",
     );
 }
 
 #[test]
 fn a_flight_recorder_keeps_the_locations_of_the_spawns_it_keeps() {
-    match std::env::var(CHILD).as_deref() {
-        Ok("flight") => return flight_child_body(),
-        Ok(_) => return,
-        Err(_) => {}
-    }
-    let text = run_child(
+    in_child(
         "a_flight_recorder_keeps_the_locations_of_the_spawns_it_keeps",
         "flight",
-    );
-    assert!(
-        text.contains("flight recorder:"),
-        "the child ran its body:\n{text}"
+        flight_child_body,
+        "flight recorder:",
     );
 }
 
 #[test]
 fn every_task_keeps_its_site_when_sites_outnumber_the_table() {
-    match std::env::var(CHILD).as_deref() {
-        Ok("many") => return many_sites_child_body(),
-        Ok(_) => return,
-        Err(_) => {}
-    }
-    let text = run_child(
+    in_child(
         "every_task_keeps_its_site_when_sites_outnumber_the_table",
         "many",
-    );
-    assert!(
-        text.contains("many sites:"),
-        "the child ran its body:\n{text}"
+        many_sites_child_body,
+        "many sites:",
     );
 }

@@ -6,8 +6,8 @@
 
 use super::findings::Diagnosis;
 use super::findings::{
-    figure, Answer, Finding, Pitfall, IMBALANCE_MAX_THREADS_PER_CPU, IMBALANCE_MIN_RUNNING_NS,
-    IMBALANCE_SHARE, LOCK_WAIT_OVER_HOLD, OS_MIN_WINDOW_NS, PREEMPTED_SHARE,
+    figure, imbalance_judged, Answer, Finding, Pitfall, IMBALANCE_SHARE, LOCK_MIN_WAIT_SHARE,
+    LOCK_WAIT_OVER_HOLD, OS_MIN_WINDOW_NS, PREEMPTED_SHARE,
 };
 use super::stats::fmt_ns;
 use super::stats::ratio;
@@ -74,7 +74,19 @@ pub(crate) fn answers(d: &Diagnosis, found: &[Finding]) -> Vec<Answer> {
                 100.0 * util,
             )
         },
-        figure: (life > 0).then(|| figure("running share of lifetime", util, "ratio", None)),
+        // Without tasks or zones the OS's figure says how much of the machine the process used.
+        figure: if life > 0 {
+            Some(figure("running share of lifetime", util, "ratio", None))
+        } else {
+            (os_judged && d.os.cpus > 0).then(|| {
+                figure(
+                    "CPUs used / CPUs",
+                    ratio(d.os.cpus_used_avg, f64::from(d.os.cpus)),
+                    "ratio",
+                    None,
+                )
+            })
+        },
         ok: serialised.is_none()
             && !has(
                 found,
@@ -90,12 +102,7 @@ pub(crate) fn answers(d: &Diagnosis, found: &[Finding]) -> Vec<Answer> {
     let judged: Vec<_> = d
         .groups
         .iter()
-        .filter(|g| {
-            g.threads >= 2
-                && !g.spare
-                && g.threads <= IMBALANCE_MAX_THREADS_PER_CPU * (d.os.cpus as usize).max(1)
-                && g.max_running_ns >= IMBALANCE_MIN_RUNNING_NS
-        })
+        .filter(|g| imbalance_judged(g, d.os.cpus))
         .collect();
     let worst = judged
         .iter()
@@ -104,20 +111,15 @@ pub(crate) fn answers(d: &Diagnosis, found: &[Finding]) -> Vec<Answer> {
         question: "Is the work evenly distributed across threads?",
         answer: match worst {
             Some(g) => format!(
-                "in `{}` ({} threads, the least even group) the busiest thread worked {} and \
-                 the mean {}{}: {:.0}% of the group's capacity lost to imbalance",
-                g.name,
-                g.threads,
-                fmt_ns(g.max_work_ns),
-                fmt_ns(g.mean_work_ns as u64),
-                super::groups::on_cpu_note(g),
+                "in the least even group, {}: {:.0}% of the group's capacity lost to imbalance",
+                super::groups::imbalance_basis(g),
                 100.0 * g.imbalance
             ),
             None => "no group of threads ran work side by side for long enough to judge".into(),
         },
         figure: worst.map(|g| {
             figure(
-                "1 - mean/max work",
+                "1 - work / (capacity × max work)",
                 g.imbalance,
                 "ratio",
                 Some(IMBALANCE_SHARE),
@@ -152,17 +154,38 @@ pub(crate) fn answers(d: &Diagnosis, found: &[Finding]) -> Vec<Answer> {
                     l.wait.count,
                     who.join(", ")
                 ),
-                figure: (l.hold.count > 0).then(|| {
+                // Without the holds (observed from outside), the figure the contention finding
+                // judges: the waits' share of the recording.
+                figure: Some(if l.hold.count > 0 {
                     figure(
                         "lock wait / hold",
                         l.wait_over_hold,
                         "ratio",
                         Some(LOCK_WAIT_OVER_HOLD),
                     )
+                } else {
+                    figure(
+                        "wait / recording",
+                        ratio(l.wait.total_ns as f64, d.duration_ns as f64),
+                        "ratio",
+                        Some(LOCK_MIN_WAIT_SHARE),
+                    )
                 }),
                 ok: !has(found, &[LockContention]),
             }
         }
+        // Observed from outside, no wait is no proof: only pthread waits in the processes the
+        // interposer entered are seen.
+        None if !d.instrumented() => Answer {
+            question: "Which threads are waiting on locks?",
+            answer: "no lock wait was seen; from outside, `threadlab run` sees the pthread lock \
+                     waits of the processes it entered, not the locks of a runtime that parks \
+                     its own threads (Go's sync.Mutex, a JVM monitor while it spins) nor those \
+                     of a program it could not enter (a static binary)"
+                .into(),
+            figure: None,
+            ok: !has(found, &[LockContention]),
+        },
         None => Answer {
             question: "Which threads are waiting on locks?",
             answer: "no thread waited for a recorded lock (threadlab::sync::Mutex)".into(),
@@ -187,13 +210,17 @@ pub(crate) fn answers(d: &Diagnosis, found: &[Finding]) -> Vec<Answer> {
         question: "How does context switching affect throughput?",
         answer: format!(
             "threads waited {:.0}% of their runnable time for a CPU ({}, {:.0} involuntary \
-             switches/s) and blocked {:.0} times/s ({} parks, {:.2} per task){short}",
+             switches/s) and blocked {:.0} times/s ({} parks{}){short}",
             100.0 * d.os.preempted_share,
             fmt_ns(d.os.preempted_ns),
             d.os.involuntary_per_sec,
             d.os.voluntary_per_sec,
             d.runtime.parks,
-            d.runtime.parks_per_task
+            if d.runtime.tasks > 0 {
+                format!(", {:.2} per task", d.runtime.parks_per_task)
+            } else {
+                String::new()
+            }
         ),
         figure: os_judged.then(|| {
             figure(

@@ -116,8 +116,11 @@ impl Diagnosis {
         };
         let mut rows: Vec<CompareRow> = names
             .into_iter()
-            .map(|name| {
-                let (a, b) = (summary(self, &name), summary(other, &name));
+            .map(|name| (summary(self, &name), summary(other, &name), name))
+            // A row empty on both sides (a lock's holds, when neither trace recorded them) says
+            // nothing, and would read as "new".
+            .filter(|(a, b, _)| a.count + b.count > 0)
+            .map(|(a, b, name)| {
                 let diff = b.total_ns as i128 - a.total_ns as i128;
                 CompareRow {
                     diff_total_ns: diff.clamp(i64::MIN as i128, i64::MAX as i128) as i64,
@@ -135,11 +138,13 @@ impl Diagnosis {
                 .cmp(&x.diff_total_ns.unsigned_abs())
                 .then_with(|| x.name.cmp(&y.name))
         });
+        // The running share of the lifetimes of the threads that ran tasks or zones.
         let util = |d: &Diagnosis| {
-            d.answers
-                .first()
-                .and_then(|a| a.figure.as_ref())
-                .map_or(0.0, |f| f.value)
+            let working = || d.threads.iter().filter(|t| t.tasks + t.zones > 0);
+            ratio(
+                working().map(|t| t.running_ns as f64).sum(),
+                working().map(|t| t.lifetime_ns as f64).sum(),
+            )
         };
         let lock_p99 = |d: &Diagnosis| d.locks.iter().map(|l| l.wait.p99_ns).max().unwrap_or(0);
         let fig = |name, unit, f: &dyn Fn(&Diagnosis) -> f64| RuntimeRow {
@@ -148,7 +153,7 @@ impl Diagnosis {
             b: f(other),
             unit,
         };
-        let runtime = vec![
+        let mut runtime = vec![
             fig("threads", "", &|d| d.threads.len() as f64),
             fig("pool workers", "", &|d| d.runtime.workers as f64),
             fig("recording", "ns", &|d| d.duration_ns as f64),
@@ -169,6 +174,19 @@ impl Diagnosis {
             }),
             fig("lock wait p99", "ns", &|d| lock_p99(d) as f64),
         ];
+        // Two programs without a pool (observed from outside) have no pool figures to compare,
+        // and no tasks or zones to be running in.
+        if !self.runtime.has_pool() && !other.runtime.has_pool() {
+            const POOL_ONLY: [&str; 6] = [
+                "pool workers",
+                "utilization (running share)",
+                "tasks",
+                "steals/s",
+                "failed steals/s",
+                "wake-up p99",
+            ];
+            runtime.retain(|r| !POOL_ONLY.contains(&r.name));
+        }
         Comparison { rows, runtime }
     }
 }

@@ -78,7 +78,7 @@ pub fn diagnose(trace: &Trace) -> Diagnosis {
         duration_ns: trace.duration_ns(),
         events: trace.event_count(),
         dropped: trace.dropped_events(),
-        groups: groups::groups(trace, &walks, on_cpu),
+        groups: groups::groups(trace, &walks, on_cpu, trace.cpus()),
         locks: locks::locks(trace, &walks),
         spans: groups::spans(trace, &walks),
         long_tasks: groups::long_tasks(trace, &walks),

@@ -12,7 +12,7 @@
 
 use super::allocs::AllocStats;
 use super::blocked::Blocked;
-use super::groups::on_cpu_note;
+use super::groups::imbalance_basis;
 use super::groups::{GroupStats, LongTask, SpanStats, LONG_TASK_OVER_MEDIAN};
 use super::locks::LockStats;
 use super::runtime::{OsStats, RuntimeStats};
@@ -403,29 +403,19 @@ pub(crate) fn findings(d: &Diagnosis) -> Vec<Finding> {
             });
         }
     }
-    for g in &d.groups {
-        let eligible = g.threads >= 2
-            && !g.spare
-            && cpus > 0.0
-            && g.threads <= IMBALANCE_MAX_THREADS_PER_CPU * d.os.cpus as usize
-            && g.max_running_ns >= IMBALANCE_MIN_RUNNING_NS;
-        if eligible && g.imbalance >= IMBALANCE_SHARE {
+    for g in d.groups.iter().filter(|g| imbalance_judged(g, d.os.cpus)) {
+        if cpus > 0.0 && g.imbalance >= IMBALANCE_SHARE {
             out.push(Finding {
                 pitfall: Pitfall::Imbalance,
                 subject: format!("threads {}", g.name),
                 evidence: format!(
-                    "of the {} threads of `{}`, the busiest worked {} and the mean {}{}: {:.0}% \
-                     of the group's capacity waited on its slowest member{}{caveat}",
-                    g.threads,
-                    g.name,
-                    fmt_ns(g.max_work_ns),
-                    fmt_ns(g.mean_work_ns as u64),
-                    on_cpu_note(g),
+                    "{}: {:.0}% of the group's capacity waited on its slowest member{}{caveat}",
+                    imbalance_basis(g),
                     100.0 * g.imbalance,
                     busiest_note(g)
                 ),
                 figure: figure(
-                    "1 - mean/max work",
+                    "1 - work / (capacity × max work)",
                     g.imbalance,
                     "ratio",
                     Some(IMBALANCE_SHARE),
@@ -512,24 +502,26 @@ pub(crate) fn findings(d: &Diagnosis) -> Vec<Finding> {
         }
     }
     for g in &d.groups {
-        let per_thread = g.blocks / g.threads.max(1) as u64;
+        // A lock wait that blocked is already reported as a wait for its lock.
+        let blocks = g.blocks_outside_lock_waits;
+        let per_thread = blocks / g.threads.max(1) as u64;
         let work = if g.on_cpu_ns > 0 {
             g.on_cpu_ns
         } else {
             g.running_ns
         };
-        let per_block = work / g.blocks.max(1);
+        let per_block = work / blocks.max(1);
         if per_thread >= CHURN_MIN_BLOCKS_PER_THREAD && per_block < CHURN_MAX_CPU_PER_BLOCK_NS {
             out.push(Finding {
                 pitfall: Pitfall::ParkWakeChurn,
                 subject: format!("threads {}", g.name),
                 evidence: format!(
-                    "the {} thread(s) of `{}` blocked {} times ({:.0}/s), with {} of CPU per \
-                     block",
+                    "the {} thread(s) of `{}` blocked {} times ({:.0}/s) other than waiting for \
+                     a lock, with {} of CPU per block",
                     g.threads,
                     g.name,
-                    g.blocks,
-                    ratio(g.blocks as f64, g.window_ns as f64 / 1e9),
+                    blocks,
+                    ratio(blocks as f64, g.window_ns as f64 / 1e9),
                     fmt_ns(per_block)
                 ),
                 figure: figure(
@@ -736,6 +728,17 @@ fn which_task(t: &LongTask) -> String {
         out.push(')');
     }
     out
+}
+
+/// Whether a group's imbalance is judged: at least two members side by side, not spare
+/// threads (uneven by design), not far more threads than CPUs (then the oversubscription and
+/// thread-creation findings explain uneven figures; an unknown CPU count counts as one), and a
+/// busiest member that ran long enough.
+pub(crate) fn imbalance_judged(g: &GroupStats, cpus: u32) -> bool {
+    g.members >= 2
+        && !g.spare
+        && g.members <= IMBALANCE_MAX_THREADS_PER_CPU * (cpus as usize).max(1)
+        && g.max_running_ns >= IMBALANCE_MIN_RUNNING_NS
 }
 
 /// What the busiest thread of an imbalanced group ran most, if the trace says.

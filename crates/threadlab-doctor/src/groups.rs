@@ -7,11 +7,24 @@
 //! on-CPU share of runnable time when the OS figures cover a long enough window. A thread that
 //! sat preempted inside a task for 70 ms did not work 70 ms, and a machine shared with other
 //! processes would otherwise make any loop look uneven.
+//!
+//! The capacity lost is measured against what the group could have done while its busiest
+//! thread worked: one busiest thread's work on each of `min(threads, CPUs)` CPUs. With more
+//! threads than CPUs a thread that waits leaves no CPU idle (four Go runtime threads on two CPUs
+//! that kept both busy lost nothing), so the usual `1 − mean/max` of parallel profilers, which
+//! assumes a CPU per thread, is its special case.
+//!
+//! Only the threads doing the group's work are its members. A thread that is not a pool worker,
+//! started before every other thread of its group, then spent most of their lives parked and
+//! ran far less than they did (see [`JOINER_PARKED_SHARE`]) is waiting for them (a `main` that
+//! starts two workers and joins them, all three named after the program): it has no share of
+//! their work to lack, and counting it would report its wait as a third of the group's
+//! capacity lost.
 
 use std::collections::BTreeMap;
 
 use super::states::{SpanKey, ThreadStats, Walk};
-use super::stats::{median, ratio, saturating_sum, Summary};
+use super::stats::{fmt_ns, median, ratio, saturating_sum, Summary};
 use threadlab_trace::{NameId, Trace};
 
 // The long-task thresholds live beside the code that finds long tasks (the doctor's other
@@ -32,6 +45,15 @@ pub const LONG_TASK_MIN_TASKS: u64 = 8;
 /// blocks the pool when the others have nothing left to do.
 pub const LONG_TASK_IDLE_SHARE: f64 = 0.5;
 
+/// A thread that is no pool worker, started before every other thread of its group, was
+/// parked for at least this share of the time from their first start to their last end and ran
+/// less than this share of their mean running time is waiting for them, not a member of their
+/// work (see the module doc). Half: a joining `main` is parked for all of it but the sampling
+/// period that a thread observed from outside is seen late by (25 ms at 40 Hz) and runs next
+/// to nothing, while a thread that takes its share of the work (the first of a pool's threads,
+/// started first only because threads start one after another) runs about the mean.
+pub const JOINER_PARKED_SHARE: f64 = 0.5;
+
 /// A group of threads whose names differ only in their digits.
 #[derive(Clone, Debug, Default, PartialEq)]
 #[cfg_attr(feature = "serde", derive(serde::Serialize))]
@@ -40,6 +62,15 @@ pub struct GroupStats {
     pub name: String,
     /// Threads in the group.
     pub threads: usize,
+    /// Threads that did the group's work: all but one that only waited for the others (see
+    /// [`JOINER_PARKED_SHARE`]). Work, imbalance and the busiest thread are over these.
+    pub members: usize,
+    /// The thread left out of `members` for waiting on the others, if one was: its name and
+    /// tid, `main [4242]`.
+    pub joiner: Option<String>,
+    /// CPUs the members could run on at once: `min(members, CPUs)` (the members when the CPU
+    /// count is unknown). The group's capacity is this many times the busiest member's work.
+    pub capacity_cpus: usize,
     /// Of which exited during the recording.
     pub exited: usize,
     /// Time from the group's first event to its last.
@@ -53,13 +84,14 @@ pub struct GroupStats {
     /// The most work of one thread: its running time, at its on-CPU share of runnable time
     /// when `work_on_cpu`.
     pub max_work_ns: u64,
-    /// The mean work per thread.
+    /// The mean work per member.
     pub mean_work_ns: f64,
     /// Whether work was counted at the threads' on-CPU share (OS figures over a long enough
     /// window), rather than as wall time.
     pub work_on_cpu: bool,
-    /// Share of the busiest thread's work the others lacked on average: `1 - mean / max`
-    /// (0 = even; 0.5 = half the group's capacity lost waiting for one thread).
+    /// Share of the group's capacity left unused: `1 - sum / (capacity_cpus × max)` over the
+    /// members' work, at least 0 (0 = even; 0.5 = half of it lost waiting for one thread).
+    /// With a CPU for each member this is the usual `1 - mean / max`.
     pub imbalance: f64,
     /// Median time between consecutive thread starts (the rate the group's threads were created).
     pub median_start_interval_ns: u64,
@@ -67,6 +99,9 @@ pub struct GroupStats {
     pub median_work_ns: u64,
     /// Times the group's threads blocked (parks or voluntary switches).
     pub blocks: u64,
+    /// Of those, the times that were not a lock wait already counted as one
+    /// ([`ThreadStats::blocks_outside_lock_waits`]).
+    pub blocks_outside_lock_waits: u64,
     /// The group's on-CPU time (threads with OS samples).
     pub on_cpu_ns: u64,
     /// The thread with the most work, and what it ran most (see [`Busiest`]).
@@ -115,24 +150,55 @@ fn busiest(trace: &Trace, walk: &Walk) -> Busiest {
     }
 }
 
-/// Groups the threads; `on_cpu` counts work at each thread's on-CPU share (see the module doc).
-pub(crate) fn groups(trace: &Trace, walks: &[Walk], on_cpu: bool) -> Vec<GroupStats> {
-    let mut by: BTreeMap<&str, (Vec<&ThreadStats>, Vec<&Walk>)> = BTreeMap::new();
+/// The thread of `ws` that only waited for the others, if one did (see [`JOINER_PARKED_SHARE`]).
+fn joiner(ws: &[&Walk]) -> Option<usize> {
+    if ws.len() < 2 {
+        return None;
+    }
+    let first = (0..ws.len()).min_by_key(|&i| ws[i].stats.first_ns)?;
+    let others = || ws.iter().enumerate().filter(move |&(i, _)| i != first);
+    let from = others().map(|(_, w)| w.stats.first_ns).min()?;
+    let to = others().map(|(_, w)| w.stats.last_ns).max()?;
+    let others_running = others()
+        .map(|(_, w)| w.stats.running_ns as f64)
+        .sum::<f64>();
+    let others_mean = others_running / (ws.len() - 1) as f64;
+    let j = &ws[first].stats;
+    let waited = j.worker.is_none()
+        && j.first_ns < from
+        && to > from
+        && ws[first].parked_within(from, to) as f64 >= JOINER_PARKED_SHARE * (to - from) as f64
+        && (j.running_ns as f64) < JOINER_PARKED_SHARE * others_mean;
+    waited.then_some(first)
+}
+
+/// Groups the threads; `on_cpu` counts work at each thread's on-CPU share (see the module doc);
+/// `cpus` is the CPUs the process could use (0: unknown).
+pub(crate) fn groups(trace: &Trace, walks: &[Walk], on_cpu: bool, cpus: u32) -> Vec<GroupStats> {
+    let mut by: BTreeMap<&str, Vec<&Walk>> = BTreeMap::new();
     for w in walks {
-        let e = by.entry(w.stats.group.as_str()).or_default();
-        e.0.push(&w.stats);
-        e.1.push(w);
+        by.entry(w.stats.group.as_str()).or_default().push(w);
     }
     by.into_iter()
-        .map(|(name, (ts, ws))| {
+        .map(|(name, ws)| {
+            let ts: Vec<&ThreadStats> = ws.iter().map(|w| &w.stats).collect();
             let n = ts.len();
+            let joiner = joiner(&ws);
+            // The members: every thread but the one that waited for the others.
+            let (mws, mts): (Vec<&Walk>, Vec<&ThreadStats>) = ws
+                .iter()
+                .zip(&ts)
+                .enumerate()
+                .filter(|&(i, _)| Some(i) != joiner)
+                .map(|(_, (w, t))| (*w, *t))
+                .unzip();
             let first = ts.iter().map(|t| t.first_ns).min().unwrap_or(0);
             let last = ts.iter().map(|t| t.last_ns).max().unwrap_or(0);
             let running: Vec<u64> = ts.iter().map(|t| t.running_ns).collect();
             let running_ns = saturating_sum(running.iter().copied());
-            let max_running_ns = running.iter().copied().max().unwrap_or(0);
-            let work_on_cpu = on_cpu && ts.iter().all(|t| t.os_sampled);
-            let work: Vec<f64> = ts
+            let max_running_ns = mts.iter().map(|t| t.running_ns).max().unwrap_or(0);
+            let work_on_cpu = on_cpu && mts.iter().all(|t| t.os_sampled);
+            let work: Vec<f64> = mts
                 .iter()
                 .map(|t| {
                     let runnable = t.on_cpu_ns.saturating_add(t.preempted_ns);
@@ -150,15 +216,21 @@ pub(crate) fn groups(trace: &Trace, walks: &[Walk], on_cpu: bool) -> Vec<GroupSt
             let max_work = work.iter().copied().fold(0.0, f64::max);
             let busiest_walk = work
                 .iter()
-                .zip(&ws)
+                .zip(&mws)
                 .filter(|(w, _)| **w == max_work && max_work > 0.0)
                 .map(|(_, walk)| *walk)
                 .next();
-            let mean_work = work.iter().sum::<f64>() / n as f64;
+            let members = mts.len();
+            let total_work = work.iter().sum::<f64>();
+            let capacity_cpus = if cpus > 0 {
+                members.min(cpus as usize)
+            } else {
+                members
+            };
             let mut starts: Vec<u64> = ts.iter().map(|t| t.first_ns).collect();
             starts.sort_unstable();
             let intervals = starts.windows(2).map(|w| w[1] - w[0]).collect();
-            let work = ts
+            let median_work = ts
                 .iter()
                 .map(|t| {
                     if t.tasks + t.zones > 0 {
@@ -173,22 +245,28 @@ pub(crate) fn groups(trace: &Trace, walks: &[Walk], on_cpu: bool) -> Vec<GroupSt
                 name: name.to_owned(),
                 utilization: ratio(running_ns as f64, lifetime_ns as f64),
                 threads: n,
+                members,
+                joiner: joiner.map(|i| format!("{} [{}]", ts[i].name, ts[i].tid)),
+                capacity_cpus,
                 exited: ts.iter().filter(|t| t.exited).count(),
                 window_ns: last.saturating_sub(first),
                 running_ns,
                 lifetime_ns,
                 max_running_ns,
                 max_work_ns: max_work as u64,
-                mean_work_ns: mean_work,
+                mean_work_ns: ratio(total_work, members as f64),
                 work_on_cpu,
                 imbalance: if max_work > 0.0 {
-                    1.0 - ratio(mean_work, max_work).min(1.0)
+                    1.0 - ratio(total_work, capacity_cpus as f64 * max_work).min(1.0)
                 } else {
                     0.0
                 },
                 median_start_interval_ns: median(intervals),
-                median_work_ns: median(work),
+                median_work_ns: median(median_work),
                 blocks: saturating_sum(ts.iter().map(|t| t.blocks())),
+                blocks_outside_lock_waits: saturating_sum(
+                    ts.iter().map(|t| t.blocks_outside_lock_waits()),
+                ),
                 on_cpu_ns: saturating_sum(ts.iter().filter(|t| t.os_sampled).map(|t| t.on_cpu_ns)),
                 busiest: busiest_walk.map(|w| busiest(trace, w)),
                 spare: ts.iter().all(|t| t.spare),
@@ -321,11 +399,31 @@ pub(crate) fn long_tasks(trace: &Trace, walks: &[Walk]) -> Vec<LongTask> {
     out
 }
 
-/// Says how work was counted when it was not plain running time.
-pub(crate) fn on_cpu_note(g: &GroupStats) -> &'static str {
-    if g.work_on_cpu {
+/// The figures behind a group's imbalance in words: its members, who was left out and why,
+/// the busiest member's work and the mean, and how work and capacity were counted. The finding
+/// and the second question's answer both say it.
+pub(crate) fn imbalance_basis(g: &GroupStats) -> String {
+    let joiner = g.joiner.as_ref().map_or(String::new(), |j| {
+        format!(" (not counting `{j}`, which started them and waited for them)")
+    });
+    let capacity = if g.capacity_cpus < g.members {
+        format!(
+            "; with {} CPUs for {} threads, the capacity is {} busiest threads' work",
+            g.capacity_cpus, g.members, g.capacity_cpus
+        )
+    } else {
+        String::new()
+    };
+    let on_cpu = if g.work_on_cpu {
         " (running time at each thread's on-CPU share)"
     } else {
         ""
-    }
+    };
+    format!(
+        "of the {} threads of `{}`{joiner}, the busiest worked {} and the mean {}{on_cpu}{capacity}",
+        g.members,
+        g.name,
+        fmt_ns(g.max_work_ns),
+        fmt_ns(g.mean_work_ns as u64),
+    )
 }

@@ -5,6 +5,7 @@ use std::fmt::{self, Display, Formatter};
 
 use super::compare::{Comparison, NOISE_RELATIVE};
 use super::findings::{Diagnosis, NEEDS_INSTRUMENTATION};
+use super::runtime::RuntimeStats;
 use super::stats::fmt_ns;
 use super::stats::saturating_sum;
 
@@ -79,7 +80,11 @@ impl Display for Diagnosis {
         )?;
         writeln!(f, "\nThe four questions")?;
         for (i, a) in self.answers.iter().enumerate() {
-            let verdict = if a.ok { "fine" } else { "see findings" };
+            let verdict = match (a.ok, &a.figure) {
+                (false, _) => "see findings",
+                (true, None) => "not enough to judge",
+                (true, Some(_)) => "fine",
+            };
             writeln!(f, " {}. {} ({verdict})", i + 1, a.question)?;
             writeln!(f, "    {}.", a.answer)?;
         }
@@ -212,39 +217,11 @@ impl Display for Diagnosis {
             }
             t.write(f)?;
         }
-        let r = &self.runtime;
-        writeln!(f, "\nRuntime")?;
-        if r.spare_threads > 0 {
-            writeln!(
-                f,
-                "   {} spare thread(s) stood in for workers blocked in the kernel (not counted \
-                 as workers below)",
-                r.spare_threads
-            )?;
+        // A program without a pool (observed from outside, or one that only records zones)
+        // has no pool figures to show.
+        if self.runtime.has_pool() {
+            write_runtime(f, &self.runtime)?;
         }
-        writeln!(
-            f,
-            "   {} worker(s), {} tasks; steals {:.0}/s, failed steal attempts {:.0}/s; parks \
-             {:.0}/s, {:.2} per task; wake-ups {:.2} per task",
-            r.workers,
-            r.tasks,
-            r.steals_per_sec,
-            r.failed_steals_per_sec,
-            r.parks_per_sec,
-            r.parks_per_task,
-            r.wakes_per_task
-        )?;
-        writeln!(
-            f,
-            "   wake-up latency p50 {} p99 {} ({} wake-ups of a parked worker); spawn to run p50 \
-             {} p99 {}; about {} of the workers' CPU outside tasks",
-            fmt_ns(r.wake_latency.median_ns),
-            fmt_ns(r.wake_latency.p99_ns),
-            r.wake_latency.count,
-            fmt_ns(r.spawn_to_run.median_ns),
-            fmt_ns(r.spawn_to_run.p99_ns),
-            pct(r.cpu_outside_tasks)
-        )?;
         let o = &self.os;
         writeln!(f, "\nOS (schedstat, context switches)")?;
         if o.active_ns < super::findings::OS_MIN_WINDOW_NS {
@@ -276,6 +253,43 @@ impl Display for Diagnosis {
         }
         Ok(())
     }
+}
+
+/// The pool's figures: workers, tasks, steals, parks, wake-up and spawn latencies.
+fn write_runtime(f: &mut Formatter<'_>, r: &RuntimeStats) -> fmt::Result {
+    writeln!(f, "\nRuntime")?;
+    if r.spare_threads > 0 {
+        writeln!(
+            f,
+            "   {} spare thread(s) stood in for workers blocked in the kernel (not counted \
+             as workers below)",
+            r.spare_threads
+        )?;
+    }
+    writeln!(
+        f,
+        "   {} worker(s), {} tasks; steals {:.0}/s, failed steal attempts {:.0}/s; parks \
+         {:.0}/s, {:.2} per task; wake-ups {:.2} per task",
+        r.workers,
+        r.tasks,
+        r.steals_per_sec,
+        r.failed_steals_per_sec,
+        r.parks_per_sec,
+        r.parks_per_task,
+        r.wakes_per_task
+    )?;
+    writeln!(
+        f,
+        "   wake-up latency p50 {} p99 {} ({} wake-ups of a parked worker); spawn to run p50 \
+         {} p99 {}; about {} of the workers' CPU outside tasks",
+        fmt_ns(r.wake_latency.median_ns),
+        fmt_ns(r.wake_latency.p99_ns),
+        r.wake_latency.count,
+        fmt_ns(r.spawn_to_run.median_ns),
+        fmt_ns(r.spawn_to_run.p99_ns),
+        pct(r.cpu_outside_tasks)
+    )?;
+    Ok(())
 }
 
 fn signed_ns(ns: i64) -> String {

@@ -76,6 +76,20 @@ pub struct OsStats {
     pub voluntary_per_sec: f64,
 }
 
+impl RuntimeStats {
+    /// Whether the trace holds a pool: workers, spare threads or tasks. A program observed from
+    /// outside has none, and its report shows no pool figures.
+    ///
+    /// ```
+    /// use threadlab_doctor::Diagnose;
+    /// let d = threadlab_trace::TraceBuilder::new().build().diagnose();
+    /// assert!(!d.runtime.has_pool());
+    /// ```
+    pub fn has_pool(&self) -> bool {
+        self.workers + self.spare_threads > 0 || self.tasks > 0
+    }
+}
+
 pub(crate) fn runtime(trace: &Trace, walks: &[Walk]) -> RuntimeStats {
     let secs = trace.duration_ns() as f64 / 1e9;
     let mut r = RuntimeStats::default();

@@ -54,6 +54,8 @@ pub struct ThreadStats {
     pub parked_ns: u64,
     /// Time waiting for a lock.
     pub lock_wait_ns: u64,
+    /// Lock waits (a `LockWait` each: a lock that could not be taken at once).
+    pub lock_waits: u64,
     /// Time of a non-worker outside any span (not instrumented).
     pub other_ns: u64,
     /// Whether at least two OS samples bracket the thread's life (the OS figures are valid).
@@ -99,6 +101,13 @@ impl ThreadStats {
     /// Times the thread blocked: its parks, or its voluntary switches if the OS counted more.
     pub fn blocks(&self) -> u64 {
         self.parks.max(self.voluntary_switches)
+    }
+
+    /// Times the thread blocked other than in a lock wait the trace holds: a lock wait that
+    /// blocked is a voluntary switch too, and is already counted as a wait for its lock.
+    pub fn blocks_outside_lock_waits(&self) -> u64 {
+        self.parks
+            .max(self.voluntary_switches.saturating_sub(self.lock_waits))
     }
 }
 
@@ -194,15 +203,25 @@ pub(crate) struct Walk {
 }
 
 impl Walk {
+    /// How long this thread was parked within `[from, to)`.
+    pub(crate) fn parked_within(&self, from: u64, to: u64) -> u64 {
+        overlap(&self.parks, from, to)
+    }
+
     /// How long this thread was idle within `[from, to)`.
     pub(crate) fn idle_within(&self, from: u64, to: u64) -> u64 {
-        let i = self.idle.partition_point(|&(_, end)| end <= from);
-        self.idle[i..]
-            .iter()
-            .take_while(|&&(begin, _)| begin < to)
-            .map(|&(begin, end)| end.min(to).saturating_sub(begin.max(from)))
-            .sum()
+        overlap(&self.idle, from, to)
     }
+}
+
+/// How much of `[from, to)` the spans `spans` (in time order, not overlapping) cover.
+fn overlap(spans: &[(u64, u64)], from: u64, to: u64) -> u64 {
+    let i = spans.partition_point(|&(_, end)| end <= from);
+    spans[i..]
+        .iter()
+        .take_while(|&&(begin, _)| begin < to)
+        .map(|&(begin, end)| end.min(to).saturating_sub(begin.max(from)))
+        .sum()
 }
 
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -325,7 +344,10 @@ pub(crate) fn walk<I: Iterator<Item = Event>>(
                 after_spin = false;
                 push(&mut stack, Open::Park, ts);
             }
-            EventKind::LockWait { lock, .. } => push(&mut stack, Open::LockWait(lock), ts),
+            EventKind::LockWait { lock, .. } => {
+                w.stats.lock_waits += 1;
+                push(&mut stack, Open::LockWait(lock), ts);
+            }
             EventKind::ZoneEnd => pop(
                 &mut w,
                 &mut stack,

@@ -1,4 +1,5 @@
-//! What the tests of `threadlab run` share: waiting for a `threadlab` process under a watchdog.
+//! What the tests of `threadlab run` share: waiting for a `threadlab` process under a watchdog,
+//! compiling the C programs they observe.
 
 use std::process::{Child, Command, Output, Stdio};
 use std::sync::mpsc;
@@ -29,6 +30,29 @@ pub fn wait_within(child: Child, limit: Duration, what: &str) -> Output {
             // SAFETY: kill has no memory preconditions; `pid` is our unreaped child.
             unsafe { libc::kill(pid as i32, libc::SIGKILL) };
             panic!("watchdog: `{what}` ran longer than {limit:?}");
+        }
+    }
+}
+
+/// Compiles the C program `src` with `cc -O2 -lpthread` into `dir/name`; `None` (and a message
+/// saying the test was skipped) without a working C compiler.
+#[allow(dead_code)] // a test binary that runs no C program includes this module too
+pub fn compile_c(dir: &std::path::Path, name: &str, src: &str) -> Option<std::path::PathBuf> {
+    let c = dir.join(format!("{name}.c"));
+    std::fs::write(&c, src).unwrap();
+    let exe = dir.join(name);
+    match Command::new("cc")
+        .arg("-O2")
+        .arg("-o")
+        .arg(&exe)
+        .arg(&c)
+        .arg("-lpthread")
+        .status()
+    {
+        Ok(s) if s.success() => Some(exe),
+        _ => {
+            eprintln!("skipped: no working C compiler (`cc`)");
+            None
         }
     }
 }

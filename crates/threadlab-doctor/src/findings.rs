@@ -67,10 +67,10 @@ pub const LOCK_MIN_WAITS: u64 = 3;
 /// no thread lost enough time to matter.
 pub const LOCK_MIN_WAIT_SHARE: f64 = 0.01;
 
-/// Imbalance: the threads of a group lack on average this share of the busiest one's running
-/// time (1 − mean/max, the usual load-imbalance measure of parallel profilers). A quarter of the
-/// group's capacity waiting for its slowest member is well beyond a stealing pool's tail (one
-/// task) on any loop long enough to judge.
+/// Imbalance: the group left this share of its capacity unused (`GroupStats::imbalance`: with a
+/// CPU for each thread, 1 − mean/max, the usual load-imbalance measure of parallel profilers). A
+/// quarter of the group's capacity waiting for its slowest member is well beyond a stealing
+/// pool's tail (one task) on any loop long enough to judge.
 pub const IMBALANCE_SHARE: f64 = 0.25;
 
 /// Imbalance is judged only in groups of at most this many threads per CPU: with more, the

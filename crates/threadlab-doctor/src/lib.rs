@@ -78,8 +78,8 @@ pub use diagnose::{diagnose, Diagnose};
 pub use findings::*;
 pub use frames::{frame_report, FrameReport, FrameTarget, LateFrame, TOP_NAMES};
 pub use groups::{
-    Busiest, GroupStats, LongTask, SpanStats, LONG_TASK_IDLE_SHARE, LONG_TASK_MIN_NS,
-    LONG_TASK_MIN_TASKS, LONG_TASK_OVER_MEDIAN,
+    Busiest, GroupStats, LongTask, SpanStats, JOINER_PARKED_SHARE, LONG_TASK_IDLE_SHARE,
+    LONG_TASK_MIN_NS, LONG_TASK_MIN_TASKS, LONG_TASK_OVER_MEDIAN,
 };
 pub use locks::LockStats;
 pub use runtime::{OsStats, RuntimeStats};

@@ -132,10 +132,11 @@ const EXPERIMENTS: [&str; 14] = [
 ];
 /// The experiments that save traces of their telling runs.
 const TRACED: [&str; 4] = ["image", "jobs", "contention", "alloc"];
-const VARIANTS: [&str; 38] = [
+const VARIANTS: [&str; 39] = [
     "serial",
     "threadlab",
     "rayon",
+    "rayon-on-threadlab",
     "tokio",
     "chili",
     "thread-per-task",

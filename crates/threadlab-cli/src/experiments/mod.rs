@@ -1,7 +1,8 @@
 //! One file per experiment, and the [`registry`] that lists them. Adding one: its file here, a
 //! `pub mod` line and a line in [`registry`] (see `CONTRIBUTING.md`). Helpers that belong to one
 //! experiment stay beside it (`recorder_cost.rs` for `overhead`, `park_wake.rs` for
-//! `rendezvous`); what several share lives in `crate::workloads` and `crate::peers`.
+//! `rendezvous`, `iter_kernels.rs` and `iter_rayon_on_threadlab.rs` for `iter`); what several
+//! share lives in `crate::workloads` and `crate::peers`.
 
 use crate::lab::Experiment;
 
@@ -12,6 +13,8 @@ pub mod elastic;
 pub mod falseshare;
 pub mod image;
 pub mod iter;
+pub mod iter_kernels;
+pub mod iter_rayon_on_threadlab;
 pub mod jobs;
 pub mod numa;
 pub mod observed;

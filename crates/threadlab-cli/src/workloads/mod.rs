@@ -20,6 +20,7 @@ pub mod rendezvous;
 pub mod scope_kernels;
 pub mod sorts;
 pub mod trickle;
+mod xorshift;
 
 use std::hint::black_box;
 
@@ -131,16 +132,7 @@ impl Par for Chili {
     }
 }
 
-/// A small xorshift generator for the workloads' inputs (deterministic, no dependency).
-pub fn xorshift(seed: u64) -> impl FnMut() -> u64 {
-    let mut x = seed | 1;
-    move || {
-        x ^= x << 13;
-        x ^= x >> 7;
-        x ^= x << 17;
-        x
-    }
-}
+pub use xorshift::xorshift;
 
 #[cfg(test)]
 mod tests;

@@ -22,12 +22,10 @@ use iter_kernels::{par_kernels, Data, KERNELS, SEED};
 par_kernels!(on_rayon, [crate::iter_kernels], rayon);
 
 fn arg(args: &[String], i: usize, what: &str) -> u64 {
-    args.get(i)
-        .and_then(|a| a.parse().ok())
-        .unwrap_or_else(|| {
-            eprintln!("usage: threadlab-rayon-iter THREADS SQUARES N SORT_N BODIES ({what})");
-            std::process::exit(2)
-        })
+    args.get(i).and_then(|a| a.parse().ok()).unwrap_or_else(|| {
+        eprintln!("usage: threadlab-rayon-iter THREADS SQUARES N SORT_N BODIES ({what})");
+        std::process::exit(2)
+    })
 }
 
 fn main() {
@@ -46,7 +44,9 @@ fn main() {
         .build()
         .unwrap_or_else(|e| panic!("threadlab-rayon-iter: a pool of {threads}: {e}"));
     let mut out = std::io::stdout().lock();
-    writeln!(out, "ready").and_then(|_| out.flush()).expect("stdout");
+    writeln!(out, "ready")
+        .and_then(|_| out.flush())
+        .expect("stdout");
     for line in std::io::stdin().lock().lines() {
         let line = line.expect("stdin");
         let line = line.trim();

@@ -29,29 +29,25 @@ fn blake3_update_rayon_gives_the_serial_hash() {
     assert_eq!(pool.install(|| hash_parallel(&data)), hash_serial(&data));
 }
 
+/// rdst's sort of `v` against std's.
+fn check_sort<T: rdst::RadixKey + Copy + Ord + Send + Sync + std::fmt::Debug>(v: Vec<T>) {
+    let mut want = v.clone();
+    want.sort_unstable();
+    let len = v.len();
+    assert!(
+        sort_parallel(v) == want,
+        "{len} {}",
+        std::any::type_name::<T>()
+    );
+}
+
 #[test]
 fn rdst_multi_threaded_sort_gives_the_serial_order() {
     for len in [0, 1, 1_000, 300_000, 2_000_000] {
         let v = numbers(len, len as u64 + 3);
-        let mut want = v.clone();
-        want.sort_unstable();
-        assert!(sort_parallel(v) == want, "{len} u64");
-
-        let v: Vec<u32> = numbers(len, len as u64 + 4)
-            .iter()
-            .map(|&x| x as u32)
-            .collect();
-        let mut want = v.clone();
-        want.sort_unstable();
-        assert!(sort_parallel(v) == want, "{len} u32");
-
-        let v: Vec<i32> = numbers(len, len as u64 + 5)
-            .iter()
-            .map(|&x| x as i32)
-            .collect();
-        let mut want = v.clone();
-        want.sort_unstable();
-        assert!(sort_parallel(v) == want, "{len} i32");
+        check_sort(v.clone());
+        check_sort(v.iter().map(|&x| x as u32).collect());
+        check_sort(v.iter().map(|&x| x as i32).collect());
     }
 }
 

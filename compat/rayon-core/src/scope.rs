@@ -82,11 +82,63 @@ impl fmt::Debug for ScopeFifo<'_> {
     }
 }
 
-impl<'scope> Scope<'scope> {
-    pub(crate) fn on_threadlab(s: &threadlab::Scope<'scope>) -> Self {
-        Scope {
-            at: At::Threadlab(s),
+/// [`Scope`] and [`ScopeFifo`]: handles made from what they point at.
+trait Handle<'scope> {
+    fn of(at: At<'scope>) -> Self;
+}
+
+impl<'scope> Handle<'scope> for Scope<'scope> {
+    fn of(at: At<'scope>) -> Self {
+        Scope { at }
+    }
+}
+
+impl<'scope> Handle<'scope> for ScopeFifo<'scope> {
+    fn of(at: At<'scope>) -> Self {
+        ScopeFifo { at }
+    }
+}
+
+/// A handle of type `H` to threadlab's scope `s`.
+fn on_threadlab<'scope, H: Handle<'scope>>(s: &threadlab::Scope<'scope>) -> H {
+    H::of(At::Threadlab(s))
+}
+
+impl<'scope> At<'scope> {
+    /// A task of the scope, given a handle of type `H`; `fifo`: in spawn order.
+    #[track_caller]
+    fn spawn<H, BODY>(self, fifo: bool, body: BODY)
+    where
+        H: Handle<'scope>,
+        BODY: FnOnce(&H) + Send + 'scope,
+    {
+        match (self.place(), fifo) {
+            (Place::Threadlab(s), false) => s.spawn(move |s| body(&on_threadlab(s))),
+            (Place::Threadlab(s), true) => s.spawn_fifo(move |s| body(&on_threadlab(s))),
+            (Place::Outside(o), false) => o.spawn(move |o| body(&H::of(At::Outside(o)))),
+            (Place::Outside(o), true) => o.spawn_fifo(move |o| body(&H::of(At::Outside(o)))),
         }
+    }
+
+    /// `body` once on each of the pool's threads, as tasks of the scope.
+    fn spawn_broadcast<H, BODY>(self, body: BODY)
+    where
+        H: Handle<'scope>,
+        BODY: Fn(&H, BroadcastContext<'_>) + Send + Sync + 'scope,
+    {
+        match self.place() {
+            Place::Threadlab(s) => s.spawn_broadcast(move |s, ctx| {
+                body(&on_threadlab(s), BroadcastContext::from_threadlab(ctx))
+            }),
+            Place::Outside(o) => o.spawn_broadcast(move |o, ctx| body(&H::of(At::Outside(o)), ctx)),
+        }
+    }
+}
+
+impl<'scope> Scope<'scope> {
+    /// The handle of threadlab's scope `s` (for `ThreadPool::scope`).
+    pub(crate) fn on_threadlab(s: &threadlab::Scope<'scope>) -> Self {
+        on_threadlab(s)
     }
 
     /// Spawns a task into the scope. It may borrow anything that outlives `'scope`, and gets
@@ -108,10 +160,7 @@ impl<'scope> Scope<'scope> {
     where
         BODY: FnOnce(&Scope<'scope>) + Send + 'scope,
     {
-        match self.at.place() {
-            Place::Threadlab(s) => s.spawn(move |s| body(&Scope::on_threadlab(s))),
-            Place::Outside(o) => o.spawn(move |o| body(&Scope { at: At::Outside(o) })),
-        }
+        self.at.spawn(false, body)
     }
 
     /// Spawns `body` once on each of the pool's threads, as tasks of this scope, each told
@@ -132,25 +181,14 @@ impl<'scope> Scope<'scope> {
     where
         BODY: Fn(&Scope<'scope>, BroadcastContext<'_>) + Send + Sync + 'scope,
     {
-        match self.at.place() {
-            Place::Threadlab(s) => s.spawn_broadcast(move |s, ctx| {
-                body(
-                    &Scope::on_threadlab(s),
-                    BroadcastContext::from_threadlab(ctx),
-                )
-            }),
-            Place::Outside(o) => {
-                o.spawn_broadcast(move |o, ctx| body(&Scope { at: At::Outside(o) }, ctx))
-            }
-        }
+        self.at.spawn_broadcast(body)
     }
 }
 
 impl<'scope> ScopeFifo<'scope> {
+    /// The handle of threadlab's scope `s` (for `ThreadPool::scope_fifo`).
     pub(crate) fn on_threadlab(s: &threadlab::Scope<'scope>) -> Self {
-        ScopeFifo {
-            at: At::Threadlab(s),
-        }
+        on_threadlab(s)
     }
 
     /// Spawns a task into the scope; the scope's tasks start in the order they were spawned,
@@ -173,10 +211,7 @@ impl<'scope> ScopeFifo<'scope> {
     where
         BODY: FnOnce(&ScopeFifo<'scope>) + Send + 'scope,
     {
-        match self.at.place() {
-            Place::Threadlab(s) => s.spawn_fifo(move |s| body(&ScopeFifo::on_threadlab(s))),
-            Place::Outside(o) => o.spawn_fifo(move |o| body(&ScopeFifo { at: At::Outside(o) })),
-        }
+        self.at.spawn(true, body)
     }
 
     /// [`Scope::spawn_broadcast`] for a FIFO scope.
@@ -194,17 +229,7 @@ impl<'scope> ScopeFifo<'scope> {
     where
         BODY: Fn(&ScopeFifo<'scope>, BroadcastContext<'_>) + Send + Sync + 'scope,
     {
-        match self.at.place() {
-            Place::Threadlab(s) => s.spawn_broadcast(move |s, ctx| {
-                body(
-                    &ScopeFifo::on_threadlab(s),
-                    BroadcastContext::from_threadlab(ctx),
-                )
-            }),
-            Place::Outside(o) => {
-                o.spawn_broadcast(move |o, ctx| body(&ScopeFifo { at: At::Outside(o) }, ctx))
-            }
-        }
+        self.at.spawn_broadcast(body)
     }
 }
 
@@ -229,7 +254,7 @@ where
     R: Send,
 {
     global::ensure_outside_pool();
-    threadlab::scope(|s| op(&Scope::on_threadlab(s)))
+    threadlab::scope(|s| op(&on_threadlab(s)))
 }
 
 /// [`scope()`] whose tasks are spawned with [`ScopeFifo::spawn_fifo`], in order.
@@ -250,7 +275,7 @@ where
     R: Send,
 {
     global::ensure_outside_pool();
-    threadlab::scope(|s| op(&ScopeFifo::on_threadlab(s)))
+    threadlab::scope(|s| op(&on_threadlab(s)))
 }
 
 /// A scope whose body runs on the calling thread, so it may use what is not `Send` (an `Rc`, a
@@ -296,7 +321,7 @@ pub(crate) fn in_place_on<'scope, OP, R>(pool: Option<&Target>, op: OP) -> R
 where
     OP: FnOnce(&Scope<'scope>) -> R,
 {
-    in_place(pool, |at| op(&Scope { at }))
+    in_place(pool, |at| op(&Scope::of(at)))
 }
 
 /// `in_place_scope_fifo` on `pool` (`None`: the current thread's pool, else the global one).
@@ -304,7 +329,7 @@ pub(crate) fn in_place_fifo_on<'scope, OP, R>(pool: Option<&Target>, op: OP) -> 
 where
     OP: FnOnce(&ScopeFifo<'scope>) -> R,
 {
-    in_place(pool, |at| op(&ScopeFifo { at }))
+    in_place(pool, |at| op(&ScopeFifo::of(at)))
 }
 
 fn in_place<'scope, OP, R>(pool: Option<&Target>, op: OP) -> R

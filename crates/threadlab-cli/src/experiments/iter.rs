@@ -38,7 +38,8 @@ impl Experiment for Iter {
     fn description(&self) -> &'static str {
         "Parallel iterators: threadlab's heartbeat-split `par_iter` against Rayon's and std's \
          sequential iterators on a sum of squares, map+collect, filter+count, a dot product, \
-         both sorts and an n-body step."
+         both sorts and an n-body step; and Rayon's own iterators on threadlab's workers (the \
+         rayon-core package of compat/)."
     }
 
     fn run(&self, ctx: &Ctx) -> ExpResult {

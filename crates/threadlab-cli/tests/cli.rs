@@ -462,11 +462,18 @@ fn doctor_and_compare_read_traces_as_text_and_json() {
     let row = &doc["rows"][0];
     assert_eq!(row["name"], "zone step");
     assert!(row["diff_total_ns"].as_i64().unwrap() > 10_000_000, "{row}");
-    assert!(doc["runtime"]
+    // The process's figures side by side; neither recording has a pool, so no pool figure.
+    let runtime: Vec<&str> = doc["runtime"]
         .as_array()
         .unwrap()
         .iter()
-        .any(|r| r["name"] == "wake-up p99"));
+        .map(|r| r["name"].as_str().unwrap())
+        .collect();
+    assert!(
+        runtime.contains(&"CPUs used (average)") && runtime.contains(&"lock wait p99"),
+        "{runtime:?}"
+    );
+    assert!(!runtime.contains(&"wake-up p99"), "{runtime:?}");
     let _ = std::fs::remove_dir_all(dir);
 }
 

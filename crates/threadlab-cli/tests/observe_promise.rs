@@ -44,6 +44,16 @@ fn run_with(
         .args(argv)
         .env("TMPDIR", dir)
         .env("XDG_CACHE_HOME", dir.join("cache"));
+    no_terminal(&mut cmd);
+    setup(&mut cmd);
+    let out = within(cmd);
+    let text = std::fs::read_to_string(&report).unwrap_or_default();
+    (out, text)
+}
+
+/// `cmd` starts in a session of its own, without a controlling terminal (so `run` never writes
+/// the report's name to one).
+fn no_terminal(cmd: &mut Command) {
     // SAFETY: setsid is async-signal-safe.
     unsafe {
         cmd.pre_exec(|| {
@@ -51,10 +61,6 @@ fn run_with(
             Ok(())
         });
     }
-    setup(&mut cmd);
-    let out = within(cmd);
-    let text = std::fs::read_to_string(&report).unwrap_or_default();
-    (out, text)
 }
 
 fn run(dir: &Path, argv: &[&str]) -> (Output, String) {
@@ -97,6 +103,17 @@ fn window_s(report: &str) -> f64 {
             Some(if *w.get(1)? == "ms" { n / 1e3 } else { n })
         })
         .unwrap_or_else(|| panic!("no window in\n{report}"))
+}
+
+/// Checks the report's waits for the lock named `name` against the program's own count of its
+/// failed try-locks: equal, but for a wait the program counted whose lock was free again by the
+/// time its lock call ran (the interposer then sees no wait): at most 2% fewer, never more.
+fn assert_waits(report: &str, name: &str, own: u64) {
+    let seen = waits_of(report, name).unwrap_or_else(|| panic!("no lock {name} in\n{report}"));
+    assert!(
+        seen <= own && seen + own / 50 + 1 >= own,
+        "{seen} waits reported, {own} counted by the program:\n{report}"
+    );
 }
 
 /// The interposer's records directories left in `dir` (a run removes its own).
@@ -219,11 +236,7 @@ int main(int argc, char **argv) {
             );
         }
         // And nothing was lost for it: every contended acquisition is in the report.
-        assert_eq!(
-            waits_of(&report, "big_lock"),
-            Some(own_count(&out)),
-            "{mode}: {report}"
-        );
+        assert_waits(&report, "big_lock", own_count(&out));
     }
 }
 
@@ -368,13 +381,7 @@ fn sighup_and_a_closed_stderr_still_leave_a_report_and_no_directory() {
         .env("XDG_CACHE_HOME", dir.join("cache"))
         .stdout(Stdio::null())
         .stderr(Stdio::piped());
-    // SAFETY: setsid is async-signal-safe.
-    unsafe {
-        cmd.pre_exec(|| {
-            libc::setsid();
-            Ok(())
-        });
-    }
+    no_terminal(&mut cmd);
     let mut child = cmd.spawn().unwrap();
     drop(child.stderr.take());
     let out = observe_support::wait_within(child, WATCHDOG, "threadlab run -- true");
@@ -511,7 +518,7 @@ int main(int argc, char **argv) {
         }
         let own = own_count(&out);
         assert!(own > 0, "{how}: the program waited");
-        assert_eq!(waits_of(&report, "big_lock"), Some(own), "{how}: {report}");
+        assert_waits(&report, "big_lock", own);
     }
 }
 
@@ -559,11 +566,7 @@ int main(int argc, char **argv) {
     for how in ["fork", "_Fork", "clone", "vfork"] {
         let (out, report) = run(&dir, &[exe.to_str().unwrap(), how]);
         assert!(out.status.success(), "{how}: {report}");
-        assert_eq!(
-            waits_of(&report, "big_lock"),
-            Some(own_count(&out)),
-            "{how}: {report}"
-        );
+        assert_waits(&report, "big_lock", own_count(&out));
         assert!(
             report.contains("processes: 2 ran with the interposer"),
             "{how}: {report}"
@@ -620,7 +623,7 @@ int main(void) {
     assert!(out.status.success(), "{report}");
     let own = own_count(&out);
     assert!(own > 0, "the two processes contended");
-    assert_eq!(waits_of(&report, "shared memory"), Some(own), "{report}");
+    assert_waits(&report, "shared memory", own);
 }
 
 /// `threadlab run` and its command under a 4 GiB address-space limit: a reader that loops on
@@ -723,9 +726,9 @@ fn a_nested_run_counts_once_and_the_outer_run_sees_the_program() {
     assert!(out.status.success(), "{outer}");
     let inner = std::fs::read_to_string(&inner).unwrap();
     let own = own_count(&out);
-    assert_eq!(waits_of(&inner, "big_lock"), Some(own), "inner:\n{inner}");
+    assert_waits(&inner, "big_lock", own);
     assert!(inner.contains("threads created: 2 exactly"), "{inner}");
-    assert_eq!(waits_of(&outer, "big_lock"), Some(own), "outer:\n{outer}");
+    assert_waits(&outer, "big_lock", own);
 }
 
 /// Two processes in PID namespaces of their own, both pid 1 there: two processes in the
@@ -758,11 +761,7 @@ fn processes_in_pid_namespaces_are_kept_apart() {
         .filter(|l| l.contains("in PID namespace"))
         .count();
     assert_eq!(in_ns, 2, "{report}");
-    assert_eq!(
-        waits_of(&report, "big_lock"),
-        Some(counts[0] + counts[1]),
-        "{report}"
-    );
+    assert_waits(&report, "big_lock", counts[0] + counts[1]);
 }
 
 /// Out of descriptors to sample 200 threads with: each thread not observed is counted once,
@@ -849,21 +848,13 @@ fn the_library_loads_after_the_command_and_from_any_tmpdir() {
             "TMPDIR {tmp}: {}",
             String::from_utf8_lossy(&out.stderr)
         );
-        assert_eq!(
-            waits_of(&report, "big_lock"),
-            Some(own_count(&out)),
-            "{report}"
-        );
+        assert_waits(&report, "big_lock", own_count(&out));
     }
     let (out, report) = run_with(&dir, &[], &[e], |cmd| {
         cmd.env("XDG_CACHE_HOME", dir.join("my cache"));
     });
     assert!(!refused(&out), "{}", String::from_utf8_lossy(&out.stderr));
-    assert_eq!(
-        waits_of(&report, "big_lock"),
-        Some(own_count(&out)),
-        "{report}"
-    );
+    assert_waits(&report, "big_lock", own_count(&out));
 }
 
 /// The observer's own failures name their reason: a missing `TMPDIR`, one that is a file, one
@@ -931,13 +922,7 @@ fn the_report_line_is_on_its_own_line_and_absent_with_report() {
             .env("TMPDIR", &dir)
             .env("XDG_CACHE_HOME", dir.join("cache"))
             .stderr(f);
-        // SAFETY: setsid is async-signal-safe.
-        unsafe {
-            cmd.pre_exec(|| {
-                libc::setsid();
-                Ok(())
-            });
-        }
+        no_terminal(&mut cmd);
         let status = cmd.status().unwrap();
         assert!(status.success());
         let text = std::fs::read_to_string(&err).unwrap();
@@ -1005,8 +990,9 @@ int main(void) {
     assert!(out.status.success(), "{report}");
     let own = own_count(&out);
     assert!(own > 2000, "only {own} waits: no storm");
-    assert_eq!(waits_of(&report, "big_lock"), Some(own), "{report}");
+    // Every acquisition, exactly; the waits as the program saw them (within the race above).
     assert!(report.contains("of 80000 acquisitions"), "{report}");
+    assert_waits(&report, "big_lock", own);
     assert!(report.contains("not kept one by one"), "{report}");
 }
 

@@ -96,6 +96,19 @@ fn place(dir: &Path, name: &str, bytes: &[u8]) -> Result<PathBuf, String> {
     Ok(path)
 }
 
+/// `dir/name` holding `bytes` if `dir`'s file system lets the loader map it; else the reason
+/// is added to `why`.
+fn try_dir(dir: &Path, name: &str, bytes: &[u8], why: &mut Vec<String>) -> Option<PathBuf> {
+    if !executable_fs(dir) {
+        why.push(format!(
+            "{}: its file system is mounted noexec",
+            dir.display()
+        ));
+        return None;
+    }
+    place(dir, name, bytes).map_err(|e| why.push(e)).ok()
+}
+
 /// The library's path, written there if needed, or every reason it could be put nowhere.
 pub fn install(bytes: &[u8]) -> Result<PathBuf, String> {
     let name = format!("libthreadlab_interpose-{:016x}.so", fnv1a(bytes));
@@ -109,14 +122,11 @@ pub fn install(bytes: &[u8]) -> Result<PathBuf, String> {
             ));
         } else {
             match std::fs::create_dir_all(&dir) {
-                Ok(()) if !executable_fs(&dir) => why.push(format!(
-                    "{}: its file system is mounted noexec",
-                    dir.display()
-                )),
-                Ok(()) => match place(&dir, &name, bytes) {
-                    Ok(p) => return Ok(p),
-                    Err(e) => why.push(e),
-                },
+                Ok(()) => {
+                    if let Some(p) = try_dir(&dir, &name, bytes, &mut why) {
+                        return Ok(p);
+                    }
+                }
                 Err(e) => why.push(format!("{}: {e}", dir.display())),
             }
         }
@@ -126,14 +136,11 @@ pub fn install(bytes: &[u8]) -> Result<PathBuf, String> {
     for base in ["/tmp", "/var/tmp"] {
         let dir = Path::new(base).join(format!("threadlab-{uid}"));
         match private_dir(&dir) {
-            Ok(()) if !executable_fs(&dir) => why.push(format!(
-                "{}: its file system is mounted noexec",
-                dir.display()
-            )),
-            Ok(()) => match place(&dir, &name, bytes) {
-                Ok(p) => return Ok(p),
-                Err(e) => why.push(e),
-            },
+            Ok(()) => {
+                if let Some(p) = try_dir(&dir, &name, bytes, &mut why) {
+                    return Ok(p);
+                }
+            }
             Err(e) => why.push(e),
         }
     }

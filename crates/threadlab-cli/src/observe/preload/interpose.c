@@ -104,8 +104,8 @@ struct rec {
     uint64_t site;   /* WAIT, HOLD: call site */
 };
 
-struct site_stat { uint64_t site, waits, wait_ns; };
-struct holder_stat { uint64_t tid, waits, wait_ns; };
+/* Waits by key: a call site, or the holder's thread id. */
+struct keyed_stat { uint64_t key, waits, wait_ns; };
 
 /* One lock's aggregates (exact but for the sampled holds). 1,680 bytes. */
 struct lock_stat {
@@ -115,8 +115,8 @@ struct lock_stat {
     uint64_t acquisitions, contended, wait_ns, wait_max;
     uint64_t hold_samples, hold_ns, hold_max;
     uint64_t other_sites_waits, other_sites_ns, other_holders_waits, other_holders_ns;
-    struct site_stat sites[SITES];
-    struct holder_stat holders[HOLDERS];
+    struct keyed_stat sites[SITES];
+    struct keyed_stat holders[HOLDERS];
     uint32_t wait_hist[HB], hold_hist[HB];
 };
 
@@ -622,6 +622,27 @@ static inline __attribute__((always_inline)) void count(void *m, uint64_t site, 
     if (UNLIKELY(--countdown == 0)) sample_start(m, site);
 }
 
+/* A wait of `d` ns into the slot of `key` among `n` (claimed by compare-and-swap when free),
+ * or into the `other` counters when all are taken by other keys. */
+static void add_keyed(struct keyed_stat *slots, unsigned n, uint64_t key, uint64_t d,
+                      uint64_t *other_waits, uint64_t *other_ns) {
+    for (unsigned i = 0; i < n; i++) {
+        uint64_t was = __atomic_load_n(&slots[i].key, RELAXED);
+        if (was == 0) {
+            uint64_t zero = 0;
+            if (!__atomic_compare_exchange_n(&slots[i].key, &zero, key, 0, RELAXED, RELAXED) && zero != key)
+                continue;
+        } else if (was != key) {
+            continue;
+        }
+        add(&slots[i].waits, 1);
+        add(&slots[i].wait_ns, d);
+        return;
+    }
+    add(other_waits, 1);
+    add(other_ns, d);
+}
+
 /* A wait of kind `kind` for `obj`, from t0 to t1, while `holder` held it. */
 static void waited(void *obj, unsigned kind, uint64_t t0, uint64_t t1, uint64_t holder, uint64_t site) {
     if (!ready()) return;
@@ -631,37 +652,8 @@ static void waited(void *obj, unsigned kind, uint64_t t0, uint64_t t1, uint64_t 
     add(&s->wait_ns, d);
     max_into(&s->wait_max, d);
     __atomic_fetch_add(&s->wait_hist[bucket(d)], 1, RELAXED);
-    unsigned i;
-    for (i = 0; i < SITES; i++) {
-        uint64_t was = __atomic_load_n(&s->sites[i].site, RELAXED);
-        if (was == 0) {
-            uint64_t zero = 0;
-            if (__atomic_compare_exchange_n(&s->sites[i].site, &zero, site, 0, RELAXED, RELAXED) || zero == site) break;
-        } else if (was == site) break;
-    }
-    if (i < SITES) {
-        add(&s->sites[i].waits, 1);
-        add(&s->sites[i].wait_ns, d);
-    } else {
-        add(&s->other_sites_waits, 1);
-        add(&s->other_sites_ns, d);
-    }
-    if (holder) {
-        for (i = 0; i < HOLDERS; i++) {
-            uint64_t was = __atomic_load_n(&s->holders[i].tid, RELAXED);
-            if (was == 0) {
-                uint64_t zero = 0;
-                if (__atomic_compare_exchange_n(&s->holders[i].tid, &zero, holder, 0, RELAXED, RELAXED) || zero == holder) break;
-            } else if (was == holder) break;
-        }
-        if (i < HOLDERS) {
-            add(&s->holders[i].waits, 1);
-            add(&s->holders[i].wait_ns, d);
-        } else {
-            add(&s->other_holders_waits, 1);
-            add(&s->other_holders_ns, d);
-        }
-    }
+    add_keyed(s->sites, SITES, site, d, &s->other_sites_waits, &s->other_sites_ns);
+    if (holder) add_keyed(s->holders, HOLDERS, holder, d, &s->other_holders_waits, &s->other_holders_ns);
     put(K_WAIT, my_tid(), t0, t1, (uint64_t)(uintptr_t)obj, holder | (uint64_t)kind << 32, site, 1);
 }
 

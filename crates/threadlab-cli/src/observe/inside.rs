@@ -10,6 +10,8 @@ use super::seen::{is_go, End, LockRow, Seen};
 
 /// Locks listed at most.
 const MAX_LOCKS: usize = 10;
+/// Call sites listed per lock at most.
+const MAX_SITES: usize = 5;
 
 fn ms(ns: u64) -> String {
     format!("{:.3} ms", ns as f64 / 1e6)
@@ -26,7 +28,8 @@ fn dur(ns: u64) -> String {
 
 /// One lock's line: acquisitions, waits and their spread, sampled holds, the holder that made
 /// others wait longest.
-fn lock_line(l: &LockRow, hold_every: u32) -> String {
+fn lock_line(l: &LockRow, seen: &Seen) -> String {
+    let hold_every = seen.hold_every;
     let mut s = format!("  lock {}: {} contended waits", l.name, l.waits);
     if l.is_lock && l.acquisitions > 0 {
         let _ = write!(
@@ -59,8 +62,11 @@ fn lock_line(l: &LockRow, hold_every: u32) -> String {
     if let Some(h) = l.holders.first() {
         let _ = write!(
             s,
-            "; held most while others waited: thread {} ({} waits, {})",
-            h.1 & 0xffff_ffff,
+            "; held most while others waited: {} ({} waits, {})",
+            seen.roles.get(&h.1).map_or_else(
+                || format!("thread {}", h.1 & 0xffff_ffff),
+                |r| format!("{r} [{}]", h.1 & 0xffff_ffff)
+            ),
             h.2,
             ms(h.3)
         );
@@ -154,7 +160,11 @@ pub fn render(seen: &Seen, child: u32, program: &str, unseen: Option<&Path>) -> 
         let _ = writeln!(s, "  no pthread lock was ever contended");
     }
     for l in waited.iter().take(MAX_LOCKS) {
-        let _ = writeln!(s, "{}", lock_line(l, seen.hold_every));
+        let _ = writeln!(s, "{}", lock_line(l, seen));
+        // Where the waits come from, most waited first.
+        for (at, waits, ns) in l.sites.iter().take(MAX_SITES) {
+            let _ = writeln!(s, "    waits at {at}: {waits} ({})", ms(*ns));
+        }
     }
     if waited.len() > MAX_LOCKS {
         let _ = writeln!(

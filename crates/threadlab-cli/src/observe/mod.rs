@@ -38,7 +38,7 @@ pub mod convert;
 pub mod demo;
 mod inherit;
 mod inside;
-mod interpose;
+pub mod interpose;
 mod library;
 pub mod output;
 mod procfs;
@@ -55,9 +55,6 @@ use std::time::{Duration, Instant};
 use threadlab_doctor::Diagnose;
 
 use crate::cli::{RunArgs, WatchArgs};
-
-/// Individual waits kept for the timeline by default (`run --max-events`).
-pub const DEFAULT_MAX_EVENTS: u64 = interpose::EVENT_BUDGET;
 
 /// A deadline for when `Instant` cannot hold the one asked for (never with `--seconds`'s range).
 const MAX_WAIT: Duration = Duration::from_secs(365 * 86_400);
@@ -285,6 +282,19 @@ fn run_observed(args: RunArgs) -> Result<output::Ending, ExitCode> {
                 births::merge(&mut observed, &p.lives(end_ns), period);
                 if let Some(x) = observed.exact.as_mut() {
                     x.by_interposer = true;
+                }
+            }
+        }
+        // Threads the program did not name (they kept its own name) by their role.
+        let comm: String = std::path::Path::new(program)
+            .file_name()
+            .map_or_else(String::new, |f| {
+                f.to_string_lossy().chars().take(15).collect()
+            });
+        for t in &mut observed.threads {
+            if t.name == comm || t.name.is_empty() {
+                if let Some(role) = seen.roles.get(&t.tid) {
+                    t.name = role.clone();
                 }
             }
         }

@@ -6,7 +6,7 @@
 //! Lock identity that survives address-space layout randomisation: a lock inside a module's
 //! mapping is named by its symbol and offset (ELF symbols via `symbols.rs`, from the maps copy);
 //! a lock in shared memory by its place in the mapping; a heap lock by the module-relative call
-//! site of its first acquisition. Well-known locks get their owner's name: CPython's GIL (a
+//! site (the lowest of its first acquisition's and its waits'). Well-known locks get their owner's name: CPython's GIL (a
 //! condition variable and mutex inside `_PyRuntime`), glibc's loader lock (`_rtld_global`),
 //! malloc's arena locks (`main_arena`). The trace's lock id is a hash of that name, so `compare`
 //! of two runs sees one lock.
@@ -180,6 +180,10 @@ pub struct Seen {
     pub dropped: Dropped,
     /// The mean interval between sampled holds, acquisitions.
     pub hold_every: u32,
+    /// Threads by role, for those the program did not name: `main` for a process's first
+    /// thread, others by their start routine's symbol, numbered in order of birth when several
+    /// share one (`worker #2`).
+    pub roles: HashMap<u64, String>,
 }
 
 /// The life of thread `tid` in `lives`, added (born at 0: the process's first thread, whose
@@ -236,8 +240,8 @@ fn well_known(symbol: &str) -> Option<&'static str> {
     }
 }
 
-/// The stable name of a lock at `addr` first acquired from `site`, in a process whose maps
-/// are `maps`.
+/// The stable name of a lock at `addr` acquired from `site`, in a process whose maps are
+/// `maps`.
 fn lock_identity(syms: &mut Symbols, maps: &str, addr: u64, site: u64) -> String {
     // A process-shared lock: named by its place in the shared mapping, as every process that
     // maps it sees it.
@@ -258,8 +262,8 @@ fn lock_identity(syms: &mut Symbols, maps: &str, addr: u64, site: u64) -> String
             Some(owner) => format!("{owner}: {sym}"),
             None => sym,
         },
-        None => match syms.name_in(maps, site) {
-            Some(at) => format!("heap lock first taken at {at}"),
+        None => match syms.site_in(maps, site) {
+            Some(at) => format!("heap lock taken at {at}"),
             None => "heap lock (call site unknown)".to_string(),
         },
     }
@@ -369,7 +373,18 @@ pub fn read_dir(dir: &Path, origin_ns: u64, read_cap: u64) -> Seen {
             let name = if s.addr == 0 {
                 "other locks (past the interposer's table)".to_owned()
             } else {
-                lock_identity(&mut syms, &maps, s.addr, s.first_site)
+                // A heap lock is named by the lowest of its call sites (its first acquisition's
+                // and its waits'): the same code names it in every run, whichever thread
+                // happened to take it first.
+                let site = s
+                    .sites
+                    .iter()
+                    .map(|x| x.0)
+                    .chain([s.first_site])
+                    .filter(|&x| x != 0)
+                    .min()
+                    .unwrap_or(0);
+                lock_identity(&mut syms, &maps, s.addr, site)
             };
             // A condition variable or semaphore is a lock only when it is a known one (the
             // GIL); else threads wait there for an event: a park.
@@ -380,7 +395,7 @@ pub fn read_dir(dir: &Path, origin_ns: u64, read_cap: u64) -> Seen {
                 .iter()
                 .map(|&(site, w, ns)| {
                     let at = syms
-                        .name_in(&maps, site)
+                        .site_in(&maps, site)
                         .unwrap_or_else(|| format!("{site:#x}"));
                     (at, w, ns)
                 })
@@ -410,6 +425,7 @@ pub fn read_dir(dir: &Path, origin_ns: u64, read_cap: u64) -> Seen {
             name_of.insert(s.addr, (shared, is_lock));
         }
         let mut tids: Vec<u64> = Vec::new();
+        let mut routines: Vec<(u64, u64)> = Vec::new();
         let _ = file.events(|r: Rec| {
             let tid = tid_of(r.tid);
             if !tids.contains(&tid) {
@@ -417,6 +433,7 @@ pub fn read_dir(dir: &Path, origin_ns: u64, read_cap: u64) -> Seen {
             }
             match r.kind {
                 records::K_BIRTH => {
+                    routines.push((tid, r.holder));
                     seen.exact
                         .events
                         .entry(tid)
@@ -469,12 +486,37 @@ pub fn read_dir(dir: &Path, origin_ns: u64, read_cap: u64) -> Seen {
                 _ => {}
             }
         });
-        for tid in tids {
-            let name = if tid == tid_of(h.pid) {
-                p.program.clone()
+        // Roles: the main thread, the others by start routine (numbered when shared).
+        seen.roles.insert(tid_of(h.pid), "main".to_owned());
+        let routine_names: Vec<(u64, String)> = routines
+            .iter()
+            .map(|&(tid, at)| {
+                let sym = syms
+                    .name_in(&maps, at)
+                    .unwrap_or_else(|| format!("{at:#x}"));
+                (tid, sym.split('+').next().unwrap_or(&sym).to_owned())
+            })
+            .collect();
+        let mut seen_so_far: HashMap<&str, usize> = HashMap::new();
+        for (tid, name) in &routine_names {
+            let shared = routine_names.iter().filter(|r| r.1 == *name).count() > 1;
+            let n = seen_so_far.entry(name).or_default();
+            *n += 1;
+            let role = if shared {
+                format!("{name} #{n}")
             } else {
-                format!("{} thread", p.program)
+                name.clone()
             };
+            seen.roles.insert(*tid, role);
+        }
+        for tid in tids {
+            let name = seen.roles.get(&tid).cloned().unwrap_or_else(|| {
+                if tid == tid_of(h.pid) {
+                    p.program.clone()
+                } else {
+                    format!("{} thread", p.program)
+                }
+            });
             if !seen.exact.extra_threads.iter().any(|t| t.0 == tid) {
                 seen.exact.extra_threads.push((tid, name));
             }
@@ -525,7 +567,7 @@ mod tests {
         let heap = Box::new(0u64);
         let site = own_maps as fn() -> String as usize as u64;
         let name = lock_identity(&mut syms, &maps, &*heap as *const u64 as u64, site);
-        assert!(name.starts_with("heap lock first taken at "), "{name}");
+        assert!(name.starts_with("heap lock taken at "), "{name}");
         assert!(name.contains("own_maps"), "{name}");
         // The id is the name's: equal across runs whatever the addresses.
         assert_eq!(id_of(&name), id_of(&name.clone()));

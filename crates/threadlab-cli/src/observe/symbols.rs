@@ -21,9 +21,21 @@ use std::collections::HashMap;
 type Sym = (u64, u64, String);
 
 /// Symbols per file, parsed once.
-#[derive(Debug, Default)]
+#[derive(Default)]
 pub struct Symbols {
     files: HashMap<String, Option<Vec<Sym>>>,
+    /// Debug information (DWARF) per file, for call sites; `None` when the file has none or
+    /// is not a regular ELF file.
+    debug: HashMap<String, Option<addr2line::Loader>>,
+}
+
+impl std::fmt::Debug for Symbols {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Symbols")
+            .field("files", &self.files.len())
+            .field("debug", &self.debug.len())
+            .finish()
+    }
 }
 
 impl Symbols {
@@ -37,32 +49,7 @@ impl Symbols {
     /// [`Symbols::name`] from the text of a `/proc/PID/maps` read earlier (the interposer
     /// copies it as its process exits).
     pub fn name_in(&mut self, maps: &str, addr: u64) -> Option<String> {
-        // The file whose mappings (and the anonymous .bss right after them) cover `addr`, and
-        // whether `addr` is in one of the file's own mappings.
-        let mut best: Option<(u64, String, bool)> = None;
-        let mut last_file: Option<(u64, String)> = None;
-        for line in maps.lines() {
-            let mut it = line.split_ascii_whitespace();
-            let range = it.next()?;
-            let (lo, hi) = range.split_once('-')?;
-            let lo = u64::from_str_radix(lo, 16).ok()?;
-            let hi = u64::from_str_radix(hi, 16).ok()?;
-            let offset = u64::from_str_radix(it.nth(1)?, 16).ok()?;
-            let path = it.nth(2).unwrap_or("");
-            let own = path.starts_with('/');
-            if own {
-                if offset == 0 && !matches!(&last_file, Some(f) if f.1 == path) {
-                    last_file = Some((lo, path.to_owned()));
-                }
-            } else if !path.is_empty() {
-                last_file = None; // [heap], [stack]: not a file's .bss
-            }
-            if (lo..hi).contains(&addr) {
-                best = last_file.clone().map(|(base, p)| (base, p, own));
-                break;
-            }
-        }
-        let (base, path, own) = best?;
+        let (base, path, own) = mapping_of(maps, addr)?;
         let syms = self
             .files
             .entry(path.clone())
@@ -96,6 +83,33 @@ impl Symbols {
     }
 }
 
+/// The file whose mappings (and the anonymous .bss right after them) cover `addr`: the address
+/// of its mapping at offset 0, its path, and whether `addr` is in one of the file's own
+/// mappings.
+fn mapping_of(maps: &str, addr: u64) -> Option<(u64, String, bool)> {
+    let mut last_file: Option<(u64, String)> = None;
+    for line in maps.lines() {
+        let mut it = line.split_ascii_whitespace();
+        let (lo, hi) = it.next()?.split_once('-')?;
+        let lo = u64::from_str_radix(lo, 16).ok()?;
+        let hi = u64::from_str_radix(hi, 16).ok()?;
+        let offset = u64::from_str_radix(it.nth(1)?, 16).ok()?;
+        let path = it.nth(2).unwrap_or("");
+        let own = path.starts_with('/');
+        if own {
+            if offset == 0 && !matches!(&last_file, Some(f) if f.1 == path) {
+                last_file = Some((lo, path.to_owned()));
+            }
+        } else if !path.is_empty() {
+            last_file = None; // [heap], [stack]: not a file's .bss
+        }
+        if (lo..hi).contains(&addr) {
+            return last_file.map(|(base, p)| (base, p, own));
+        }
+    }
+    None
+}
+
 /// The name of an address in a shared mapping (`rw-s`: a process-shared lock lives there), the
 /// same in every process that maps it and across runs: `shared memory NAME+offset`, NAME being
 /// the mapped file's name (`/dev/shm/x`: `x`) or `anonymous, N KiB` for a `MAP_SHARED`
@@ -125,6 +139,42 @@ pub fn shared_mapping(maps: &str, addr: u64) -> Option<String> {
         return Some(format!("shared memory {name}+{:#x}", addr - lo + offset));
     }
     None
+}
+
+impl Symbols {
+    /// Names a call site (a return address `addr`) in a process whose maps are `maps`: the
+    /// function and `file:line` of the call from the file's DWARF line tables when it has them
+    /// (`insert_item (prog.c:12)`, the innermost inlined function), else as [`Symbols::name_in`]
+    /// names an address (`symbol+offset (module)`, `module+offset`).
+    pub fn site_in(&mut self, maps: &str, addr: u64) -> Option<String> {
+        let fallback = self.name_in(maps, addr);
+        let (base, path, _) = mapping_of(maps, addr)?;
+        let low = match self.files.get(&path) {
+            Some(Some(syms)) => syms.first().map_or(0, |b| b.0),
+            _ => return fallback,
+        };
+        let loader = self
+            .debug
+            .entry(path.clone())
+            .or_insert_with(|| addr2line::Loader::new(&path).ok());
+        let Some(loader) = loader.as_ref() else {
+            return fallback;
+        };
+        // The call instruction ends just before the return address.
+        let probe = addr.wrapping_sub(base).wrapping_add(low).wrapping_sub(1);
+        let mut frames = loader.find_frames(probe).ok()?;
+        while let Ok(Some(f)) = frames.next() {
+            let (Some(function), Some(loc)) = (f.function.as_ref(), f.location.as_ref()) else {
+                continue;
+            };
+            let name = function.demangle().ok()?.into_owned();
+            let file = loc.file.map(|f| f.rsplit('/').next().unwrap_or(f));
+            if let (Some(file), Some(line)) = (file, loc.line) {
+                return Some(format!("{name} ({file}:{line})"));
+            }
+        }
+        fallback
+    }
 }
 
 /// A section or table larger than this is not read (a symbol table of 512 MiB would be ~22
@@ -241,39 +291,11 @@ fn parse(at: &dyn Fn(u64, u64) -> Option<Vec<u8>>) -> Option<Vec<Sym>> {
     Some(out)
 }
 
-/// `_ZN3std2io5stdio6STDOUT17h0123456789abcdefE` → `std::io::stdio::STDOUT`; other names as
-/// they are.
+/// A symbol's name as its language writes it: Rust (legacy `_ZN…E` and v0 `_R…`) and C++
+/// (Itanium ABI) names demangled by `rustc-demangle` and `cpp_demangle` (through `addr2line`);
+/// other names as they are.
 pub fn demangle(name: &str) -> String {
-    let Some(mut rest) = name.strip_prefix("_ZN") else {
-        return name.to_owned();
-    };
-    let mut parts = Vec::new();
-    while let Some(d) = rest.find(|c: char| !c.is_ascii_digit()).filter(|&d| d > 0) {
-        let Ok(len) = rest[..d].parse::<usize>() else {
-            break;
-        };
-        let Some(part) = rest.get(d..d + len) else {
-            break;
-        };
-        parts.push(part);
-        rest = &rest[d + len..];
-    }
-    if rest != "E" || parts.is_empty() {
-        return name.to_owned();
-    }
-    if parts.len() > 1
-        && parts
-            .last()
-            .is_some_and(|p| p.len() == 17 && p.starts_with('h'))
-    {
-        parts.pop();
-    }
-    parts
-        .join("::")
-        .replace("$LT$", "<")
-        .replace("$GT$", ">")
-        .replace("$u20$", " ")
-        .replace("..", "::")
+    addr2line::demangle_auto(name.into(), None).into_owned()
 }
 
 #[cfg(test)]
@@ -281,10 +303,14 @@ mod tests {
     use super::*;
 
     #[test]
-    fn demangles_legacy_rust_names() {
+    fn demangles_rust_and_cpp_names() {
         assert_eq!(
             demangle("_ZN9threadlab7observe4demo4LOCK17h0123456789abcdefE"),
             "threadlab::observe::demo::LOCK"
+        );
+        assert_eq!(
+            demangle("_ZN5Mutex28lock_without_safepoint_checkEv"),
+            "Mutex::lock_without_safepoint_check()"
         );
         assert_eq!(demangle("main_arena"), "main_arena");
     }

@@ -189,6 +189,12 @@ pub struct RunArgs {
     /// and ptrace is used only when this threadlab was built without one.
     #[arg(long)]
     pub ptrace: bool,
+    /// Individual lock waits kept for the timeline, over the whole run; past
+    /// it they are only counted (every figure stays exact) and the report says how many the
+    /// timeline lacks. Bounds the files and `run`'s memory under a lock storm (48 bytes a
+    /// wait on disk).
+    #[arg(long, value_name = "N", default_value_t = crate::observe::interpose::EVENT_BUDGET)]
+    pub max_events: u64,
     /// The program and its arguments.
     #[arg(value_name = "CMD", required = true, last = true)]
     pub command: Vec<String>,

@@ -1,6 +1,7 @@
 //! `threadlab run -- CMD` on programs written here, not threadlab's demos: the command's output
 //! and exit code are its own (the report goes to a file, never to the command's stdout or
-//! stderr; the exit code is the command's, or 128 + the signal that killed it). Linux only.
+//! stderr; the exit code is the command's, and a command killed by a signal leaves `run` dead
+//! of the same signal). Linux only.
 
 #![cfg(target_os = "linux")]
 
@@ -20,16 +21,13 @@ fn output_within(cmd: Command) -> Output {
 
 /// A private scratch directory for one test.
 fn scratch(tag: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("threadlab-interpose-{}-{tag}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).expect("scratch dir");
-    d
+    observe_support::scratch(tag)
 }
 
 /// `threadlab run --report DIR/report.txt FLAGS -- ARGV`: its output and the report.
 fn run(dir: &Path, flags: &[&str], argv: &[&str]) -> (Output, String) {
     let report = dir.join("report.txt");
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_threadlab"));
+    let mut cmd = Command::new(observe_support::threadlab());
     cmd.arg("run")
         .arg("--report")
         .arg(&report)
@@ -100,31 +98,16 @@ fn the_exit_code_is_the_commands() {
     assert!(report.contains("exited with status 3"), "{report}");
     let (out, report) = run(&dir, &["--sample-only"], &["sh", "-c", "exit 5"]);
     assert_eq!(out.status.code(), Some(5), "{report}");
+    // Killed by a signal: `run` dies of the same signal once its report is written.
     let (out, report) = run(&dir, &[], &["sh", "-c", "kill -9 $$"]);
-    assert_eq!(out.status.code(), Some(128 + 9), "{report}");
+    use std::os::unix::process::ExitStatusExt;
+    assert_eq!(out.status.signal(), Some(9), "{report}");
     assert!(report.contains("killed by signal 9"), "{report}");
 }
 
-/// Compiles the C program `src` with `cc` into `dir/name`; `None` (and a message) without a C
-/// compiler.
+/// Compiles the C program `src` with `cc` into `dir/name` (`None` without a C compiler).
 fn compile_c(dir: &Path, name: &str, src: &str) -> Option<PathBuf> {
-    let c = dir.join(format!("{name}.c"));
-    std::fs::write(&c, src).unwrap();
-    let exe = dir.join(name);
-    match Command::new("cc")
-        .arg("-O2")
-        .arg("-o")
-        .arg(&exe)
-        .arg(&c)
-        .arg("-lpthread")
-        .status()
-    {
-        Ok(s) if s.success() => Some(exe),
-        _ => {
-            eprintln!("skipped: no working C compiler (`cc`)");
-            None
-        }
-    }
+    observe_support::compile_c(dir, name, src)
 }
 
 /// Two threads on one global mutex, each holding it across a short sleep so the other must

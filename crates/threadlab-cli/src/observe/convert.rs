@@ -79,13 +79,20 @@ pub struct Exact {
     pub locks_exact: bool,
 }
 
-/// One exact event; lock names are resolved already (`interpose.rs`).
+/// One exact event; lock names are resolved already (`interpose.rs`), and shared: a lock storm
+/// has hundreds of thousands of waits on one name.
 #[derive(Clone, Debug)]
 pub enum ExactKind {
     /// A wait for a lock began.
-    Wait { lock: u64, name: String },
+    Wait {
+        lock: u64,
+        name: std::sync::Arc<str>,
+    },
     /// The lock was acquired after a wait.
-    Acquired { lock: u64, name: String },
+    Acquired {
+        lock: u64,
+        name: std::sync::Arc<str>,
+    },
     /// A park (condition variable or semaphore that is not a lock) began or ended.
     Park(bool),
     /// Born (zero counts), for threads the sampler never saw.
@@ -550,7 +557,7 @@ mod tests {
             timed(100, State::Runnable, 1, 0, 0),
         ];
         let o = with_a_second_waiter(samples);
-        let name = "the lock".to_owned();
+        let name: std::sync::Arc<str> = "the lock".into();
         let wait = |ts, lock| {
             let kind = if lock {
                 ExactKind::Wait {

@@ -21,7 +21,14 @@
 //! - `bursts.rs`: thread creation per burst of births;
 //! - `convert.rs`: samples → `Trace` and the futex table;
 //! - `report.rs`: the text printed;
-//! - `interpose.rs`: the `LD_PRELOAD` library's exact births, deaths and lock waits;
+//! - `interpose.rs`: the `LD_PRELOAD` library's session (records directory, environment) and
+//!   what its files say: exact births, deaths, lock acquisitions and waits;
+//! - `records.rs`: the layout of those files, read back; `seen.rs`: what they say, per process
+//!   and per lock;
+//! - `library.rs`: where the library is kept (outliving the command, at a path the loader takes);
+//! - `inside.rs`: the report's section on what the interposer saw;
+//! - `inherit.rs`: the signal dispositions, mask and closed streams the command inherits as if
+//!   `run` were not there, and dying of the command's signal;
 //! - `output.rs`: where the report goes (never the command's streams) and `run`'s exit code;
 //! - `demo.rs`: the child programs with known behaviour that the tests observe.
 
@@ -29,11 +36,16 @@ mod births;
 mod bursts;
 pub mod convert;
 pub mod demo;
-mod interpose;
+mod inherit;
+mod inside;
+pub mod interpose;
+mod library;
 pub mod output;
 mod procfs;
+mod records;
 mod report;
 pub mod sampler;
+mod seen;
 mod symbols;
 mod syscall;
 
@@ -52,9 +64,10 @@ static CHILD: AtomicI32 = AtomicI32::new(0);
 /// A signal that arrived before the command's pid was known, forwarded once it is.
 static PENDING: AtomicI32 = AtomicI32::new(0);
 
-/// SIGINT and SIGTERM sent to `run`: passed on to the command, so that the observer never dies
-/// of them and still writes what it saw once the command has ended. A terminal's Ctrl-C
-/// (`si_code` `SI_KERNEL`) already reaches the command, which is in the same process group: it
+/// SIGINT, SIGTERM and SIGHUP sent to `run`: passed on to the command, so that the observer
+/// never dies of them and still writes what it saw once the command has ended (and removes its
+/// records directory). A terminal's Ctrl-C or hang-up (`si_code` `SI_KERNEL`) already reaches
+/// the command, which is in the same process group: it
 /// is not sent twice. A signal that comes while the command is being started is kept in
 /// [`PENDING`] and sent by [`set_child`]; whichever of the two swaps it out sends it, once.
 extern "C" fn forward(sig: libc::c_int, info: *mut libc::siginfo_t, _: *mut libc::c_void) {
@@ -89,11 +102,19 @@ fn set_child(pid: u32) {
     }
 }
 
-/// Installs [`forward`] for SIGINT and SIGTERM (restarting interrupted calls, so the sampler
-/// and the tracer's waits go on). The command starts with the default actions: `execve` resets
-/// handled signals.
+/// Installs [`forward`] for SIGINT, SIGTERM and SIGHUP (restarting interrupted calls, so the
+/// sampler and the tracer's waits go on), unless threadlab's parent had them ignored: then they
+/// stay ignored, for threadlab and the command alike (`nohup`, a background job). SIGPIPE is
+/// ignored by `run` itself, so a write to a closed stderr fails instead of killing it before
+/// the report is written. The command starts with the actions threadlab was started with
+/// (`inherit.rs`).
 fn forward_signals() {
-    for sig in [libc::SIGINT, libc::SIGTERM] {
+    // SAFETY: setting a disposition has no memory preconditions.
+    unsafe { libc::signal(libc::SIGPIPE, libc::SIG_IGN) };
+    for sig in [libc::SIGINT, libc::SIGTERM, libc::SIGHUP] {
+        if inherit::was_ignored(sig) {
+            continue;
+        }
         // SAFETY: `sa` is fully initialised; the handler only reads an atomic and calls kill,
         // both async-signal-safe.
         unsafe {
@@ -107,23 +128,83 @@ fn forward_signals() {
 }
 
 /// `threadlab run`: starts the command (traced, unless `--sample-only`), samples it until it
-/// exits, prints the report.
+/// exits, writes the report, and ends as the command did: its exit status, or death by the
+/// signal that killed it (`inherit::die_of`), once the records directory is removed.
 pub fn run(args: RunArgs) -> ExitCode {
+    match run_observed(args) {
+        Ok(output::Ending::Killed(sig)) => {
+            inherit::die_of(sig);
+            output::Ending::Killed(sig).exit_code()
+        }
+        Ok(ending) => ending.exit_code(),
+        Err(code) => code,
+    }
+}
+
+/// `threadlab run`'s own failure to start the command: like `env`, `timeout` and `nohup`, 127
+/// when it is not found, 126 when it cannot be run.
+fn cannot_start(program: &str, e: &std::io::Error) -> ExitCode {
+    let code = if e.kind() == std::io::ErrorKind::NotFound {
+        127
+    } else {
+        126
+    };
+    eprintln!("threadlab run: cannot run `{program}`: {e}");
+    ExitCode::from(code)
+}
+
+/// Exit status of `run` when it cannot observe at all (the records directory or the library
+/// cannot be written): 125, as `env` and `timeout` for their own failures.
+const OWN_FAILURE: u8 = 125;
+
+/// The command, with the interposer's environment and the start state threadlab inherited.
+fn command(argv: &[String], session: Option<&interpose::Session>) -> Command {
+    let mut cmd = Command::new(&argv[0]);
+    cmd.args(&argv[1..]);
+    if let Some(s) = session {
+        s.apply(&mut cmd);
+    }
+    use std::os::unix::process::CommandExt;
+    // SAFETY: `restore_in_child` makes only async-signal-safe calls (sigaction, sigprocmask,
+    // close) and allocates nothing.
+    unsafe { cmd.pre_exec(inherit::restore_in_child) };
+    cmd
+}
+
+/// [`run`] up to the command's end: how it ended, or `run`'s own exit code when it could not
+/// start it.
+fn run_observed(args: RunArgs) -> Result<output::Ending, ExitCode> {
     if args.command.is_empty() {
-        return crate::cli::usage_error("`run` needs a command: threadlab run -- CMD ARGS…");
+        return Err(crate::cli::usage_error(
+            "`run` needs a command: threadlab run -- CMD ARGS…",
+        ));
     }
     if let Some(out) = &args.output {
         if let Err(e) = crate::cli::check_trace_output(out) {
-            return crate::cli::usage_error(&e);
+            return Err(crate::cli::usage_error(&e));
         }
     }
     let program = &args.command[0];
     // The interposer (`interpose.rs`): exact births and lock waits from inside every process.
-    let session = interpose::Session::prepare();
-    let with_env = |cmd: &mut Command| {
-        if let Some(s) = &session {
-            s.apply(cmd);
+    let session = match interpose::Session::prepare(args.max_events) {
+        Ok(s) => Some(s),
+        Err(interpose::NoSession::NotBuilt) => None,
+        Err(interpose::NoSession::NoLibrary(why)) if !args.sample_only => {
+            eprintln!(
+                "threadlab run: the interposer library can be written nowhere the dynamic loader \
+                 accepts ({why}); set XDG_CACHE_HOME to a writable directory without spaces or \
+                 colons, or run with --sample-only"
+            );
+            return Err(ExitCode::from(OWN_FAILURE));
         }
+        Err(interpose::NoSession::NoRecords(why)) if !args.sample_only => {
+            eprintln!(
+                "threadlab run: cannot record: {why}; set TMPDIR to a writable directory with \
+                 room, or run with --sample-only"
+            );
+            return Err(ExitCode::from(OWN_FAILURE));
+        }
+        Err(_) => None,
     };
     // The interposer's times count from `origin_ns`, the samples' from `origin`: the same
     // instant (both CLOCK_MONOTONIC), so births and samples line up.
@@ -138,10 +219,7 @@ pub fn run(args: RunArgs) -> ExitCode {
     let traced = if !use_ptrace {
         None
     } else {
-        let mut cmd = Command::new(program);
-        cmd.args(&args.command[1..]);
-        with_env(&mut cmd);
-        match observe_traced(cmd, args.hz) {
+        match observe_traced(command(&args.command, session.as_ref()), args.hz) {
             Ok(x) => Some(x),
             // PTRACE_SEIZE refused (a seccomp filter, a security module): the command ended
             // before its `execve` (`births.rs`); start it again, sampled only.
@@ -151,19 +229,15 @@ pub fn run(args: RunArgs) -> ExitCode {
                 );
                 None
             }
-            Err(e) => return crate::cli::usage_error(&format!("cannot start `{program}`: {e}")),
+            Err(e) => return Err(cannot_start(program, &e)),
         }
     };
     let (pid, mut observed, ending) = match traced {
         Some(x) => x,
         None => {
-            let mut cmd = Command::new(program);
-            with_env(cmd.args(&args.command[1..]));
-            let mut child = match cmd.spawn() {
+            let mut child = match command(&args.command, session.as_ref()).spawn() {
                 Ok(c) => c,
-                Err(e) => {
-                    return crate::cli::usage_error(&format!("cannot start `{program}`: {e}"))
-                }
+                Err(e) => return Err(cannot_start(program, &e)),
             };
             let pid = child.id();
             set_child(pid);
@@ -186,18 +260,23 @@ pub fn run(args: RunArgs) -> ExitCode {
     let (mut file, path) = match output::report_file(args.report.as_deref(), pid) {
         Ok(x) => x,
         Err(e) => {
-            eprintln!("threadlab run: cannot write the report: {e}");
-            return ending.exit_code();
+            output::say(&format!("threadlab run: cannot write the report: {e}"));
+            return Ok(ending);
         }
     };
     let mut text = format!("{what} {}\n\n", ending.describe());
     let seen = session.as_ref().map(|s| {
         let seen = s.read(origin_ns);
+        s.hand_on();
         // Not traced: the interposer's births and deaths (exact, nothing stopped) stand where
         // the tracer's would (`births::merge`), for the command's own process; with
         // `--sample-only`, births stay the samples' (the interposer's own count is printed).
         if observed.exact.is_none() && !args.sample_only {
-            if let Some(p) = seen.processes.iter().find(|p| p.pid == pid) {
+            if let Some(p) = seen
+                .processes
+                .iter()
+                .find(|p| p.pid == pid && p.namespace.is_none())
+            {
                 let end_ns = observed.duration_ns;
                 let period = sampler::period(args.hz).as_nanos() as u64;
                 births::merge(&mut observed, &p.lives(end_ns), period);
@@ -206,16 +285,30 @@ pub fn run(args: RunArgs) -> ExitCode {
                 }
             }
         }
+        // Threads the program did not name (they kept its own name) by their role.
+        let comm: String = std::path::Path::new(program)
+            .file_name()
+            .map_or_else(String::new, |f| {
+                f.to_string_lossy().chars().take(15).collect()
+            });
+        for t in &mut observed.threads {
+            if t.name == comm || t.name.is_empty() {
+                if let Some(role) = seen.roles.get(&t.tid) {
+                    t.name = role.clone();
+                }
+            }
+        }
         // The command's own process wrote no file: it never loaded the interposer.
         let unseen = (!s.saw(pid)).then(|| which(program));
-        text.push_str(&interpose::render(&seen, pid, program, unseen.as_deref()));
+        text.push_str(&inside::render(&seen, pid, program, unseen.as_deref()));
         text.push('\n');
         seen
     });
     if session.is_none() {
         text.push_str(
-            "This threadlab was built without a C compiler (or off Linux): no interposer, \
-             lock waits and births are sampled from /proc only.\n\n",
+            "This threadlab was built without a C compiler (or off Linux), or run with \
+             --sample-only where the interposer could not be set up: no interposer, lock waits \
+             and births are sampled from /proc only.\n\n",
         );
     }
     let exact = seen.map(|s| s.exact).unwrap_or_default();
@@ -230,19 +323,20 @@ pub fn run(args: RunArgs) -> ExitCode {
     use std::io::Write;
     let written = file.write_all(text.as_bytes()).and_then(|()| file.flush());
     match (written, saved) {
-        (Ok(()), Ok(())) => {
-            output::announce(&format!("threadlab run: report in {}", path.display()))
-        }
-        (Err(e), _) => eprintln!(
+        (Ok(()), Ok(())) => output::announce(
+            &format!("threadlab run: report in {}", path.display()),
+            args.report.is_some(),
+        ),
+        (Err(e), _) => output::say(&format!(
             "threadlab run: cannot write the report to {}: {e}",
             path.display()
-        ),
-        (_, Err(e)) => eprintln!(
+        )),
+        (_, Err(e)) => output::say(&format!(
             "threadlab run: report in {}; the trace was not saved: {e}",
             path.display()
-        ),
+        )),
     }
-    ending.exit_code()
+    Ok(ending)
 }
 
 /// The file `program` names: itself if it has a slash, else the first match on `PATH`.

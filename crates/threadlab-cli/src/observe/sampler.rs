@@ -107,7 +107,11 @@ pub fn sample_from(
     start: Instant,
     mut done: impl FnMut() -> bool,
 ) -> Observed {
-    raise_fd_limit();
+    // Three files stay open per thread; a reserve of descriptors stays free for listing the
+    // threads and naming futexes, so a thread past it is counted as not observed instead of
+    // leaving the sampler unable to list the process's threads (and stopping as if it had
+    // exited).
+    let max_open = (raise_fd_limit().saturating_sub(FD_RESERVE) / 3) as usize;
     let period = period(hz);
     let cpu0 = thread_cpu_ns();
     let mut o = Observed {
@@ -120,9 +124,15 @@ pub fn sample_from(
     let mut symbols = Symbols::default();
     let mut buf = Vec::new();
     let mut prev_ns = 0u64;
+    // Threads whose files could not be opened (out of descriptors): tried again at every tick,
+    // counted once each, and no longer once opened.
+    let mut unopened: std::collections::HashSet<u64> = std::collections::HashSet::new();
     loop {
         let ts = start.elapsed().as_nanos() as u64;
         let Ok(tids) = procfs::tasks(pid) else {
+            // Gone: the observation lasted until now (a tick that took long, naming futexes
+            // in large files, must not end the window at its start).
+            o.duration_ns = ts;
             break;
         };
         let new: Vec<u64> = tids
@@ -137,8 +147,13 @@ pub fn sample_from(
                 let step = ts.saturating_sub(prev_ns) / (new.len() as u64 + 1);
                 Some(prev_ns + step * (k as u64 + 1))
             };
+            if live.len() >= max_open {
+                unopened.insert(tid);
+                continue;
+            }
             match TaskFiles::open(pid, tid, &mut o.syscall_denied) {
                 Ok(files) => {
+                    unopened.remove(&tid);
                     o.threads.push(ThreadLog {
                         tid,
                         name: String::new(),
@@ -149,7 +164,9 @@ pub fn sample_from(
                     });
                     live.insert(tid, (o.threads.len() - 1, files, None));
                 }
-                Err(e) if e.raw_os_error() == Some(libc::EMFILE) => o.unopened += 1,
+                Err(e) if e.raw_os_error() == Some(libc::EMFILE) => {
+                    unopened.insert(tid);
+                }
                 Err(_) => {} // exited before it could be opened
             }
         }
@@ -193,6 +210,8 @@ pub fn sample_from(
         o.duration_ns = ts;
         prev_ns = ts;
         if done() {
+            // The end was seen now, not at this tick's start.
+            o.duration_ns = start.elapsed().as_nanos() as u64;
             break;
         }
         let next = start + period * o.ticks as u32;
@@ -203,6 +222,7 @@ pub fn sample_from(
     // Threads whose last sample is the last tick were alive at the end; a sample-less thread
     // (opened, then gone) is dropped.
     o.threads.retain(|t| !t.samples.is_empty());
+    o.unopened = unopened.len() as u64;
     o.sampler_cpu_ns = thread_cpu_ns().saturating_sub(cpu0);
     o.forks = forks_since_boot().saturating_sub(forks0);
     o
@@ -230,20 +250,30 @@ pub fn thread_cpu_ns() -> u64 {
     crate::measure::thread_cpu_time().as_nanos() as u64
 }
 
+/// Descriptors the sampler leaves free of thread files (`sample_from`).
+const FD_RESERVE: u64 = 32;
+
 /// Three files stay open per thread: a program with thousands of threads needs more
-/// descriptors than the usual soft limit of 1,024, so raise it to the hard limit.
-fn raise_fd_limit() {
+/// descriptors than the usual soft limit of 1,024, so raise it to the hard limit. The limit in
+/// force after.
+fn raise_fd_limit() -> u64 {
     let mut lim = libc::rlimit {
         rlim_cur: 0,
         rlim_max: 0,
     };
     // SAFETY: `lim` is a valid rlimit for the kernel to fill, then read back.
     unsafe {
-        if libc::getrlimit(libc::RLIMIT_NOFILE, &mut lim) == 0 && lim.rlim_cur < lim.rlim_max {
+        if libc::getrlimit(libc::RLIMIT_NOFILE, &mut lim) != 0 {
+            return 1024;
+        }
+        if lim.rlim_cur < lim.rlim_max {
             lim.rlim_cur = lim.rlim_max;
-            libc::setrlimit(libc::RLIMIT_NOFILE, &lim);
+            if libc::setrlimit(libc::RLIMIT_NOFILE, &lim) != 0 {
+                libc::getrlimit(libc::RLIMIT_NOFILE, &mut lim);
+            }
         }
     }
+    lim.rlim_cur
 }
 
 /// The tracer's counts, kept in `Observed`.

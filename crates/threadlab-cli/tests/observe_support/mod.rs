@@ -34,8 +34,27 @@ pub fn wait_within(child: Child, limit: Duration, what: &str) -> Output {
     }
 }
 
-/// Compiles the C program `src` with `cc -O2 -lpthread` into `dir/name`; `None` (and a message
-/// saying the test was skipped) without a working C compiler.
+/// The `threadlab` binary under test: this build's, or the one named by `THREADLAB_TEST_BIN`
+/// (to check that a test fails on an older build).
+#[allow(dead_code)] // not every test binary that includes this module uses it
+pub fn threadlab() -> std::path::PathBuf {
+    std::env::var_os("THREADLAB_TEST_BIN")
+        .map(Into::into)
+        .unwrap_or_else(|| env!("CARGO_BIN_EXE_threadlab").into())
+}
+
+/// A private scratch directory for one test, empty.
+#[allow(dead_code)] // as above
+pub fn scratch(tag: &str) -> std::path::PathBuf {
+    let d = std::env::temp_dir().join(format!("threadlab-test-{}-{tag}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).expect("scratch dir");
+    d
+}
+
+/// Compiles the C program `src` with `cc -O2 -g -lpthread` into `dir/name` (debug information
+/// for the call sites' file and line); `None` (and a message saying the test was skipped)
+/// without a working C compiler.
 #[allow(dead_code)] // a test binary that runs no C program includes this module too
 pub fn compile_c(dir: &std::path::Path, name: &str, src: &str) -> Option<std::path::PathBuf> {
     let c = dir.join(format!("{name}.c"));
@@ -43,6 +62,7 @@ pub fn compile_c(dir: &std::path::Path, name: &str, src: &str) -> Option<std::pa
     let exe = dir.join(name);
     match Command::new("cc")
         .arg("-O2")
+        .arg("-g")
         .arg("-o")
         .arg(&exe)
         .arg(&c)

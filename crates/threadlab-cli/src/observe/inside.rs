@@ -1,0 +1,244 @@
+//! The report's section on what the interposer saw from inside the processes: which processes
+//! loaded it, the threads they created, every lock with its acquisitions, waits and sampled
+//! holds, and what was counted but not kept one by one.
+
+use std::fmt::Write;
+use std::path::Path;
+
+use super::records::quantile;
+use super::seen::{is_go, End, LockRow, Seen};
+
+/// Locks listed at most.
+const MAX_LOCKS: usize = 10;
+/// Call sites listed per lock at most.
+const MAX_SITES: usize = 5;
+
+fn ms(ns: u64) -> String {
+    format!("{:.3} ms", ns as f64 / 1e6)
+}
+
+/// A duration with a unit that suits it.
+fn dur(ns: u64) -> String {
+    match ns {
+        0..=9_999 => format!("{ns} ns"),
+        10_000..=9_999_999 => format!("{:.1} µs", ns as f64 / 1e3),
+        _ => format!("{:.2} ms", ns as f64 / 1e6),
+    }
+}
+
+/// One lock's line: acquisitions, waits and their spread, sampled holds, the holder that made
+/// others wait longest.
+fn lock_line(l: &LockRow, seen: &Seen) -> String {
+    let hold_every = seen.hold_every;
+    let mut s = format!("  lock {}: {} contended waits", l.name, l.waits);
+    if l.is_lock && l.acquisitions > 0 {
+        let _ = write!(
+            s,
+            " of {} acquisitions ({:.1}%)",
+            l.acquisitions,
+            100.0 * l.waits as f64 / l.acquisitions as f64
+        );
+    }
+    let _ = write!(s, ", {} waited", ms(l.wait_ns));
+    if l.waits > 0 {
+        let _ = write!(
+            s,
+            " (p50 {}, p99 {}, max {})",
+            dur(quantile(&l.wait_hist, 0.5, l.wait_max)),
+            dur(quantile(&l.wait_hist, 0.99, l.wait_max)),
+            dur(l.wait_max)
+        );
+    }
+    if let Some(mean) = l.hold_ns.checked_div(l.hold_samples) {
+        let _ = write!(
+            s,
+            "; held {} on average (p99 {}, max {}; {} holds timed, about one in {hold_every})",
+            dur(mean),
+            dur(quantile(&l.hold_hist, 0.99, l.hold_max)),
+            dur(l.hold_max),
+            l.hold_samples
+        );
+    }
+    if let Some(h) = l.holders.first() {
+        let _ = write!(
+            s,
+            "; held most while others waited: {} ({} waits, {})",
+            seen.roles.get(&h.1).map_or_else(
+                || format!("thread {}", h.1 & 0xffff_ffff),
+                |r| format!("{r} [{}]", h.1 & 0xffff_ffff)
+            ),
+            h.2,
+            ms(h.3)
+        );
+    }
+    let pids: Vec<String> = l.pids.iter().map(|p| p.to_string()).collect();
+    let _ = write!(s, " (pid {})", pids.join(", "));
+    s
+}
+
+/// The report's section: processes, threads, locks; what could not be seen or was not kept.
+/// `unseen`: the command's own process wrote no file (its program's path).
+pub fn render(seen: &Seen, child: u32, program: &str, unseen: Option<&Path>) -> String {
+    let mut s = String::new();
+    let _ = writeln!(s, "Seen from inside (interposer, exact):");
+    if let Some(path) = unseen {
+        let _ = writeln!(
+            s,
+            "  `{program}` (pid {child}) did not load the interposer: it is statically linked or \
+             its loader ignores LD_PRELOAD (setuid). Its lock waits and thread births cannot be \
+             seen from here; only /proc sampling below applies."
+        );
+        if is_go(path) {
+            let _ = writeln!(
+                s,
+                "  It is a Go program: goroutines wait for a sync.Mutex inside the Go runtime \
+                 (parked goroutines, not blocked threads), invisible to the OS. Look at the \
+                 runtime's mutex and block profiles instead: runtime.SetMutexProfileFraction and \
+                 runtime.SetBlockProfileRate, then `go tool pprof` of /debug/pprof/mutex and \
+                 /debug/pprof/block (or `go test -mutexprofile m.out -blockprofile b.out`)."
+            );
+        }
+    }
+    let births: u64 = seen.processes.iter().map(|p| p.births).sum();
+    if seen.processes.is_empty() {
+        let _ = writeln!(s, "  no process of the command loaded the interposer");
+        return s;
+    }
+    let _ = writeln!(
+        s,
+        "  processes: {} ran with the interposer; threads created: {births} exactly",
+        seen.processes.len()
+    );
+    let quiet = seen
+        .processes
+        .iter()
+        .filter(|p| p.births == 0 && p.waits == 0)
+        .count();
+    if quiet > 0 {
+        let _ = writeln!(
+            s,
+            "    ({quiet} of them created no thread and never waited for a lock: not listed)"
+        );
+    }
+    for p in seen
+        .processes
+        .iter()
+        .filter(|p| p.births > 0 || p.waits > 0)
+    {
+        let mut extra = String::new();
+        if let Some(n) = p.namespace {
+            let _ = write!(extra, ", in PID namespace {n} (its own pids)");
+        }
+        if p.images > 1 {
+            let _ = write!(extra, ", {} images (exec)", p.images);
+        }
+        match p.end {
+            End::Killed => {
+                extra.push_str(", killed (its last 50 ms of acquisition counts may be missing)")
+            }
+            End::Aborted => extra.push_str(", aborted"),
+            End::UnderscoreExit => extra.push_str(", ended by _exit"),
+            End::Exited | End::Exec => {}
+        }
+        let _ = writeln!(
+            s,
+            "    pid {:>7} {:<20} threads created {:>6}, acquisitions {:>10}, contended waits {:>8} ({}){extra}",
+            p.pid,
+            p.program,
+            p.births,
+            p.acquisitions,
+            p.waits,
+            ms(p.wait_ns)
+        );
+    }
+    let waited: Vec<&LockRow> = seen
+        .locks
+        .iter()
+        .filter(|l| l.is_lock && l.waits > 0)
+        .collect();
+    if waited.is_empty() {
+        let _ = writeln!(s, "  no pthread lock was ever contended");
+    }
+    for l in waited.iter().take(MAX_LOCKS) {
+        let _ = writeln!(s, "{}", lock_line(l, seen));
+        // Where the waits come from, most waited first.
+        for (at, waits, ns) in l.sites.iter().take(MAX_SITES) {
+            let _ = writeln!(s, "    waits at {at}: {waits} ({})", ms(*ns));
+        }
+    }
+    if waited.len() > MAX_LOCKS {
+        let _ = writeln!(
+            s,
+            "  ({} more contended locks not listed)",
+            waited.len() - MAX_LOCKS
+        );
+    }
+    let untouched: Vec<&LockRow> = seen
+        .locks
+        .iter()
+        .filter(|l| l.is_lock && l.waits == 0 && l.acquisitions > 0)
+        .collect();
+    if !untouched.is_empty() {
+        let total: u64 = untouched.iter().map(|l| l.acquisitions).sum();
+        let busiest = untouched
+            .iter()
+            .max_by_key(|l| l.acquisitions)
+            .map(|l| format!(", the busiest {} ({} acquisitions)", l.name, l.acquisitions))
+            .unwrap_or_default();
+        let _ = writeln!(
+            s,
+            "  {} lock(s) never contended: {total} acquisitions{busiest}",
+            untouched.len()
+        );
+    }
+    render_dropped(&mut s, seen);
+    s
+}
+
+/// What was counted but not kept one by one, and why.
+fn render_dropped(s: &mut String, seen: &Seen) {
+    let d = &seen.dropped;
+    if d.events > 0 {
+        let why = if d.full {
+            "the records' file system ran short of room"
+        } else {
+            "the run's budget of individual events was spent"
+        };
+        let _ = writeln!(
+            s,
+            "  aggregated: {} waits were counted into the figures above but not kept one by one \
+             ({why}): the timeline and the doctor's wait figures below lack them",
+            d.events
+        );
+    }
+    if d.unread > 0 {
+        let _ = writeln!(
+            s,
+            "  aggregated: {} waits were left out of the timeline (run's memory bound)",
+            d.unread
+        );
+    }
+    if d.lock_acquisitions > 0 {
+        let _ = writeln!(
+            s,
+            "  aggregated: {} acquisitions of locks past a process's table of 1,024 locks are \
+             counted together as `other locks`",
+            d.lock_acquisitions
+        );
+    }
+    if d.direct_threads > 0 {
+        let _ = writeln!(
+            s,
+            "  {} thread(s) beyond the 4,096 a process counts privately were counted straight \
+             into the shared table (exact, slower)",
+            d.direct_threads
+        );
+    }
+    if d.unreadable > 0 {
+        let _ = writeln!(
+            s,
+            "  {} process file(s) could not be read (another interposer version, or damaged)",
+            d.unreadable
+        );
+    }
+}

@@ -17,6 +17,7 @@ pub use ctx::{Ctx, Row, Size};
 pub use rounds::Variant;
 pub use traces::{render_text as render_trace_text, TraceRun};
 
+use crate::panics::panic_message;
 use crate::report::{svg::Chart, table::Table};
 use indicatif::{ProgressBar, ProgressStyle};
 use std::io::IsTerminal;
@@ -137,17 +138,6 @@ pub fn run_all(
     }
     progress.finish_and_clear();
     reports
-}
-
-/// The text of a panic payload.
-pub fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
-    if let Some(s) = payload.downcast_ref::<&str>() {
-        s.to_string()
-    } else if let Some(s) = payload.downcast_ref::<String>() {
-        s.clone()
-    } else {
-        "a panic with a non-text payload".into()
-    }
 }
 
 fn print_report(r: &Report) {

@@ -4,7 +4,8 @@
 use crate::fmt::fmt_bytes;
 use crate::lab::{Report, TraceRun};
 use crate::machine::Machine;
-use crate::report::{escape, table::Table};
+use crate::markup::escape;
+use crate::report::table::Table;
 
 const CSS: &str = "body{font-family:sans-serif;max-width:1000px;margin:2em auto;padding:0 1em;color:#222}\
 h1{font-size:1.6em}h2{border-bottom:1px solid #ccc;padding-top:1em}\

@@ -1,7 +1,7 @@
 //! Hand-written SVG charts: lines over a numeric x axis, or grouped bars over categories; either
 //! axis may be logarithmic. No dependencies, self-contained output (no fonts or scripts fetched).
 
-use super::escape;
+use crate::markup::escape;
 
 /// How the chart draws its series.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

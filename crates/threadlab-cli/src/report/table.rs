@@ -79,7 +79,7 @@ impl Table {
 
     /// An HTML `<table>` with a caption (escaped).
     pub fn render_html(&self) -> String {
-        use super::escape;
+        use crate::markup::escape;
         let mut s = format!(
             "<table>\n<caption>{}</caption>\n<thead><tr>",
             escape(&self.title)

@@ -65,7 +65,7 @@ fn one_panic<T>(ledger: &Ledger, what: &str, r: std::thread::Result<T>, expected
         Ok(_) => {}
         Err(p) if !p.is::<Planned>() => ledger.discrepancy(format!(
             "{what}: an unplanned panic came out: {}",
-            crate::lab::panic_message(&*p)
+            crate::panics::panic_message(&*p)
         )),
         Err(_) if expected => ledger.panics(1),
         Err(_) => ledger.discrepancy(format!("{what}: a panic came out of nowhere")),

@@ -62,7 +62,7 @@ pub fn page_with_target(trace: &Trace, title: &str, target: FrameTarget) -> Stri
     let data = data::page_data(trace, title, target);
     // The data sits in a <script> element: `</` must not end it early.
     let data = data.replace("</", "<\\/");
-    let title = crate::report::escape(title);
+    let title = crate::markup::escape(title);
     include_str!("page.html")
         .replacen("__TITLE__", &title, 2)
         .replacen("__SCRIPT__", include_str!("viewer.js"), 1)

@@ -13,8 +13,9 @@
 //! thread.
 
 use crate::fmt::fmt_secs;
+use crate::lab::stats::median;
 use crate::lab::{Ctx, ExpResult, Experiment, Outcome};
-use crate::measure::{median, process_cpu_time};
+use crate::measure::process_cpu_time;
 use crate::report::{svg::Chart, table::Table};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{mpsc, Arc};

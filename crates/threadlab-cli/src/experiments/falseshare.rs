@@ -13,8 +13,8 @@
 
 use crate::fmt;
 use crate::fmt::{fmt_ns, group_thousands};
+use crate::lab::stats::median;
 use crate::lab::{Ctx, ExpResult, Experiment, Outcome, Variant};
-use crate::measure::median;
 use crate::report::{svg::Chart, table::Table};
 use crate::workloads::falseshare::{run_once, Bump, Counters, BUMPS};
 use std::cell::RefCell;

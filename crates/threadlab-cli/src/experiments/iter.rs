@@ -14,8 +14,8 @@ use super::iter_kernels::{par_kernels, sequential, Data, KERNELS, SEED};
 use super::iter_rayon_on_threadlab::{self as patched, Bench};
 use crate::fmt;
 use crate::fmt::fmt_secs;
+use crate::lab::stats::{geomean, median};
 use crate::lab::{Ctx, ExpResult, Experiment, Outcome};
-use crate::measure::median;
 use crate::report::{svg::Chart, table::Table};
 
 pub struct Iter;
@@ -25,10 +25,6 @@ const VARIANTS: [&str; 4] = ["serial", "rayon", "threadlab", "rayon-on-threadlab
 
 par_kernels!(on_threadlab, [crate::experiments::iter_kernels], threadlab);
 par_kernels!(on_rayon, [crate::experiments::iter_kernels], rayon);
-
-fn geomean(xs: &[f64]) -> f64 {
-    (xs.iter().map(|x| x.ln()).sum::<f64>() / xs.len().max(1) as f64).exp()
-}
 
 impl Experiment for Iter {
     fn name(&self) -> &'static str {
@@ -162,8 +158,8 @@ impl Experiment for Iter {
                 }
                 table.row(row);
             }
-            let (g_rayon, g_seq) = (geomean(&vs_rayon), geomean(&vs_seq));
-            let g_patched = patched_vs_rayon.as_deref().map(geomean);
+            let (g_rayon, g_seq) = (geomean(vs_rayon.clone()), geomean(vs_seq.clone()));
+            let g_patched = patched_vs_rayon.clone().map(geomean);
             let mut row = vec!["geometric mean".to_string()];
             row.extend((0..variants).map(|_| String::new()));
             row.extend([fmt::fmt_ratio(g_rayon), fmt::fmt_ratio(g_seq)]);

@@ -12,8 +12,8 @@
 use crate::fmt;
 use crate::fmt::fmt_bytes;
 use crate::fmt::fmt_secs;
+use crate::lab::stats::median;
 use crate::lab::{Ctx, ExpResult, Experiment, Outcome, Variant};
-use crate::measure::median;
 use crate::report::{svg::Chart, table::Table};
 use crate::workloads::numa::{init, numa_nodes, pin_current_thread, placements, sum, SUM_PASSES};
 use std::cell::RefCell;

@@ -7,8 +7,8 @@
 
 use crate::baselines::dedicated_thread::DedicatedThread;
 use crate::fmt::{fmt_ratio, fmt_secs, group_thousands};
+use crate::lab::stats::percentile;
 use crate::lab::{Ctx, ExpResult, Experiment, Outcome, Variant};
-use crate::measure::percentile;
 use crate::peers::{self, Rayon, Tokio};
 use crate::report::{svg::Chart, table::Table};
 use crate::workloads::trickle::trickle;

@@ -17,8 +17,8 @@
 //! the Gantt charts show (which stage held which item when).
 
 use crate::fmt::fmt_secs;
+use crate::lab::stats::median;
 use crate::lab::{Ctx, ExpResult, Experiment, Outcome};
-use crate::measure::median;
 use crate::report::{svg::Chart, table::Table};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};

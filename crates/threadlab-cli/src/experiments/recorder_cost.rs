@@ -4,8 +4,8 @@
 //! empty-spawn benchmark with recording off and on, interleaved run by run.
 
 use crate::fmt::{fmt_ratio, fmt_secs};
+use crate::lab::stats::median;
 use crate::lab::{Ctx, Row};
-use crate::measure::median;
 use crate::report::table::Table;
 use std::hint::black_box;
 use std::time::Instant;

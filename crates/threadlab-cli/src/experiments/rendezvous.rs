@@ -21,8 +21,8 @@
 
 use super::park_wake::Breakdown;
 use crate::fmt::{fmt_ns, fmt_ratio, fmt_small, group_thousands};
+use crate::lab::stats::median;
 use crate::lab::{Ctx, ExpResult, Experiment, Outcome, Size};
-use crate::measure::median;
 use crate::report::{svg::Chart, table::Table};
 use crate::workloads::rendezvous::{
     run_channel_only, run_os_threads, run_threadlab, run_tokio, Run, Via,

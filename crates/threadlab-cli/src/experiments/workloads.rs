@@ -10,8 +10,8 @@
 //! swaps them), so the runtimes walk each kernel in the same order.
 
 use crate::fmt::fmt_secs;
+use crate::lab::stats::{geomean, median};
 use crate::lab::{Ctx, ExpResult, Experiment, Outcome, Size};
-use crate::measure::median;
 use crate::peers;
 use crate::peers::Rayon;
 use crate::report::{svg::Chart, table::Table};
@@ -88,18 +88,6 @@ fn sorted_checksum(v: &[u32]) -> u64 {
 
 fn matrix_checksum(c: &[f64]) -> u64 {
     c.iter().fold(0u64, |s, &x| s.wrapping_add(x as u64))
-}
-
-/// The geometric mean of the finite, positive values.
-fn geomean(xs: impl Iterator<Item = f64>) -> f64 {
-    let (sum, n) = xs
-        .filter(|x| x.is_finite() && *x > 0.0)
-        .fold((0.0, 0), |(s, n), x| (s + x.ln(), n + 1));
-    if n == 0 {
-        f64::NAN
-    } else {
-        (sum / n as f64).exp()
-    }
 }
 
 fn ratio(r: f64) -> String {

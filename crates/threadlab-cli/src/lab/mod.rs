@@ -11,6 +11,7 @@
 pub mod bounds;
 mod ctx;
 pub mod rounds;
+pub mod stats;
 mod traces;
 
 pub use ctx::{Ctx, Row, Size};

@@ -9,7 +9,7 @@
 //! whatever running just before costs the next variant, hit every variant alike. The figure is
 //! the median of the rounds, with the spread of the samples beside it.
 
-use crate::measure::median;
+use crate::lab::stats::median;
 use std::time::Instant;
 
 /// One variant's samples, one per round.

@@ -3,9 +3,9 @@
 //! Used by `threadlab topology` (a text view in the spirit of hwloc's `lstopo`) and by the
 //! `machine` block of `results.json`.
 
-use crate::cpu_placement::{self, Placement};
-use crate::cpu_speed::{self, CpuSpeed};
 use crate::fmt::fmt_bytes;
+use crate::lab::cpu_placement::{self, Placement};
+use crate::lab::cpu_speed::{self, CpuSpeed};
 use serde::Serialize;
 use std::collections::BTreeSet;
 use std::fs;
@@ -46,13 +46,13 @@ pub struct Machine {
     pub available_parallelism: usize,
     /// Total memory in bytes (from /proc/meminfo), 0 when unknown.
     pub memory_bytes: u64,
-    /// The lab's CPU speed check before its experiments (`crate::cpu_speed`); empty when not
+    /// The lab's CPU speed check before its experiments (`crate::lab::cpu_speed`); empty when not
     /// run (`threadlab topology`) or not possible.
     pub cpu_speed_before: Vec<CpuSpeed>,
     /// The same check after the experiments.
     pub cpu_speed_after: Vec<CpuSpeed>,
     /// Where the kernel started threads woken by a busy thread, checked once before the
-    /// experiments (`crate::cpu_placement`); `None` when not run or not possible.
+    /// experiments (`crate::lab::cpu_placement`); `None` when not run or not possible.
     pub cpu_placement: Option<Placement>,
 }
 

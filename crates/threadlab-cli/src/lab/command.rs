@@ -3,8 +3,10 @@
 //! written under a temporary name and renamed when complete ([`write_atomic`]), so a run killed
 //! by Ctrl-C or a closed pipe leaves no truncated file.
 
+use super::report::Setting;
+use super::{cpu_placement, cpu_speed};
 use crate::cli::{usage_error, LabArgs};
-use crate::machine;
+use crate::machine::Machine;
 use std::path::Path;
 use std::process::ExitCode;
 
@@ -110,28 +112,29 @@ pub fn run(args: LabArgs) -> ExitCode {
     } else {
         super::Size::Quick
     };
-    let mut machine = machine::Machine::detect();
-    machine.cpu_speed_before = super::cpu_speed::probe();
+    let mut setting = Setting {
+        machine: Machine::detect(),
+        cpu_speed_before: cpu_speed::probe(),
+        cpu_speed_after: Vec::new(),
+        cpu_placement: None,
+    };
     println!(
         "{}",
-        super::cpu_speed::describe("before", &machine.cpu_speed_before)
+        cpu_speed::describe("before", &setting.cpu_speed_before)
     );
-    machine.cpu_placement = super::cpu_placement::probe();
+    setting.cpu_placement = cpu_placement::probe();
     println!(
         "{}",
-        super::cpu_placement::describe(machine.cpu_placement.as_ref())
+        cpu_placement::describe(setting.cpu_placement.as_ref())
     );
     let threads = args
         .threads
         .map(|t| t.0)
-        .unwrap_or_else(|| vec![machine.available_parallelism]);
+        .unwrap_or_else(|| vec![setting.machine.available_parallelism]);
     let repeat = args.repeat.map_or(size.pick(1, 3, 5), |r| r as usize);
     let reports = super::run_all(&selected, size, threads.clone(), repeat, args.out.clone());
-    machine.cpu_speed_after = super::cpu_speed::probe();
-    println!(
-        "{}",
-        super::cpu_speed::describe("after", &machine.cpu_speed_after)
-    );
+    setting.cpu_speed_after = cpu_speed::probe();
+    println!("{}", cpu_speed::describe("after", &setting.cpu_speed_after));
 
     let command: Vec<String> = std::env::args().collect();
     let mut write_failed = false;
@@ -150,11 +153,11 @@ pub fn run(args: LabArgs) -> ExitCode {
     }
     write(
         &html_path,
-        &super::report::html::render(&machine, &command.join(" "), &reports),
+        &super::report::html::render(&setting, &command.join(" "), &reports),
     );
     write(
         &json_path,
-        &super::report::json::render(&machine, size, &threads, repeat, &reports),
+        &super::report::json::render(&setting, size, &threads, repeat, &reports),
     );
     let failed: Vec<&str> = reports
         .iter()

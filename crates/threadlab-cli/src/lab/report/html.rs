@@ -1,10 +1,10 @@
 //! The self-contained HTML report: inline CSS, charts as SVG files beside it referenced
 //! relatively (and embedded, so the page also works when copied alone), no network.
 
+use super::Setting;
 use crate::fmt::fmt_bytes;
 use crate::lab::report::table::Table;
 use crate::lab::{Report, TraceRun};
-use crate::machine::Machine;
 use crate::markup::escape;
 
 const CSS: &str = "body{font-family:sans-serif;max-width:1000px;margin:2em auto;padding:0 1em;color:#222}\
@@ -18,7 +18,8 @@ th,td{border:1px solid #ccc;padding:0.25em 0.6em;text-align:right}th:first-child
 pre{background:#f6f6f6;padding:0.8em;overflow-x:auto}";
 
 /// The report page. Chart `c` is expected at `c.file + ".svg"` beside the page.
-pub fn render(machine: &Machine, command: &str, reports: &[Report]) -> String {
+pub fn render(setting: &Setting, command: &str, reports: &[Report]) -> String {
+    let machine = &setting.machine;
     let mut s =
         String::from("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\"/>\n");
     s += "<title>threadlab lab report</title>\n";
@@ -34,7 +35,7 @@ pub fn render(machine: &Machine, command: &str, reports: &[Report]) -> String {
         fmt_bytes(machine.memory_bytes),
         escape(&machine.kernel)
     );
-    s += &format!("<pre>{}</pre>\n<ul>\n", escape(&machine.render()));
+    s += &format!("<pre>{}</pre>\n<ul>\n", escape(&setting.render()));
     for r in reports {
         s += &format!(
             "<li><a href=\"#{0}\">{0}</a> — {1}</li>\n",

@@ -1,7 +1,7 @@
 //! `results.json`: `{"machine": {...}, "size": ..., "experiments": [...], "rows": [...]}`.
 
+use super::Setting;
 use crate::lab::{Report, Row, Size};
-use crate::machine::Machine;
 use serde::Serialize;
 
 #[derive(Serialize)]
@@ -19,7 +19,7 @@ struct ExperimentSummary<'a> {
 
 #[derive(Serialize)]
 struct Results<'a> {
-    machine: &'a Machine,
+    machine: &'a Setting,
     size: Size,
     threads: &'a [usize],
     repeat: usize,
@@ -29,7 +29,7 @@ struct Results<'a> {
 
 /// The JSON document for these reports.
 pub fn render(
-    machine: &Machine,
+    machine: &Setting,
     size: Size,
     threads: &[usize],
     repeat: usize,

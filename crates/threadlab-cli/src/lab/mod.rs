@@ -10,7 +10,8 @@
 //! - `experiments/`: one experiment per file (or folder), and the registry.
 //! - `programs/`: the programs the experiments run; `peers/`: the other runtimes (Rayon, Tokio,
 //!   chili, Go, Rayon patched onto threadlab); `tl.rs`: threadlab as the experiments use it.
-//! - `report/`: tables, SVG charts, the HTML report, `results.json`.
+//! - `report/`: tables, SVG charts, the HTML report, `results.json`; `noise.rs`: the words
+//!   for a ratio within the noise.
 //! - The machine's state around a run: `cpu_speed.rs` (each CPU's speed, before and after),
 //!   `cpu_placement.rs` (where the kernel starts a woken thread), `alloc_count.rs` (the binary's
 //!   counting allocator, for allocations per job or message).
@@ -30,6 +31,7 @@ pub mod cpu_placement;
 pub mod cpu_speed;
 mod ctx;
 pub mod experiments;
+pub mod noise;
 pub mod peers;
 pub mod programs;
 pub mod report;

@@ -14,6 +14,7 @@
 
 use crate::fmt;
 use crate::fmt::{fmt_secs, group_thousands};
+use crate::lab::noise;
 use crate::lab::programs::alloc::{run, Heap, LIVE, WORK};
 use crate::lab::report::{svg::Chart, table::Table};
 use crate::lab::{Ctx, ExpResult, Experiment, Outcome, Variant};
@@ -215,12 +216,12 @@ fn finding(secs: &[Vec<f64>], i1: usize, i2: usize, i5: usize) -> String {
     let locked_vs_cache = |i: usize| secs[0][i] / secs[1][i];
     format!(
         "With one locked allocator, 5 workers took {} for the same allocations ({} vs {}: {}), and 2 workers took {}. The lock made the work take {} with 2 workers and {} with 5, against {} with a single worker, where nobody contends. 5 vs 2 workers: thread caches {}, system allocator {} (the allocator-contention article: 0.06 ms with 2 workers vs 2.41 ms with 5).",
-        fmt::longer(five_vs_two(0), "2 workers"),
+        noise::longer(five_vs_two(0), "2 workers"),
         fmt_secs(secs[0][i5]),
         fmt_secs(secs[0][i2]),
-        fmt::difference(five_vs_two(0)),
-        fmt::longer(secs[0][i2] / secs[0][i1], "1 worker"),
-        fmt::longer(locked_vs_cache(i2), "through thread caches"),
+        noise::difference(five_vs_two(0)),
+        noise::longer(secs[0][i2] / secs[0][i1], "1 worker"),
+        noise::longer(locked_vs_cache(i2), "through thread caches"),
         fmt::fmt_ratio(locked_vs_cache(i5)),
         fmt::fmt_ratio(locked_vs_cache(i1)),
         fmt::fmt_ratio(five_vs_two(1)),

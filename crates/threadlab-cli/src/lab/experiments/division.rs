@@ -10,6 +10,7 @@
 use crate::fmt;
 use crate::fmt::fmt_bytes;
 use crate::fmt::fmt_ns;
+use crate::lab::noise;
 use crate::lab::programs::division::{run_once, Sorted, PACKET};
 use crate::lab::report::{svg::Chart, table::Table};
 use crate::lab::{Ctx, ExpResult, Experiment, Outcome, Variant};
@@ -166,19 +167,19 @@ fn finding(threads: usize, grid: &[(usize, [(f64, f64); 2])]) -> String {
             fmt::fmt_ratio(best.1)
         );
     }
-    if ratios.iter().all(|(_, r)| fmt::same(*r)) {
+    if ratios.iter().all(|(_, r)| noise::same(*r)) {
         return format!(
             "Dividing the sorted array between {threads} workers made no difference on this machine: from {range}, a packet took between {} and {} as long without division as with it (all within {:.0}%).",
             fmt::fmt_ratio(worst.1),
             fmt::fmt_ratio(best.1),
-            fmt::NOISE * 100.0
+            noise::NOISE * 100.0
         );
     }
     format!(
         "With {threads} workers, a {PACKET}-lookup packet searched in the whole array took {} at {} and {} at {} (“Multithreading and the Memory Subsystem”: 1.16× at 16 kB to 1.47× at 64 MB).",
-        fmt::longer(best.1, "one searched in the worker's own part"),
+        noise::longer(best.1, "one searched in the worker's own part"),
         fmt_bytes(best.0 as u64),
-        fmt::longer(worst.1, "with division"),
+        noise::longer(worst.1, "with division"),
         fmt_bytes(worst.0 as u64),
     )
 }

@@ -13,6 +13,7 @@
 
 use crate::fmt;
 use crate::fmt::{fmt_ns, group_thousands};
+use crate::lab::noise;
 use crate::lab::programs::falseshare::{run_once, Bump, Counters, BUMPS};
 use crate::lab::report::{svg::Chart, table::Table};
 use crate::lab::stats::median;
@@ -195,14 +196,14 @@ fn finding(c: &Cell) -> String {
             fmt_ns(c.ns[0]),
             fmt_ns(c.ns[1]),
             c.bump,
-            fmt::difference(r)
+            noise::difference(r)
         );
     }
     let reference = if c.ns[2].is_finite() {
         format!(
             " (all workers on one shared counter: {} ns{})",
             fmt_ns(c.ns[2]),
-            if fmt::same(c.ns[2] / c.ns[1]) {
+            if noise::same(c.ns[2] / c.ns[1]) {
                 ", no dearer than padded either: the cores share the line cheaply here"
             } else {
                 ""
@@ -216,9 +217,9 @@ fn finding(c: &Cell) -> String {
         c.threads,
         c.bump,
         fmt_ns(c.ns[0]),
-        fmt::longer(r, "counters padded to their own lines"),
+        noise::longer(r, "counters padded to their own lines"),
         fmt_ns(c.ns[1]),
-        if fmt::same(r) {
+        if noise::same(r) {
             "no difference on this machine"
         } else if r > 1.0 {
             "false sharing, with no lock in sight"

@@ -12,6 +12,7 @@
 use crate::fmt;
 use crate::fmt::fmt_bytes;
 use crate::fmt::fmt_secs;
+use crate::lab::noise;
 use crate::lab::programs::numa::{
     init, numa_nodes, pin_current_thread, placements, sum, SUM_PASSES,
 };
@@ -167,7 +168,7 @@ fn finding(nodes: usize, threads: usize, placement: &str, sums: &[f64], inits: &
         fmt_secs(inits[2])
     );
     if nodes < 2 {
-        let verdict = if fmt::same(spread) {
+        let verdict = if noise::same(spread) {
             format!(
                 "slowest ÷ fastest {}: no difference on this machine, as expected",
                 fmt::fmt_ratio(spread)
@@ -184,9 +185,9 @@ fn finding(nodes: usize, threads: usize, placement: &str, sums: &[f64], inits: &
     }
     format!(
         "With {threads} workers {placement}, the sum after single-thread initialisation took {}, and after unordered initialisation {} ({sums_text}; {}); {init_text}.",
-        fmt::longer(single, "after static initialisation"),
-        fmt::longer(sums[1] / sums[2], "after static initialisation"),
-        if fmt::same(unordered) && fmt::same(single) {
+        noise::longer(single, "after static initialisation"),
+        noise::longer(sums[1] / sums[2], "after static initialisation"),
+        if noise::same(unordered) && noise::same(single) {
             "no difference on this machine"
         } else {
             "the first-touch placement mattered"

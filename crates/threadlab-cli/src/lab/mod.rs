@@ -41,7 +41,7 @@ pub mod tl;
 mod traces;
 
 pub use ctx::{Ctx, Row, Size};
-pub use rounds::Variant;
+pub use rounds::{Turn, Variant};
 pub use traces::{render_text as render_trace_text, TraceRun};
 
 use crate::lab::report::{svg::Chart, table::Table};

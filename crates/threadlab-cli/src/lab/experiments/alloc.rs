@@ -76,14 +76,9 @@ impl Experiment for Alloc {
                 .zip(&heaps)
                 .map(|(name, heap)| {
                     // The warm-up (slabs, caches, page faults) on a tenth of the operations.
-                    let (pool, mut warm) = (&pool, true);
-                    Variant::measured(*name, move || {
-                        let n = if std::mem::take(&mut warm) {
-                            ops / 10
-                        } else {
-                            ops
-                        };
-                        run(pool, heap, n)
+                    let pool = &pool;
+                    Variant::by_turn(*name, move |turn| {
+                        run(pool, heap, turn.tenth_in_warm_up(ops as u64) as usize)
                     })
                 })
                 .collect();

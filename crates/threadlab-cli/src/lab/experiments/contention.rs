@@ -9,7 +9,7 @@ use crate::baselines::work_sharing::{WorkSharingPool, QUEUE_LOCK};
 use crate::fmt::{fmt_ratio, fmt_secs};
 use crate::lab::programs::image::{check_one_pass, fill, kernel};
 use crate::lab::report::{svg::Chart, table::Table};
-use crate::lab::{Ctx, ExpResult, Experiment, Outcome, Row, Variant};
+use crate::lab::{Ctx, ExpResult, Experiment, Outcome, Row, Turn, Variant};
 use threadlab_doctor::{fmt_ns, Diagnosis};
 
 /// The experiment.
@@ -92,10 +92,10 @@ impl Experiment for Contention {
             let mut variants = Vec::new();
             for (label, tasks) in &splits {
                 for v in VARIANTS {
-                    let (ws, tl, buf, mut checked) = (&ws, &tl, &buf_cell, false);
-                    variants.push(Variant::measured(format!("{v}, {label}"), move || {
+                    let (ws, tl, buf) = (&ws, &tl, &buf_cell);
+                    variants.push(Variant::by_turn(format!("{v}, {label}"), move |turn| {
                         let buf = &mut *buf.borrow_mut();
-                        if !std::mem::replace(&mut checked, true) {
+                        if turn == Turn::WarmUp {
                             fill(buf);
                             pass(v, ws, tl, buf, pitch, *tasks)?;
                             return check_one_pass(buf, v).map(|()| f64::NAN);

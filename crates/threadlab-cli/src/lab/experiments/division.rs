@@ -13,7 +13,7 @@ use crate::fmt::fmt_ns;
 use crate::lab::noise;
 use crate::lab::programs::division::{run_once, Sorted, PACKET};
 use crate::lab::report::{svg::Chart, table::Table};
-use crate::lab::{Ctx, ExpResult, Experiment, Outcome, Variant};
+use crate::lab::{Ctx, ExpResult, Experiment, Outcome, Turn, Variant};
 use std::cell::RefCell;
 
 /// The experiment.
@@ -71,21 +71,20 @@ impl Experiment for Division {
                 let run_means = [RefCell::new(Vec::new()), RefCell::new(Vec::new())];
                 let mut variants: Vec<Variant<'_>> = (0..2)
                     .map(|v| {
-                        let (pool, data, means, mut r) = (&pool, &data, &run_means[v], 0u64);
-                        Variant::try_timed(VARIANTS[v], move || {
-                            let (n, seed) = match r {
-                                0 => (packets / 4 + 1, 7 + v as u64),
-                                _ => (
+                        let (pool, data, means) = (&pool, &data, &run_means[v]);
+                        Variant::timed_by_turn(VARIANTS[v], move |turn| {
+                            let (n, seed) = match turn {
+                                Turn::WarmUp => (packets / 4 + 1, 7 + v as u64),
+                                Turn::Round(r) => (
                                     packets,
-                                    0x2545_F491_4F6C_DD1D ^ ((r - 1) << 8) ^ bytes as u64,
+                                    0x2545_F491_4F6C_DD1D ^ ((r as u64) << 8) ^ bytes as u64,
                                 ),
                             };
                             let times = run_once(pool, data, v == 1, n, seed)?;
-                            if r > 0 {
+                            if turn != Turn::WarmUp {
                                 let mean = times.iter().sum::<u64>() as f64 / times.len() as f64;
                                 means.borrow_mut().push(mean);
                             }
-                            r += 1;
                             Ok(())
                         })
                     })

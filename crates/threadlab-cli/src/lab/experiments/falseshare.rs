@@ -17,7 +17,7 @@ use crate::lab::noise;
 use crate::lab::programs::falseshare::{run_once, Bump, Counters, BUMPS};
 use crate::lab::report::{svg::Chart, table::Table};
 use crate::lab::stats::median;
-use crate::lab::{Ctx, ExpResult, Experiment, Outcome, Variant};
+use crate::lab::{Ctx, ExpResult, Experiment, Outcome, Turn, Variant};
 use std::cell::RefCell;
 
 /// The experiment.
@@ -83,16 +83,11 @@ impl Experiment for FalseShare {
                     .iter()
                     .zip(counters.iter().zip(&overlaps))
                     .map(|(&v, (counters, overlaps))| {
-                        let (pool, mut warm) = (&pool, true);
+                        let pool = &pool;
                         let label = format!("{}, {bump_name}", VARIANTS[v]);
-                        Variant::try_timed(label, move || {
-                            let n = if std::mem::take(&mut warm) {
-                                iters / 10
-                            } else {
-                                iters
-                            };
-                            let o = run_once(pool, counters, bump, n)?;
-                            if n == iters {
+                        Variant::timed_by_turn(label, move |turn| {
+                            let o = run_once(pool, counters, bump, turn.tenth_in_warm_up(iters))?;
+                            if turn != Turn::WarmUp {
                                 overlaps.borrow_mut().push(o);
                             }
                             Ok(())

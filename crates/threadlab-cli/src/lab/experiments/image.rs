@@ -11,7 +11,7 @@ use crate::baselines::{fork_join, thread_per_task, work_sharing::WorkSharingPool
 use crate::fmt::{fmt_ratio, fmt_secs, plural};
 use crate::lab::programs::image::{bandwidth_bound, check_one_pass, fill, kernel, throughput};
 use crate::lab::report::{svg::Chart, table::Table};
-use crate::lab::{Ctx, ExpResult, Experiment, Outcome, Size, Variant};
+use crate::lab::{Ctx, ExpResult, Experiment, Outcome, Size, Turn, Variant};
 use rayon::prelude::*;
 use std::cell::RefCell;
 
@@ -166,10 +166,10 @@ impl Experiment for Image {
             .iter()
             .zip(&runs)
             .map(|(m, pass)| {
-                let (buf, mut checked) = (&buf, false);
-                Variant::measured(format!("{} {}", m.variant, m.config), move || {
+                let buf = &buf;
+                Variant::by_turn(format!("{} {}", m.variant, m.config), move |turn| {
                     let buf = &mut *buf.borrow_mut();
-                    if !std::mem::replace(&mut checked, true) {
+                    if turn == Turn::WarmUp {
                         fill(buf);
                         pass(buf)?;
                         check_one_pass(buf, m.variant)?;

@@ -11,7 +11,7 @@ use crate::lab::alloc_count::{self, Counts};
 use crate::lab::peers::{self, Rayon, Tokio};
 use crate::lab::programs::chain::{self, ThreadPerJob};
 use crate::lab::report::{svg::Chart, table::Table};
-use crate::lab::{Ctx, ExpResult, Experiment, Outcome, Variant};
+use crate::lab::{Ctx, ExpResult, Experiment, Outcome, Turn, Variant};
 use std::cell::RefCell;
 use std::time::Duration;
 
@@ -87,12 +87,15 @@ impl Experiment for Jobs {
                 };
                 let verify = |verify| vec![ThreadPerJob { verify }; queues];
                 let mut variants = vec![
-                    counting(0, {
-                        let mut warm = true;
-                        Box::new(move || {
-                            Ok(chain::run_one_thread(queues, warm_or(&mut warm, per_queue)))
-                        })
-                    }),
+                    counting(
+                        0,
+                        Box::new(move |turn: Turn| {
+                            Ok(chain::run_one_thread(
+                                queues,
+                                turn.tenth_in_warm_up(per_queue),
+                            ))
+                        }),
+                    ),
                     counting(1, chains(&dedicated[..queues], per_queue)),
                     counting(2, chains(&verify(false), thread_per_queue)),
                     counting(3, chains(&verify(true), thread_per_queue)),
@@ -128,7 +131,7 @@ impl Experiment for Jobs {
                         per_queue
                     };
                     let n = per * queues as u64;
-                    let (allocs_per_job, bytes_per_job) = allocs.per(n * (runs as u64 - 1));
+                    let (allocs_per_job, bytes_per_job) = allocs.per(n * runs as u64);
                     per_job_allocs.push((allocs_per_job, bytes_per_job));
                     let per_job = s.median * 1e9 / n as f64;
                     ns.push(per_job);
@@ -259,20 +262,20 @@ impl Experiment for Jobs {
     }
 }
 
-type Run<'a> = Box<dyn FnMut() -> Result<f64, String> + 'a>;
+type Run<'a> = Box<dyn FnMut(Turn) -> Result<f64, String> + 'a>;
 
-/// A variant that also counts what its timed runs allocate into `counted` (runs, counts), the
+/// A variant that also counts what its rounds allocate into `counted` (rounds, counts), the
 /// warm-up left out.
 fn counting<'a>(
     label: String,
     counted: &'a RefCell<(usize, Counts)>,
     mut run: Run<'a>,
 ) -> Variant<'a> {
-    Variant::measured(label, move || {
-        let (secs, c) = alloc_count::measure(&mut run);
-        let mut counted = counted.borrow_mut();
-        counted.0 += 1;
-        if counted.0 > 1 {
+    Variant::by_turn(label, move |turn| {
+        let (secs, c) = alloc_count::measure(|| run(turn));
+        if turn != Turn::WarmUp {
+            let mut counted = counted.borrow_mut();
+            counted.0 += 1;
             counted.1 = Counts {
                 allocs: counted.1.allocs + c.allocs,
                 bytes: counted.1.bytes + c.bytes,
@@ -282,20 +285,10 @@ fn counting<'a>(
     })
 }
 
-/// Timed runs of a chain of `per_queue` jobs on each of `queues`.
-/// The first run, the warm-up, is a tenth as long.
+/// Timed runs of a chain of `per_queue` jobs on each of `queues` (the warm-up a tenth as long).
 fn chains<'a, S: chain::Spawn>(queues: &[S], per_queue: u64) -> Run<'a> {
-    let (queues, mut warm) = (queues.to_vec(), true);
-    Box::new(move || chain::run(&queues, warm_or(&mut warm, per_queue), TIMEOUT))
-}
-
-/// A tenth of `n` (at least 1) the first time, `n` after.
-fn warm_or(warm: &mut bool, n: u64) -> u64 {
-    if std::mem::take(warm) {
-        (n / 10).max(1)
-    } else {
-        n
-    }
+    let queues = queues.to_vec();
+    Box::new(move |turn| chain::run(&queues, turn.tenth_in_warm_up(per_queue), TIMEOUT))
 }
 
 /// `n` dedicated threads, one per queue.

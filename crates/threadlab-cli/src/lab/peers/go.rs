@@ -7,23 +7,27 @@
 //! The lab writes the program (standard library only) to a fresh temporary directory, builds
 //! it with the `go` found on the PATH (`GOTOOLCHAIN=local`, `GOPROXY=off`, `GOFLAGS` empty,
 //! `GOPATH` inside that directory, `GOCACHE` in `threadlab-go-cache` under the temporary
-//! directory so later runs build in a second: no network) and runs it
-//! once: a warm-up of a tenth of the messages, then `rounds` timed runs, each printing its wall
-//! nanoseconds and the process's CPU nanoseconds (getrusage, user + system, all threads).
+//! directory so later runs build in a second: no network) and drives it a line at a time
+//! (`subprocess.rs`): each line `N` it reads is one run of `N` messages, answered with its wall
+//! nanoseconds, the process's CPU nanoseconds (getrusage, user + system, all threads) and Go's
+//! own allocation counts, so its runs go through the lab's rounds like every other variant's.
 
+use super::subprocess::LinePeer;
 use crate::lab::alloc_count::Counts;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::Command;
 
-/// The Go program. Arguments: messages per run, timed runs. Output: one line per timed run,
-/// `wall_ns cpu_ns`.
+/// The Go program: `ready`, then for each line `N` on its input one run of `N` messages,
+/// answered `wall_ns cpu_ns mallocs bytes`; `quit` or the end of its input ends it.
 const PROGRAM: &str = r#"package main
 
 import (
+	"bufio"
 	"fmt"
 	"os"
 	"runtime"
 	"strconv"
+	"strings"
 	"syscall"
 	"time"
 )
@@ -70,21 +74,25 @@ func run(n uint64) (int64, int64, uint64, uint64) {
 }
 
 func main() {
-	n, err1 := strconv.ParseUint(os.Args[1], 10, 64)
-	rounds, err2 := strconv.Atoi(os.Args[2])
-	if err1 != nil || err2 != nil {
-		fmt.Fprintln(os.Stderr, "usage: peer MESSAGES ROUNDS")
-		os.Exit(2)
-	}
-	run(n/10 + 1)
-	for r := 0; r < rounds; r++ {
+	fmt.Println("ready")
+	in := bufio.NewScanner(os.Stdin)
+	for in.Scan() {
+		line := strings.TrimSpace(in.Text())
+		if line == "quit" {
+			return
+		}
+		n, err := strconv.ParseUint(line, 10, 64)
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "not a number of messages: %q\n", line)
+			os.Exit(2)
+		}
 		wall, cpu, mallocs, bytes := run(n)
 		fmt.Printf("%d %d %d %d\n", wall, cpu, mallocs, bytes)
 	}
 }
 "#;
 
-/// One timed run of the Go peer: wall and CPU seconds.
+/// One run of the Go peer: wall and CPU seconds, and Go's own allocation counts.
 pub type GoRun = (f64, f64, Counts);
 
 /// A temporary directory removed on drop.
@@ -116,75 +124,65 @@ fn go_command(dir: &Path) -> Command {
     cmd
 }
 
-/// Builds and runs the Go peer: `Ok(None)` when `go` is not on the PATH, else `rounds` timed
-/// runs of `n` messages.
-pub fn run(n: u64, rounds: usize) -> Result<Option<Vec<GoRun>>, String> {
-    if !go_available() {
-        return Ok(None);
-    }
-    let dir = TempDir(std::env::temp_dir().join(format!(
-        "threadlab-go-peer-{}-{}",
-        std::process::id(),
-        std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map_or(0, |d| d.as_nanos())
-    )));
-    std::fs::create_dir_all(&dir.0).map_err(|e| format!("go peer: cannot create a dir: {e}"))?;
-    std::fs::write(dir.0.join("go.mod"), "module rendezvous\n\ngo 1.21\n")
-        .and_then(|()| std::fs::write(dir.0.join("main.go"), PROGRAM))
-        .map_err(|e| format!("go peer: cannot write the program: {e}"))?;
-    run_to_end(
-        go_command(&dir.0).args(["build", "-o", "peer", "."]),
-        "go build",
-    )?;
-    let out = run_to_end(
-        Command::new(dir.0.join("peer"))
-            .env("GOMAXPROCS", "2")
-            .args([n.to_string(), rounds.to_string()]),
-        "the built peer",
-    )?;
-    parse(&String::from_utf8_lossy(&out.stdout), rounds).map(Some)
+/// The Go peer, built and running (see the module doc).
+pub struct GoPeer {
+    // Declared first, dropped first: the program ends before its directory goes.
+    peer: LinePeer,
+    _dir: TempDir,
 }
 
-/// Runs `cmd` (`what` names it in the errors) to its end; its output if it succeeded, else what
-/// it wrote on stderr.
-fn run_to_end(cmd: &mut Command, what: &str) -> Result<Output, String> {
-    let out = cmd
-        .output()
-        .map_err(|e| format!("go peer: cannot run {what}: {e}"))?;
-    if !out.status.success() {
-        return Err(format!(
-            "go peer: {what} failed: {}",
-            String::from_utf8_lossy(&out.stderr).trim()
-        ));
+impl GoPeer {
+    /// Builds and starts the Go peer: `Ok(None)` when `go` is not on the PATH.
+    pub fn start() -> Result<Option<GoPeer>, String> {
+        if !go_available() {
+            return Ok(None);
+        }
+        let dir = TempDir(std::env::temp_dir().join(format!(
+            "threadlab-go-peer-{}-{}",
+            std::process::id(),
+            std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map_or(0, |d| d.as_nanos())
+        )));
+        std::fs::create_dir_all(&dir.0)
+            .map_err(|e| format!("go peer: cannot create a dir: {e}"))?;
+        std::fs::write(dir.0.join("go.mod"), "module rendezvous\n\ngo 1.21\n")
+            .and_then(|()| std::fs::write(dir.0.join("main.go"), PROGRAM))
+            .map_err(|e| format!("go peer: cannot write the program: {e}"))?;
+        let built = go_command(&dir.0)
+            .args(["build", "-o", "peer", "."])
+            .output()
+            .map_err(|e| format!("go peer: cannot run go build: {e}"))?;
+        if !built.status.success() {
+            return Err(format!(
+                "go peer: go build failed: {}",
+                String::from_utf8_lossy(&built.stderr).trim()
+            ));
+        }
+        let mut cmd = Command::new(dir.0.join("peer"));
+        cmd.env("GOMAXPROCS", "2");
+        let peer = LinePeer::start(&mut cmd, "the Go peer")?;
+        Ok(Some(GoPeer { peer, _dir: dir }))
     }
-    Ok(out)
+
+    /// One run of `n` messages.
+    pub fn run(&mut self, n: u64) -> Result<GoRun, String> {
+        parse(&self.peer.ask(&n.to_string())?)
+    }
 }
 
-/// Parses the peer's `wall_ns cpu_ns mallocs bytes` lines into seconds and Go's own allocation
+/// Parses the peer's `wall_ns cpu_ns mallocs bytes` answer into seconds and Go's own allocation
 /// counts (`runtime.MemStats`: `Mallocs`, `TotalAlloc`).
-fn parse(text: &str, rounds: usize) -> Result<Vec<GoRun>, String> {
-    let runs: Vec<GoRun> = text
-        .lines()
-        .map(|line| {
-            let mut it = line.split_whitespace().map(str::parse::<u64>);
-            match (it.next(), it.next(), it.next(), it.next()) {
-                (Some(Ok(wall)), Some(Ok(cpu)), Some(Ok(allocs)), Some(Ok(bytes))) => Ok((
-                    wall as f64 / 1e9,
-                    cpu as f64 / 1e9,
-                    Counts { allocs, bytes },
-                )),
-                _ => Err(format!("go peer: unexpected output line {line:?}")),
-            }
-        })
-        .collect::<Result<_, _>>()?;
-    if runs.len() != rounds {
-        return Err(format!(
-            "go peer: {} runs reported, {rounds} expected",
-            runs.len()
-        ));
+fn parse(line: &str) -> Result<GoRun, String> {
+    let mut it = line.split_whitespace().map(str::parse::<u64>);
+    match (it.next(), it.next(), it.next(), it.next(), it.next()) {
+        (Some(Ok(wall)), Some(Ok(cpu)), Some(Ok(allocs)), Some(Ok(bytes)), None) => Ok((
+            wall as f64 / 1e9,
+            cpu as f64 / 1e9,
+            Counts { allocs, bytes },
+        )),
+        _ => Err(format!("go peer: unexpected answer {line:?}")),
     }
-    Ok(runs)
 }
 
 #[cfg(test)]
@@ -192,34 +190,33 @@ mod tests {
     use super::*;
 
     #[test]
-    fn the_output_is_parsed_and_checked() {
+    fn an_answer_is_parsed_and_checked() {
         assert_eq!(
-            parse("1000 2000 3 48\n3000 4000 0 0\n", 2).unwrap(),
-            vec![
-                (
-                    1e-6,
-                    2e-6,
-                    Counts {
-                        allocs: 3,
-                        bytes: 48
-                    }
-                ),
-                (3e-6, 4e-6, Counts::default())
-            ]
+            parse("1000 2000 3 48").unwrap(),
+            (
+                1e-6,
+                2e-6,
+                Counts {
+                    allocs: 3,
+                    bytes: 48
+                }
+            )
         );
-        assert!(parse("1000 2000 1 1\n", 2).is_err());
-        assert!(parse("1000 2000\n", 1).is_err());
-        assert!(parse("x y\n", 1).is_err());
+        assert!(parse("1000 2000").is_err());
+        assert!(parse("1000 2000 1 1 5").is_err());
+        assert!(parse("x y 1 1").is_err());
     }
 
     #[test]
     fn the_peer_runs_when_go_is_there() {
-        // Without go the answer is None; with it, the program builds and reports each run.
-        match run(1_000, 2).unwrap() {
+        // Without go the answer is None; with it, the program builds and answers each run.
+        match GoPeer::start().unwrap() {
             None => assert!(!go_available()),
-            Some(runs) => {
-                assert_eq!(runs.len(), 2);
-                assert!(runs.iter().all(|&(w, c, _)| w > 0.0 && c >= 0.0));
+            Some(mut go) => {
+                for n in [1_000, 10] {
+                    let (wall, cpu, _) = go.run(n).unwrap();
+                    assert!(wall > 0.0 && cpu >= 0.0);
+                }
             }
         }
     }

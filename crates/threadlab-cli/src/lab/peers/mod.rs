@@ -7,6 +7,7 @@
 
 pub mod go;
 pub mod rayon_on_threadlab;
+pub mod subprocess;
 
 use crate::lab::programs::chain::{Job, Spawn};
 use crate::lab::programs::par_by_join_and_scope;

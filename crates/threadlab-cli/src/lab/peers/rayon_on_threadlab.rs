@@ -4,17 +4,17 @@
 //! one build holds one rayon-core, so it cannot be linked into the lab beside Rayon itself. The
 //! lab builds `compat/iter-bench` once per run (`cargo build`, with the lab's own profile —
 //! release for figures, debug for the CLI's tests — in the lab's own target directory, so the
-//! library's build is shared) and drives it as a subprocess: the bench builds
-//! the same inputs as the lab (`programs/iter_kernels.rs`, the same seed), says `ready`, then for each
-//! line `K` it reads runs kernel `K` once inside its pool and answers `CHECK SECONDS`. So its
-//! runs take turns with the lab's own variants, as the others do, and every result is checked
-//! against the sequential one.
+//! library's build is shared) and drives it as a subprocess (`subprocess.rs`): the bench builds
+//! the same inputs as the lab (`programs/iter_kernels.rs`, the same seed), says `ready`, then
+//! for each line `K` it reads runs kernel `K` once inside its pool and answers `CHECK SECONDS`.
+//! So its runs take turns with the lab's own variants, as the others do, and every result is
+//! checked against the sequential one.
 
-use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
-use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
+use std::process::{Command, Stdio};
 use std::sync::OnceLock;
 
+use super::subprocess::LinePeer;
 use crate::lab::programs::iter_kernels::Check;
 use crate::lab::Ctx;
 
@@ -77,43 +77,21 @@ fn build() -> Result<PathBuf, String> {
 }
 
 /// A running bench with its pool of `threads`.
-pub struct Bench {
-    child: Child,
-    to: ChildStdin,
-    from: BufReader<ChildStdout>,
-}
+pub struct Bench(LinePeer);
 
 impl Bench {
     /// Starts `bin` with a pool of `threads` and the inputs of `sizes` (squares, elements,
     /// sorted elements, bodies); returns once it has built them.
     pub fn start(bin: &Path, threads: usize, sizes: [u64; 4]) -> Result<Bench, String> {
-        let mut child = Command::new(bin)
-            .arg(threads.to_string())
-            .args(sizes.iter().map(u64::to_string))
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .spawn()
-            .map_err(|e| format!("cannot start {}: {e}", bin.display()))?;
-        let (Some(to), Some(from)) = (child.stdin.take(), child.stdout.take()) else {
-            return Err(format!("{}: no pipes to it", bin.display()));
-        };
-        let mut bench = Bench {
-            child,
-            to,
-            from: BufReader::new(from),
-        };
-        match bench.line()?.as_str() {
-            "ready" => Ok(bench),
-            other => Err(format!("{BENCH} said {other:?} instead of ready")),
-        }
+        let mut cmd = Command::new(bin);
+        cmd.arg(threads.to_string())
+            .args(sizes.iter().map(u64::to_string));
+        LinePeer::start(&mut cmd, BENCH).map(Bench)
     }
 
     /// Runs kernel `k` once in the bench: its result and its time in seconds.
     pub fn run(&mut self, k: usize) -> Result<(Check, f64), String> {
-        writeln!(self.to, "{k}")
-            .and_then(|_| self.to.flush())
-            .map_err(|e| format!("{BENCH}: cannot send kernel {k}: {e}"))?;
-        let answer = self.line()?;
+        let answer = self.0.ask(&k.to_string())?;
         let mut parts = answer.split_whitespace();
         match (
             parts.next().and_then(|c| c.parse().ok()),
@@ -122,28 +100,5 @@ impl Bench {
             (Some(check), Some(secs)) => Ok((check, secs)),
             _ => Err(format!("{BENCH}: kernel {k} answered {answer:?}")),
         }
-    }
-
-    fn line(&mut self) -> Result<String, String> {
-        let mut line = String::new();
-        match self.from.read_line(&mut line) {
-            Ok(0) => Err(format!(
-                "{BENCH} ended early ({})",
-                self.child
-                    .wait()
-                    .map_or_else(|e| e.to_string(), |s| s.to_string())
-            )),
-            Ok(_) => Ok(line.trim().to_string()),
-            Err(e) => Err(format!("{BENCH}: cannot read its answer: {e}")),
-        }
-    }
-}
-
-impl Drop for Bench {
-    /// Closing its input ends the bench; it is waited for, so no process outlives the lab.
-    fn drop(&mut self) {
-        let _ = writeln!(self.to, "quit");
-        let _ = self.to.flush();
-        let _ = self.child.wait();
     }
 }

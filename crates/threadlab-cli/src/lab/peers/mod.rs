@@ -5,6 +5,7 @@
 //! The kernels that run on every runtime alike (fib and tree with a join, skynet, sorts) are
 //! written once over `programs::Par`.
 
+pub mod each;
 pub mod go;
 pub mod rayon_on_threadlab;
 pub mod subprocess;

@@ -2,7 +2,7 @@
 //! work, and a recursive matrix multiply. Each is generic over [`Par`], so the serial version
 //! makes the same calls as the parallel ones (see the module doc of `super`).
 
-use super::Par;
+use super::{JoinKernel, Par};
 use std::hint::black_box;
 
 /// fib(n) with a join at every call: the classic fork-join microbenchmark, from Cilk-5 (Frigo,
@@ -265,4 +265,65 @@ fn leaf(c: &mut [f64], a: &[f64], b: &[f64]) {
             row.iter_mut().zip(bk).for_each(|(c, b)| *c += aik * b);
         }
     }
+}
+
+/// [`fib`] of `n`, as a [`JoinKernel`].
+pub struct Fib(pub u64);
+
+impl JoinKernel for Fib {
+    type Scratch = ();
+    fn scratch(&self) {}
+    fn run<P: Par>(&self, x: &mut P::Ctx<'_>, _: &mut ()) -> u64 {
+        fib::<P>(x, black_box(self.0))
+    }
+}
+
+/// [`tree_sum`] of a tree (with `true`: [`tree_sum_right_first`]), as a [`JoinKernel`].
+pub struct TreeSum<'t>(pub &'t Tree, pub bool);
+
+impl JoinKernel for TreeSum<'_> {
+    type Scratch = ();
+    fn scratch(&self) {}
+    fn run<P: Par>(&self, x: &mut P::Ctx<'_>, _: &mut ()) -> u64 {
+        match self.1 {
+            false => tree_sum::<P>(x, &self.0.root),
+            true => tree_sum_right_first::<P>(x, &self.0.root),
+        }
+    }
+}
+
+/// [`triangular`] over `0..n`, as a [`JoinKernel`].
+pub struct Triangular(pub u64);
+
+impl JoinKernel for Triangular {
+    type Scratch = ();
+    fn scratch(&self) {}
+    fn run<P: Par>(&self, x: &mut P::Ctx<'_>, _: &mut ()) -> u64 {
+        triangular::<P>(x, 0, self.0)
+    }
+}
+
+/// [`matmul`] of `a · b` into a zeroed matrix of side `n`, as a [`JoinKernel`].
+pub struct Multiply<'i>(pub &'i Matrix, pub &'i Matrix, pub usize);
+
+impl JoinKernel for Multiply<'_> {
+    type Scratch = Matrix;
+    fn scratch(&self) -> Matrix {
+        Matrix::zero(self.2)
+    }
+    fn refill(&self, c: &mut Matrix) {
+        c.data.iter_mut().for_each(|v| *v = 0.0);
+    }
+    fn run<P: Par>(&self, x: &mut P::Ctx<'_>, c: &mut Matrix) -> u64 {
+        matmul::<P>(x, &mut c.data, &self.0.data, &self.1.data, self.2);
+        0
+    }
+    fn check(&self, _: u64, c: &Matrix) -> u64 {
+        matrix_checksum(&c.data)
+    }
+}
+
+/// A sum of a matrix's elements (small integers, exact in f64).
+fn matrix_checksum(c: &[f64]) -> u64 {
+    c.iter().fold(0u64, |s, &x| s.wrapping_add(x as u64))
 }

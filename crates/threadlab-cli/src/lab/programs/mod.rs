@@ -48,6 +48,29 @@ pub trait ParScope {
     fn spawn_each<F: Fn(usize) + Sync>(n: usize, f: F);
 }
 
+/// A program written once over [`Par`] (a join at every fork), as the experiments run it under
+/// each join runtime (`peers/each.rs`): on a scratch of each variant's own, with a checksum.
+pub trait JoinKernel: Sync {
+    /// What one variant's runs work on (a sort's copy of its input, the multiply's output).
+    type Scratch: Send;
+    /// A variant's scratch.
+    fn scratch(&self) -> Self::Scratch;
+    /// Readies the scratch before a run, untimed.
+    fn refill(&self, _: &mut Self::Scratch) {}
+    /// One run under the runtime `P`.
+    fn run<P: Par>(&self, x: &mut P::Ctx<'_>, s: &mut Self::Scratch) -> u64;
+    /// A run's checksum: its result, unless what it left in the scratch says more.
+    fn check(&self, result: u64, _: &Self::Scratch) -> u64 {
+        result
+    }
+}
+
+/// A program written once over [`ParScope`] (a scope at every node).
+pub trait ScopeKernel: Sync {
+    /// One run under the runtime `S`.
+    fn run<S: ParScope>(&self) -> u64;
+}
+
 /// Serial code: both halves in order on the calling thread (see the module doc on `black_box`).
 pub struct Serial;
 /// `threadlab::join` and `threadlab::scope` (call inside the pool's `install`).

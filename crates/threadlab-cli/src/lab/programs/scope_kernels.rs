@@ -2,7 +2,7 @@
 //! [`ParScope`]: skynet and the n-queens search. Each child writes its result into its own slot
 //! of the parent's array; the scope's end makes the writes visible to the parent.
 
-use super::ParScope;
+use super::{ParScope, ScopeKernel};
 use std::sync::atomic::{AtomicU64, Ordering};
 
 /// Children per skynet call.
@@ -64,4 +64,22 @@ fn safe(board: &[u8; MAX_N], row: usize) -> bool {
         let d = (row - i) as isize;
         p != q && p - d != q && p + d != q
     })
+}
+
+/// [`skynet`] over this many leaves, as a [`ScopeKernel`].
+pub struct Skynet(pub u64);
+
+impl ScopeKernel for Skynet {
+    fn run<S: ParScope>(&self) -> u64 {
+        skynet::<S>(0, self.0)
+    }
+}
+
+/// The [`nqueens`] search, as a [`ScopeKernel`].
+pub struct Queens(pub usize);
+
+impl ScopeKernel for Queens {
+    fn run<S: ParScope>(&self) -> u64 {
+        nqueens::<S>(self.0)
+    }
 }

@@ -2,7 +2,7 @@
 //! [`CUTOFF`] elements both sort serially with the standard library's `sort_unstable`, for every
 //! runtime alike.
 
-use super::Par;
+use super::{JoinKernel, Par};
 
 /// Slices this short are sorted serially.
 pub const CUTOFF: usize = 1 << 10;
@@ -81,4 +81,41 @@ fn partition(v: &mut [u32]) -> usize {
     }
     v.swap(store, last);
     store
+}
+
+/// [`merge_sort`] (`true`) or [`quick_sort`] of a fresh copy of the input, as a [`JoinKernel`].
+pub struct Sort<'i>(pub &'i [u32], pub bool);
+
+impl JoinKernel for Sort<'_> {
+    /// The slice sorted in place, and merge sort's buffer.
+    type Scratch = (Vec<u32>, Vec<u32>);
+    fn scratch(&self) -> Self::Scratch {
+        (self.0.to_vec(), vec![0; self.0.len()])
+    }
+    fn refill(&self, (v, _): &mut Self::Scratch) {
+        v.copy_from_slice(self.0);
+    }
+    fn run<P: Par>(&self, x: &mut P::Ctx<'_>, (v, buf): &mut Self::Scratch) -> u64 {
+        match self.1 {
+            true => merge_sort::<P>(x, v, buf),
+            false => quick_sort::<P>(x, v),
+        }
+        0
+    }
+    fn check(&self, _: u64, (v, _): &Self::Scratch) -> u64 {
+        sorted_checksum(v)
+    }
+}
+
+/// A sum of a sorted slice's elements weighted by position: differs from the unsorted one's.
+pub fn sorted_checksum(v: &[u32]) -> u64 {
+    let sorted = v.windows(2).all(|w| w[0] <= w[1]);
+    let sum = v.iter().enumerate().fold(0u64, |s, (i, &x)| {
+        s.wrapping_add((x as u64).wrapping_mul(i as u64 + 1))
+    });
+    if sorted {
+        sum
+    } else {
+        0
+    }
 }

@@ -1,215 +1,23 @@
-//! How each runtime runs each of the `workloads` experiment's programs: a kernel written once
-//! over [`Par`] ([`JoinKernel`]) runs under serial code, threadlab, Rayon and chili, one over
-//! [`ParScope`] ([`ScopeKernel`]) under the three with a scope, each variant on a scratch of
-//! its own (a sort's copy of the input, refilled untimed before each run); Tokio runs skynet as
-//! spawned futures. [`Kernels::workloads`] lists them in table order with the checksum each run
-//! must give.
+//! The `workloads` experiment's programs on their inputs: [`Kernels::workloads`] lists them in
+//! table order, each with the checksum every run must give and its runs on each runtime
+//! (`peers/each.rs`; Tokio runs skynet as spawned futures, with `--full` only).
 
-use crate::lab::peers::{Rayon, Runtimes};
-use crate::lab::programs::join_kernels::{
-    fib, matmul, tree_sum, tree_sum_right_first, triangular, Matrix, Tree,
-};
-use crate::lab::programs::scope_kernels::{nqueens, skynet};
-use crate::lab::programs::sorts::{merge_sort, quick_sort};
-use crate::lab::programs::{xorshift, Chili, Par, ParScope, Serial, Threadlab};
+use crate::lab::peers::each::{join_runs, scope_runs, serial, timed, Run, TOKIO};
+use crate::lab::peers::Runtimes;
+use crate::lab::programs::join_kernels::{Fib, Matrix, Multiply, Tree, TreeSum, Triangular};
+use crate::lab::programs::scope_kernels::{Queens, Skynet};
+use crate::lab::programs::sorts::{sorted_checksum, Sort};
+use crate::lab::programs::{xorshift, ScopeKernel, Serial};
 use crate::lab::Size;
 use std::future::Future;
 use std::pin::Pin;
-use std::time::Instant;
-
-/// The variants, in table order; a workload's runs are indexed by them.
-pub const VARIANTS: [&str; 5] = ["serial", "threadlab", "rayon", "chili", "tokio"];
-pub const SERIAL: usize = 0;
-pub const THREADLAB: usize = 1;
-pub const RAYON: usize = 2;
-pub const CHILI: usize = 3;
-pub const TOKIO: usize = 4;
-
-/// One timed run of a variant: its checksum and the seconds of one run of the workload (the
-/// input preparation, e.g. a sort's fresh copy, excluded).
-pub type Run<'a> = Box<dyn FnMut() -> (u64, f64) + 'a>;
 
 /// A workload: its name, the checksum every variant must return, and the variants it has
-/// (by index into [`VARIANTS`]).
+/// (by index into [`RUNTIMES`](crate::lab::peers::each::RUNTIMES)).
 pub struct Workload<'a> {
     pub name: String,
     pub expect: u64,
     pub runs: [Option<Run<'a>>; 5],
-}
-
-/// A workload written once over [`Par`] (a join at every fork), run under each join runtime
-/// on a scratch of each variant's own.
-trait JoinKernel: Sync {
-    /// What one variant's runs work on (a sort's copy of its input, the multiply's output).
-    type Scratch: Send;
-    /// A variant's scratch.
-    fn scratch(&self) -> Self::Scratch;
-    /// Readies the scratch before a run, untimed.
-    fn refill(&self, _: &mut Self::Scratch) {}
-    /// One run under the runtime `P`.
-    fn run<P: Par>(&self, x: &mut P::Ctx<'_>, s: &mut Self::Scratch) -> u64;
-    /// A run's checksum: its result, unless what it left in the scratch says more.
-    fn check(&self, result: u64, _: &Self::Scratch) -> u64 {
-        result
-    }
-}
-
-/// A workload written once over [`ParScope`] (a scope at every node).
-trait ScopeKernel: Sync {
-    /// One run under the runtime `S`.
-    fn run<S: ParScope>(&self) -> u64;
-}
-
-/// fib(n) with a join at every call.
-struct Fib(u64);
-/// The boxed tree's sum, left subtree first (or right first).
-struct TreeSum<'t>(&'t Tree, bool);
-/// The loop over triangular work.
-struct Triangular(u64);
-/// Merge sort (`true`) or quick sort of a fresh copy of the input.
-struct Sort<'i>(&'i [u32], bool);
-/// `c = a · b` into a zeroed matrix of side `n`.
-struct Multiply<'i>(&'i Matrix, &'i Matrix, usize);
-/// skynet over this many leaves.
-struct Skynet(u64);
-/// The n-queens search.
-struct Queens(usize);
-
-impl JoinKernel for Fib {
-    type Scratch = ();
-    fn scratch(&self) {}
-    fn run<P: Par>(&self, x: &mut P::Ctx<'_>, _: &mut ()) -> u64 {
-        fib::<P>(x, self.0)
-    }
-}
-
-impl JoinKernel for TreeSum<'_> {
-    type Scratch = ();
-    fn scratch(&self) {}
-    fn run<P: Par>(&self, x: &mut P::Ctx<'_>, _: &mut ()) -> u64 {
-        match self.1 {
-            false => tree_sum::<P>(x, &self.0.root),
-            true => tree_sum_right_first::<P>(x, &self.0.root),
-        }
-    }
-}
-
-impl JoinKernel for Triangular {
-    type Scratch = ();
-    fn scratch(&self) {}
-    fn run<P: Par>(&self, x: &mut P::Ctx<'_>, _: &mut ()) -> u64 {
-        triangular::<P>(x, 0, self.0)
-    }
-}
-
-impl JoinKernel for Sort<'_> {
-    /// The slice sorted in place, and merge sort's buffer.
-    type Scratch = (Vec<u32>, Vec<u32>);
-    fn scratch(&self) -> Self::Scratch {
-        (self.0.to_vec(), vec![0; self.0.len()])
-    }
-    fn refill(&self, (v, _): &mut Self::Scratch) {
-        v.copy_from_slice(self.0);
-    }
-    fn run<P: Par>(&self, x: &mut P::Ctx<'_>, (v, buf): &mut Self::Scratch) -> u64 {
-        match self.1 {
-            true => merge_sort::<P>(x, v, buf),
-            false => quick_sort::<P>(x, v),
-        }
-        0
-    }
-    fn check(&self, _: u64, (v, _): &Self::Scratch) -> u64 {
-        sorted_checksum(v)
-    }
-}
-
-impl JoinKernel for Multiply<'_> {
-    type Scratch = Matrix;
-    fn scratch(&self) -> Matrix {
-        Matrix::zero(self.2)
-    }
-    fn refill(&self, c: &mut Matrix) {
-        c.data.iter_mut().for_each(|v| *v = 0.0);
-    }
-    fn run<P: Par>(&self, x: &mut P::Ctx<'_>, c: &mut Matrix) -> u64 {
-        matmul::<P>(x, &mut c.data, &self.0.data, &self.1.data, self.2);
-        0
-    }
-    fn check(&self, _: u64, c: &Matrix) -> u64 {
-        matrix_checksum(&c.data)
-    }
-}
-
-impl ScopeKernel for Skynet {
-    fn run<S: ParScope>(&self) -> u64 {
-        skynet::<S>(0, self.0)
-    }
-}
-
-impl ScopeKernel for Queens {
-    fn run<S: ParScope>(&self) -> u64 {
-        nqueens::<S>(self.0)
-    }
-}
-
-/// A variant's runs of `k`: `call` runs it once under the variant's runtime; a sample is the
-/// mean of `reps` back-to-back runs (for a kernel too short to time once: only kernels whose
-/// runs leave the scratch as they found it), the refill before them untimed.
-fn runs_of<'a, K: JoinKernel>(
-    k: &'a K,
-    reps: usize,
-    mut call: impl FnMut(&K, &mut K::Scratch) -> u64 + 'a,
-) -> Run<'a> {
-    let mut scratch = k.scratch();
-    Box::new(move || {
-        k.refill(&mut scratch);
-        let start = Instant::now();
-        let mut out = 0;
-        for _ in 0..reps {
-            out = call(k, &mut scratch);
-        }
-        let secs = start.elapsed().as_secs_f64() / reps as f64;
-        (k.check(out, &scratch), secs)
-    })
-}
-
-/// `k` on the four join runtimes (serial code, threadlab, Rayon, chili).
-fn join_runs<'a, K: JoinKernel>(k: &'a K, rt: &'a Runtimes, reps: usize) -> [Option<Run<'a>>; 5] {
-    let (tl, ry, ch) = (&*rt.tl, &*rt.ry, &rt.ch);
-    [
-        Some(runs_of(k, reps, |k, s| k.run::<Serial>(&mut (), s))),
-        Some(runs_of(k, reps, move |k, s| {
-            tl.install(|| k.run::<Threadlab>(&mut (), s))
-        })),
-        Some(runs_of(k, reps, move |k, s| {
-            ry.install(|| k.run::<Rayon>(&mut (), s))
-        })),
-        Some(runs_of(k, reps, move |k, s| {
-            k.run::<Chili>(&mut ch.scope(), s)
-        })),
-        None,
-    ]
-}
-
-/// `k` on the three runtimes with a scope (chili has none).
-fn scope_runs<'a, K: ScopeKernel>(k: &'a K, rt: &'a Runtimes) -> [Option<Run<'a>>; 5] {
-    let (tl, ry) = (&*rt.tl, &*rt.ry);
-    [
-        Some(Box::new(move || timed(|| k.run::<Serial>()))),
-        Some(Box::new(move || {
-            timed(|| tl.install(|| k.run::<Threadlab>()))
-        })),
-        Some(Box::new(move || timed(|| ry.install(|| k.run::<Rayon>())))),
-        None,
-        None,
-    ]
-}
-
-/// The result and the seconds of one call of `f`.
-fn timed(f: impl FnOnce() -> u64) -> (u64, f64) {
-    let start = Instant::now();
-    let out = f();
-    (out, start.elapsed().as_secs_f64())
 }
 
 /// skynet with Tokio's tasks (the original benchmark's async form): a spawned task per child.
@@ -228,23 +36,6 @@ fn skynet_tokio(num: u64, size: u64) -> Pin<Box<dyn Future<Output = u64> + Send>
         }
         sum
     })
-}
-
-/// A sum of a sorted slice's elements weighted by position: differs from the unsorted one's.
-fn sorted_checksum(v: &[u32]) -> u64 {
-    let sorted = v.windows(2).all(|w| w[0] <= w[1]);
-    let sum = v.iter().enumerate().fold(0u64, |s, (i, &x)| {
-        s.wrapping_add((x as u64).wrapping_mul(i as u64 + 1))
-    });
-    if sorted {
-        sum
-    } else {
-        0
-    }
-}
-
-fn matrix_checksum(c: &[f64]) -> u64 {
-    c.iter().fold(0u64, |s, &x| s.wrapping_add(x as u64))
 }
 
 /// The inputs of every size, built once for every pool size.
@@ -384,12 +175,4 @@ impl<'i> Kernels<'i> {
             ),
         ]
     }
-}
-
-/// `k`'s checksum from one serial run.
-fn serial<K: JoinKernel>(k: &K) -> u64 {
-    let mut s = k.scratch();
-    k.refill(&mut s);
-    let result = k.run::<Serial>(&mut (), &mut s);
-    k.check(result, &s)
 }

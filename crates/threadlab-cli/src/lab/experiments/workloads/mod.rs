@@ -16,11 +16,14 @@
 mod kernels;
 
 use crate::fmt::fmt_secs;
+use crate::lab::peers::each::{
+    checked, CHILI, RAYON, RUNTIMES as VARIANTS, SERIAL, THREADLAB, TOKIO,
+};
 use crate::lab::peers::Runtimes;
 use crate::lab::report::{svg::Chart, table::Table};
 use crate::lab::stats::geomean;
-use crate::lab::{Ctx, ExpResult, Experiment, Outcome, Row, Variant};
-use kernels::{Inputs, Kernels, Workload, CHILI, RAYON, SERIAL, THREADLAB, TOKIO, VARIANTS};
+use crate::lab::{Ctx, ExpResult, Experiment, Outcome, Row};
+use kernels::{Inputs, Kernels, Workload};
 
 /// The experiment.
 pub struct Workloads;
@@ -93,21 +96,10 @@ fn time(ctx: &Ctx, threads: usize, workloads: Vec<Workload<'_>>) -> Result<Vec<[
     let mut variants = Vec::new();
     for (w, Workload { name, expect, runs }) in workloads.into_iter().enumerate() {
         for (v, run) in runs.into_iter().enumerate() {
-            let (Some(mut run), name) = (run, name.clone()) else {
-                continue;
-            };
-            let label = format!("{name}, {}", VARIANTS[v]);
-            variants.push(Variant::measured(label, move || {
-                let (got, secs) = run();
-                if got != expect {
-                    return Err(format!(
-                        "workloads: {name} with {} computed {got}, expected {expect}",
-                        VARIANTS[v]
-                    ));
-                }
-                Ok(secs)
-            }));
-            at.push((w, v));
+            if let Some(run) = run {
+                variants.push(checked(format!("{name}, {}", VARIANTS[v]), expect, run));
+                at.push((w, v));
+            }
         }
     }
     let what = format!("{threads} threads");

@@ -20,6 +20,7 @@ pub mod implicit_tree;
 pub mod iter_kernels;
 pub mod join_kernels;
 pub mod numa;
+pub mod pipeline;
 pub mod rendezvous;
 pub mod scope_kernels;
 pub mod sorts;

@@ -578,23 +578,16 @@ fn detached(
 /// The handles' outputs, awaited one of three ways (`how`): joined from this thread, with
 /// `block_on` on the pool, or with `block_on` inside a worker.
 fn await_all(how: u64, pool: &Pool, handles: Vec<threadlab::JoinHandle<u64>>) -> Vec<u64> {
+    async fn each(handles: Vec<threadlab::JoinHandle<u64>>) -> Vec<u64> {
+        let mut out = Vec::new();
+        for h in handles {
+            out.push(h.await);
+        }
+        out
+    }
     match how {
         0 => handles.into_iter().map(|h| h.join()).collect(),
-        1 => pool.block_on(async move {
-            let mut out = Vec::new();
-            for h in handles {
-                out.push(h.await);
-            }
-            out
-        }),
-        _ => pool.install(|| {
-            threadlab::block_on(async move {
-                let mut out = Vec::new();
-                for h in handles {
-                    out.push(h.await);
-                }
-                out
-            })
-        }),
+        1 => pool.block_on(each(handles)),
+        _ => pool.install(|| threadlab::block_on(each(handles))),
     }
 }

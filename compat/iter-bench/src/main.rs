@@ -1,6 +1,6 @@
 //! `threadlab-rayon-iter THREADS SQUARES N SORT_N BODIES`: the `iter` experiment's kernels with
 //! Rayon's iterators, built with the rayon-core package patched in, so they run on threadlab's
-//! workers. The lab drives it (`crates/threadlab-cli/src/experiments/iter_rayon_on_threadlab.rs`):
+//! workers. The lab drives it (`crates/threadlab-cli/src/lab/peers/rayon_on_threadlab.rs`):
 //! it builds the inputs, prints `ready`, then answers each line `K` on its input by running
 //! kernel `K` once inside its pool of THREADS and printing `CHECK SECONDS`; `quit` or the end of
 //! its input ends it.
@@ -9,12 +9,12 @@
 
 use std::io::{BufRead, Write};
 
-#[path = "../../../crates/threadlab-cli/src/workloads/xorshift.rs"]
+#[path = "../../../crates/threadlab-cli/src/lab/programs/xorshift.rs"]
 mod xorshift;
 
 // The lab's file: the sequential kernels are the lab's alone.
 #[allow(dead_code)]
-#[path = "../../../crates/threadlab-cli/src/experiments/iter_kernels.rs"]
+#[path = "../../../crates/threadlab-cli/src/lab/programs/iter_kernels.rs"]
 mod iter_kernels;
 
 use iter_kernels::{par_kernels, Data, KERNELS, SEED};

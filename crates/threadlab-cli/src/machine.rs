@@ -1,10 +1,8 @@
 //! The machine's topology, read from Linux's `/sys` and `/proc` (no root, no hwloc): logical
 //! CPUs, physical cores and their SMT siblings, caches per level, NUMA nodes, kernel, CPU model.
 //! Used by `threadlab topology` (a text view in the spirit of hwloc's `lstopo`) and by the
-//! `machine` block of `results.json`.
+//! `machine` block of `results.json` (where the lab adds its checks of the CPUs' state).
 
-use crate::cpu_placement::{self, Placement};
-use crate::cpu_speed::{self, CpuSpeed};
 use crate::fmt::fmt_bytes;
 use serde::Serialize;
 use std::collections::BTreeSet;
@@ -46,14 +44,6 @@ pub struct Machine {
     pub available_parallelism: usize,
     /// Total memory in bytes (from /proc/meminfo), 0 when unknown.
     pub memory_bytes: u64,
-    /// The lab's CPU speed check before its experiments (`crate::cpu_speed`); empty when not
-    /// run (`threadlab topology`) or not possible.
-    pub cpu_speed_before: Vec<CpuSpeed>,
-    /// The same check after the experiments.
-    pub cpu_speed_after: Vec<CpuSpeed>,
-    /// Where the kernel started threads woken by a busy thread, checked once before the
-    /// experiments (`crate::cpu_placement`); `None` when not run or not possible.
-    pub cpu_placement: Option<Placement>,
 }
 
 fn read(path: &str) -> Option<String> {
@@ -183,9 +173,6 @@ impl Machine {
             numa_nodes,
             available_parallelism,
             memory_bytes,
-            cpu_speed_before: Vec::new(),
-            cpu_speed_after: Vec::new(),
-            cpu_placement: None,
         }
     }
 
@@ -224,19 +211,6 @@ impl Machine {
                 self.numa_nodes.len(),
                 self.numa_nodes.join("; ")
             );
-        }
-        for (when, speeds) in [
-            ("before", &self.cpu_speed_before),
-            ("after", &self.cpu_speed_after),
-        ] {
-            if !speeds.is_empty() {
-                s += &cpu_speed::describe(when, speeds);
-                s += "\n";
-            }
-        }
-        if let Some(p) = &self.cpu_placement {
-            s += &cpu_placement::describe(Some(p));
-            s += "\n";
         }
         s
     }

@@ -1,34 +1,8 @@
-//! Timing helpers: medians, percentiles, process and thread CPU time (the rounds that take the
-//! samples are `lab/rounds.rs`; their formatting is `fmt.rs`).
-//!
-//! The machines the lab runs on are small, shared and noisy, so every figure the lab reports is a
-//! median of `repeat` runs, and variants are compared as ratios of medians taken in the same run.
+//! CPU clocks: the process's CPU time (`getrusage`) and the calling thread's
+//! (`CLOCK_THREAD_CPUTIME_ID`), read by the lab's experiments and checks and by `run`/`watch`'s
+//! sampler. (The lab's medians and percentiles are `lab/stats.rs`.)
 
 use std::time::Duration;
-
-/// The median of `xs` (mean of the middle two for even lengths); NaN for an empty slice.
-pub fn median(xs: &mut [f64]) -> f64 {
-    if xs.is_empty() {
-        return f64::NAN;
-    }
-    xs.sort_by(f64::total_cmp);
-    let n = xs.len();
-    if n % 2 == 1 {
-        xs[n / 2]
-    } else {
-        (xs[n / 2 - 1] + xs[n / 2]) / 2.0
-    }
-}
-
-/// The `p`-th percentile (0–100) of `xs` by the nearest-rank method; NaN for an empty slice.
-pub fn percentile(xs: &mut [f64], p: f64) -> f64 {
-    if xs.is_empty() {
-        return f64::NAN;
-    }
-    xs.sort_by(f64::total_cmp);
-    let rank = ((p / 100.0) * xs.len() as f64).ceil() as usize;
-    xs[rank.clamp(1, xs.len()) - 1]
-}
 
 /// CPU time (user + system) this process has used so far, from `getrusage(RUSAGE_SELF)`.
 pub fn process_cpu_time() -> Duration {
@@ -63,16 +37,6 @@ pub fn thread_cpu_time() -> Duration {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn median_and_percentiles() {
-        assert_eq!(median(&mut [3.0, 1.0, 2.0]), 2.0);
-        assert_eq!(median(&mut [4.0, 1.0, 2.0, 3.0]), 2.5);
-        let mut xs: Vec<f64> = (1..=100).map(f64::from).collect();
-        assert_eq!(percentile(&mut xs, 50.0), 50.0);
-        assert_eq!(percentile(&mut xs, 99.0), 99.0);
-        assert_eq!(percentile(&mut xs, 100.0), 100.0);
-    }
 
     #[test]
     fn cpu_time_grows_with_work() {

@@ -123,9 +123,20 @@ impl Ctx {
     /// `variants` in [`repeat`](Ctx::repeat) interleaved rounds after a warm-up (see
     /// [`rounds`](super::rounds)); `what` prefixes the progress line.
     pub fn rounds(&self, what: &str, variants: &mut [Variant<'_>]) -> Result<Vec<Samples>, String> {
+        self.rounds_at_least(1, what, variants)
+    }
+
+    /// Like [`Ctx::rounds`], in at least `min` rounds whatever `--repeat` says (for figures
+    /// whose spread needs more than the quick lab's three).
+    pub fn rounds_at_least(
+        &self,
+        min: usize,
+        what: &str,
+        variants: &mut [Variant<'_>],
+    ) -> Result<Vec<Samples>, String> {
         rounds::interleaved(
             |s| self.step(format!("{}: {what}, {s}", self.name)),
-            self.repeat,
+            self.repeat.max(min),
             variants,
         )
     }

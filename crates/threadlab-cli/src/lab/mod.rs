@@ -1,23 +1,51 @@
-//! The lab's framework: the [`Experiment`] trait, its context ([`Ctx`], `ctx.rs`), the
-//! interleaved rounds every experiment times its variants with (`rounds.rs`), recorded traces
-//! (`traces.rs`), the physical bounds every row is checked against before it is printed
-//! (`bounds.rs`), and the runner.
+//! `threadlab lab`: the experiments and everything only they use. This file holds the
+//! [`Experiment`] trait and the runner; the rest, by room:
 //!
-//! Adding an experiment is one file in `experiments/` implementing [`Experiment`] plus one line
-//! in `experiments::registry`. The runner runs each selected experiment in turn under `catch_unwind`, so an
-//! experiment that fails or panics is reported by name with its reason while the others still
-//! run and land in the report.
+//! - `command.rs`: the command itself (which experiments, the output files, the machine checks).
+//! - `ctx.rs`: what an experiment runs with ([`Ctx`]) and the rows it returns; `rounds.rs`: the
+//!   one way every experiment times its variants (a warm-up, then interleaved rounds);
+//!   `stats.rs`: medians, percentiles, geometric means; `bounds.rs`: the physical bounds every
+//!   row is checked against before it is printed; `traces.rs`: recorded runs and the doctor's
+//!   findings on them.
+//! - `experiments/`: one experiment per file (or folder), and the registry.
+//! - `programs/`: the programs the experiments run; `peers/`: the other runtimes (Rayon, Tokio,
+//!   chili, Go, Rayon patched onto threadlab); `tl.rs`: threadlab as the experiments use it.
+//! - `report/`: tables, SVG charts, the HTML report, `results.json`; `noise.rs`: the words
+//!   for a ratio within the noise.
+//! - The machine's state around a run: `cpu_speed.rs` (each CPU's speed, before and after),
+//!   `cpu_placement.rs` (where the kernel starts a woken thread), `alloc_count.rs` (the binary's
+//!   counting allocator, for allocations per job or message).
+//!
+//! What the lab shares with the other commands lives at the crate's root: `fmt.rs` (how numbers
+//! are written), `measure.rs` (CPU clocks), `machine.rs` (the topology), `baselines/` (the naive
+//! designs the articles start from), `panics.rs` and `markup.rs`.
+//!
+//! The runner runs each selected experiment in turn under `catch_unwind`, so an experiment that
+//! fails or panics is reported by name with its reason while the others still run and land in
+//! the report.
 
+pub mod alloc_count;
 pub mod bounds;
+pub mod command;
+pub mod cpu_placement;
+pub mod cpu_speed;
 mod ctx;
+pub mod experiments;
+pub mod noise;
+pub mod peers;
+pub mod programs;
+pub mod report;
 pub mod rounds;
+pub mod stats;
+pub mod tl;
 mod traces;
 
 pub use ctx::{Ctx, Row, Size};
-pub use rounds::Variant;
+pub use rounds::{Turn, Variant};
 pub use traces::{render_text as render_trace_text, TraceRun};
 
-use crate::report::{svg::Chart, table::Table};
+use crate::lab::report::{svg::Chart, table::Table};
+use crate::panics::panic_message;
 use indicatif::{ProgressBar, ProgressStyle};
 use std::io::IsTerminal;
 use std::panic::{catch_unwind, AssertUnwindSafe};
@@ -137,17 +165,6 @@ pub fn run_all(
     }
     progress.finish_and_clear();
     reports
-}
-
-/// The text of a panic payload.
-pub fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
-    if let Some(s) = payload.downcast_ref::<&str>() {
-        s.to_string()
-    } else if let Some(s) = payload.downcast_ref::<String>() {
-        s.clone()
-    } else {
-        "a panic with a non-text payload".into()
-    }
 }
 
 fn print_report(r: &Report) {

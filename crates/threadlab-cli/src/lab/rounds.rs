@@ -9,7 +9,7 @@
 //! whatever running just before costs the next variant, hit every variant alike. The figure is
 //! the median of the rounds, with the spread of the samples beside it.
 
-use crate::measure::median;
+use crate::lab::stats::median;
 use std::time::Instant;
 
 /// One variant's samples, one per round.
@@ -40,7 +40,27 @@ impl Samples {
     }
 }
 
-type Run<'a> = Box<dyn FnMut() -> Result<f64, String> + 'a>;
+/// Which run of a variant is asked for: the untimed warm-up, or a round (from 0).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Turn {
+    /// The run before the rounds; its sample is not counted.
+    WarmUp,
+    /// Round `i` of the counted ones.
+    Round(usize),
+}
+
+impl Turn {
+    /// `n` in a round; a tenth of it (at least 1) in the warm-up, which only has to touch what
+    /// the rounds will use.
+    pub fn tenth_in_warm_up(self, n: u64) -> u64 {
+        match self {
+            Turn::WarmUp => (n / 10).max(1),
+            Turn::Round(_) => n,
+        }
+    }
+}
+
+type Run<'a> = Box<dyn FnMut(Turn) -> Result<f64, String> + 'a>;
 
 /// A variant: a label for the progress line and what one timed run does.
 pub struct Variant<'a> {
@@ -63,16 +83,36 @@ impl<'a> Variant<'a> {
         label: impl Into<String>,
         mut f: impl FnMut() -> Result<(), String> + 'a,
     ) -> Self {
-        Self::measured(label, move || {
+        Self::timed_by_turn(label, move |_| f())
+    }
+
+    /// Like [`Variant::try_timed`], told which run it is (a smaller warm-up, or figures kept
+    /// from the rounds only).
+    pub fn timed_by_turn(
+        label: impl Into<String>,
+        mut f: impl FnMut(Turn) -> Result<(), String> + 'a,
+    ) -> Self {
+        Self::by_turn(label, move |turn| {
             let t = Instant::now();
-            f()?;
+            f(turn)?;
             Ok(t.elapsed().as_secs_f64())
         })
     }
 
     /// A variant that measures itself and returns its sample (setup kept out of the figure, or
     /// a figure that is not a time).
-    pub fn measured(label: impl Into<String>, f: impl FnMut() -> Result<f64, String> + 'a) -> Self {
+    pub fn measured(
+        label: impl Into<String>,
+        mut f: impl FnMut() -> Result<f64, String> + 'a,
+    ) -> Self {
+        Self::by_turn(label, move |_| f())
+    }
+
+    /// Like [`Variant::measured`], told which run it is.
+    pub fn by_turn(
+        label: impl Into<String>,
+        f: impl FnMut(Turn) -> Result<f64, String> + 'a,
+    ) -> Self {
         Variant {
             label: label.into(),
             run: Box::new(f),
@@ -89,7 +129,7 @@ pub fn interleaved(
 ) -> Result<Vec<Samples>, String> {
     for v in variants.iter_mut() {
         step(format!("warm-up, {}", v.label));
-        (v.run)()?;
+        (v.run)(Turn::WarmUp)?;
     }
     let rounds = rounds.max(1);
     let mut xs = vec![Vec::with_capacity(rounds); variants.len()];
@@ -102,7 +142,7 @@ pub fn interleaved(
             };
             let v = &mut variants[k];
             step(format!("round {}/{rounds}, {}", round + 1, v.label));
-            xs[k].push((v.run)()?);
+            xs[k].push((v.run)(Turn::Round(round))?);
         }
     }
     Ok(xs.into_iter().map(Samples::of).collect())
@@ -136,6 +176,24 @@ mod tests {
         // Sample 1 was the warm-up; the rounds gave 2, 3, 4.
         assert_eq!(samples[0].median, 3.0);
         assert!((samples[0].spread - 2.0 / 3.0).abs() < 1e-12);
+    }
+
+    #[test]
+    fn a_variant_is_told_which_run_it_is() {
+        let turns = RefCell::new(Vec::new());
+        let mut variants = vec![Variant::timed_by_turn("a", |turn| {
+            turns.borrow_mut().push(turn);
+            Ok(())
+        })];
+        interleaved(|_| {}, 2, &mut variants).unwrap();
+        drop(variants);
+        assert_eq!(
+            turns.into_inner(),
+            [Turn::WarmUp, Turn::Round(0), Turn::Round(1)]
+        );
+        assert_eq!(Turn::WarmUp.tenth_in_warm_up(25), 2);
+        assert_eq!(Turn::WarmUp.tenth_in_warm_up(5), 1);
+        assert_eq!(Turn::Round(0).tenth_in_warm_up(25), 25);
     }
 
     #[test]

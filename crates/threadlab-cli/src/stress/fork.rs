@@ -118,7 +118,7 @@ fn in_the_child(op: u64, own: &threadlab::Pool) -> Result<u64, String> {
             // The pool the parent built refuses work at once, saying why.
             let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| own.install(|| 1)));
             let msg = match &r {
-                Err(p) => crate::lab::panic_message(p.as_ref()),
+                Err(p) => crate::panics::panic_message(p.as_ref()),
                 Ok(_) => return Err("the parent's pool ran work in the child".into()),
             };
             msg.contains("did not survive fork()")

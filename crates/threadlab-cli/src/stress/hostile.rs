@@ -209,7 +209,7 @@ pub fn wakes_after_drop(rng: &mut Rng, ledger: &Ledger) {
                 finished += 1;
                 in_handles += 1;
             }
-            Err(p) if !before && crate::lab::panic_message(&*p).contains("cancelled") => {
+            Err(p) if !before && crate::panics::panic_message(&*p).contains("cancelled") => {
                 cancelled += 1
             }
             Ok(v) => ledger.discrepancy(format!(
@@ -217,7 +217,7 @@ pub fn wakes_after_drop(rng: &mut Rng, ledger: &Ledger) {
             )),
             Err(p) => ledger.discrepancy(format!(
                 "wakes after drop: task {k} (woken {when}, bomb: {bomb}) panicked: {}",
-                crate::lab::panic_message(&*p)
+                crate::panics::panic_message(&*p)
             )),
         }
     }

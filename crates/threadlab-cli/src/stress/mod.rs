@@ -98,7 +98,7 @@ pub fn run(opts: &Options) -> bool {
     let default_hook = std::panic::take_hook();
     std::panic::set_hook(Box::new(move |info| {
         // The cancellations of `hostile::wakes_after_drop` are expected too.
-        let cancelled = crate::lab::panic_message(info.payload())
+        let cancelled = crate::panics::panic_message(info.payload())
             .starts_with("threadlab: the task was cancelled");
         let planned =
             info.payload().is::<scenarios::Planned>() || info.payload().is::<hostile::Bomb>();

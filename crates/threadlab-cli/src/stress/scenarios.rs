@@ -65,7 +65,7 @@ fn one_panic<T>(ledger: &Ledger, what: &str, r: std::thread::Result<T>, expected
         Ok(_) => {}
         Err(p) if !p.is::<Planned>() => ledger.discrepancy(format!(
             "{what}: an unplanned panic came out: {}",
-            crate::lab::panic_message(&*p)
+            crate::panics::panic_message(&*p)
         )),
         Err(_) if expected => ledger.panics(1),
         Err(_) => ledger.discrepancy(format!("{what}: a panic came out of nowhere")),
@@ -359,36 +359,130 @@ impl std::future::Future for YieldTimes {
     }
 }
 
+/// How many of each kind of task [`futures`] starts, drawn in this order from the scenario's
+/// generator; each task has a slot, the kinds one after another.
+struct FuturesPlan {
+    ring: usize,
+    laps: u64,
+    /// 0: a rendezvous channel per hop, 1: one token in flight per hop.
+    capacity: usize,
+    outside: usize,
+    yielders: usize,
+    detached: usize,
+    bad: usize,
+}
+
+impl FuturesPlan {
+    fn draw(rng: &mut Rng) -> FuturesPlan {
+        FuturesPlan {
+            ring: rng.range(2, 48) as usize,
+            laps: rng.range(1, 300),
+            capacity: rng.below(2) as usize,
+            outside: rng.range(0, 8) as usize,
+            yielders: rng.range(0, 16) as usize,
+            detached: rng.range(0, 32) as usize,
+            bad: rng.range(0, 3) as usize,
+        }
+    }
+
+    fn first_outside(&self) -> usize {
+        self.ring
+    }
+    fn first_yielder(&self) -> usize {
+        self.first_outside() + self.outside
+    }
+    fn first_detached(&self) -> usize {
+        self.first_yielder() + self.yielders
+    }
+    fn first_bad(&self) -> usize {
+        self.first_detached() + self.detached
+    }
+}
+
 /// Futures on the pool: a ring of tasks passing a token through channels (every hand-off a
 /// wake-up of a task by another, on whichever workers they are), tasks woken from a plain
 /// thread, tasks that wake themselves, detached tasks, panicking tasks whose panics must come
 /// out of their handles once, and the handles awaited from a plain thread, from `block_on` on
 /// the pool, or from `block_on` inside a worker. Every task counts itself once.
 pub fn futures(rng: &mut Rng, pool: &Pool, ledger: &Ledger) {
-    let ring = rng.range(2, 48) as usize;
-    let laps = rng.range(1, 300);
-    let capacity = rng.below(2) as usize; // 0: rendezvous, 1: one in flight per hop
-    let outside = rng.range(0, 8) as usize;
-    let yielders = rng.range(0, 16) as usize;
-    let detached = rng.range(0, 32) as usize;
-    let bad = rng.range(0, 3) as usize;
-    let first_outside = ring;
-    let first_yielder = first_outside + outside;
-    let first_detached = first_yielder + yielders;
-    let first_bad = first_detached + detached;
-    let slots = Arc::new(Slots::new(first_bad + bad));
+    let plan = FuturesPlan::draw(rng);
+    let slots = Arc::new(Slots::new(plan.first_bad() + plan.bad));
+    let (mut handles, starter) = token_ring(pool, &plan, &slots);
+    let outsider = woken_from_outside(rng, pool, &plan, &slots, &mut handles);
+    waking_themselves(rng, pool, &plan, &slots, &mut handles);
+    let done = detached(rng, pool, &plan, &slots);
+    // Panicking: each panic must come out of its own handle.
+    let bad_handles: Vec<_> = (0..plan.bad)
+        .map(|k| {
+            let (slots, slot) = (Arc::clone(&slots), plan.first_bad() + k);
+            pool.spawn_future(async move {
+                YieldTimes {
+                    times: 1,
+                    by_value: false,
+                }
+                .await;
+                slots.hit(slot);
+                planned_panic()
+            })
+        })
+        .collect();
+    let outputs = await_all(rng.below(3), pool, handles);
+    if !starter.join() {
+        ledger.discrepancy("futures: the ring's first send failed".to_string());
+    }
+    let _ = outsider.join();
+    let token = plan.laps * plan.ring as u64;
+    if outputs[plan.ring - 1] != token {
+        ledger.discrepancy(format!(
+            "futures: the ring's token came back as {}, expected {token}",
+            outputs[plan.ring - 1],
+        ));
+    }
+    let from_outside = &outputs[plan.first_outside()..plan.first_yielder()];
+    for (k, &v) in from_outside.iter().enumerate() {
+        if v != k as u64 {
+            ledger.discrepancy(format!("futures: outside task {k} got {v}"));
+        }
+    }
+    for (k, h) in bad_handles.into_iter().enumerate() {
+        let r = catch_unwind(AssertUnwindSafe(|| h.join()));
+        one_panic(ledger, &format!("futures: panicking task {k}"), r, true);
+    }
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while done.load(Ordering::Acquire) < plan.detached {
+        if Instant::now() > deadline {
+            ledger.discrepancy(format!(
+                "futures: after 60 s, {} of {} detached tasks ran",
+                done.load(Ordering::Acquire),
+                plan.detached
+            ));
+            return;
+        }
+        std::thread::sleep(Duration::from_micros(100));
+    }
+    exactly_once(ledger, "futures", &slots);
+}
 
-    // The ring: task i receives from channel i and sends the token, plus one, to channel i+1;
-    // the last task's last hop returns the token instead. A starter puts 0 into channel 0.
-    let (txs, rxs): (Vec<_>, Vec<_>) = (0..ring).map(|_| flume::bounded::<u64>(capacity)).unzip();
+/// The ring: task i receives from channel i and sends the token, plus one, to channel i+1;
+/// the last task's last hop returns the token instead. A starter puts 0 into channel 0. The
+/// ring's handles, and the starter's (true when its send went through).
+fn token_ring(
+    pool: &Pool,
+    plan: &FuturesPlan,
+    slots: &Arc<Slots>,
+) -> (Vec<threadlab::JoinHandle<u64>>, threadlab::JoinHandle<bool>) {
+    let (ring, laps) = (plan.ring, plan.laps);
+    let (txs, rxs): (Vec<_>, Vec<_>) = (0..ring)
+        .map(|_| flume::bounded::<u64>(plan.capacity))
+        .unzip();
     let mut handles = Vec::new();
     for (i, rx) in rxs.into_iter().enumerate() {
         let tx = txs[(i + 1) % ring].clone();
-        let slots = Arc::clone(&slots);
+        let slots = Arc::clone(slots);
         handles.push(pool.spawn_future(async move {
             for lap in 0..laps {
                 let Ok(v) = rx.recv_async().await else {
-                    return u64::MAX; // a channel closed early: reported below
+                    return u64::MAX; // a channel closed early: reported by the caller
                 };
                 if i == ring - 1 && lap == laps - 1 {
                     slots.hit(i);
@@ -405,41 +499,67 @@ pub fn futures(rng: &mut Rng, pool: &Pool, ledger: &Ledger) {
     let start = txs[0].clone();
     drop(txs);
     let starter = pool.spawn_future(async move { start.send_async(0).await.is_ok() });
+    (handles, starter)
+}
 
-    // Woken from a plain thread: each waits for a value a thread sends (blocking).
+/// Tasks woken from a plain thread: each waits for the value `k` that the returned thread
+/// sends (blocking).
+fn woken_from_outside(
+    rng: &mut Rng,
+    pool: &Pool,
+    plan: &FuturesPlan,
+    slots: &Arc<Slots>,
+    handles: &mut Vec<threadlab::JoinHandle<u64>>,
+) -> std::thread::JoinHandle<()> {
     let mut senders = Vec::new();
-    for k in 0..outside {
+    for k in 0..plan.outside {
         let (tx, rx) = flume::bounded::<u64>(rng.below(2) as usize);
-        let slots = Arc::clone(&slots);
+        let (slots, slot) = (Arc::clone(slots), plan.first_outside() + k);
         handles.push(pool.spawn_future(async move {
             let v = rx.recv_async().await.unwrap_or(u64::MAX);
-            slots.hit(first_outside + k);
+            slots.hit(slot);
             v
         }));
         senders.push(tx);
     }
-    let outsider = std::thread::spawn(move || {
+    std::thread::spawn(move || {
         for (k, tx) in senders.into_iter().enumerate() {
             let _ = tx.send(k as u64);
         }
-    });
+    })
+}
 
-    // Waking themselves.
-    for k in 0..yielders {
+/// Tasks that wake themselves a few times before they finish.
+fn waking_themselves(
+    rng: &mut Rng,
+    pool: &Pool,
+    plan: &FuturesPlan,
+    slots: &Arc<Slots>,
+    handles: &mut Vec<threadlab::JoinHandle<u64>>,
+) {
+    for k in 0..plan.yielders {
         let times = rng.range(1, 50) as u32;
         let by_value = rng.below(2) == 0;
-        let slots = Arc::clone(&slots);
+        let (slots, slot) = (Arc::clone(slots), plan.first_yielder() + k);
         handles.push(pool.spawn_future(async move {
             YieldTimes { times, by_value }.await;
-            slots.hit(first_yielder + k);
+            slots.hit(slot);
             k as u64
         }));
     }
+}
 
-    // Detached: the handle is dropped at once; each counts itself and a shared counter.
+/// Detached tasks: the handle is dropped at once; each counts itself and the returned counter.
+fn detached(
+    rng: &mut Rng,
+    pool: &Pool,
+    plan: &FuturesPlan,
+    slots: &Arc<Slots>,
+) -> Arc<AtomicUsize> {
     let done = Arc::new(AtomicUsize::new(0));
-    for k in 0..detached {
-        let (slots, done) = (Arc::clone(&slots), Arc::clone(&done));
+    for k in 0..plan.detached {
+        let (slots, done) = (Arc::clone(slots), Arc::clone(&done));
+        let slot = plan.first_detached() + k;
         let times = rng.range(0, 4) as u32;
         drop(pool.spawn_future(async move {
             YieldTimes {
@@ -447,79 +567,27 @@ pub fn futures(rng: &mut Rng, pool: &Pool, ledger: &Ledger) {
                 by_value: k % 2 == 0,
             }
             .await;
-            slots.hit(first_detached + k);
-            // Release: pairs with the Acquire wait below.
+            slots.hit(slot);
+            // Release: pairs with the Acquire wait in `futures`.
             done.fetch_add(1, Ordering::Release);
         }));
     }
+    done
+}
 
-    // Panicking: each panic must come out of its own handle.
-    let bad_handles: Vec<_> = (0..bad)
-        .map(|k| {
-            let slots = Arc::clone(&slots);
-            pool.spawn_future(async move {
-                YieldTimes {
-                    times: 1,
-                    by_value: false,
-                }
-                .await;
-                slots.hit(first_bad + k);
-                planned_panic()
-            })
-        })
-        .collect();
-
-    // Await the handles one of three ways.
-    let how = rng.below(3);
-    let outputs: Vec<u64> = match how {
+/// The handles' outputs, awaited one of three ways (`how`): joined from this thread, with
+/// `block_on` on the pool, or with `block_on` inside a worker.
+fn await_all(how: u64, pool: &Pool, handles: Vec<threadlab::JoinHandle<u64>>) -> Vec<u64> {
+    async fn each(handles: Vec<threadlab::JoinHandle<u64>>) -> Vec<u64> {
+        let mut out = Vec::new();
+        for h in handles {
+            out.push(h.await);
+        }
+        out
+    }
+    match how {
         0 => handles.into_iter().map(|h| h.join()).collect(),
-        1 => pool.block_on(async move {
-            let mut out = Vec::new();
-            for h in handles {
-                out.push(h.await);
-            }
-            out
-        }),
-        _ => pool.install(|| {
-            threadlab::block_on(async move {
-                let mut out = Vec::new();
-                for h in handles {
-                    out.push(h.await);
-                }
-                out
-            })
-        }),
-    };
-    if !starter.join() {
-        ledger.discrepancy("futures: the ring's first send failed".to_string());
+        1 => pool.block_on(each(handles)),
+        _ => pool.install(|| threadlab::block_on(each(handles))),
     }
-    let _ = outsider.join();
-    if outputs[ring - 1] != laps * ring as u64 {
-        ledger.discrepancy(format!(
-            "futures: the ring's token came back as {}, expected {}",
-            outputs[ring - 1],
-            laps * ring as u64
-        ));
-    }
-    for (k, &v) in outputs[first_outside..first_yielder].iter().enumerate() {
-        if v != k as u64 {
-            ledger.discrepancy(format!("futures: outside task {k} got {v}"));
-        }
-    }
-    for (k, h) in bad_handles.into_iter().enumerate() {
-        let r = catch_unwind(AssertUnwindSafe(|| h.join()));
-        one_panic(ledger, &format!("futures: panicking task {k}"), r, true);
-    }
-    let deadline = Instant::now() + Duration::from_secs(60);
-    while done.load(Ordering::Acquire) < detached {
-        if Instant::now() > deadline {
-            ledger.discrepancy(format!(
-                "futures: after 60 s, {} of {detached} detached tasks ran",
-                done.load(Ordering::Acquire)
-            ));
-            return;
-        }
-        std::thread::sleep(Duration::from_micros(100));
-    }
-    exactly_once(ledger, "futures", &slots);
 }

@@ -7,12 +7,17 @@
 //! in red, lock hold in yellow, preemption over it), arrows for steals, wake-ups and lock
 //! hand-offs once few enough are in view, a hover card, the doctor's findings (a click zooms to
 //! the threads and time range of one), the four questions' figures and a per-thread summary.
-//! `data.rs` turns the trace into rows of intervals and `lod.rs` merges each row per level of
-//! detail, so a frame draws about two blocks per pixel column whatever the trace holds.
+//! `data.rs` assembles the page's data: `rows.rs` turns each thread into rows of intervals,
+//! `arrows.rs` finds the arrows between threads, `marks.rs` reads Tracy's frames, plots and
+//! messages, and `lod.rs` merges each row per level of detail, so a frame draws about two
+//! blocks per pixel column whatever the trace holds.
 
+mod arrows;
 mod data;
 pub use data::DEFAULT_FRAME_TARGET;
 mod lod;
+mod marks;
+mod rows;
 
 use std::path::Path;
 use std::process::ExitCode;
@@ -62,7 +67,7 @@ pub fn page_with_target(trace: &Trace, title: &str, target: FrameTarget) -> Stri
     let data = data::page_data(trace, title, target);
     // The data sits in a <script> element: `</` must not end it early.
     let data = data.replace("</", "<\\/");
-    let title = crate::report::escape(title);
+    let title = crate::markup::escape(title);
     include_str!("page.html")
         .replacen("__TITLE__", &title, 2)
         .replacen("__SCRIPT__", include_str!("viewer.js"), 1)

@@ -278,8 +278,7 @@ fn run_observed(args: RunArgs) -> Result<output::Ending, ExitCode> {
                 .find(|p| p.pid == pid && p.namespace.is_none())
             {
                 let end_ns = observed.duration_ns;
-                let period = sampler::period(args.hz).as_nanos() as u64;
-                births::merge(&mut observed, &p.lives(end_ns), period);
+                births::merge(&mut observed, &p.lives(end_ns));
                 if let Some(x) = observed.exact.as_mut() {
                     x.by_interposer = true;
                 }
@@ -369,7 +368,7 @@ pub fn observe_traced(
         done.load(std::sync::atomic::Ordering::Acquire)
     });
     let lives = traced.finish();
-    births::merge(&mut observed, &lives, sampler::period(hz).as_nanos() as u64);
+    births::merge(&mut observed, &lives);
     let ending = output::Ending::from_parts(lives.exit_code, lives.exit_signal);
     Ok((pid, observed, ending))
 }
@@ -397,8 +396,7 @@ pub fn watch(args: WatchArgs) -> ExitCode {
                 done.load(std::sync::atomic::Ordering::Acquire) || Instant::now() >= until
             });
             let lives = attached.finish();
-            let period = sampler::period(args.hz).as_nanos() as u64;
-            births::merge(&mut observed, &lives, period);
+            births::merge(&mut observed, &lives);
             observed
         }
         Err(_) => sampler::sample_from(pid, args.hz, false, start, || Instant::now() >= until),

@@ -121,7 +121,7 @@ impl Ctx {
     }
 
     /// `variants` in [`repeat`](Ctx::repeat) interleaved rounds after a warm-up (see
-    /// [`rounds`](super::rounds)); `what` prefixes the progress line.
+    /// [`rounds`]); `what` prefixes the progress line.
     pub fn rounds(&self, what: &str, variants: &mut [Variant<'_>]) -> Result<Vec<Samples>, String> {
         self.rounds_at_least(1, what, variants)
     }

@@ -268,35 +268,7 @@ fn run_observed(args: RunArgs) -> Result<output::Ending, ExitCode> {
     let seen = session.as_ref().map(|s| {
         let seen = s.read(origin_ns);
         s.hand_on();
-        // Not traced: the interposer's births and deaths (exact, nothing stopped) stand where
-        // the tracer's would (`births::merge`), for the command's own process; with
-        // `--sample-only`, births stay the samples' (the interposer's own count is printed).
-        if observed.exact.is_none() && !args.sample_only {
-            if let Some(p) = seen
-                .processes
-                .iter()
-                .find(|p| p.pid == pid && p.namespace.is_none())
-            {
-                let end_ns = observed.duration_ns;
-                births::merge(&mut observed, &p.lives(end_ns));
-                if let Some(x) = observed.exact.as_mut() {
-                    x.by_interposer = true;
-                }
-            }
-        }
-        // Threads the program did not name (they kept its own name) by their role.
-        let comm: String = std::path::Path::new(program)
-            .file_name()
-            .map_or_else(String::new, |f| {
-                f.to_string_lossy().chars().take(15).collect()
-            });
-        for t in &mut observed.threads {
-            if t.name == comm || t.name.is_empty() {
-                if let Some(role) = seen.roles.get(&t.tid) {
-                    t.name = role.clone();
-                }
-            }
-        }
+        with_interposer(&mut observed, &seen, pid, program, args.sample_only);
         // The command's own process wrote no file: it never loaded the interposer.
         let unseen = (!s.saw(pid)).then(|| which(program));
         text.push_str(&inside::render(&seen, pid, program, unseen.as_deref()));
@@ -336,6 +308,45 @@ fn run_observed(args: RunArgs) -> Result<output::Ending, ExitCode> {
         )),
     }
     Ok(ending)
+}
+
+/// What the interposer adds to the samples of `run`'s command `program` (process `pid`).
+/// Not traced: its births and deaths (exact, nothing stopped) stand where the tracer's would
+/// (`births::merge`), for the command's own process; with `--sample-only` (`sample_only`),
+/// births stay the samples' (the interposer's own count is printed). And the threads the program
+/// did not name (they kept its own name) are named by their role.
+fn with_interposer(
+    observed: &mut sampler::Observed,
+    seen: &seen::Seen,
+    pid: u32,
+    program: &str,
+    sample_only: bool,
+) {
+    if observed.exact.is_none() && !sample_only {
+        if let Some(p) = seen
+            .processes
+            .iter()
+            .find(|p| p.pid == pid && p.namespace.is_none())
+        {
+            let end_ns = observed.duration_ns;
+            births::merge(observed, &p.lives(end_ns));
+            if let Some(x) = observed.exact.as_mut() {
+                x.by_interposer = true;
+            }
+        }
+    }
+    let comm: String = std::path::Path::new(program)
+        .file_name()
+        .map_or_else(String::new, |f| {
+            f.to_string_lossy().chars().take(15).collect()
+        });
+    for t in &mut observed.threads {
+        if t.name == comm || t.name.is_empty() {
+            if let Some(role) = seen.roles.get(&t.tid) {
+                t.name = role.clone();
+            }
+        }
+    }
 }
 
 /// The file `program` names: itself if it has a slash, else the first match on `PATH`.

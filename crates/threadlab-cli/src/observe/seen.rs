@@ -294,42 +294,97 @@ fn image_files(dir: &Path) -> Vec<PathBuf> {
 /// Reads the records directory `dir`; times become ns since `origin_ns`; at most `read_cap`
 /// waits become trace events.
 pub fn read_dir(dir: &Path, origin_ns: u64, read_cap: u64) -> Seen {
-    let mut seen = Seen::default();
-    let mut syms = Symbols::default();
-    let mut locks: BTreeMap<String, LockRow> = BTreeMap::new();
-    let mut by_process: HashMap<(u64, u32), usize> = HashMap::new();
-    let mut namespaces: Vec<u64> = Vec::new();
-    let ours = own_pidns();
-    let mut names: HashMap<String, Arc<str>> = HashMap::new();
-    let mut read_waits = 0u64;
-    let rel = |t: u64| t.saturating_sub(origin_ns);
+    let mut reader = Reader {
+        seen: Seen::default(),
+        syms: Symbols::default(),
+        locks: BTreeMap::new(),
+        by_process: HashMap::new(),
+        namespaces: Vec::new(),
+        ours: own_pidns(),
+        names: HashMap::new(),
+        read_waits: 0,
+        origin_ns,
+        read_cap,
+    };
     for path in image_files(dir) {
-        let Ok(mut file) = ImageFile::open(&path) else {
-            seen.dropped.unreadable += 1;
-            continue;
+        reader.image(&path);
+    }
+    reader.finish()
+}
+
+/// What `read_dir` keeps from one image file to the next.
+struct Reader {
+    seen: Seen,
+    syms: Symbols,
+    /// The locks by name, over every process.
+    locks: BTreeMap<String, LockRow>,
+    /// A process's place in `seen.processes` by (PID namespace, pid).
+    by_process: HashMap<(u64, u32), usize>,
+    /// The PID namespaces other than ours, in order of first image.
+    namespaces: Vec<u64>,
+    ours: u64,
+    /// One shared copy of each lock's name for the events.
+    names: HashMap<String, Arc<str>>,
+    read_waits: u64,
+    origin_ns: u64,
+    read_cap: u64,
+}
+
+/// What one image knows of a lock's address: its name, and whether it is a lock (else a
+/// place where threads park).
+type NameOf = HashMap<u64, (Arc<str>, bool)>;
+
+impl Reader {
+    /// One image's file: its process, locks, events and threads' roles.
+    fn image(&mut self, path: &Path) {
+        let Ok(mut file) = ImageFile::open(path) else {
+            self.seen.dropped.unreadable += 1;
+            return;
         };
         let h = file.header.clone();
         let maps = std::fs::read_to_string(path.with_extension("maps")).unwrap_or_default();
-        seen.hold_every = h.hold_every;
+        self.seen.hold_every = h.hold_every;
+        let (at, namespace) = self.process_of(&h);
+        // Thread ids in the trace: another namespace's are moved above 2^32 to stay apart.
+        let tid_of = |tid: u32| u64::from(tid) | u64::from(namespace.unwrap_or(0)) << 32;
+        let stats = file.locks().unwrap_or_default();
+        let name_of = self.name_locks(at, &h, &maps, stats);
+        let mut tids: Vec<u64> = Vec::new();
+        let mut routines: Vec<(u64, u64)> = Vec::new();
+        let _ = file.events(|r: Rec| {
+            let tid = tid_of(r.tid);
+            if !tids.contains(&tid) {
+                tids.push(tid);
+            }
+            if r.kind == records::K_BIRTH {
+                routines.push((tid, r.holder));
+            }
+            self.event(at, tid, &r, &name_of);
+        });
+        self.roles(at, tid_of(h.pid), &maps, &routines, tids);
+    }
+
+    /// The process an image belongs to, added when new, with its figures from the header;
+    /// and its PID namespace when it is not ours.
+    fn process_of(&mut self, h: &records::Header) -> (usize, Option<u32>) {
+        let seen = &mut self.seen;
         // Another PID namespace: its pids and tids are its own, and may repeat ours. A
         // namespace's inode is reused once it is gone: a second pid 1 under the same inode is a
         // new namespace.
-        let reused = h.pid == 1 && by_process.contains_key(&(h.pidns, 1));
-        let namespace = (h.pidns != ours && h.pidns != 0).then(|| {
-            match namespaces.iter().rposition(|&n| n == h.pidns) {
+        let reused = h.pid == 1 && self.by_process.contains_key(&(h.pidns, 1));
+        let namespace = (h.pidns != self.ours && h.pidns != 0).then(|| {
+            match self.namespaces.iter().rposition(|&n| n == h.pidns) {
                 Some(at) if !reused => at as u32 + 1,
                 _ => {
-                    namespaces.push(h.pidns);
-                    namespaces.len() as u32
+                    self.namespaces.push(h.pidns);
+                    self.namespaces.len() as u32
                 }
             }
         });
-        // Thread ids in the trace: another namespace's are moved above 2^32 to stay apart.
-        let tid_of = |tid: u32| u64::from(tid) | u64::from(namespace.unwrap_or(0)) << 32;
         // The same process if an earlier image of this pid ended by `exec`; else a new one (a
         // pid is reused too).
         let key = (h.pidns, h.pid);
-        let at = match by_process.get(&key) {
+        let at = match self.by_process.get(&key) {
             Some(&at) if seen.processes[at].end == End::Exec => at,
             _ => {
                 seen.processes.push(Process {
@@ -337,7 +392,7 @@ pub fn read_dir(dir: &Path, origin_ns: u64, read_cap: u64) -> Seen {
                     namespace,
                     ..Process::default()
                 });
-                by_process.insert(key, seen.processes.len() - 1);
+                self.by_process.insert(key, seen.processes.len() - 1);
                 seen.processes.len() - 1
             }
         };
@@ -360,15 +415,25 @@ pub fn read_dir(dir: &Path, origin_ns: u64, read_cap: u64) -> Seen {
         seen.dropped.full |= h.flags & records::F_FULL != 0;
         seen.dropped.lock_acquisitions += h.locks_dropped;
         seen.dropped.direct_threads += h.direct_threads;
-        // The locks: aggregates, named; the name of each address for the events below.
-        let mut stats = file.locks().unwrap_or_default();
+        (at, namespace)
+    }
+
+    /// The locks of one image (its aggregates, `stats`, and the header's "other locks"), named
+    /// and added to their rows; the name of each address for the image's events.
+    fn name_locks(
+        &mut self,
+        at: usize,
+        h: &records::Header,
+        maps: &str,
+        mut stats: Vec<LockStat>,
+    ) -> NameOf {
         if h.other.is_used() {
             stats.push(LockStat {
                 addr: 0,
                 ..h.other.clone()
             });
         }
-        let mut name_of: HashMap<u64, (Arc<str>, bool)> = HashMap::new();
+        let mut name_of = NameOf::new();
         for s in &stats {
             let name = if s.addr == 0 {
                 "other locks (past the interposer's table)".to_owned()
@@ -384,115 +449,119 @@ pub fn read_dir(dir: &Path, origin_ns: u64, read_cap: u64) -> Seen {
                     .filter(|&x| x != 0)
                     .min()
                     .unwrap_or(0);
-                lock_identity(&mut syms, &maps, s.addr, site)
+                lock_identity(&mut self.syms, maps, s.addr, site)
             };
             // A condition variable or semaphore is a lock only when it is a known one (the
             // GIL); else threads wait there for an event: a park.
             let is_lock =
                 !(s.kind == records::W_COND || s.kind == records::W_SEM) || name.contains("GIL");
-            let sites = s
-                .sites
-                .iter()
-                .map(|&(site, w, ns)| {
-                    let at = syms
-                        .site_in(&maps, site)
-                        .unwrap_or_else(|| format!("{site:#x}"));
-                    (at, w, ns)
-                })
-                .chain((s.other_sites.0 > 0).then(|| {
-                    (
-                        "other call sites".to_owned(),
-                        s.other_sites.0,
-                        s.other_sites.1,
-                    )
-                }))
-                .collect();
-            let row = locks.entry(name.clone()).or_insert_with(|| LockRow {
+            let sites = self.sites_of(s, maps);
+            let row = self.locks.entry(name.clone()).or_insert_with(|| LockRow {
                 name: name.clone(),
                 is_lock,
                 ..LockRow::default()
             });
             row.add(s, sites, h.pid);
             if is_lock {
+                let p = &mut self.seen.processes[at];
                 p.acquisitions += s.acquisitions;
                 p.waits += s.contended;
                 p.wait_ns += s.wait_ns;
             }
-            let shared = names
+            let shared = self
+                .names
                 .entry(name.clone())
                 .or_insert_with(|| name.into())
                 .clone();
             name_of.insert(s.addr, (shared, is_lock));
         }
-        let mut tids: Vec<u64> = Vec::new();
-        let mut routines: Vec<(u64, u64)> = Vec::new();
-        let _ = file.events(|r: Rec| {
-            let tid = tid_of(r.tid);
-            if !tids.contains(&tid) {
-                tids.push(tid);
+        name_of
+    }
+
+    /// A lock's waits per call site, each site named, and the waits past its slots.
+    fn sites_of(&mut self, s: &LockStat, maps: &str) -> Vec<(String, u64, u64)> {
+        s.sites
+            .iter()
+            .map(|&(site, w, ns)| {
+                let at = self
+                    .syms
+                    .site_in(maps, site)
+                    .unwrap_or_else(|| format!("{site:#x}"));
+                (at, w, ns)
+            })
+            .chain((s.other_sites.0 > 0).then(|| {
+                (
+                    "other call sites".to_owned(),
+                    s.other_sites.0,
+                    s.other_sites.1,
+                )
+            }))
+            .collect()
+    }
+
+    /// One record of process `at`'s thread `tid`: a birth, an end, a wait.
+    fn event(&mut self, at: usize, tid: u64, r: &Rec, name_of: &NameOf) {
+        let rel = |t: u64| t.saturating_sub(self.origin_ns);
+        let seen = &mut self.seen;
+        let p = &mut seen.processes[at];
+        match r.kind {
+            records::K_BIRTH => {
+                seen.exact
+                    .events
+                    .entry(tid)
+                    .or_default()
+                    .push((rel(r.t0), ExactKind::Born));
+                life_of(&mut p.threads, tid).born_ns = rel(r.t0);
             }
-            match r.kind {
-                records::K_BIRTH => {
-                    routines.push((tid, r.holder));
-                    seen.exact
-                        .events
-                        .entry(tid)
-                        .or_default()
-                        .push((rel(r.t0), ExactKind::Born));
-                    life_of(&mut p.threads, tid).born_ns = rel(r.t0);
+            records::K_DEATH | records::K_EXIT => {
+                let life = life_of(&mut p.threads, tid);
+                // The thread that ended the process lived as long as it did (as the
+                // ptrace tracer reports its last thread).
+                life.died_ns = (r.kind == records::K_DEATH).then(|| rel(r.t0));
+                life.on_cpu_ns = r.t1;
+                // Not read at a death (its procfs read would cost ~11 µs a thread): a
+                // thread's run-queue time is known from the samples, or with `--ptrace`.
+                life.runqueue_ns = 0;
+                life.name = r.name();
+            }
+            records::K_WAIT => {
+                let Some((name, is_lock)) = name_of.get(&r.obj) else {
+                    return;
+                };
+                if self.read_waits >= self.read_cap {
+                    seen.dropped.unread += 1;
+                    return;
                 }
-                records::K_DEATH | records::K_EXIT => {
-                    let life = life_of(&mut p.threads, tid);
-                    // The thread that ended the process lived as long as it did (as the
-                    // ptrace tracer reports its last thread).
-                    life.died_ns = (r.kind == records::K_DEATH).then(|| rel(r.t0));
-                    life.on_cpu_ns = r.t1;
-                    // Not read at a death (its procfs read would cost ~11 µs a thread): a
-                    // thread's run-queue time is known from the samples, or with `--ptrace`.
-                    life.runqueue_ns = 0;
-                    life.name = r.name();
-                }
-                records::K_WAIT => {
-                    let Some((name, is_lock)) = name_of.get(&r.obj) else {
-                        return;
+                self.read_waits += 1;
+                let evs = seen.exact.events.entry(tid).or_default();
+                if *is_lock {
+                    let (lock, name) = (id_of(name), Arc::clone(name));
+                    let acquired = ExactKind::Acquired {
+                        lock,
+                        name: Arc::clone(&name),
                     };
-                    if read_waits >= read_cap {
-                        seen.dropped.unread += 1;
-                        return;
-                    }
-                    read_waits += 1;
-                    let evs = seen.exact.events.entry(tid).or_default();
-                    if *is_lock {
-                        let lock = id_of(name);
-                        evs.push((
-                            rel(r.t0),
-                            ExactKind::Wait {
-                                lock,
-                                name: Arc::clone(name),
-                            },
-                        ));
-                        evs.push((
-                            rel(r.t1),
-                            ExactKind::Acquired {
-                                lock,
-                                name: Arc::clone(name),
-                            },
-                        ));
-                    } else {
-                        evs.push((rel(r.t0), ExactKind::Park(true)));
-                        evs.push((rel(r.t1), ExactKind::Park(false)));
-                    }
+                    evs.push((rel(r.t0), ExactKind::Wait { lock, name }));
+                    evs.push((rel(r.t1), acquired));
+                } else {
+                    evs.push((rel(r.t0), ExactKind::Park(true)));
+                    evs.push((rel(r.t1), ExactKind::Park(false)));
                 }
-                _ => {}
             }
-        });
-        // Roles: the main thread, the others by start routine (numbered when shared).
-        seen.roles.insert(tid_of(h.pid), "main".to_owned());
+            _ => {}
+        }
+    }
+
+    /// Roles for one image's threads: `main` (the thread whose tid is `main`), the others by
+    /// their start routine (numbered when shared); then a name for each thread in `tids`.
+    fn roles(&mut self, at: usize, main: u64, maps: &str, routines: &[(u64, u64)], tids: Vec<u64>) {
+        let seen = &mut self.seen;
+        seen.roles.insert(main, "main".to_owned());
         let routine_names: Vec<(u64, String)> = routines
             .iter()
             .map(|&(tid, at)| {
-                let sym = syms
-                    .name_in(&maps, at)
+                let sym = self
+                    .syms
+                    .name_in(maps, at)
                     .unwrap_or_else(|| format!("{at:#x}"));
                 (tid, sym.split('+').next().unwrap_or(&sym).to_owned())
             })
@@ -509,12 +578,13 @@ pub fn read_dir(dir: &Path, origin_ns: u64, read_cap: u64) -> Seen {
             };
             seen.roles.insert(*tid, role);
         }
+        let program = &seen.processes[at].program;
         for tid in tids {
             let name = seen.roles.get(&tid).cloned().unwrap_or_else(|| {
-                if tid == tid_of(h.pid) {
-                    p.program.clone()
+                if tid == main {
+                    program.clone()
                 } else {
-                    format!("{} thread", p.program)
+                    format!("{program} thread")
                 }
             });
             if !seen.exact.extra_threads.iter().any(|t| t.0 == tid) {
@@ -522,22 +592,27 @@ pub fn read_dir(dir: &Path, origin_ns: u64, read_cap: u64) -> Seen {
             }
         }
     }
-    // Sampled futex waits stay lock waits unless the interposer saw pthread lock waits itself
-    // (a Rust `std::sync::Mutex` or a Go lock waits on a futex without calling pthreads).
-    seen.exact.locks_exact = locks.values().any(|l| l.is_lock && l.waits > 0);
-    let mut rows: Vec<LockRow> = locks.into_values().collect();
-    for r in &mut rows {
-        r.sites.sort_by(|a, b| b.2.cmp(&a.2).then(a.0.cmp(&b.0)));
-        r.holders.sort_by(|a, b| b.3.cmp(&a.3).then(a.1.cmp(&b.1)));
+
+    /// The locks in order, most waited first, each one's sites and holders likewise.
+    fn finish(mut self) -> Seen {
+        // Sampled futex waits stay lock waits unless the interposer saw pthread lock waits
+        // itself (a Rust `std::sync::Mutex` or a Go lock waits on a futex without calling
+        // pthreads).
+        self.seen.exact.locks_exact = self.locks.values().any(|l| l.is_lock && l.waits > 0);
+        let mut rows: Vec<LockRow> = self.locks.into_values().collect();
+        for r in &mut rows {
+            r.sites.sort_by(|a, b| b.2.cmp(&a.2).then(a.0.cmp(&b.0)));
+            r.holders.sort_by(|a, b| b.3.cmp(&a.3).then(a.1.cmp(&b.1)));
+        }
+        rows.sort_by(|a, b| {
+            b.wait_ns
+                .cmp(&a.wait_ns)
+                .then(b.acquisitions.cmp(&a.acquisitions))
+                .then(a.name.cmp(&b.name))
+        });
+        self.seen.locks = rows;
+        self.seen
     }
-    rows.sort_by(|a, b| {
-        b.wait_ns
-            .cmp(&a.wait_ns)
-            .then(b.acquisitions.cmp(&a.acquisitions))
-            .then(a.name.cmp(&b.name))
-    });
-    seen.locks = rows;
-    seen
 }
 
 /// Whether the file at `path` is a Go program (its build-information marker).

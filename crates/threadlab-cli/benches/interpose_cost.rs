@@ -1,9 +1,12 @@
 //! What the interposer that `threadlab run` loads with `LD_PRELOAD` costs a program that does not
 //! wait: ns per uncontended `pthread_mutex_lock` + `unlock` pair, in a process with one thread
 //! (where glibc's mutex skips its atomic instructions), in one with several, and with two
-//! threads each taking its own mutex (40 million acquisitions in all, wall time per pair), and
-//! µs per thread created and joined. A C program written here, compiled with the system `cc`, run with
-//! and without the interposer, alternately; each figure is the median of the runs.
+//! threads each taking its own mutex (40 million acquisitions in all, wall time per pair; each
+//! mutex on a cache line of its own), and µs per thread created and joined. A C program written
+//! here, compiled with the system `cc`, run with and without the interposer, alternately; each
+//! figure is the median of the runs. Then the same pairs in one process, through the interposer
+//! and through glibc's functions called directly (found with `dlopen` of libc), in alternated
+//! blocks: the ratio that the VM's changes of CPU speed between runs do not move.
 //!
 //! `cargo bench -p threadlab-cli --bench interpose_cost`
 
@@ -11,6 +14,8 @@ use std::path::Path;
 use std::process::Command;
 
 const PROGRAM: &str = r#"
+#define _GNU_SOURCE
+#include <dlfcn.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -24,6 +29,9 @@ static double now(void) {
 }
 static void *nothing(void *a) { return a; }
 static long each;
+/* Each thread's own mutex on a cache line of its own: no false sharing between the two. */
+static struct { pthread_mutex_t m; double ratio; } __attribute__((aligned(64))) mine[2] = {
+    {PTHREAD_MUTEX_INITIALIZER, 0}, {PTHREAD_MUTEX_INITIALIZER, 0}};
 static void *own(void *p) {
     for (long i = 0; i < each; i++) {
         pthread_mutex_lock(p);
@@ -32,20 +40,70 @@ static void *own(void *p) {
     }
     return 0;
 }
+/* glibc's own functions, called directly (not through the interposer). */
+static int (*direct_lock)(pthread_mutex_t *), (*direct_unlock)(pthread_mutex_t *);
+static int by_value(const void *a, const void *b) {
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+/* Blocks of pairs through the program's own calls and through glibc's directly, alternated in
+ * one process on one CPU, so the machine's speed changes hit both alike: the median of the
+ * blocks' ratios. */
+#define BLOCKS 101
+static double ratio_on(pthread_mutex_t *x, long block) {
+    double r[BLOCKS];
+    for (int b = 0; b < BLOCKS; b++) {
+        double t0 = now();
+        for (long i = 0; i < block; i++) {
+            direct_lock(x);
+            __asm__ volatile("" ::: "memory");
+            direct_unlock(x);
+        }
+        double t1 = now();
+        for (long i = 0; i < block; i++) {
+            pthread_mutex_lock(x);
+            __asm__ volatile("" ::: "memory");
+            pthread_mutex_unlock(x);
+        }
+        r[b] = (now() - t1) / (t1 - t0);
+    }
+    qsort(r, BLOCKS, sizeof r[0], by_value);
+    return r[BLOCKS / 2];
+}
+static void *own_ratio(void *p) {
+    long i = (long)p;
+    mine[i].ratio = ratio_on(&mine[i].m, each);
+    return 0;
+}
 int main(int argc, char **argv) {
     const char *what = argv[1];
     long n = atol(argv[2]);
-    if (strcmp(what, "pair-multi") == 0) {
+    void *libc = dlopen("libc.so.6", RTLD_NOLOAD | RTLD_NOW);
+    direct_lock = libc ? dlsym(libc, "pthread_mutex_lock") : NULL;
+    direct_unlock = libc ? dlsym(libc, "pthread_mutex_unlock") : NULL;
+    if (strcmp(what, "pair-multi") == 0 || strcmp(what, "ratio-multi") == 0) {
         pthread_t t;
         pthread_create(&t, 0, nothing, 0);
         pthread_join(t, 0);
     }
+    if (strncmp(what, "ratio", 5) == 0) {
+        if (!direct_lock || !direct_unlock) return 1;
+        if (strcmp(what, "ratio-two-own") == 0) {
+            pthread_t t[2];
+            each = n;
+            for (long i = 0; i < 2; i++) pthread_create(&t[i], 0, own_ratio, (void *)i);
+            for (int i = 0; i < 2; i++) pthread_join(t[i], 0);
+            printf("%.4f\n", (mine[0].ratio + mine[1].ratio) / 2);
+        } else {
+            printf("%.4f\n", ratio_on(&m, n));
+        }
+        return 0;
+    }
     double t0 = now();
     if (strcmp(what, "two-own") == 0) {
-        static pthread_mutex_t mine[2] = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_MUTEX_INITIALIZER};
         pthread_t t[2];
         each = n;
-        for (int i = 0; i < 2; i++) pthread_create(&t[i], 0, own, &mine[i]);
+        for (int i = 0; i < 2; i++) pthread_create(&t[i], 0, own, &mine[i].m);
         for (int i = 0; i < 2; i++) pthread_join(t[i], 0);
     } else if (strcmp(what, "thread") == 0) {
         for (long i = 0; i < n; i++) {
@@ -107,7 +165,7 @@ fn main() {
         .args(["-O2", "-o"])
         .arg(&exe)
         .arg(&src)
-        .arg("-lpthread")
+        .args(["-lpthread", "-ldl"])
         .status()
         .is_ok_and(|s| s.success());
     if !built {
@@ -145,6 +203,27 @@ fn main() {
         }
         let (b, w) = (median(bare), median(with));
         println!("{unit:<55} {b:>8.2} without, {w:>8.2} with: {:.2}x", w / b);
+    }
+    // The same pairs through the interposer and through glibc's functions called directly, in
+    // blocks alternated inside one process: on a VM whose CPU speed changes from one run to the
+    // next, the steadier figure of the cost.
+    println!("in one process, through the interposer / glibc's functions called directly (median of 101 alternated blocks; medians of {RUNS} runs):");
+    for (what, block, unit) in [
+        (
+            "ratio-multi",
+            200_000,
+            "lock + unlock pair, after a second thread ran",
+        ),
+        (
+            "ratio-two-own",
+            200_000,
+            "two threads each on its own mutex",
+        ),
+    ] {
+        let ratios: Vec<f64> = (0..RUNS)
+            .map(|_| run(&exe, what, block, Some((lib, &records))))
+            .collect();
+        println!("{unit:<55} {:>8.2}x", median(ratios));
     }
     let _ = std::fs::remove_dir_all(&dir);
 }

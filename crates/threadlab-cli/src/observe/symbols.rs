@@ -293,9 +293,14 @@ fn parse(at: &dyn Fn(u64, u64) -> Option<Vec<u8>>) -> Option<Vec<Sym>> {
 
 /// A symbol's name as its language writes it: Rust (legacy `_ZN…E` and v0 `_R…`) and C++
 /// (Itanium ABI) names demangled by `rustc-demangle` and `cpp_demangle` (through `addr2line`);
-/// other names as they are.
+/// other names as they are. Only a name with a mangled prefix is given to a demangler: a C
+/// static named `m` is a valid Itanium type on its own (`unsigned long`), and was shown so.
 pub fn demangle(name: &str) -> String {
-    addr2line::demangle_auto(name.into(), None).into_owned()
+    if name.starts_with("_Z") || name.starts_with("_R") || name.starts_with("__Z") {
+        addr2line::demangle_auto(name.into(), None).into_owned()
+    } else {
+        name.to_owned()
+    }
 }
 
 #[cfg(test)]
@@ -313,6 +318,9 @@ mod tests {
             "Mutex::lock_without_safepoint_check()"
         );
         assert_eq!(demangle("main_arena"), "main_arena");
+        // C names that are also Itanium type codes stay themselves.
+        assert_eq!(demangle("m"), "m");
+        assert_eq!(demangle("i"), "i");
     }
 
     #[test]

@@ -60,6 +60,9 @@
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
+#ifdef __linux__
+#include <linux/futex.h>
+#endif
 #if defined(__GLIBC__) && __GLIBC_PREREQ(2, 32)
 #include <sys/single_threaded.h>
 /* glibc's own flag: true until the process starts its second thread; glibc's default mutexes
@@ -622,17 +625,6 @@ static inline __attribute__((always_inline)) void count(void *m, uint64_t site, 
     if (UNLIKELY(--countdown == 0)) sample_start(m, site);
 }
 
-/* One acquisition of `m` counted when it needs nothing but its cache entry: the entry holds
- * `m` and no hold is to be timed now. Else 0, and the caller counts it with `count`. No call in
- * it, so a wrapper whose fast path is this and a tail call saves no register. */
-static inline __attribute__((always_inline)) int count_fast(void *m) {
-    struct ent *e = &tb->c[H(m)];
-    if (UNLIKELY(e->addr != (uint64_t)(uintptr_t)m || countdown <= 1)) return 0;
-    __atomic_store_n(&e->n, __atomic_load_n(&e->n, RELAXED) + 1, RELAXED); /* owner only */
-    countdown--;
-    return 1;
-}
-
 /* A wait of `d` ns into the slot of `key` among `n` (claimed by compare-and-swap when free),
  * or into the `other` counters when all are taken by other keys. */
 static void add_keyed(struct keyed_stat *slots, unsigned n, uint64_t key, uint64_t d,
@@ -840,18 +832,67 @@ static __attribute__((noinline)) int lock_slow(pthread_mutex_t *m, uint64_t site
     return contended(m, W_MUTEX, r, OWNER(m), &c, site);
 }
 
-/* The hot path. A process-private default mutex (PLAIN) that is free, or any in a process with
- * one thread, gets the program's own call, made as it made it, after a count in this thread's
- * cache: no trylock first (glibc's trylock does more checks than its lock's compare-and-swap,
- * about 2 ns on every uncontended acquisition here), no register saved, a tail jump. A wait
- * that begins between this look at the lock word and glibc's compare-and-swap (a few ns) is not
- * timed; docs/observer.md says so. Everything else takes lock_slow. */
-int pthread_mutex_lock(pthread_mutex_t *m) {
-    if (LIKELY(real_mlock && PLAIN(m) && (SINGLE_THREADED() || FREE(m)) && count_fast(m)))
-        return real_mlock(m);
-    return lock_slow(m, SITE);
+#ifdef __GLIBC__
+/* glibc's protocol for a PLAIN mutex, facts of its ABI (nptl's pthread_mutex_lock.c and
+ * pthread_mutex_unlock.c, lowlevellock.h; the same since glibc 2.3): the lock word is 0 when
+ * free, 1 when held, 2 when held and a thread may sleep on it in the kernel; the holder writes
+ * its thread id to __owner and counts itself in __nusers, and clears both before it frees the
+ * word; in a process with one thread glibc writes the word without an atomic instruction (for
+ * a process-private lock nobody else can take). A lock taken here and freed by glibc, or the
+ * other way round (a condition variable's wait frees and takes the mutex inside glibc), sees
+ * the same states. */
+static inline __attribute__((always_inline)) int take_plain(pthread_mutex_t *m, uint32_t tid) {
+    if (SINGLE_THREADED()) {
+        if (m->__data.__lock != 0) return 0;
+        m->__data.__lock = 1;
+    } else {
+        int free_word = 0;
+        /* Acquire: pairs with the release exchange of the unlock (here or in glibc) that freed
+         * the word, so the previous holder's writes are seen. */
+        if (!__atomic_compare_exchange_n(&m->__data.__lock, &free_word, 1, 0, __ATOMIC_ACQUIRE, RELAXED))
+            return 0;
+    }
+    m->__data.__owner = (int)tid;
+    ++m->__data.__nusers;
+    return 1;
 }
 
+/* glibc's unlock of a PLAIN mutex (see take_plain): a thread that may sleep on the word (it
+ * was 2) is woken, one, as glibc wakes it. */
+static inline __attribute__((always_inline)) void give_plain(pthread_mutex_t *m) {
+    m->__data.__owner = 0;
+    --m->__data.__nusers;
+    if (SINGLE_THREADED()) {
+        m->__data.__lock = 0;
+        return;
+    }
+    /* Release: pairs with the acquire compare-and-swap (here or in glibc) of the next holder. */
+    if (__atomic_exchange_n(&m->__data.__lock, 0, __ATOMIC_RELEASE) > 1) {
+        int e = errno; /* glibc's wake leaves errno alone */
+        syscall(SYS_futex, &m->__data.__lock, FUTEX_WAKE | FUTEX_PRIVATE_FLAG, 1, NULL, NULL, 0);
+        errno = e;
+    }
+}
+#else
+/* Not glibc: PLAIN is never true, these are never called. */
+static inline int take_plain(pthread_mutex_t *m, uint32_t tid) { (void)m; (void)tid; return 0; }
+static inline void give_plain(pthread_mutex_t *m) { (void)m; }
+#endif
+
+/* The hot path. A free process-private default mutex (PLAIN) whose count is in this thread's
+ * cache entry, and whose hold is not to be timed now, is taken here as glibc would take it
+ * (take_plain) and counted: no call into glibc, no trylock, no register saved. A wait that
+ * begins as this compare-and-swap fails (a few ns) is timed in lock_slow as any other wait.
+ * Everything else takes lock_slow. */
+int pthread_mutex_lock(pthread_mutex_t *m) {
+    struct ent *e = &tb->c[H(m)];
+    if (LIKELY(PLAIN(m) && e->addr == (uint64_t)(uintptr_t)m && countdown > 1 && take_plain(m, tb->tid))) {
+        __atomic_store_n(&e->n, __atomic_load_n(&e->n, RELAXED) + 1, RELAXED); /* owner only */
+        countdown--;
+        return 0;
+    }
+    return lock_slow(m, SITE);
+}
 
 int pthread_mutex_trylock(pthread_mutex_t *m) {
     ENSURE(real_mtry);
@@ -873,10 +914,24 @@ int pthread_mutex_clocklock(pthread_mutex_t *m, clockid_t k, const struct timesp
     return contended(m, W_MUTEX, real_mtry(m), OWNER(m), &c, SITE);
 }
 
-int pthread_mutex_unlock(pthread_mutex_t *m) {
-    if (UNLIKELY(held == m)) sample_end(m);
+/* An unlock that ends a timed hold, or of any mutex but a PLAIN one. */
+static __attribute__((noinline)) int unlock_slow(pthread_mutex_t *m) {
+    if (held == m) sample_end(m);
+    if (PLAIN(m)) {
+        give_plain(m);
+        return 0;
+    }
     ENSURE(real_munlock);
     return real_munlock(m);
+}
+
+/* A PLAIN mutex is freed here as glibc frees it (give_plain); everything else in unlock_slow. */
+int pthread_mutex_unlock(pthread_mutex_t *m) {
+    if (LIKELY(held != m && PLAIN(m))) {
+        give_plain(m);
+        return 0;
+    }
+    return unlock_slow(m);
 }
 
 /* ---- Reader-writer locks ---- */

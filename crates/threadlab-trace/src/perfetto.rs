@@ -13,10 +13,13 @@
 //! text debug annotations on its slice begin; the zones that are entries of one span (the same
 //! `span.id`, e.g. a span carried into a task on another worker) share a flow, so Perfetto
 //! draws an arrow from each entry to the next.
+//! A lock wait's arguments (its call site, the thread that held the lock) are annotations of
+//! its slice too.
 //! Each thread writes on its own packet sequence. What Perfetto has no field for rides in debug
 //! annotations, so that `pftrace_read.rs` reads the trace back whole: the duration, dropped and
 //! CPU counts on a `threadlab trace` instant of the process track, a worker's index on a
-//! `threadlab worker` instant at 0 on its track, the lock id on every lock slice; a
+//! `threadlab worker` instant at 0 on its track, the lock id on every lock slice; the lock
+//! table (`locks.rs`) as instants at 0 on the process track (`pftrace_locks.rs`); a
 //! `threadlab end` instant is the last packet.
 //!
 //! (Over 600 lines: one encoder whose track, slice and flow numbering `pftrace_read.rs` reads
@@ -124,7 +127,7 @@ fn thread_uuid(i: usize) -> u64 {
 }
 
 /// One TrackEvent to write.
-struct Ev<'a> {
+pub(super) struct Ev<'a> {
     ts: u64,
     track: u64,
     ty: u64,
@@ -136,13 +139,13 @@ struct Ev<'a> {
     /// A plot's value (`double_counter_value`).
     double: Option<f64>,
     /// Debug annotations (name, unsigned value).
-    args: Vec<(&'static str, u64)>,
+    pub(super) args: Vec<(&'static str, u64)>,
     /// Debug annotations (name, text): the trace's [`EventKind::Arg`]s.
-    str_args: Vec<(&'a str, &'a str)>,
+    pub(super) str_args: Vec<(&'a str, &'a str)>,
 }
 
 impl<'a> Ev<'a> {
-    fn new(ts: u64, track: u64, ty: u64, name: Option<&'a str>) -> Ev<'a> {
+    pub(super) fn new(ts: u64, track: u64, ty: u64, name: Option<&'a str>) -> Ev<'a> {
         Ev {
             ts,
             track,
@@ -159,7 +162,7 @@ impl<'a> Ev<'a> {
     }
 }
 
-struct Out {
+pub(super) struct Out {
     trace: Msg,
 }
 
@@ -192,7 +195,7 @@ impl Out {
         });
     }
 
-    fn event(&mut self, seq: u32, e: &Ev<'_>) {
+    pub(super) fn event(&mut self, seq: u32, e: &Ev<'_>) {
         self.packet(seq, false, Some(e.ts), |p| {
             let mut t = Msg::default();
             t.uint(TE_TYPE, e.ty).uint(TE_TRACK, e.track);
@@ -251,6 +254,7 @@ pub(crate) fn encode(trace: &Trace) -> Vec<u8> {
         ("cpus", trace.cpus as u64),
     ];
     out.event(1, &meta);
+    super::pftrace_locks::encode(&mut out, trace);
     // Thread, lock and counter tracks.
     let mut lock_tracks: HashMap<(usize, u64), u64> = HashMap::new();
     let mut counter_tracks: HashMap<u32, u64> = HashMap::new();
@@ -459,6 +463,7 @@ pub(crate) fn encode(trace: &Trace) -> Vec<u8> {
                         Ev::new(ts, track, SLICE_BEGIN, Some(&lock_names[name.0 as usize].0));
                     ev.category = Some("lock");
                     ev.args.push(("lock", lock));
+                    take_args(&mut ev, &mut events, trace, &mut span_flows);
                     emit(&mut out, ev);
                 }
                 EventKind::LockAcquired {

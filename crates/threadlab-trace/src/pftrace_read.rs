@@ -11,7 +11,8 @@
 //! kind of the slice it closes (a stack); instants to spawns, steals, wake-ups and injector
 //! pushes; counter pairs to the OS samples. What Perfetto has no field for (the duration, the
 //! dropped and CPU counts, worker indexes, lock ids) comes from the debug annotations the
-//! encoder adds for this purpose. The arrows the encoder draws onto another thread's track
+//! encoder adds for this purpose; the lock table comes from the process track's instants
+//! (`pftrace_locks.rs`). The arrows the encoder draws onto another thread's track
 //! ("stolen from", "woken") are derived data and are skipped. A file without those annotations
 //! (a foreign Perfetto trace) is refused with an error naming what is missing; every read is
 //! bounds-checked and the encoder's `threadlab end` instant must be the last packet, so any
@@ -173,12 +174,12 @@ fn descriptor(b: &[u8], base: usize) -> Result<Desc, Bad> {
 
 /// One decoded TrackEvent.
 #[derive(Default)]
-struct Te {
-    at: usize,
+pub(super) struct Te {
+    pub(super) at: usize,
     ts: u64,
     ty: u64,
     track: u64,
-    name: Option<String>,
+    pub(super) name: Option<String>,
     category: Option<String>,
     counter: u64,
     double: Option<f64>,
@@ -186,11 +187,11 @@ struct Te {
     terminating: Option<u64>,
     args: Vec<(String, u64)>,
     /// Text annotations: the trace's `EventKind::Arg`s, in order.
-    str_args: Vec<(String, String)>,
+    pub(super) str_args: Vec<(String, String)>,
 }
 
 impl Te {
-    fn arg(&self, name: &str) -> Result<u64, Bad> {
+    pub(super) fn arg(&self, name: &str) -> Result<u64, Bad> {
         self.args
             .iter()
             .find(|(n, _)| n == name)
@@ -253,13 +254,13 @@ enum Role {
 
 /// Interns names in first-use order.
 #[derive(Default)]
-struct Names {
+pub(super) struct Names {
     list: Vec<String>,
     ids: HashMap<String, u32>,
 }
 
 impl Names {
-    fn id(&mut self, n: &str) -> NameId {
+    pub(super) fn id(&mut self, n: &str) -> NameId {
         if let Some(&i) = self.ids.get(n) {
             return NameId(i);
         }
@@ -452,7 +453,12 @@ pub(crate) fn decode(bytes: &[u8]) -> Result<Trace, Bad> {
             }
         }
     }
-    Ok(build(threads, names.list, duration_ns, dropped, cpus))
+    // The lock table, its names after the events' (which keep their first-use order).
+    let locks =
+        super::pftrace_locks::decode(seqs.get(&1).map_or(&[][..], Vec::as_slice), &mut names)?;
+    let mut trace = build(threads, names.list, duration_ns, dropped, cpus);
+    trace.locks = locks;
+    Ok(trace)
 }
 
 /// One event on the thread's own track; `open` is the stack of its open slices.

@@ -1,0 +1,731 @@
+//! What a trace knows of each lock beyond its wait and hold events: how often it was taken,
+//! its waits and holds as distributions, where the waits came from and which thread held the
+//! lock while others waited ([`LockSummary`]).
+//!
+//! Two kinds of trace carry locks. A recording of threadlab's own `sync::Mutex` has every
+//! acquisition as an event (`LockAcquired`, `LockReleased`, and a `LockWait` before the
+//! acquisitions that waited): its summaries are read off the events. A program observed from
+//! outside (`threadlab run`) is counted inside the process by aggregates — every acquisition,
+//! every wait, holds timed for a sample of acquisitions — while its waits become events only up
+//! to a budget: its summaries are the trace's *lock table* ([`Trace::lock_table`], filled by
+//! [`TraceBuilder::lock`](crate::TraceBuilder::lock)), which the events cannot replace.
+//! [`Trace::locks`] gives both the same way: the table's rows, then a summary made from the
+//! events of every lock the table does not hold. So the doctor, `compare` and `view` read one
+//! set of figures whichever way the trace was made.
+//!
+//! A wait's call site and the thread that held the lock when the wait began may follow its
+//! `LockWait` as arguments ([`ARG_LOCK_SITE`], [`ARG_LOCK_HOLDER`]); without the latter, the
+//! holder is the thread whose hold of the lock (its `LockAcquired` → `LockReleased`) covers the
+//! wait's start.
+//!
+//! Durations are kept as count, total and maximum (exact) and a log-scale histogram, four
+//! buckets per power of two of nanoseconds (the first four one nanosecond wide): the layout
+//! of HDR-style log-linear histograms (Gil Tene, "HdrHistogram: A High Dynamic Range
+//! Histogram"), with two bits of sub-bucket precision, so a percentile read from it is its
+//! bucket's upper bound, at most 19% above the true value (2^¼ − 1), and never above the
+//! maximum. It is the interposer's own layout, so its counts are carried as they are.
+
+use std::collections::HashMap;
+
+use super::event::{EventKind, NameId};
+use super::trace::Trace;
+
+/// Buckets of a [`Durations`] histogram: four per power of two of nanoseconds, the last one
+/// open-ended (from about 18 minutes on).
+pub const DURATION_BUCKETS: usize = 160;
+
+/// The [`EventKind::Arg`] key of a lock wait's call site (`function (file:line)`, or
+/// `symbol+offset (module)` without debug information); it follows the wait's `LockWait`.
+pub const ARG_LOCK_SITE: &str = "lock.site";
+/// The [`EventKind::Arg`] key of the thread (its OS thread id, in decimal) that held the lock
+/// when a wait began; it follows the wait's `LockWait`.
+pub const ARG_LOCK_HOLDER: &str = "lock.holder";
+
+/// A set of durations: how many, their total and the longest (exact), and their spread as a
+/// log-scale histogram (see the module doc) from which percentiles are read.
+///
+/// ```
+/// use threadlab_trace::Durations;
+/// let mut d = Durations::default();
+/// for ns in [1_000, 1_100, 1_200, 50_000] {
+///     d.record(ns);
+/// }
+/// assert_eq!((d.count, d.total_ns, d.max_ns), (4, 53_300, 50_000));
+/// let p50 = d.quantile(0.5);
+/// assert!((1_100..=1_100 * 6 / 5).contains(&p50), "{p50}");
+/// assert_eq!(d.quantile(1.0), 50_000);
+/// ```
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Durations {
+    /// How many.
+    pub count: u64,
+    /// Their sum, ns (saturating).
+    pub total_ns: u64,
+    /// The longest, ns.
+    pub max_ns: u64,
+    /// Counts per bucket ([`Durations::bucket`]); buckets past the last used one may be left
+    /// out, so an empty set has none.
+    pub hist: Vec<u64>,
+}
+
+impl Durations {
+    /// The durations of `values`.
+    ///
+    /// ```
+    /// let d = threadlab_trace::Durations::of([3, 1, 2]);
+    /// assert_eq!((d.count, d.total_ns, d.max_ns), (3, 6, 3));
+    /// ```
+    pub fn of(values: impl IntoIterator<Item = u64>) -> Durations {
+        let mut d = Durations::default();
+        for v in values {
+            d.record(v);
+        }
+        d
+    }
+
+    /// Adds one duration.
+    pub fn record(&mut self, ns: u64) {
+        self.count = self.count.saturating_add(1);
+        self.total_ns = self.total_ns.saturating_add(ns);
+        self.max_ns = self.max_ns.max(ns);
+        let b = Durations::bucket(ns);
+        if self.hist.len() <= b {
+            self.hist.resize(b + 1, 0);
+        }
+        self.hist[b] = self.hist[b].saturating_add(1);
+    }
+
+    /// Adds every duration of `other`.
+    pub fn merge(&mut self, other: &Durations) {
+        self.count = self.count.saturating_add(other.count);
+        self.total_ns = self.total_ns.saturating_add(other.total_ns);
+        self.max_ns = self.max_ns.max(other.max_ns);
+        if self.hist.len() < other.hist.len() {
+            self.hist.resize(other.hist.len(), 0);
+        }
+        for (a, &b) in self.hist.iter_mut().zip(&other.hist) {
+            *a = a.saturating_add(b);
+        }
+    }
+
+    /// The mean, ns (0 when empty).
+    pub fn mean_ns(&self) -> f64 {
+        if self.count == 0 {
+            0.0
+        } else {
+            self.total_ns as f64 / self.count as f64
+        }
+    }
+
+    /// The `q` quantile (0–1) by nearest rank over the histogram: the upper bound of the
+    /// bucket that holds it, never above the maximum (0 when empty).
+    pub fn quantile(&self, q: f64) -> u64 {
+        let total = self
+            .hist
+            .iter()
+            .take(DURATION_BUCKETS)
+            .fold(0u64, |a, &b| a.saturating_add(b));
+        if total == 0 {
+            return 0;
+        }
+        let q = if q.is_nan() { 0.0 } else { q.clamp(0.0, 1.0) };
+        let rank = ((q * total as f64).ceil() as u64).clamp(1, total);
+        let mut seen = 0u64;
+        for (b, &n) in self.hist.iter().enumerate().take(DURATION_BUCKETS) {
+            seen = seen.saturating_add(n);
+            if seen >= rank {
+                let high = if b + 1 < DURATION_BUCKETS {
+                    Durations::bucket_low(b + 1)
+                } else {
+                    u64::MAX
+                };
+                return high.saturating_sub(1).min(self.max_ns);
+            }
+        }
+        self.max_ns
+    }
+
+    /// The bucket of a duration of `ns`: 0–3 for 0–3 ns, then four per power of two.
+    ///
+    /// ```
+    /// use threadlab_trace::Durations;
+    /// assert_eq!(Durations::bucket(3), 3);
+    /// assert_eq!(Durations::bucket(Durations::bucket_low(41)), 41);
+    /// ```
+    pub fn bucket(ns: u64) -> usize {
+        if ns < 4 {
+            return ns as usize;
+        }
+        let p = 63 - ns.leading_zeros() as usize;
+        let b = 4 * (p - 1) + ((ns >> (p - 2)) & 3) as usize;
+        b.min(DURATION_BUCKETS - 1)
+    }
+
+    /// The smallest duration, ns, of bucket `b` (`b` below [`DURATION_BUCKETS`]).
+    pub fn bucket_low(b: usize) -> u64 {
+        if b < 4 {
+            return b as u64;
+        }
+        let p = b / 4 + 1;
+        let sub = (b % 4) as u64;
+        (4 + sub) << (p - 2)
+    }
+}
+
+/// The waits of a lock that came from one call site.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct WaitSite {
+    /// Where the lock was asked for: `function (file:line)`, `symbol+offset (module)`, or
+    /// `other call sites` for those an aggregate could not keep apart.
+    pub site: NameId,
+    /// Waits from there.
+    pub waits: u64,
+    /// Their total, ns.
+    pub wait_ns: u64,
+}
+
+/// The waits of a lock that began while one thread held it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct WaitHolder {
+    /// The holder's OS thread id (as the trace's tracks number threads).
+    pub tid: u64,
+    /// Waits that began while it held the lock.
+    pub waits: u64,
+    /// Their total, ns.
+    pub wait_ns: u64,
+}
+
+/// One lock's figures: see the module doc.
+///
+/// ```
+/// use threadlab_trace::{Durations, LockSummary, TraceBuilder};
+/// let mut b = TraceBuilder::new();
+/// let name = b.name("queue");
+/// b.lock(LockSummary {
+///     acquisitions: Some(600_000),
+///     waits: Durations::of([2_000, 9_000]),
+///     holds: Durations::of([400, 500, 600]),
+///     holds_sampled: true,
+///     ..LockSummary::new(7, name)
+/// });
+/// let trace = b.build();
+/// let q = &trace.locks()[0];
+/// assert_eq!(q.contended_share(), Some(2.0 / 600_000.0));
+/// assert_eq!(q.hold_total_ns(), 500 * 600_000, "the sample's mean times every acquisition");
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LockSummary {
+    /// The lock's id, as its events carry it.
+    pub lock: u64,
+    /// Its name.
+    pub name: NameId,
+    /// Times it was taken, every one counted; `None` when only its waits were seen (futex
+    /// waits sampled from outside).
+    pub acquisitions: Option<u64>,
+    /// The acquisitions that had to wait, and how long they waited.
+    pub waits: Durations,
+    /// How long it was held: every hold, or, when [`LockSummary::holds_sampled`], the holds of a
+    /// sample of `holds.count` acquisitions.
+    pub holds: Durations,
+    /// Whether `holds` is a sample (its count) of the acquisitions rather than every one.
+    pub holds_sampled: bool,
+    /// Its waits per call site, the longest total first.
+    pub sites: Vec<WaitSite>,
+    /// Its waits per thread that held it when they began, the longest total first.
+    pub holders: Vec<WaitHolder>,
+}
+
+impl LockSummary {
+    /// A lock with nothing recorded yet.
+    pub fn new(lock: u64, name: NameId) -> LockSummary {
+        LockSummary {
+            lock,
+            name,
+            acquisitions: None,
+            waits: Durations::default(),
+            holds: Durations::default(),
+            holds_sampled: false,
+            sites: Vec::new(),
+            holders: Vec::new(),
+        }
+    }
+
+    /// The waits' share of the acquisitions, when the acquisitions are known.
+    pub fn contended_share(&self) -> Option<f64> {
+        self.acquisitions
+            .filter(|&a| a > 0)
+            .map(|a| self.waits.count as f64 / a as f64)
+    }
+
+    /// The time it was held in all, ns: the holds' total, or, for sampled holds, their mean
+    /// times the acquisitions (an estimate).
+    pub fn hold_total_ns(&self) -> u64 {
+        match (self.holds_sampled, self.acquisitions) {
+            (true, Some(a)) => {
+                let est = self.holds.mean_ns() * a as f64;
+                if est >= u64::MAX as f64 {
+                    u64::MAX
+                } else {
+                    est.round() as u64
+                }
+            }
+            _ => self.holds.total_ns,
+        }
+    }
+
+    /// The thread that held it while others waited longest: its waits' share, if any wait had
+    /// a known holder.
+    pub fn top_holder(&self) -> Option<&WaitHolder> {
+        self.holders.first()
+    }
+
+    /// Sorts the sites and holders, the longest total wait first (ties by site name id, tid).
+    pub fn sort(&mut self) {
+        self.sites
+            .sort_by(|a, b| b.wait_ns.cmp(&a.wait_ns).then(a.site.cmp(&b.site)));
+        self.holders
+            .sort_by(|a, b| b.wait_ns.cmp(&a.wait_ns).then(a.tid.cmp(&b.tid)));
+    }
+
+    /// Adds `waits` waits of `ns` from `site` to its sites.
+    fn add_site(&mut self, site: NameId, waits: u64, ns: u64) {
+        match self.sites.iter_mut().find(|s| s.site == site) {
+            Some(s) => {
+                s.waits = s.waits.saturating_add(waits);
+                s.wait_ns = s.wait_ns.saturating_add(ns);
+            }
+            None => self.sites.push(WaitSite {
+                site,
+                waits,
+                wait_ns: ns,
+            }),
+        }
+    }
+
+    /// Adds `waits` waits of `ns` while `tid` held it to its holders.
+    fn add_holder(&mut self, tid: u64, waits: u64, ns: u64) {
+        match self.holders.iter_mut().find(|h| h.tid == tid) {
+            Some(h) => {
+                h.waits = h.waits.saturating_add(waits);
+                h.wait_ns = h.wait_ns.saturating_add(ns);
+            }
+            None => self.holders.push(WaitHolder {
+                tid,
+                waits,
+                wait_ns: ns,
+            }),
+        }
+    }
+}
+
+impl Trace {
+    /// The lock table: aggregates recorded for locks whose events do not tell everything (a
+    /// program observed from outside). Empty for a recording, whose events do. See
+    /// [`Trace::locks`] for every lock's figures.
+    pub fn lock_table(&self) -> &[LockSummary] {
+        &self.locks
+    }
+
+    /// Every lock's figures: the lock table's rows, then, for each lock the table does not
+    /// hold, a summary of its events (see the module doc), in order of first appearance. Every
+    /// acquisition counts when the trace holds the lock's releases (a recording); without them
+    /// (waits sampled from outside) the acquisitions are unknown.
+    ///
+    /// ```
+    /// let locks = threadlab_trace::sample::every_kind().locks();
+    /// assert_eq!(locks.len(), 1);
+    /// assert!(locks[0].holds_sampled, "the sample's table says so");
+    /// ```
+    pub fn locks(&self) -> Vec<LockSummary> {
+        let mut out: Vec<LockSummary> = self.locks.clone();
+        let in_table: std::collections::HashSet<u64> = self.locks.iter().map(|l| l.lock).collect();
+        let (site_key, holder_key) = (self.name_id(ARG_LOCK_SITE), self.name_id(ARG_LOCK_HOLDER));
+        // Per lock (not in the table): its summary, whether it was ever released, its holds
+        // (begin, end, tid) and its waits whose holder no argument named (begin, ns, tid).
+        #[derive(Default)]
+        struct Acc {
+            at: usize,
+            released: bool,
+            acquired: u64,
+            holds: Vec<(u64, u64, u64)>,
+            unnamed: Vec<(u64, u64, u64)>,
+        }
+        let mut accs: HashMap<u64, Acc> = HashMap::new();
+        let mut order: Vec<LockSummary> = Vec::new();
+        for t in &self.threads {
+            // Waits under way: lock → (began, site, holder); holds: lock → taken.
+            let mut waiting: Vec<(u64, u64, Option<NameId>, Option<u64>)> = Vec::new();
+            let mut holding: Vec<(u64, u64)> = Vec::new();
+            let mut last_wait: Option<u64> = None;
+            for e in &t.events {
+                let lock = match e.kind {
+                    EventKind::LockWait { lock, .. }
+                    | EventKind::LockAcquired { lock, .. }
+                    | EventKind::LockReleased { lock, .. } => lock,
+                    EventKind::Arg { key, value } => {
+                        // Arguments right after a wait describe it.
+                        if let Some(w) =
+                            last_wait.and_then(|l| waiting.iter_mut().find(|w| w.0 == l))
+                        {
+                            if Some(key) == site_key {
+                                w.2 = Some(value);
+                            } else if Some(key) == holder_key {
+                                w.3 = self.name(value).parse().ok();
+                            }
+                        }
+                        continue;
+                    }
+                    _ => {
+                        last_wait = None;
+                        continue;
+                    }
+                };
+                last_wait = None;
+                if in_table.contains(&lock) {
+                    continue;
+                }
+                let acc = accs.entry(lock).or_insert_with(|| {
+                    let name = match e.kind {
+                        EventKind::LockWait { name, .. }
+                        | EventKind::LockAcquired { name, .. }
+                        | EventKind::LockReleased { name, .. } => name,
+                        _ => NameId(0),
+                    };
+                    order.push(LockSummary::new(lock, name));
+                    Acc {
+                        at: order.len() - 1,
+                        ..Acc::default()
+                    }
+                });
+                let s = &mut order[acc.at];
+                match e.kind {
+                    EventKind::LockWait { .. } => {
+                        waiting.retain(|w| w.0 != lock);
+                        waiting.push((lock, e.ts_ns, None, None));
+                        last_wait = Some(lock);
+                    }
+                    EventKind::LockAcquired { .. } => {
+                        acc.acquired = acc.acquired.saturating_add(1);
+                        if let Some(i) = waiting.iter().position(|w| w.0 == lock) {
+                            let (_, began, site, holder) = waiting.swap_remove(i);
+                            let ns = e.ts_ns.saturating_sub(began);
+                            s.waits.record(ns);
+                            if let Some(site) = site {
+                                s.add_site(site, 1, ns);
+                            }
+                            match holder {
+                                Some(tid) => s.add_holder(tid, 1, ns),
+                                None => acc.unnamed.push((began, ns, t.tid)),
+                            }
+                        }
+                        holding.retain(|h| h.0 != lock);
+                        holding.push((lock, e.ts_ns));
+                    }
+                    EventKind::LockReleased { .. } => {
+                        acc.released = true;
+                        if let Some(i) = holding.iter().position(|h| h.0 == lock) {
+                            let (_, taken) = holding.swap_remove(i);
+                            s.holds.record(e.ts_ns.saturating_sub(taken));
+                            acc.holds.push((taken, e.ts_ns, t.tid));
+                        }
+                    }
+                    _ => {}
+                }
+            }
+        }
+        for acc in accs.into_values() {
+            let s = &mut order[acc.at];
+            if acc.released {
+                s.acquisitions = Some(acc.acquired);
+            }
+            // The holder of a wait no argument named: the hold of another thread that covers
+            // its start (the latest one begun by then).
+            let mut holds = acc.holds;
+            holds.sort_unstable();
+            for (began, ns, waiter) in acc.unnamed {
+                let k = holds.partition_point(|h| h.0 <= began);
+                if let Some(h) = holds[..k]
+                    .iter()
+                    .rev()
+                    .find(|h| h.1 > began && h.2 != waiter)
+                {
+                    s.add_holder(h.2, 1, ns);
+                }
+            }
+            s.sort();
+        }
+        out.extend(order);
+        out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{Event, TraceBuilder};
+
+    /// The interposer's C `bucket`, as `observe/preload/interpose.c` writes it: the histogram
+    /// it fills is carried as it is, so the two must agree.
+    fn c_bucket(ns: u64) -> usize {
+        if ns < 4 {
+            return ns as usize;
+        }
+        let p = 63 - ns.leading_zeros() as usize;
+        let b = 4 * (p - 1) + ((ns >> (p - 2)) & 3) as usize;
+        b.min(DURATION_BUCKETS - 1)
+    }
+
+    #[test]
+    fn every_bucket_starts_where_the_bucketing_puts_its_first_value() {
+        for b in 0..DURATION_BUCKETS - 1 {
+            let low = Durations::bucket_low(b);
+            assert_eq!(Durations::bucket(low), b, "bucket {b} low {low}");
+            assert_eq!(c_bucket(low), b);
+            assert_eq!(Durations::bucket(Durations::bucket_low(b + 1) - 1), b);
+        }
+        assert_eq!(Durations::bucket(u64::MAX), DURATION_BUCKETS - 1);
+    }
+
+    #[test]
+    fn a_quantile_is_within_its_bucket_and_never_past_the_maximum() {
+        let mut d = Durations::default();
+        for _ in 0..99 {
+            d.record(1000);
+        }
+        d.record(1_000_000);
+        let p50 = d.quantile(0.5);
+        assert!((1000..1000 * 119 / 100).contains(&p50), "{p50}");
+        assert_eq!(d.quantile(1.0), 1_000_000);
+        assert_eq!(Durations::default().quantile(0.5), 0);
+        // Counts that disagree with the histogram (a hostile file) read without a panic.
+        let odd = Durations {
+            count: 5,
+            total_ns: 1,
+            max_ns: 0,
+            hist: vec![u64::MAX; DURATION_BUCKETS + 3],
+        };
+        assert_eq!(odd.quantile(f64::NAN), 0);
+    }
+
+    /// A recording's locks from its events: every acquisition, the waits with their sites and
+    /// holders (from arguments, or from the other thread's hold that covers the wait's start),
+    /// every hold; a lock whose releases the trace lacks has unknown acquisitions.
+    #[test]
+    fn a_recordings_locks_are_read_off_its_events() {
+        let mut b = TraceBuilder::new();
+        let (a, h) = (b.thread(1, "a"), b.thread(2, "holder"));
+        let q = b.name("queue");
+        let f = b.name("futex 0x40");
+        let (site_key, holder_key) = (b.name(ARG_LOCK_SITE), b.name(ARG_LOCK_HOLDER));
+        let site = b.name("insert (q.c:9)");
+        let two = b.name("2");
+        let ev = |ts_ns, kind| Event { ts_ns, kind };
+        // The holder takes `queue` at 0 and releases it at 100, then again 200-260.
+        for (taken, released) in [(0, 100), (200, 260)] {
+            b.push(
+                h,
+                ev(
+                    taken,
+                    EventKind::LockAcquired {
+                        lock: 1,
+                        name: q,
+                        handoff: None,
+                    },
+                ),
+            );
+            b.push(
+                h,
+                ev(
+                    released,
+                    EventKind::LockReleased {
+                        lock: 1,
+                        name: q,
+                        handoff: None,
+                    },
+                ),
+            );
+        }
+        // Thread a: a wait at 10 (site and holder as arguments) until 100, held to 150; a wait
+        // at 210 with no argument until 260 (the holder's hold covers 210), held to 300; and an
+        // uncontended acquisition.
+        b.push(a, ev(10, EventKind::LockWait { lock: 1, name: q }));
+        b.push(
+            a,
+            ev(
+                10,
+                EventKind::Arg {
+                    key: site_key,
+                    value: site,
+                },
+            ),
+        );
+        b.push(
+            a,
+            ev(
+                10,
+                EventKind::Arg {
+                    key: holder_key,
+                    value: two,
+                },
+            ),
+        );
+        b.push(
+            a,
+            ev(
+                100,
+                EventKind::LockAcquired {
+                    lock: 1,
+                    name: q,
+                    handoff: None,
+                },
+            ),
+        );
+        b.push(
+            a,
+            ev(
+                150,
+                EventKind::LockReleased {
+                    lock: 1,
+                    name: q,
+                    handoff: None,
+                },
+            ),
+        );
+        b.push(a, ev(210, EventKind::LockWait { lock: 1, name: q }));
+        b.push(
+            a,
+            ev(
+                260,
+                EventKind::LockAcquired {
+                    lock: 1,
+                    name: q,
+                    handoff: None,
+                },
+            ),
+        );
+        b.push(
+            a,
+            ev(
+                300,
+                EventKind::LockReleased {
+                    lock: 1,
+                    name: q,
+                    handoff: None,
+                },
+            ),
+        );
+        b.push(
+            a,
+            ev(
+                310,
+                EventKind::LockAcquired {
+                    lock: 1,
+                    name: q,
+                    handoff: None,
+                },
+            ),
+        );
+        b.push(
+            a,
+            ev(
+                311,
+                EventKind::LockReleased {
+                    lock: 1,
+                    name: q,
+                    handoff: None,
+                },
+            ),
+        );
+        // A sampled futex wait: no release.
+        b.push(
+            a,
+            ev(
+                400,
+                EventKind::LockWait {
+                    lock: 0x40,
+                    name: f,
+                },
+            ),
+        );
+        b.push(
+            a,
+            ev(
+                450,
+                EventKind::LockAcquired {
+                    lock: 0x40,
+                    name: f,
+                    handoff: None,
+                },
+            ),
+        );
+        let trace = b.build();
+        let locks = trace.locks();
+        assert_eq!(locks.len(), 2);
+        let l = &locks[0];
+        assert_eq!((l.lock, l.name, l.acquisitions), (1, q, Some(5)));
+        assert_eq!(
+            (l.waits.count, l.waits.total_ns, l.waits.max_ns),
+            (2, 140, 90)
+        );
+        assert_eq!(
+            (l.holds.count, l.holds.total_ns, l.holds.max_ns),
+            (5, 251, 100)
+        );
+        assert!(!l.holds_sampled);
+        assert_eq!(l.hold_total_ns(), 251);
+        assert_eq!(
+            l.sites,
+            vec![WaitSite {
+                site,
+                waits: 1,
+                wait_ns: 90
+            }]
+        );
+        assert_eq!(
+            l.holders,
+            vec![WaitHolder {
+                tid: 2,
+                waits: 2,
+                wait_ns: 140
+            }]
+        );
+        assert_eq!(l.contended_share(), Some(0.4));
+        let futex = &locks[1];
+        assert_eq!((futex.acquisitions, futex.waits.count), (None, 1));
+        assert_eq!(futex.contended_share(), None);
+    }
+
+    /// A lock in the table is the table's: its events (a budget's worth) add nothing.
+    #[test]
+    fn the_table_stands_for_its_locks_events() {
+        let mut b = TraceBuilder::new();
+        let t = b.thread(1, "a");
+        let q = b.name("queue");
+        b.push(
+            t,
+            Event {
+                ts_ns: 0,
+                kind: EventKind::LockWait { lock: 1, name: q },
+            },
+        );
+        b.push(
+            t,
+            Event {
+                ts_ns: 9,
+                kind: EventKind::LockAcquired {
+                    lock: 1,
+                    name: q,
+                    handoff: None,
+                },
+            },
+        );
+        b.lock(LockSummary {
+            acquisitions: Some(1000),
+            waits: Durations::of([9, 30, 40]),
+            ..LockSummary::new(1, q)
+        });
+        let trace = b.build();
+        assert_eq!(trace.locks(), trace.lock_table().to_vec());
+        assert_eq!(trace.locks()[0].waits.count, 3);
+    }
+}

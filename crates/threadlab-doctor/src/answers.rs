@@ -135,24 +135,27 @@ pub(crate) fn answers(d: &Diagnosis, found: &[Finding]) -> Vec<Answer> {
                 .take(3)
                 .map(|(n, ns)| format!("{n} ({})", fmt_ns(*ns)))
                 .collect();
-            // Observed from outside (`threadlab run`), a lock's hold time is unknown.
+            // Futex waits sampled from outside come without holds.
             let held = if l.hold.count == 0 {
                 "hold time not recorded".to_owned()
             } else {
                 format!(
-                    "{:.1}× its {} hold time",
+                    "{:.1}× its {} hold time{}",
                     l.wait_over_hold,
-                    fmt_ns(l.hold.total_ns)
+                    fmt_ns(l.hold.total_ns),
+                    l.sampled_note()
                 )
             };
             Answer {
                 question: "Which threads are waiting on locks?",
                 answer: format!(
-                    "threads waited {} for `{}` ({} waits, {held}); most: {}",
+                    "threads waited {} for `{}` ({} waits{}; {held}); most: {}{}",
                     fmt_ns(l.wait.total_ns),
                     l.name,
                     l.wait.count,
-                    who.join(", ")
+                    l.contended_note(),
+                    who.join(", "),
+                    l.where_note()
                 ),
                 // Without the holds (observed from outside), the figure the contention finding
                 // judges: the waits' share of the recording.

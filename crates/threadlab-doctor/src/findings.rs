@@ -127,7 +127,9 @@ pub const BLOCKED_MIN_SPARE_THREADS: f64 = 1.0;
 /// assert!(d.to_string().contains(threadlab_doctor::NEEDS_INSTRUMENTATION));
 /// ```
 pub const NEEDS_INSTRUMENTATION: &str = "observed from outside: long tasks, fruitless spinning, \
-     imbalance of task work and lock hold times need an instrumented run (threadlab::trace::start); \
+     imbalance of task work and every lock hold need an instrumented run \
+     (threadlab::trace::start; `threadlab run` times the holds of a sample of pthread lock \
+     acquisitions); \
      a futex wait seen only by sampling (not a pthread wait, which `threadlab run` times from \
      inside) is shown as a lock when several threads wait on that futex, so a condition \
      variable's waiters may count as lock waits";
@@ -198,8 +200,9 @@ impl Diagnosis {
     }
 
     /// Whether the trace holds anything only an instrumented run records (tasks, zones, spins,
-    /// steals, lock holds); `false` for a trace observed from outside (`threadlab run -- CMD`),
-    /// whose findings are then limited to the OS's view (see [`NEEDS_INSTRUMENTATION`]).
+    /// steals, every lock hold: sampled holds are an observer's); `false` for a trace observed
+    /// from outside (`threadlab run -- CMD`), whose findings are then limited to the OS's view
+    /// (see [`NEEDS_INSTRUMENTATION`]).
     ///
     /// ```
     /// use threadlab_doctor::Diagnose;
@@ -210,7 +213,10 @@ impl Diagnosis {
         self.threads
             .iter()
             .any(|t| t.tasks + t.zones + t.spins + t.steal_attempts + t.spawns > 0)
-            || self.locks.iter().any(|l| l.hold.count > 0)
+            || self
+                .locks
+                .iter()
+                .any(|l| l.hold.count > 0 && l.hold_samples.is_none())
     }
 }
 
@@ -459,26 +465,29 @@ pub(crate) fn findings(d: &Diagnosis) -> Vec<Finding> {
         let enough = l.wait.count >= LOCK_MIN_WAITS
             && l.wait.total_ns as f64 >= LOCK_MIN_WAIT_SHARE * d.duration_ns as f64;
         if enough && l.wait.total_ns as f64 > LOCK_WAIT_OVER_HOLD * l.hold.total_ns as f64 {
-            // A trace observed from outside (`threadlab run`) sees the waits, never the holds.
+            // Futex waits sampled from outside come without holds.
             let held = if l.hold.count == 0 {
                 "its hold time not recorded (observed from outside)".to_owned()
             } else {
                 format!(
-                    "{} held over {} acquisitions ({:.1}× the hold time)",
+                    "{} held over {} acquisitions ({:.1}× the hold time{})",
                     fmt_ns(l.hold.total_ns),
                     l.hold.count,
-                    l.wait_over_hold
+                    l.wait_over_hold,
+                    l.sampled_note()
                 )
             };
             out.push(Finding {
                 pitfall: Pitfall::LockContention,
                 subject: format!("lock {}", l.name),
                 evidence: format!(
-                    "threads waited {} for `{}` over {} waits, {held}; p99 wait {}",
+                    "threads waited {} for `{}` over {} waits{}; {held}; p99 wait {}{}",
                     fmt_ns(l.wait.total_ns),
                     l.name,
                     l.wait.count,
-                    fmt_ns(l.wait.p99_ns)
+                    l.contended_note(),
+                    fmt_ns(l.wait.p99_ns),
+                    l.where_note()
                 ),
                 figure: if l.hold.count == 0 {
                     figure(

@@ -69,7 +69,8 @@ pub use event::{
     BLOCKING_ZONE, SPARE_ZONE,
 };
 pub use locks::{
-    Durations, LockSummary, WaitHolder, WaitSite, ARG_LOCK_HOLDER, ARG_LOCK_SITE, DURATION_BUCKETS,
+    Durations, LockSummary, LockWaitSpan, WaitHolder, WaitSite, ARG_LOCK_HOLDER, ARG_LOCK_SITE,
+    DURATION_BUCKETS,
 };
 pub use trace::{ThreadTrack, Trace};
 // Hidden: the encoded track the runtime's decoder writes directly (see `Trace::from_parts`).

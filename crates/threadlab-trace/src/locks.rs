@@ -318,12 +318,170 @@ impl LockSummary {
     }
 }
 
+/// One lock wait of a trace's events: where it was, how long, where from and who held the lock.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LockWaitSpan {
+    /// The waiting thread (its index in [`Trace::threads`]).
+    pub thread: usize,
+    /// The lock's id.
+    pub lock: u64,
+    /// The lock's name.
+    pub name: NameId,
+    /// When the wait began and ended (the lock was taken), ns.
+    pub begin_ns: u64,
+    /// See `begin_ns`.
+    pub end_ns: u64,
+    /// Its call site, from its [`ARG_LOCK_SITE`] argument.
+    pub site: Option<NameId>,
+    /// The thread (OS thread id) that held the lock: its [`ARG_LOCK_HOLDER`] argument, else the
+    /// other thread whose hold of the lock covers the wait's start, else the one whose release
+    /// handed the lock over to it (the hand-off flow).
+    pub holder: Option<u64>,
+}
+
+/// One pass over a trace's lock events.
+struct LockEvents {
+    waits: Vec<LockWaitSpan>,
+    /// Per lock: (its name, acquisitions, whether it was ever released, its holds).
+    locks: Vec<(u64, NameId, u64, bool, Durations)>,
+}
+
 impl Trace {
     /// The lock table: aggregates recorded for locks whose events do not tell everything (a
     /// program observed from outside). Empty for a recording, whose events do. See
     /// [`Trace::locks`] for every lock's figures.
     pub fn lock_table(&self) -> &[LockSummary] {
         &self.locks
+    }
+
+    /// Every lock wait the events hold (a `LockWait` then the `LockAcquired` that ends it), in
+    /// order of thread then end, each with its holder and call site as far as the trace tells
+    /// (see [`LockWaitSpan`]).
+    ///
+    /// ```
+    /// use threadlab_trace::{Event, EventKind as K, TraceBuilder};
+    /// let mut b = TraceBuilder::new();
+    /// let (holder, waiter) = (b.thread(7, "holder"), b.thread(8, "waiter"));
+    /// let q = b.name("queue");
+    /// b.push(holder, Event { ts_ns: 0, kind: K::LockAcquired { lock: 1, name: q, handoff: None } });
+    /// b.push(holder, Event { ts_ns: 50, kind: K::LockReleased { lock: 1, name: q, handoff: None } });
+    /// b.push(waiter, Event { ts_ns: 10, kind: K::LockWait { lock: 1, name: q } });
+    /// b.push(waiter, Event { ts_ns: 50, kind: K::LockAcquired { lock: 1, name: q, handoff: None } });
+    /// let waits = b.build().lock_waits();
+    /// assert_eq!((waits[0].thread, waits[0].holder, waits[0].end_ns), (1, Some(7), 50));
+    /// ```
+    pub fn lock_waits(&self) -> Vec<LockWaitSpan> {
+        self.lock_events().waits
+    }
+
+    /// The waits, acquisitions and holds of the events (see [`Trace::lock_waits`]).
+    fn lock_events(&self) -> LockEvents {
+        let (site_key, holder_key) = (self.name_id(ARG_LOCK_SITE), self.name_id(ARG_LOCK_HOLDER));
+        let mut out = LockEvents {
+            waits: Vec::new(),
+            locks: Vec::new(),
+        };
+        let mut at: HashMap<u64, usize> = HashMap::new();
+        // Every hold (taken, released, tid) per lock; the releasing tid per hand-off flow; per
+        // finished wait (index in `out.waits`) with no holder argument, its acquisition's
+        // hand-off.
+        let mut holds: HashMap<u64, Vec<(u64, u64, u64)>> = HashMap::new();
+        let mut handed: HashMap<u64, u64> = HashMap::new();
+        let mut unnamed: Vec<(usize, Option<u64>)> = Vec::new();
+        for (i, t) in self.threads.iter().enumerate() {
+            // Waits under way (a wait that never ends is no wait), holds under way (lock, taken).
+            let mut waiting: Vec<LockWaitSpan> = Vec::new();
+            let mut holding: Vec<(u64, u64)> = Vec::new();
+            // Whether the last event was a wait's begin (or one of its arguments): it is then
+            // the last of `waiting`.
+            let mut after_wait = false;
+            for e in &t.events {
+                let (lock, name) = match e.kind {
+                    EventKind::LockWait { lock, name }
+                    | EventKind::LockAcquired { lock, name, .. }
+                    | EventKind::LockReleased { lock, name, .. } => (lock, name),
+                    EventKind::Arg { key, value } => {
+                        // Arguments right after a wait describe it.
+                        if let Some(w) = waiting.last_mut().filter(|_| after_wait) {
+                            if Some(key) == site_key {
+                                w.site = Some(value);
+                            } else if Some(key) == holder_key {
+                                w.holder = self.name(value).parse().ok();
+                            }
+                        }
+                        continue;
+                    }
+                    _ => {
+                        after_wait = false;
+                        continue;
+                    }
+                };
+                after_wait = false;
+                let k = *at.entry(lock).or_insert_with(|| {
+                    out.locks.push((lock, name, 0, false, Durations::default()));
+                    out.locks.len() - 1
+                });
+                match e.kind {
+                    EventKind::LockWait { .. } => {
+                        waiting.retain(|w| w.lock != lock);
+                        waiting.push(LockWaitSpan {
+                            thread: i,
+                            lock,
+                            name,
+                            begin_ns: e.ts_ns,
+                            end_ns: e.ts_ns,
+                            site: None,
+                            holder: None,
+                        });
+                        after_wait = true;
+                    }
+                    EventKind::LockAcquired { handoff, .. } => {
+                        out.locks[k].2 = out.locks[k].2.saturating_add(1);
+                        if let Some(p) = waiting.iter().position(|w| w.lock == lock) {
+                            let mut w = waiting.remove(p);
+                            w.end_ns = e.ts_ns;
+                            if w.holder.is_none() {
+                                unnamed.push((out.waits.len(), handoff.map(|f| f.0)));
+                            }
+                            out.waits.push(w);
+                        }
+                        holding.retain(|h| h.0 != lock);
+                        holding.push((lock, e.ts_ns));
+                    }
+                    EventKind::LockReleased { handoff, .. } => {
+                        out.locks[k].3 = true;
+                        if let Some(f) = handoff {
+                            handed.insert(f.0, t.tid);
+                        }
+                        if let Some(p) = holding.iter().position(|h| h.0 == lock) {
+                            let (_, taken) = holding.swap_remove(p);
+                            out.locks[k].4.record(e.ts_ns.saturating_sub(taken));
+                            holds.entry(lock).or_default().push((taken, e.ts_ns, t.tid));
+                        }
+                    }
+                    _ => {}
+                }
+            }
+        }
+        for v in holds.values_mut() {
+            v.sort_unstable();
+        }
+        for (w, handoff) in unnamed {
+            let wait = &out.waits[w];
+            let me = self.threads[wait.thread].tid;
+            // The latest hold begun by the wait's start and not yet released, of another thread.
+            let covering = holds.get(&wait.lock).and_then(|v| {
+                let k = v.partition_point(|h| h.0 <= wait.begin_ns);
+                v[..k]
+                    .iter()
+                    .rev()
+                    .find(|h| h.1 > wait.begin_ns && h.2 != me)
+                    .map(|h| h.2)
+            });
+            out.waits[w].holder =
+                covering.or_else(|| handoff.and_then(|f| handed.get(&f).copied()));
+        }
+        out
     }
 
     /// Every lock's figures: the lock table's rows, then, for each lock the table does not
@@ -339,122 +497,36 @@ impl Trace {
     pub fn locks(&self) -> Vec<LockSummary> {
         let mut out: Vec<LockSummary> = self.locks.clone();
         let in_table: std::collections::HashSet<u64> = self.locks.iter().map(|l| l.lock).collect();
-        let (site_key, holder_key) = (self.name_id(ARG_LOCK_SITE), self.name_id(ARG_LOCK_HOLDER));
-        // Per lock (not in the table): its summary, whether it was ever released, its holds
-        // (begin, end, tid) and its waits whose holder no argument named (begin, ns, tid).
-        #[derive(Default)]
-        struct Acc {
-            at: usize,
-            released: bool,
-            acquired: u64,
-            holds: Vec<(u64, u64, u64)>,
-            unnamed: Vec<(u64, u64, u64)>,
+        let ev = self.lock_events();
+        let mut at: HashMap<u64, usize> = HashMap::new();
+        for (lock, name, acquired, released, holds) in ev.locks {
+            if in_table.contains(&lock) {
+                continue;
+            }
+            at.insert(lock, out.len());
+            out.push(LockSummary {
+                acquisitions: released.then_some(acquired),
+                holds,
+                ..LockSummary::new(lock, name)
+            });
         }
-        let mut accs: HashMap<u64, Acc> = HashMap::new();
-        let mut order: Vec<LockSummary> = Vec::new();
-        for t in &self.threads {
-            // Waits under way: lock → (began, site, holder); holds: lock → taken.
-            let mut waiting: Vec<(u64, u64, Option<NameId>, Option<u64>)> = Vec::new();
-            let mut holding: Vec<(u64, u64)> = Vec::new();
-            let mut last_wait: Option<u64> = None;
-            for e in &t.events {
-                let lock = match e.kind {
-                    EventKind::LockWait { lock, .. }
-                    | EventKind::LockAcquired { lock, .. }
-                    | EventKind::LockReleased { lock, .. } => lock,
-                    EventKind::Arg { key, value } => {
-                        // Arguments right after a wait describe it.
-                        if let Some(w) =
-                            last_wait.and_then(|l| waiting.iter_mut().find(|w| w.0 == l))
-                        {
-                            if Some(key) == site_key {
-                                w.2 = Some(value);
-                            } else if Some(key) == holder_key {
-                                w.3 = self.name(value).parse().ok();
-                            }
-                        }
-                        continue;
-                    }
-                    _ => {
-                        last_wait = None;
-                        continue;
-                    }
-                };
-                last_wait = None;
-                if in_table.contains(&lock) {
-                    continue;
-                }
-                let acc = accs.entry(lock).or_insert_with(|| {
-                    let name = match e.kind {
-                        EventKind::LockWait { name, .. }
-                        | EventKind::LockAcquired { name, .. }
-                        | EventKind::LockReleased { name, .. } => name,
-                        _ => NameId(0),
-                    };
-                    order.push(LockSummary::new(lock, name));
-                    Acc {
-                        at: order.len() - 1,
-                        ..Acc::default()
-                    }
-                });
-                let s = &mut order[acc.at];
-                match e.kind {
-                    EventKind::LockWait { .. } => {
-                        waiting.retain(|w| w.0 != lock);
-                        waiting.push((lock, e.ts_ns, None, None));
-                        last_wait = Some(lock);
-                    }
-                    EventKind::LockAcquired { .. } => {
-                        acc.acquired = acc.acquired.saturating_add(1);
-                        if let Some(i) = waiting.iter().position(|w| w.0 == lock) {
-                            let (_, began, site, holder) = waiting.swap_remove(i);
-                            let ns = e.ts_ns.saturating_sub(began);
-                            s.waits.record(ns);
-                            if let Some(site) = site {
-                                s.add_site(site, 1, ns);
-                            }
-                            match holder {
-                                Some(tid) => s.add_holder(tid, 1, ns),
-                                None => acc.unnamed.push((began, ns, t.tid)),
-                            }
-                        }
-                        holding.retain(|h| h.0 != lock);
-                        holding.push((lock, e.ts_ns));
-                    }
-                    EventKind::LockReleased { .. } => {
-                        acc.released = true;
-                        if let Some(i) = holding.iter().position(|h| h.0 == lock) {
-                            let (_, taken) = holding.swap_remove(i);
-                            s.holds.record(e.ts_ns.saturating_sub(taken));
-                            acc.holds.push((taken, e.ts_ns, t.tid));
-                        }
-                    }
-                    _ => {}
-                }
+        for w in ev.waits {
+            let Some(&k) = at.get(&w.lock) else {
+                continue;
+            };
+            let s = &mut out[k];
+            let ns = w.end_ns.saturating_sub(w.begin_ns);
+            s.waits.record(ns);
+            if let Some(site) = w.site {
+                s.add_site(site, 1, ns);
+            }
+            if let Some(tid) = w.holder {
+                s.add_holder(tid, 1, ns);
             }
         }
-        for acc in accs.into_values() {
-            let s = &mut order[acc.at];
-            if acc.released {
-                s.acquisitions = Some(acc.acquired);
-            }
-            // The holder of a wait no argument named: the hold of another thread that covers
-            // its start (the latest one begun by then).
-            let mut holds = acc.holds;
-            holds.sort_unstable();
-            for (began, ns, waiter) in acc.unnamed {
-                let k = holds.partition_point(|h| h.0 <= began);
-                if let Some(h) = holds[..k]
-                    .iter()
-                    .rev()
-                    .find(|h| h.1 > began && h.2 != waiter)
-                {
-                    s.add_holder(h.2, 1, ns);
-                }
-            }
-            s.sort();
+        for &k in at.values() {
+            out[k].sort();
         }
-        out.extend(order);
         out
     }
 }
@@ -693,6 +765,69 @@ mod tests {
         let futex = &locks[1];
         assert_eq!((futex.acquisitions, futex.waits.count), (None, 1));
         assert_eq!(futex.contended_share(), None);
+    }
+
+    /// A wait no hold covers (its holder's hold was not recorded, or ended before the wait's
+    /// begin was) is the thread's that handed the lock over to it; a wait that never ended is
+    /// no wait.
+    #[test]
+    fn a_waits_holder_is_else_the_thread_that_handed_the_lock_over() {
+        use crate::FlowId;
+        let mut b = TraceBuilder::new();
+        let (a, h) = (b.thread(1, "a"), b.thread(2, "releaser"));
+        let q = b.name("queue");
+        let ev = |ts_ns, kind| Event { ts_ns, kind };
+        let (flow, lock) = (Some(FlowId(5)), 1);
+        b.push(a, ev(10, EventKind::LockWait { lock, name: q }));
+        b.push(
+            h,
+            ev(
+                20,
+                EventKind::LockReleased {
+                    lock,
+                    name: q,
+                    handoff: flow,
+                },
+            ),
+        );
+        b.push(
+            a,
+            ev(
+                30,
+                EventKind::LockAcquired {
+                    lock,
+                    name: q,
+                    handoff: flow,
+                },
+            ),
+        );
+        b.push(
+            a,
+            ev(
+                40,
+                EventKind::LockReleased {
+                    lock,
+                    name: q,
+                    handoff: None,
+                },
+            ),
+        );
+        b.push(a, ev(50, EventKind::LockWait { lock, name: q }));
+        let trace = b.build();
+        let waits = trace.lock_waits();
+        assert_eq!(waits.len(), 1);
+        assert_eq!(
+            (waits[0].begin_ns, waits[0].end_ns, waits[0].holder),
+            (10, 30, Some(2))
+        );
+        assert_eq!(
+            trace.locks()[0].holders,
+            vec![WaitHolder {
+                tid: 2,
+                waits: 1,
+                wait_ns: 20
+            }]
+        );
     }
 
     /// A lock in the table is the table's: its events (a budget's worth) add nothing.

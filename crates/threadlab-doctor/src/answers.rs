@@ -6,8 +6,8 @@
 
 use super::findings::Diagnosis;
 use super::findings::{
-    figure, imbalance_judged, Answer, Finding, Pitfall, IMBALANCE_SHARE, LOCK_MIN_WAIT_SHARE,
-    LOCK_WAIT_OVER_HOLD, OS_MIN_WINDOW_NS, PREEMPTED_SHARE,
+    figure, imbalance_judged, Answer, Finding, Pitfall, IMBALANCE_SHARE, LOCK_WAIT_OVER_HOLD,
+    OS_MIN_WINDOW_NS, PREEMPTED_SHARE,
 };
 use super::stats::fmt_ns;
 use super::stats::ratio;
@@ -157,23 +157,8 @@ pub(crate) fn answers(d: &Diagnosis, found: &[Finding]) -> Vec<Answer> {
                     who.join(", "),
                     l.where_note()
                 ),
-                // Without the holds (observed from outside), the figure the contention finding
-                // judges: the waits' share of the recording.
-                figure: Some(if l.hold.count > 0 {
-                    figure(
-                        "lock wait / hold",
-                        l.wait_over_hold,
-                        "ratio",
-                        Some(LOCK_WAIT_OVER_HOLD),
-                    )
-                } else {
-                    figure(
-                        "wait / recording",
-                        ratio(l.wait.total_ns as f64, d.duration_ns as f64),
-                        "ratio",
-                        Some(LOCK_MIN_WAIT_SHARE),
-                    )
-                }),
+                // The figure the contention finding judges.
+                figure: Some(super::findings::lock_judged(l, d.duration_ns).1),
                 ok: !has(found, &[LockContention]),
             }
         }
@@ -193,7 +178,7 @@ pub(crate) fn answers(d: &Diagnosis, found: &[Finding]) -> Vec<Answer> {
             question: "Which threads are waiting on locks?",
             answer: "no thread waited for a recorded lock (threadlab::sync::Mutex)".into(),
             figure: Some(figure(
-                "lock wait / hold",
+                "wait / hold",
                 0.0,
                 "ratio",
                 Some(LOCK_WAIT_OVER_HOLD),

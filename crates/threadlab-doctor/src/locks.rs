@@ -13,7 +13,8 @@
 //! and hold is an event (no table row), percentiles by nearest rank over the events themselves
 //! instead of over the histogram (which reads them within 19%). Holds timed for a sample of
 //! the acquisitions stand for every acquisition: the hold summary's count is the acquisitions
-//! and its total their mean times that count (an estimate, said as "sampled, N of M").
+//! and its total their mean times that count (an estimate, said as "sampled, N of M"), at most
+//! the recording × its threads.
 //! Instances that share a name (`sync::Mutex::named`, or one name in several processes) are
 //! summed under it.
 
@@ -176,6 +177,7 @@ struct Acc {
 pub(crate) fn locks(trace: &Trace, walks: &[Walk]) -> Vec<LockStats> {
     let mut by_name: BTreeMap<String, Acc> = BTreeMap::new();
     let in_table: HashSet<u64> = trace.lock_table().iter().map(|t| t.lock).collect();
+    let span_ns = trace.duration_ns();
     for l in trace.locks() {
         let acc = by_name.entry(trace.name(l.name).to_owned()).or_default();
         acc.table |= in_table.contains(&l.lock);
@@ -188,7 +190,9 @@ pub(crate) fn locks(trace: &Trace, walks: &[Walk]) -> Vec<LockStats> {
         acc.waits.merge(&l.waits);
         acc.holds.merge(&l.holds);
         acc.sampled |= l.holds_sampled;
-        acc.hold_total_ns = acc.hold_total_ns.saturating_add(l.hold_total_ns());
+        acc.hold_total_ns = acc
+            .hold_total_ns
+            .saturating_add(l.hold_total_within(span_ns, trace.threads().len()));
         for s in &l.sites {
             let e = acc.sites.entry(trace.name(s.site).to_owned()).or_default();
             *e = (e.0.saturating_add(s.waits), e.1.saturating_add(s.wait_ns));
@@ -240,7 +244,9 @@ pub(crate) fn locks(trace: &Trace, walks: &[Walk]) -> Vec<LockStats> {
             } else {
                 (Summary::of(acc.event_waits), Summary::of(acc.event_holds))
             };
-            let hold_samples = (acc.sampled && acc.acquisitions.is_some()).then_some(hold.count);
+            // No hold timed: nothing is known of them (not zero).
+            let hold_samples =
+                (acc.sampled && acc.acquisitions.is_some() && hold.count > 0).then_some(hold.count);
             if let (Some(_), Some(a)) = (hold_samples, acc.acquisitions) {
                 hold.count = a;
                 hold.total_ns = acc.hold_total_ns;

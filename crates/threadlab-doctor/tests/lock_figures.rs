@@ -360,3 +360,75 @@ fn compare_lines_up_each_locks_figures_and_leaves_out_what_neither_side_knows() 
     let figures: Vec<&str> = c.locks.iter().map(|r| r.figure).collect();
     assert_eq!(figures, ["waits", "waited", "wait p50", "wait p99"]);
 }
+
+/// An observer's lock row: `acquisitions`, `waits` of 200 µs each while thread 2 held it, and
+/// `timed` holds of 300 µs, over a 100 ms run.
+fn taking_turns(acquisitions: u64, waits: usize, timed: usize) -> Trace {
+    let mut b = TraceBuilder::new();
+    let name = b.name("big_lock");
+    let t = b.thread(1, "main");
+    b.thread(2, "work");
+    b.push(
+        t,
+        Event {
+            ts_ns: 0,
+            kind: K::ParkBegin,
+        },
+    );
+    b.push(
+        t,
+        Event {
+            ts_ns: 100_000_000,
+            kind: K::ParkEnd,
+        },
+    );
+    b.lock(LockSummary {
+        acquisitions: Some(acquisitions),
+        waits: Durations::of(vec![200_000; waits]),
+        holds: Durations::of(vec![300_000; timed]),
+        holds_sampled: true,
+        holders: vec![threadlab_trace::WaitHolder {
+            tid: 2,
+            waits: waits as u64,
+            wait_ns: 200_000 * waits as u64,
+        }],
+        ..LockSummary::new(1, name)
+    });
+    b.duration_ns(100_000_000);
+    b.build()
+}
+
+/// Two threads taking turns at a lock wait no longer than they hold it: most acquisitions
+/// waiting for the other thread is contention all the same, judged on the contended share,
+/// and the lock question's figure is the finding's.
+#[test]
+fn most_acquisitions_waiting_for_another_thread_is_contention() {
+    let d = taking_turns(300, 290, 3).diagnose();
+    let l = d.lock("big_lock").unwrap();
+    assert!(l.wait_over_hold < 1.0, "{}", l.wait_over_hold);
+    let f = d.finding(Pitfall::LockContention).expect("contended");
+    assert_eq!(f.figure.name, "contended share");
+    assert!((f.figure.value - 290.0 / 300.0).abs() < 1e-9);
+    assert!(!d.answers[2].ok);
+    assert_eq!(d.answers[2].figure.as_ref(), Some(&f.figure));
+    // A few waits among many acquisitions, shorter than the holds: no contention.
+    let d = taking_turns(3_000, 290, 3).diagnose();
+    assert!(!d.has(Pitfall::LockContention), "{d}");
+}
+
+/// Holds sampled but none timed (fewer acquisitions than the sampling interval): the hold
+/// figures are unknown, not zero.
+#[test]
+fn no_hold_timed_is_no_hold_known() {
+    let d = taking_turns(300, 290, 0).diagnose();
+    let l = d.lock("big_lock").unwrap();
+    assert_eq!((l.hold.count, l.hold_samples), (0, None));
+    assert!(
+        d.to_string().contains("big_lock: hold time not recorded"),
+        "{d}"
+    );
+    let f = d
+        .finding(Pitfall::LockContention)
+        .expect("judged on its waits");
+    assert_eq!(f.figure.name, "wait / recording");
+}

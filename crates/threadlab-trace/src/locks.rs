@@ -273,6 +273,23 @@ impl LockSummary {
         }
     }
 
+    /// [`LockSummary::hold_total_ns`] no longer than `threads` threads could hold it over
+    /// `duration_ns`: an estimate from a few sampled holds (one preempted hold timed among 600
+    /// acquisitions) can otherwise exceed what the run allowed.
+    ///
+    /// ```
+    /// let mut l = threadlab_trace::LockSummary::new(1, threadlab_trace::NameId(0));
+    /// l.acquisitions = Some(600);
+    /// l.holds = threadlab_trace::Durations::of([1_500_000]);
+    /// l.holds_sampled = true;
+    /// assert_eq!(l.hold_total_ns(), 900_000_000);
+    /// assert_eq!(l.hold_total_within(200_000_000, 3), 600_000_000);
+    /// ```
+    pub fn hold_total_within(&self, duration_ns: u64, threads: usize) -> u64 {
+        self.hold_total_ns()
+            .min(duration_ns.saturating_mul(threads.max(1) as u64))
+    }
+
     /// The thread that held it while others waited longest: its waits' share, if any wait had
     /// a known holder.
     pub fn top_holder(&self) -> Option<&WaitHolder> {

@@ -18,7 +18,7 @@
 //! ```
 
 use super::event::{Event, NameId};
-use super::locks::LockSummary;
+use super::lock_summary::LockSummary;
 use super::trace::{ThreadTrack, Trace};
 
 /// Builds a [`Trace`] thread by thread from events observed elsewhere (a sampler of another

@@ -9,7 +9,7 @@
 use std::fmt::Write;
 
 use super::event::EventKind;
-use super::locks::{Durations, LockSummary};
+use super::lock_summary::{Durations, LockSummary};
 use super::trace::Trace;
 
 fn escape(s: &str) -> String {
@@ -228,7 +228,7 @@ fn lock_row(trace: &Trace, l: &LockSummary, pid: u32) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::locks::{WaitHolder, WaitSite};
+    use crate::lock_summary::{WaitHolder, WaitSite};
     use serde_json::Value;
 
     /// A duration set read back from its JSON object.
@@ -268,7 +268,7 @@ mod tests {
                         .iter()
                         .enumerate()
                         .map(|(i, s)| WaitSite {
-                            site: crate::NameId(i as u32),
+                            site: crate::event::NameId(i as u32),
                             waits: s["waits"].as_u64().unwrap(),
                             wait_ns: s["wait_ns"].as_u64().unwrap(),
                         })
@@ -283,7 +283,10 @@ mod tests {
                             wait_ns: h["wait_ns"].as_u64().unwrap(),
                         })
                         .collect(),
-                    ..LockSummary::new(u64::from_str_radix(id, 16).unwrap(), crate::NameId(0))
+                    ..LockSummary::new(
+                        u64::from_str_radix(id, 16).unwrap(),
+                        crate::event::NameId(0),
+                    )
                 };
                 let names = sites.iter().map(|s| s["site"].as_str().unwrap().to_owned());
                 (a["name"].as_str().unwrap().to_owned(), l, names.collect())
@@ -298,27 +301,27 @@ mod tests {
         let mut t = crate::sample::every_kind();
         t.locks.push(LockSummary {
             waits: Durations::of([7, u64::MAX / 2]),
-            ..LockSummary::new(u64::MAX, crate::NameId(1))
+            ..LockSummary::new(u64::MAX, crate::event::NameId(1))
         });
-        let key = crate::NameId(t.names.len() as u32);
-        t.names.push(crate::ARG_LOCK_SITE.into());
-        let mut events: Vec<crate::Event> = t.threads[1].events.iter().collect();
+        let key = crate::event::NameId(t.names.len() as u32);
+        t.names.push(crate::lock_summary::ARG_LOCK_SITE.into());
+        let mut events: Vec<crate::event::Event> = t.threads[1].events.iter().collect();
         let w = events
             .iter()
             .position(|e| matches!(e.kind, EventKind::LockWait { .. }))
             .unwrap();
         let arg = EventKind::Arg {
             key,
-            value: crate::NameId(5),
+            value: crate::event::NameId(5),
         };
         events.insert(
             w + 1,
-            crate::Event {
+            crate::event::Event {
                 ts_ns: events[w].ts_ns,
                 kind: arg,
             },
         );
-        t.threads[1] = crate::ThreadTrack::from_events(2, "w1".into(), Some(1), events);
+        t.threads[1] = crate::trace::ThreadTrack::from_events(2, "w1".into(), Some(1), events);
         let json = encode(&t);
         let back = table(&json);
         assert_eq!(back.len(), 2);
@@ -327,13 +330,13 @@ mod tests {
             let names: Vec<&str> = want.sites.iter().map(|s| t.name(s.site)).collect();
             assert_eq!(sites, &names);
             let renumbered = LockSummary {
-                name: crate::NameId(0),
+                name: crate::event::NameId(0),
                 sites: want
                     .sites
                     .iter()
                     .enumerate()
                     .map(|(i, s)| WaitSite {
-                        site: crate::NameId(i as u32),
+                        site: crate::event::NameId(i as u32),
                         ..s.clone()
                     })
                     .collect(),

@@ -6,15 +6,16 @@
 //! holds:
 //! - the model: `event.rs` ([`Event`], [`EventKind`], names, flows, the argument keys),
 //!   `trace.rs` ([`Trace`], [`ThreadTrack`]), `compact.rs`, the in-memory encoding of a
-//!   track's events (delta-encoded timestamps, LEB128 varints), and `locks.rs`, each lock's
-//!   figures ([`LockSummary`]: acquisitions, waits, holds, call sites, holders) whether the
-//!   events hold them (a recording) or the trace's lock table does (a program observed from
-//!   outside);
+//!   track's events (delta-encoded timestamps, LEB128 varints), `lock_summary.rs`, each
+//!   lock's figures ([`LockSummary`]: acquisitions, waits, holds, call sites, holders), and
+//!   `locks.rs`, which gives them whether the events hold them (a recording) or the trace's
+//!   lock table does (a program observed from outside), and each wait with its holder and call
+//!   site ([`LockWaitSpan`]);
 //! - [`TraceBuilder`] (`builder.rs`): a trace from events observed elsewhere (another process's
 //!   threads, another format, a test); `frames.rs`: frames from frame marks;
 //! - the formats, written by [`Trace::save`] and read by [`Trace::load`]: `perfetto.rs`
 //!   (Perfetto's protobuf TrackEvent, `.pftrace`, which opens in ui.perfetto.dev) and
-//!   `pftrace_read.rs` (that file read back; `pftrace_locks.rs`, the lock table in it),
+//!   `pftrace_read.rs` (that file read back, its lock table too),
 //!   `json.rs` (Chrome's Trace Event Format, `.json`, write-only), `load.rs` (threadlab's
 //!   native `.tltrace`: the compact encoding on disk, streamed back); [`TraceError`] says what
 //!   went wrong with a file.
@@ -49,9 +50,9 @@ mod frames;
 mod fuzz;
 mod json;
 mod load;
+mod lock_summary;
 mod locks;
 mod perfetto;
-mod pftrace_locks;
 mod pftrace_read;
 mod trace;
 // Hidden: a trace with one event of every kind, shared by this crate's tests and the doctor's.
@@ -68,10 +69,10 @@ pub use event::{
     ARG_GUEST_SEAT, ARG_SPAN_ID, ARG_SPAN_PARENT, ARG_SPARE_FOR, ARG_TASK_LOCATION, ARG_TASK_NAME,
     BLOCKING_ZONE, SPARE_ZONE,
 };
-pub use locks::{
-    Durations, LockSummary, LockWaitSpan, WaitHolder, WaitSite, ARG_LOCK_HOLDER, ARG_LOCK_SITE,
-    DURATION_BUCKETS,
+pub use lock_summary::{
+    Durations, LockSummary, WaitHolder, WaitSite, ARG_LOCK_HOLDER, ARG_LOCK_SITE, DURATION_BUCKETS,
 };
+pub use locks::LockWaitSpan;
 pub use trace::{ThreadTrack, Trace};
 // Hidden: the encoded track the runtime's decoder writes directly (see `Trace::from_parts`).
 #[doc(hidden)]

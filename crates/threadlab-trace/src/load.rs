@@ -34,7 +34,7 @@ use std::io::{BufRead, BufReader, Read};
 
 use super::compact::{put, read_kind, Bad, EventBuf, Source};
 use super::event::NameId;
-use super::locks::{Durations, LockSummary, WaitHolder, WaitSite, DURATION_BUCKETS};
+use super::lock_summary::{Durations, LockSummary, WaitHolder, WaitSite, DURATION_BUCKETS};
 use super::trace::{ThreadTrack, Trace};
 
 /// Version 3 added the lock table; version 2, the CPU count (version 1 was never released).

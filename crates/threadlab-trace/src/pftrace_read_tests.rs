@@ -275,7 +275,7 @@ fn sample_without_steals() -> Trace {
 /// names resolved (the decoder numbers names in its own order).
 #[test]
 fn the_lock_table_and_a_waits_arguments_round_trip() {
-    use crate::locks::{ARG_LOCK_HOLDER, ARG_LOCK_SITE};
+    use crate::lock_summary::{ARG_LOCK_HOLDER, ARG_LOCK_SITE};
     use EventKind::*;
     let mut t = sample_without_steals();
     let (site_key, holder_key) = (
@@ -299,9 +299,9 @@ fn the_lock_table_and_a_waits_arguments_round_trip() {
     }
     t.threads[0] = ThreadTrack::from_events(1, "threadlab-worker-0".into(), Some(0), events);
     // A second row: acquisitions unknown, exact holds, no site or holder.
-    t.locks.push(crate::locks::LockSummary {
-        waits: crate::locks::Durations::of([1, 2, 3_000_000_000]),
-        ..crate::locks::LockSummary::new(u64::MAX, NameId(1))
+    t.locks.push(crate::lock_summary::LockSummary {
+        waits: crate::lock_summary::Durations::of([1, 2, 3_000_000_000]),
+        ..crate::lock_summary::LockSummary::new(u64::MAX, NameId(1))
     });
     let back = decode(&super::super::perfetto::encode(&t)).expect("decodes");
     let text = |tr: &Trace| -> Vec<String> {

@@ -5,7 +5,7 @@
 //! (`threadlab-doctor/tests/mutated_traces.rs`). Not part of the stable API.
 
 use crate::event::{Event, EventKind as K, FlowId, NameId, PlotValue, TaskKind};
-use crate::locks::{Durations, LockSummary, WaitHolder, WaitSite};
+use crate::lock_summary::{Durations, LockSummary, WaitHolder, WaitSite};
 use crate::trace::{ThreadTrack, Trace};
 
 /// A trace with every event kind, two threads (workers 0 and 1, the second's events 5 ns

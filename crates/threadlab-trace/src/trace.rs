@@ -4,7 +4,7 @@
 
 use super::compact::{EventBuf, Events};
 use super::event::{Event, NameId};
-use super::locks::LockSummary;
+use super::lock_summary::LockSummary;
 
 /// One thread's events, kept encoded (a few bytes per event, see [`Events`]).
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -235,11 +235,24 @@ fn compare_of_two_runs_matches_the_lock_across_address_randomisation() {
         .output()
         .expect("compare");
     let text = String::from_utf8_lossy(&out.stdout);
-    let rows = text
+    let (spans, locks) = text.split_once("\nLocks\n").expect("a Locks section");
+    let rows = spans
         .lines()
         .filter(|l| l.contains("big_lock") && l.contains("wait"))
         .count();
     assert_eq!(rows, 1, "the lock should be one row:\n{text}");
+    // Its figures side by side, each once, known on both sides.
+    for figure in ["acquisitions", "waits", "waited"] {
+        let rows: Vec<&str> = locks
+            .lines()
+            .filter(|l| l.contains("big_lock") && l.split_whitespace().any(|w| w == figure))
+            .collect();
+        assert_eq!(rows.len(), 1, "{figure}:\n{text}");
+        assert!(
+            !rows[0].contains(" - "),
+            "{figure} unknown on a side:\n{text}"
+        );
+    }
 }
 
 #[test]

@@ -167,6 +167,9 @@ pub fn render(
             ms(p.wait_ns)
         );
     }
+    if let Some(p) = seen.processes.iter().find(|p| p.program == "java") {
+        let _ = writeln!(s, "{}", jvm_note(p.pid));
+    }
     let table = trace.lock_table();
     let waited: Vec<&LockSummary> = table.iter().filter(|l| l.waits.count > 0).collect();
     if waited.is_empty() {
@@ -212,6 +215,22 @@ pub fn render(
     }
     render_dropped(&mut s, seen);
     s
+}
+
+/// What the interposer sees of a JVM (process `pid`) and what it cannot: HotSpot's monitors
+/// (`synchronized`) spin, then park the thread on a pthread condition variable of its own, so
+/// a wait for a Java lock is seen as a park on a condition variable, not as a lock wait, and
+/// never says which monitor it was for; the JVM's own internal pthread mutexes are seen as
+/// locks.
+fn jvm_note(pid: u32) -> String {
+    format!(
+        "  pid {pid} is a JVM: a thread that waits for a Java monitor (`synchronized`) first \
+         spins, then parks on a pthread condition variable of the JVM's own, so its waits are \
+         seen here as parks (the threads' `parked` time), not as lock waits, and no monitor is \
+         named; the JVM's internal pthread mutexes are counted as locks. For Java monitors use \
+         JDK Flight Recorder: `java -XX:StartFlightRecording=filename=rec.jfr …`, then `jfr \
+         print --events jdk.JavaMonitorEnter rec.jfr`."
+    )
 }
 
 /// What was counted but not kept one by one, and why.

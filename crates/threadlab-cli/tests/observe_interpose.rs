@@ -235,11 +235,24 @@ fn compare_of_two_runs_matches_the_lock_across_address_randomisation() {
         .output()
         .expect("compare");
     let text = String::from_utf8_lossy(&out.stdout);
-    let rows = text
+    let (spans, locks) = text.split_once("\nLocks\n").expect("a Locks section");
+    let rows = spans
         .lines()
         .filter(|l| l.contains("big_lock") && l.contains("wait"))
         .count();
     assert_eq!(rows, 1, "the lock should be one row:\n{text}");
+    // Its figures side by side, each once, known on both sides.
+    for figure in ["acquisitions", "waits", "waited"] {
+        let rows: Vec<&str> = locks
+            .lines()
+            .filter(|l| l.contains("big_lock") && l.split_whitespace().any(|w| w == figure))
+            .collect();
+        assert_eq!(rows.len(), 1, "{figure}:\n{text}");
+        assert!(
+            !rows[0].contains(" - "),
+            "{figure} unknown on a side:\n{text}"
+        );
+    }
 }
 
 #[test]
@@ -283,7 +296,8 @@ fn four_cpu_bound_python_threads_wait_for_the_gil_and_it_is_named() {
 }
 
 /// A Go program's goroutines contend on a `sync.Mutex`: invisible to the OS and to the
-/// interposer (the binary is static), which the report says, naming the Go runtime's profiles.
+/// interposer (the binary is static), which the report and the lock question say, naming the Go
+/// runtime's profiles.
 #[test]
 fn a_go_program_is_reported_as_not_seen_with_where_to_look() {
     let dir = scratch("go");
@@ -315,6 +329,17 @@ fn a_go_program_is_reported_as_not_seen_with_where_to_look() {
     assert!(report.contains("did not load the interposer"), "{report}");
     assert!(report.contains("It is a Go program"), "{report}");
     assert!(report.contains("/debug/pprof/mutex"), "{report}");
+    // The lock question says so too, instead of "fine: no thread waited".
+    let q3 = report
+        .lines()
+        .skip_while(|l| !l.starts_with(" 3. "))
+        .take(2)
+        .collect::<Vec<_>>()
+        .join("\n");
+    assert!(
+        !q3.contains("(fine)") && q3.contains("Go's sync.Mutex"),
+        "{q3}"
+    );
 }
 
 /// A thread per task: 2,000 short threads, created and joined one after another. The

@@ -997,8 +997,9 @@ int main(void) {
 }
 
 /// A JVM (four threads in a `synchronized` block for 0.7 s): the window covers the JVM's
-/// threads, the process is named after its executable (not a mapped file), and no lock is named
-/// after an offset into the JDK's `modules` image.
+/// threads, the process is named after its executable (not a mapped file), no lock is named
+/// after an offset into the JDK's `modules` image, and the report says that its monitors' waits
+/// are seen as parks and where to look for them instead.
 #[test]
 fn a_jvm_is_observed_for_its_whole_life_and_named_by_its_executable() {
     let dir = scratch("java");
@@ -1032,6 +1033,12 @@ fn a_jvm_is_observed_for_its_whole_life_and_named_by_its_executable() {
     );
     assert!(
         !report.contains("classes.jsa") && !report.contains("modules+0x"),
+        "{report}"
+    );
+    // What is seen of its monitors and what is not, and where to look instead.
+    assert!(
+        report.contains(" is a JVM: a thread that waits for a Java monitor")
+            && report.contains("jdk.JavaMonitorEnter"),
         "{report}"
     );
 }

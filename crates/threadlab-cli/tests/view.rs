@@ -5,7 +5,9 @@
 //! (the page's `#t0=…&t1=…`) changes what is drawn; the screenshot is not blank; frame marks
 //! (a late one among them), a plot and messages are drawn on their tracks; the time axis's
 //! labels never overlap (two window widths, three zooms); the answer cards are coloured by
-//! their figure against its threshold, say "not enough to judge" without one, and cut no text.
+//! their figure against its threshold, say "not enough to judge" without one, and cut no text;
+//! a lock wait's card names the lock, the thread that held it and, for a wait seen from
+//! inside a program, the call site that asked for it.
 //! It also prints page load → first full draw for a thread-per-row trace (about 18,000 events,
 //! like the lab's image run) and a 1,000,000-event recording (and `THREADLAB_VIEW_TRACE`, if
 //! set).
@@ -366,6 +368,7 @@ fn main() {
     // Inside the 20 ms zone `known`.
     axis_labels_never_overlap(&bin, &html, begin + 1e7);
     lock_wait_card_names_the_lock_and_its_holder(&bin, &d);
+    observed_wait_card_names_the_holder_and_the_call_site(&bin, &d);
     chart_labels_never_overlap(&bin, &d);
     if std::env::var_os("THREADLAB_VIEW_KEEP").is_some() {
         println!("pages and screenshot kept in {}", d.display());
@@ -574,6 +577,72 @@ fn lock_wait_card_names_the_lock_and_its_holder(bin: &Path, d: &Path) {
     assert!(
         card.contains("waiting for lock handed, held by holder (tid "),
         "the card names the lock and its holder: {card}"
+    );
+}
+
+/// A wait `threadlab run` saw from inside (no hold events, its holder and call site as the
+/// wait's arguments): hovering it names the lock, the thread that held it and where it was
+/// asked for.
+fn observed_wait_card_names_the_holder_and_the_call_site(bin: &Path, d: &Path) {
+    use threadlab::trace::{Event, TraceBuilder};
+    let mut b = TraceBuilder::new();
+    let lock = b.name("heap lock taken at remove_item (queue.c:23)");
+    let (site_key, holder_key) = (
+        b.name(threadlab_trace::ARG_LOCK_SITE),
+        b.name(threadlab_trace::ARG_LOCK_HOLDER),
+    );
+    let (site, holder) = (b.name("insert_item (queue.c:15)"), b.name("4242"));
+    b.thread(4242, "producer_loop");
+    let waiter = b.thread(4243, "consumer_loop");
+    let ms = 1_000_000;
+    for (ts_ns, kind) in [
+        (
+            10 * ms,
+            EventKind::LockWait {
+                lock: 9,
+                name: lock,
+            },
+        ),
+        (
+            10 * ms,
+            EventKind::Arg {
+                key: site_key,
+                value: site,
+            },
+        ),
+        (
+            10 * ms,
+            EventKind::Arg {
+                key: holder_key,
+                value: holder,
+            },
+        ),
+        (
+            30 * ms,
+            EventKind::LockAcquired {
+                lock: 9,
+                name: lock,
+                handoff: None,
+            },
+        ),
+    ] {
+        b.push(waiter, Event { ts_ns, kind });
+    }
+    b.duration_ns(40 * ms);
+    let path = d.join("observed-wait.tltrace");
+    b.build().save(&path).unwrap();
+    let html = d.join("observed-wait.html");
+    write_view(&path, &html);
+    let l = layout(bin, &html, &format!("#hover=1,{}", 20 * ms));
+    let card = l["card"]
+        .as_str()
+        .unwrap_or_else(|| panic!("no card shown: {l}"));
+    assert!(
+        card.contains(
+            "waiting for lock heap lock taken at remove_item (queue.c:23), held by producer_loop \
+             (tid 4242), asked at insert_item (queue.c:15)"
+        ),
+        "the card names the lock, its holder and the call site: {card}"
     );
 }
 

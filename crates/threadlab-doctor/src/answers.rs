@@ -6,8 +6,8 @@
 
 use super::findings::Diagnosis;
 use super::findings::{
-    figure, imbalance_judged, Answer, Finding, Pitfall, IMBALANCE_SHARE, LOCK_MIN_WAIT_SHARE,
-    LOCK_WAIT_OVER_HOLD, OS_MIN_WINDOW_NS, PREEMPTED_SHARE,
+    figure, imbalance_judged, Answer, Finding, Pitfall, IMBALANCE_SHARE, LOCK_WAIT_OVER_HOLD,
+    OS_MIN_WINDOW_NS, PREEMPTED_SHARE,
 };
 use super::stats::fmt_ns;
 use super::stats::ratio;
@@ -135,42 +135,30 @@ pub(crate) fn answers(d: &Diagnosis, found: &[Finding]) -> Vec<Answer> {
                 .take(3)
                 .map(|(n, ns)| format!("{n} ({})", fmt_ns(*ns)))
                 .collect();
-            // Observed from outside (`threadlab run`), a lock's hold time is unknown.
+            // Futex waits sampled from outside come without holds.
             let held = if l.hold.count == 0 {
                 "hold time not recorded".to_owned()
             } else {
                 format!(
-                    "{:.1}× its {} hold time",
+                    "{:.1}× its {} hold time{}",
                     l.wait_over_hold,
-                    fmt_ns(l.hold.total_ns)
+                    fmt_ns(l.hold.total_ns),
+                    l.sampled_note()
                 )
             };
             Answer {
                 question: "Which threads are waiting on locks?",
                 answer: format!(
-                    "threads waited {} for `{}` ({} waits, {held}); most: {}",
+                    "threads waited {} for `{}` ({} waits{}; {held}); most: {}{}",
                     fmt_ns(l.wait.total_ns),
                     l.name,
                     l.wait.count,
-                    who.join(", ")
+                    l.contended_note(),
+                    who.join(", "),
+                    l.where_note()
                 ),
-                // Without the holds (observed from outside), the figure the contention finding
-                // judges: the waits' share of the recording.
-                figure: Some(if l.hold.count > 0 {
-                    figure(
-                        "lock wait / hold",
-                        l.wait_over_hold,
-                        "ratio",
-                        Some(LOCK_WAIT_OVER_HOLD),
-                    )
-                } else {
-                    figure(
-                        "wait / recording",
-                        ratio(l.wait.total_ns as f64, d.duration_ns as f64),
-                        "ratio",
-                        Some(LOCK_MIN_WAIT_SHARE),
-                    )
-                }),
+                // The figure the contention finding judges.
+                figure: Some(super::findings::lock_judged(l, d.duration_ns).1),
                 ok: !has(found, &[LockContention]),
             }
         }
@@ -190,7 +178,7 @@ pub(crate) fn answers(d: &Diagnosis, found: &[Finding]) -> Vec<Answer> {
             question: "Which threads are waiting on locks?",
             answer: "no thread waited for a recorded lock (threadlab::sync::Mutex)".into(),
             figure: Some(figure(
-                "lock wait / hold",
+                "wait / hold",
                 0.0,
                 "ratio",
                 Some(LOCK_WAIT_OVER_HOLD),

@@ -51,6 +51,15 @@ pub fn bounds_violations(d: &Diagnosis) -> Vec<String> {
             t.utilization,
         );
     }
+    for l in &d.locks {
+        if let Some(c) = l.contended_share {
+            share(
+                &mut out,
+                &format!("contended share of lock `{}`", l.name),
+                c,
+            );
+        }
+    }
     for g in &d.groups {
         share(
             &mut out,

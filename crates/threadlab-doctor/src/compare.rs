@@ -4,9 +4,11 @@
 //! side, the absolute and relative difference of the total, rows sorted by the absolute
 //! difference, and differences within run-to-run noise flagged. Zones and tasks are compared by
 //! self time (a span's time minus the zones and tasks nested in it), so a parent does not rise to
-//! the top because one of its children did. Then the runtime's figures side by side.
+//! the top because one of its children did. Then the runtime's figures side by side, and each
+//! lock's (acquisitions, contended share, holds, waits).
 
 use super::findings::Diagnosis;
+use super::locks::LockStats;
 use super::stats::{ratio, Summary};
 use threadlab_trace::Trace;
 
@@ -50,6 +52,23 @@ pub struct RuntimeRow {
     pub unit: &'static str,
 }
 
+/// One figure of a lock on both sides (`None`: not known on that side, or no such lock).
+#[derive(Clone, Debug, PartialEq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize))]
+pub struct CompareLockRow {
+    /// The lock's name.
+    pub lock: String,
+    /// What it is: `acquisitions`, `contended share`, `held`, `hold mean`, `hold p99`,
+    /// `hold max`, `waits`, `waited`, `wait p50`, `wait p99`.
+    pub figure: &'static str,
+    /// Side A.
+    pub a: Option<f64>,
+    /// Side B.
+    pub b: Option<f64>,
+    /// Its unit: `""` (a count), `"ratio"` or `"ns"`.
+    pub unit: &'static str,
+}
+
 /// Two captures compared.
 #[derive(Clone, Debug, Default, PartialEq)]
 #[cfg_attr(feature = "serde", derive(serde::Serialize))]
@@ -58,6 +77,58 @@ pub struct Comparison {
     pub rows: Vec<CompareRow>,
     /// Runtime figures side by side.
     pub runtime: Vec<RuntimeRow>,
+    /// Each lock's figures side by side, in the order of the locks (most waited-for on side A,
+    /// then B's others); a figure known on neither side, or zero on both, is left out.
+    pub locks: Vec<CompareLockRow>,
+}
+
+/// The figures of [`CompareLockRow`], in order: name, unit, and how to read it off a lock's stats.
+type LockFigure = (&'static str, &'static str, fn(&LockStats) -> Option<f64>);
+const LOCK_FIGURES: [LockFigure; 10] = [
+    ("acquisitions", "", |l| l.acquisitions.map(|a| a as f64)),
+    ("contended share", "ratio", |l| l.contended_share),
+    ("held", "ns", |l| held(l, l.hold.total_ns)),
+    ("hold mean", "ns", |l| held(l, l.hold.mean_ns as u64)),
+    ("hold p99", "ns", |l| held(l, l.hold.p99_ns)),
+    ("hold max", "ns", |l| held(l, l.hold.max_ns)),
+    ("waits", "", |l| Some(l.wait.count as f64)),
+    ("waited", "ns", |l| Some(l.wait.total_ns as f64)),
+    ("wait p50", "ns", |l| Some(l.wait.median_ns as f64)),
+    ("wait p99", "ns", |l| Some(l.wait.p99_ns as f64)),
+];
+
+/// A hold figure, known only when holds were recorded.
+fn held(l: &LockStats, v: u64) -> Option<f64> {
+    (l.hold.count > 0).then_some(v as f64)
+}
+
+/// Each lock's [`LOCK_FIGURES`] on both sides (see [`Comparison::locks`]).
+fn lock_rows(a: &Diagnosis, b: &Diagnosis) -> Vec<CompareLockRow> {
+    let mut names: Vec<&str> = a.locks.iter().map(|l| l.name.as_str()).collect();
+    for l in &b.locks {
+        if !names.contains(&l.name.as_str()) {
+            names.push(&l.name);
+        }
+    }
+    let mut out = Vec::new();
+    for name in names {
+        let (la, lb) = (a.lock(name), b.lock(name));
+        for (figure, unit, f) in LOCK_FIGURES {
+            let (va, vb) = (la.and_then(f), lb.and_then(f));
+            let nothing = |v: Option<f64>| v.map_or(true, |x| x == 0.0);
+            if nothing(va) && nothing(vb) {
+                continue;
+            }
+            out.push(CompareLockRow {
+                lock: name.to_owned(),
+                figure,
+                a: va,
+                b: vb,
+                unit,
+            });
+        }
+    }
+    out
 }
 
 /// Compares capture `a` with capture `b` (see the module doc).
@@ -187,6 +258,10 @@ impl Diagnosis {
             ];
             runtime.retain(|r| !POOL_ONLY.contains(&r.name));
         }
-        Comparison { rows, runtime }
+        Comparison {
+            rows,
+            runtime,
+            locks: lock_rows(self, other),
+        }
     }
 }

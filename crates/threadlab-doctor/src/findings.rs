@@ -58,6 +58,14 @@ pub const THREAD_CREATION_WORK_PER_START: f64 = 1.0;
 /// ms wait against 94.86 ms hold, 2.3×).
 pub const LOCK_WAIT_OVER_HOLD: f64 = 1.0;
 
+/// Lock contention also when at least this share of the acquisitions waited for another
+/// thread's hold (50%): the threads take turns at the lock instead of working side by side
+/// (mutrace's "contended" count, Lennart Poettering, "Measuring Lock Contention"). Two threads
+/// cannot wait longer than they hold (one waits while the other holds), so the wait/hold rule
+/// alone never finds a lock that serialises two threads: a C program whose two threads took a
+/// mutex 600 times, 591 of them after waiting, read 0.7× wait/hold.
+pub const LOCK_CONTENDED_SHARE: f64 = 0.5;
+
 /// Lock contention needs at least this many waits: one or two are an accident of timing. (An
 /// unfair lock, like std's, can starve a few threads for milliseconds while one thread takes it
 /// again and again: a handful of long waits is contention too.)
@@ -127,7 +135,9 @@ pub const BLOCKED_MIN_SPARE_THREADS: f64 = 1.0;
 /// assert!(d.to_string().contains(threadlab_doctor::NEEDS_INSTRUMENTATION));
 /// ```
 pub const NEEDS_INSTRUMENTATION: &str = "observed from outside: long tasks, fruitless spinning, \
-     imbalance of task work and lock hold times need an instrumented run (threadlab::trace::start); \
+     imbalance of task work and every lock hold need an instrumented run \
+     (threadlab::trace::start; `threadlab run` times the holds of a sample of pthread lock \
+     acquisitions); \
      a futex wait seen only by sampling (not a pthread wait, which `threadlab run` times from \
      inside) is shown as a lock when several threads wait on that futex, so a condition \
      variable's waiters may count as lock waits";
@@ -198,8 +208,9 @@ impl Diagnosis {
     }
 
     /// Whether the trace holds anything only an instrumented run records (tasks, zones, spins,
-    /// steals, lock holds); `false` for a trace observed from outside (`threadlab run -- CMD`),
-    /// whose findings are then limited to the OS's view (see [`NEEDS_INSTRUMENTATION`]).
+    /// steals, every lock hold: sampled holds are an observer's); `false` for a trace observed
+    /// from outside (`threadlab run -- CMD`), whose findings are then limited to the OS's view
+    /// (see [`NEEDS_INSTRUMENTATION`]).
     ///
     /// ```
     /// use threadlab_doctor::Diagnose;
@@ -210,7 +221,10 @@ impl Diagnosis {
         self.threads
             .iter()
             .any(|t| t.tasks + t.zones + t.spins + t.steal_attempts + t.spawns > 0)
-            || self.locks.iter().any(|l| l.hold.count > 0)
+            || self
+                .locks
+                .iter()
+                .any(|l| l.hold.count > 0 && l.hold_samples.is_none())
     }
 }
 
@@ -291,6 +305,41 @@ pub(crate) fn figure(name: &str, value: f64, unit: &'static str, threshold: Opti
         unit,
         threshold,
     }
+}
+
+/// Whether lock `l` is contended over a recording of `duration_ns`, and the figure that says
+/// so (or says how far from it the lock is): enough waits ([`LOCK_MIN_WAITS`], adding up to
+/// [`LOCK_MIN_WAIT_SHARE`] of the recording), then, with its holds known, waits longer than
+/// its holds ([`LOCK_WAIT_OVER_HOLD`], figure `wait / hold`) or most acquisitions waiting for
+/// another thread ([`LOCK_CONTENDED_SHARE`], figure `contended share`); with its holds unknown
+/// (futex waits sampled from outside), enough waits alone (figure `wait / recording`).
+pub(crate) fn lock_judged(l: &LockStats, duration_ns: u64) -> (bool, Figure) {
+    let share = ratio(l.wait.total_ns as f64, duration_ns as f64);
+    let enough = l.wait.count >= LOCK_MIN_WAITS && share >= LOCK_MIN_WAIT_SHARE;
+    if l.hold.count == 0 {
+        let f = figure(
+            "wait / recording",
+            share,
+            "ratio",
+            Some(LOCK_MIN_WAIT_SHARE),
+        );
+        return (enough, f);
+    }
+    let queue = l.wait.total_ns as f64 > LOCK_WAIT_OVER_HOLD * l.hold.total_ns as f64;
+    let turns =
+        !l.holders.is_empty() && l.contended_share.is_some_and(|c| c >= LOCK_CONTENDED_SHARE);
+    if turns && !queue {
+        let c = l.contended_share.unwrap_or(0.0);
+        let f = figure("contended share", c, "ratio", Some(LOCK_CONTENDED_SHARE));
+        return (enough, f);
+    }
+    let f = figure(
+        "wait / hold",
+        l.wait_over_hold,
+        "ratio",
+        Some(LOCK_WAIT_OVER_HOLD),
+    );
+    (enough && queue, f)
 }
 
 /// A pitfall found in a trace.
@@ -456,45 +505,33 @@ pub(crate) fn findings(d: &Diagnosis) -> Vec<Finding> {
         });
     }
     for l in &d.locks {
-        let enough = l.wait.count >= LOCK_MIN_WAITS
-            && l.wait.total_ns as f64 >= LOCK_MIN_WAIT_SHARE * d.duration_ns as f64;
-        if enough && l.wait.total_ns as f64 > LOCK_WAIT_OVER_HOLD * l.hold.total_ns as f64 {
-            // A trace observed from outside (`threadlab run`) sees the waits, never the holds.
+        let (contended, lock_figure) = lock_judged(l, d.duration_ns);
+        if contended {
+            // Futex waits sampled from outside come without holds.
             let held = if l.hold.count == 0 {
                 "its hold time not recorded (observed from outside)".to_owned()
             } else {
                 format!(
-                    "{} held over {} acquisitions ({:.1}× the hold time)",
+                    "{} held over {} acquisitions ({:.1}× the hold time{})",
                     fmt_ns(l.hold.total_ns),
                     l.hold.count,
-                    l.wait_over_hold
+                    l.wait_over_hold,
+                    l.sampled_note()
                 )
             };
             out.push(Finding {
                 pitfall: Pitfall::LockContention,
                 subject: format!("lock {}", l.name),
                 evidence: format!(
-                    "threads waited {} for `{}` over {} waits, {held}; p99 wait {}",
+                    "threads waited {} for `{}` over {} waits{}; {held}; p99 wait {}{}",
                     fmt_ns(l.wait.total_ns),
                     l.name,
                     l.wait.count,
-                    fmt_ns(l.wait.p99_ns)
+                    l.contended_note(),
+                    fmt_ns(l.wait.p99_ns),
+                    l.where_note()
                 ),
-                figure: if l.hold.count == 0 {
-                    figure(
-                        "wait / recording",
-                        ratio(l.wait.total_ns as f64, d.duration_ns as f64),
-                        "ratio",
-                        Some(LOCK_MIN_WAIT_SHARE),
-                    )
-                } else {
-                    figure(
-                        "wait / hold",
-                        l.wait_over_hold,
-                        "ratio",
-                        Some(LOCK_WAIT_OVER_HOLD),
-                    )
-                },
+                figure: lock_figure,
                 suggestion: "take the lock less often (batch the work taken under it), shard it, \
                              or replace the shared queue by per-thread deques with stealing"
                     .into(),

@@ -39,7 +39,9 @@
 //!   seat) read as that worker's, before the per-thread pass.
 //! - `states.rs`: one pass per thread: time per state (running, searching, spinning, parked,
 //!   waiting on a lock, other; preempted from the OS), span self times, lock spans, counts.
-//! - `locks.rs`: per named lock, hold and wait summaries and the threads that waited most.
+//! - `locks.rs`: per named lock, from the trace model's lock summaries: acquisitions, hold and
+//!   wait summaries (holds exact or sampled), the waits per call site, the threads that waited
+//!   most and those that held it while others waited.
 //! - `groups.rs`: threads grouped by name (imbalance, thread creation), spans per zone/task kind,
 //!   long tasks (with their thresholds).
 //! - `runtime.rs`: cross-thread figures (wake-up and spawn latency, steal and park rates) and the
@@ -73,7 +75,7 @@ mod stats;
 pub use allocs::AllocStats;
 pub use blocked::{Blocked, BlockedTask};
 pub use bounds::bounds_violations;
-pub use compare::{compare, CompareRow, Comparison, RuntimeRow, NOISE_RELATIVE};
+pub use compare::{compare, CompareLockRow, CompareRow, Comparison, RuntimeRow, NOISE_RELATIVE};
 pub use diagnose::{diagnose, Diagnose};
 pub use findings::*;
 pub use frames::{frame_report, FrameReport, FrameTarget, LateFrame, TOP_NAMES};
@@ -81,7 +83,7 @@ pub use groups::{
     Busiest, GroupStats, LongTask, SpanStats, JOINER_PARKED_SHARE, LONG_TASK_IDLE_SHARE,
     LONG_TASK_MIN_NS, LONG_TASK_MIN_TASKS, LONG_TASK_OVER_MEDIAN,
 };
-pub use locks::LockStats;
+pub use locks::{LockHolder, LockSite, LockStats};
 pub use runtime::{OsStats, RuntimeStats};
 pub use states::ThreadStats;
 pub use stats::fmt_ns;

@@ -167,38 +167,7 @@ impl Display for Diagnosis {
         }
         t.write(f)?;
         if !self.locks.is_empty() {
-            writeln!(f, "\nLocks")?;
-            let mut t = Columns::new(&[
-                "lock",
-                "held",
-                "hold",
-                "hold p99",
-                "waits",
-                "wait",
-                "wait p50",
-                "wait p99",
-                "wait max",
-                "wait/hold",
-                "waited most",
-            ]);
-            for l in &self.locks {
-                t.row(vec![
-                    l.name.clone(),
-                    l.hold.count.to_string(),
-                    fmt_ns(l.hold.total_ns),
-                    fmt_ns(l.hold.p99_ns),
-                    l.wait.count.to_string(),
-                    fmt_ns(l.wait.total_ns),
-                    fmt_ns(l.wait.median_ns),
-                    fmt_ns(l.wait.p99_ns),
-                    fmt_ns(l.wait.max_ns),
-                    format!("{:.2}", l.wait_over_hold),
-                    l.top_waiters
-                        .first()
-                        .map_or("-".into(), |(n, ns)| format!("{n} ({})", fmt_ns(*ns))),
-                ]);
-            }
-            t.write(f)?;
+            write_locks(f, &self.locks)?;
         }
         if !self.spans.is_empty() {
             writeln!(f, "\nZones and tasks (self time)")?;
@@ -253,6 +222,125 @@ impl Display for Diagnosis {
         }
         Ok(())
     }
+}
+
+/// Lock rows printed (most waited-for first); the rest are counted.
+const MAX_LOCK_ROWS: usize = 12;
+/// Call sites printed per lock.
+const MAX_SITE_LINES: usize = 5;
+
+/// The Locks table (acquisitions, contended share, holds, waits), then per lock what the table
+/// has no room for: whether its holds were sampled, the thread that held it most while others
+/// waited and those that waited most, and its waits per call site, longest first.
+fn write_locks(f: &mut Formatter<'_>, locks: &[super::locks::LockStats]) -> fmt::Result {
+    writeln!(f, "\nLocks")?;
+    let mut t = Columns::new(&[
+        "lock",
+        "acquired",
+        "contended",
+        "held",
+        "hold mean",
+        "hold p99",
+        "hold max",
+        "waits",
+        "waited",
+        "wait p50",
+        "wait p99",
+        "wait/hold",
+    ]);
+    let dash = || "-".to_owned();
+    for l in locks.iter().take(MAX_LOCK_ROWS) {
+        let held = l.hold.count > 0;
+        let hold = |v: u64| if held { fmt_ns(v) } else { dash() };
+        let waited = |v: u64| if l.wait.count > 0 { fmt_ns(v) } else { dash() };
+        t.row(vec![
+            l.name.clone(),
+            l.acquisitions.map_or_else(dash, |a| a.to_string()),
+            l.contended_share
+                .map_or_else(dash, |c| format!("{:.1}%", 100.0 * c)),
+            hold(l.hold.total_ns),
+            hold(l.hold.mean_ns as u64),
+            hold(l.hold.p99_ns),
+            hold(l.hold.max_ns),
+            l.wait.count.to_string(),
+            waited(l.wait.total_ns),
+            waited(l.wait.median_ns),
+            waited(l.wait.p99_ns),
+            if held {
+                format!("{:.2}", l.wait_over_hold)
+            } else {
+                dash()
+            },
+        ]);
+    }
+    t.write(f)?;
+    if locks.len() > MAX_LOCK_ROWS {
+        let rest = &locks[MAX_LOCK_ROWS..];
+        writeln!(
+            f,
+            "   … {} more lock(s): {} waits, {} acquisitions",
+            rest.len(),
+            saturating_sum(rest.iter().map(|l| l.wait.count)),
+            saturating_sum(rest.iter().filter_map(|l| l.acquisitions))
+        )?;
+    }
+    for l in locks.iter().take(MAX_LOCK_ROWS) {
+        if let Some(n) = l.hold_samples {
+            writeln!(
+                f,
+                "   {}: holds sampled, {n} of {} timed (held: their mean × the acquisitions; \
+                 the other hold figures are the sample's)",
+                l.name, l.hold.count
+            )?;
+        } else if l.wait.count > 0 && l.hold.count == 0 {
+            writeln!(f, "   {}: hold time not recorded", l.name)?;
+        }
+        let who = |list: Vec<String>| list.join(", ");
+        if let Some(h) = l.holders.first() {
+            writeln!(
+                f,
+                "   {}: held most while others waited by {} ({}, {}){}",
+                l.name,
+                h.thread,
+                super::locks::waits(h.waits),
+                fmt_ns(h.wait_ns),
+                if l.holders.len() > 1 {
+                    format!(
+                        "; then {}",
+                        who(l.holders[1..]
+                            .iter()
+                            .map(|h| format!("{} ({})", h.thread, fmt_ns(h.wait_ns)))
+                            .collect())
+                    )
+                } else {
+                    String::new()
+                }
+            )?;
+        }
+        if !l.top_waiters.is_empty() {
+            writeln!(
+                f,
+                "   {}: waited most: {}",
+                l.name,
+                who(l
+                    .top_waiters
+                    .iter()
+                    .map(|(n, ns)| format!("{n} ({})", fmt_ns(*ns)))
+                    .collect())
+            )?;
+        }
+        for s in l.sites.iter().take(MAX_SITE_LINES) {
+            writeln!(
+                f,
+                "   {}: waits at {}: {} ({})",
+                l.name,
+                s.site,
+                s.waits,
+                fmt_ns(s.wait_ns)
+            )?;
+        }
+    }
+    Ok(())
 }
 
 /// The pool's figures: workers, tasks, steals, parks, wake-up and spawn latencies.
@@ -361,6 +449,31 @@ impl Display for Comparison {
                 _ => format!("{x:.2}"),
             };
             t.row(vec![r.name.to_owned(), v(r.a), v(r.b)]);
+        }
+        t.write(f)?;
+        if self.locks.is_empty() {
+            return Ok(());
+        }
+        writeln!(f, "\nLocks")?;
+        let mut t = Columns::new(&["lock", "", "A", "B", "B/A"]);
+        for r in &self.locks {
+            let v = |x: Option<f64>| match (x, r.unit) {
+                (None, _) => "-".to_owned(),
+                (Some(x), "ns") => fmt_ns(x as u64),
+                (Some(x), "ratio") => format!("{:.1}%", 100.0 * x),
+                (Some(x), _) => format!("{x:.0}"),
+            };
+            let rel = match (r.a, r.b) {
+                (Some(a), Some(b)) if a > 0.0 => format!("{:.2}×", b / a),
+                _ => "-".to_owned(),
+            };
+            t.row(vec![
+                r.lock.clone(),
+                r.figure.to_owned(),
+                v(r.a),
+                v(r.b),
+                rel,
+            ]);
         }
         t.write(f)
     }

@@ -1,6 +1,8 @@
 //! Summaries of durations: count, total, mean, median, p90, p99, max (nearest-rank
-//! percentiles, as in Hyndman & Fan's definition 1), and the standard deviation that
-//! `compare` uses to tell a difference from run-to-run noise.
+//! percentiles, as in Hyndman & Fan's definition 1, over the values, or over a histogram's
+//! buckets when only the histogram is known), and the standard deviation.
+
+use threadlab_trace::{Durations, DURATION_BUCKETS};
 
 /// Count, total and distribution of a set of durations, in nanoseconds.
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -53,6 +55,50 @@ impl Summary {
             p99_ns: percentile(&values, 99.0),
             max_ns: values[values.len() - 1],
             stddev_ns: var.sqrt(),
+        }
+    }
+}
+
+impl Summary {
+    /// Summarizes a set of durations kept as a histogram ([`Durations`]): the count, total,
+    /// mean and maximum as they are; the percentiles read from the histogram (within a
+    /// bucket, 19%); the standard deviation over the buckets' middles.
+    ///
+    /// ```
+    /// let d = threadlab_trace::Durations::of([1_000, 1_000, 1_000, 9_000]);
+    /// let s = threadlab_doctor::Summary::of_durations(&d);
+    /// assert_eq!((s.count, s.total_ns, s.max_ns), (4, 12_000, 9_000));
+    /// assert!((1_000..1_190).contains(&s.median_ns));
+    /// ```
+    pub fn of_durations(d: &Durations) -> Summary {
+        if d.count == 0 {
+            return Summary::default();
+        }
+        let mean_ns = d.mean_ns();
+        let (mut n, mut sq) = (0.0f64, 0.0f64);
+        for (b, &c) in d.hist.iter().enumerate().take(DURATION_BUCKETS) {
+            if c == 0 {
+                continue;
+            }
+            let low = Durations::bucket_low(b);
+            let high = if b + 1 < DURATION_BUCKETS {
+                Durations::bucket_low(b + 1) - 1
+            } else {
+                d.max_ns
+            };
+            let mid = (low as f64 + high.min(d.max_ns).max(low) as f64) / 2.0;
+            n += c as f64;
+            sq += c as f64 * (mid - mean_ns).powi(2);
+        }
+        Summary {
+            count: d.count,
+            total_ns: d.total_ns,
+            mean_ns,
+            median_ns: d.quantile(0.5),
+            p90_ns: d.quantile(0.9),
+            p99_ns: d.quantile(0.99),
+            max_ns: d.max_ns,
+            stddev_ns: if n > 0.0 { (sq / n).sqrt() } else { 0.0 },
         }
     }
 }

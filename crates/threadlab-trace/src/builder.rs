@@ -18,6 +18,7 @@
 //! ```
 
 use super::event::{Event, NameId};
+use super::lock_summary::LockSummary;
 use super::trace::{ThreadTrack, Trace};
 
 /// Builds a [`Trace`] thread by thread from events observed elsewhere (a sampler of another
@@ -101,6 +102,25 @@ impl TraceBuilder {
         event.ts_ns = event.ts_ns.max(*last);
         *last = event.ts_ns;
         self.trace.threads[thread].events.push(event);
+    }
+
+    /// Puts `lock`'s aggregates in the trace's lock table (see [`Trace::lock_table`]), in place
+    /// of an earlier row of the same lock id: what an observer that counted the lock, rather
+    /// than recording each use as an event, knows of it. Its name ids must be this builder's.
+    ///
+    /// ```
+    /// use threadlab_trace::{LockSummary, TraceBuilder};
+    /// let mut b = TraceBuilder::new();
+    /// let name = b.name("big_lock");
+    /// b.lock(LockSummary { acquisitions: Some(40), ..LockSummary::new(1, name) });
+    /// assert_eq!(b.build().locks()[0].acquisitions, Some(40));
+    /// ```
+    pub fn lock(&mut self, mut lock: LockSummary) {
+        lock.sort();
+        match self.trace.locks.iter_mut().find(|l| l.lock == lock.lock) {
+            Some(row) => *row = lock,
+            None => self.trace.locks.push(lock),
+        }
     }
 
     /// Sets the trace's length (default: the newest event's timestamp).

@@ -1,6 +1,6 @@
 //! A property test of the `.tltrace` reader with arbitrary bytes: random strings, random
 //! strings behind a valid header, and random mutations (flips, insertions, deletions,
-//! truncations, varint bombs) of a valid trace holding every event kind. The reader must return
+//! truncations, varint bombs) of a valid trace holding every event kind and a lock table row. The reader must return
 //! a trace or an error whose offset lies within the input, never panic or allocate wildly; and
 //! whatever it accepts must be readable to the end (the doctor and `compare` digest the same
 //! mutations in their own crate: `threadlab-doctor/tests/mutated_traces.rs`). The generator and
@@ -28,6 +28,15 @@ fn check(bytes: &[u8]) -> bool {
             for th in t.threads() {
                 let _ = (th.name(), th.worker());
             }
+            // Its locks' figures, whatever the table and the events hold.
+            for l in t.locks() {
+                let _ = (
+                    t.name(l.name),
+                    l.waits.quantile(0.99),
+                    l.holds.quantile(0.5),
+                );
+                let _ = (l.hold_total_ns(), l.contended_share(), l.top_holder());
+            }
             true
         }
         Err((offset, what)) => {
@@ -46,6 +55,28 @@ fn check(bytes: &[u8]) -> bool {
 fn round_trip_of_every_kind() {
     let t = every_kind();
     assert_eq!(decode(&encode(&t)).expect("a valid trace decodes"), t);
+}
+
+/// A version 2 file (before the lock table: the same layout without it) loads, with an empty
+/// lock table; the version 3 encoding of the same trace is that file plus the table.
+#[test]
+fn a_version_2_file_still_loads() {
+    let mut t = every_kind();
+    t.locks.clear();
+    let v3 = encode(&t);
+    assert_eq!(&v3[..8], b"TLTRACE3");
+    // The empty table is its count, one zero byte before the end mark.
+    let end = v3.len() - b"TLEND".len();
+    assert_eq!(v3[end - 1], 0);
+    let mut v2 = b"TLTRACE2".to_vec();
+    v2.extend_from_slice(&v3[8..end - 1]);
+    v2.extend_from_slice(b"TLEND");
+    assert_eq!(decode(&v2).expect("a version 2 file"), t);
+    // A version 2 file with a table is not one: its table's bytes come after the threads.
+    let with_table = encode(&every_kind());
+    let mut bad = b"TLTRACE2".to_vec();
+    bad.extend_from_slice(&with_table[8..]);
+    assert!(decode(&bad).is_err());
 }
 
 #[test]

@@ -5,15 +5,20 @@
 //! messages, allocations, arguments), kept encoded a few bytes each ([`Events`]). This crate
 //! holds:
 //! - the model: `event.rs` ([`Event`], [`EventKind`], names, flows, the argument keys),
-//!   `trace.rs` ([`Trace`], [`ThreadTrack`]) and `compact.rs`, the in-memory encoding of a
-//!   track's events (delta-encoded timestamps, LEB128 varints);
+//!   `trace.rs` ([`Trace`], [`ThreadTrack`]), `compact.rs`, the in-memory encoding of a
+//!   track's events (delta-encoded timestamps, LEB128 varints), `lock_summary.rs`, each
+//!   lock's figures ([`LockSummary`]: acquisitions, waits, holds, call sites, holders), and
+//!   `locks.rs`, which gives them whether the events hold them (a recording) or the trace's
+//!   lock table does (a program observed from outside), and each wait with its holder and call
+//!   site ([`LockWaitSpan`]);
 //! - [`TraceBuilder`] (`builder.rs`): a trace from events observed elsewhere (another process's
 //!   threads, another format, a test); `frames.rs`: frames from frame marks;
 //! - the formats, written by [`Trace::save`] and read by [`Trace::load`]: `perfetto.rs`
 //!   (Perfetto's protobuf TrackEvent, `.pftrace`, which opens in ui.perfetto.dev) and
-//!   `pftrace_read.rs` (that file read back), `json.rs` (Chrome's Trace Event Format, `.json`,
-//!   write-only), `load.rs` (threadlab's native `.tltrace`: the compact encoding on disk,
-//!   streamed back); [`TraceError`] says what went wrong with a file.
+//!   `pftrace_read.rs` (that file read back, its lock table too),
+//!   `json.rs` (Chrome's Trace Event Format, `.json`, write-only), `load.rs` (threadlab's
+//!   native `.tltrace`: the compact encoding on disk, streamed back); [`TraceError`] says what
+//!   went wrong with a file.
 //!
 //! Why a crate of its own: the recorder that makes traces lives in the runtime (`threadlab`,
 //! whose `threadlab::trace` re-exports everything here at the same paths), but what reads a
@@ -45,6 +50,8 @@ mod frames;
 mod fuzz;
 mod json;
 mod load;
+mod lock_summary;
+mod locks;
 mod perfetto;
 mod pftrace_read;
 mod trace;
@@ -62,6 +69,10 @@ pub use event::{
     ARG_GUEST_SEAT, ARG_SPAN_ID, ARG_SPAN_PARENT, ARG_SPARE_FOR, ARG_TASK_LOCATION, ARG_TASK_NAME,
     BLOCKING_ZONE, SPARE_ZONE,
 };
+pub use lock_summary::{
+    Durations, LockSummary, WaitHolder, WaitSite, ARG_LOCK_HOLDER, ARG_LOCK_SITE, DURATION_BUCKETS,
+};
+pub use locks::LockWaitSpan;
 pub use trace::{ThreadTrack, Trace};
 // Hidden: the encoded track the runtime's decoder writes directly (see `Trace::from_parts`).
 #[doc(hidden)]

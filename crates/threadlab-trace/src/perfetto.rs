@@ -13,10 +13,13 @@
 //! text debug annotations on its slice begin; the zones that are entries of one span (the same
 //! `span.id`, e.g. a span carried into a task on another worker) share a flow, so Perfetto
 //! draws an arrow from each entry to the next.
+//! A lock wait's arguments (its call site, the thread that held the lock) are annotations of
+//! its slice too.
 //! Each thread writes on its own packet sequence. What Perfetto has no field for rides in debug
 //! annotations, so that `pftrace_read.rs` reads the trace back whole: the duration, dropped and
 //! CPU counts on a `threadlab trace` instant of the process track, a worker's index on a
-//! `threadlab worker` instant at 0 on its track, the lock id on every lock slice; a
+//! `threadlab worker` instant at 0 on its track, the lock id on every lock slice; the lock
+//! table (`lock_summary.rs`) as instants at 0 on the process track (`encode_locks`, below); a
 //! `threadlab end` instant is the last packet.
 //!
 //! (Over 600 lines: one encoder whose track, slice and flow numbering `pftrace_read.rs` reads
@@ -25,6 +28,7 @@
 use std::collections::HashMap;
 
 use super::event::EventKind;
+use super::lock_summary::Durations;
 use super::trace::Trace;
 
 // TracePacket fields.
@@ -124,7 +128,7 @@ fn thread_uuid(i: usize) -> u64 {
 }
 
 /// One TrackEvent to write.
-struct Ev<'a> {
+pub(super) struct Ev<'a> {
     ts: u64,
     track: u64,
     ty: u64,
@@ -136,13 +140,13 @@ struct Ev<'a> {
     /// A plot's value (`double_counter_value`).
     double: Option<f64>,
     /// Debug annotations (name, unsigned value).
-    args: Vec<(&'static str, u64)>,
+    pub(super) args: Vec<(&'static str, u64)>,
     /// Debug annotations (name, text): the trace's [`EventKind::Arg`]s.
-    str_args: Vec<(&'a str, &'a str)>,
+    pub(super) str_args: Vec<(&'a str, &'a str)>,
 }
 
 impl<'a> Ev<'a> {
-    fn new(ts: u64, track: u64, ty: u64, name: Option<&'a str>) -> Ev<'a> {
+    pub(super) fn new(ts: u64, track: u64, ty: u64, name: Option<&'a str>) -> Ev<'a> {
         Ev {
             ts,
             track,
@@ -159,7 +163,7 @@ impl<'a> Ev<'a> {
     }
 }
 
-struct Out {
+pub(super) struct Out {
     trace: Msg,
 }
 
@@ -192,7 +196,7 @@ impl Out {
         });
     }
 
-    fn event(&mut self, seq: u32, e: &Ev<'_>) {
+    pub(super) fn event(&mut self, seq: u32, e: &Ev<'_>) {
         self.packet(seq, false, Some(e.ts), |p| {
             let mut t = Msg::default();
             t.uint(TE_TYPE, e.ty).uint(TE_TRACK, e.track);
@@ -251,6 +255,7 @@ pub(crate) fn encode(trace: &Trace) -> Vec<u8> {
         ("cpus", trace.cpus as u64),
     ];
     out.event(1, &meta);
+    encode_locks(&mut out, trace);
     // Thread, lock and counter tracks.
     let mut lock_tracks: HashMap<(usize, u64), u64> = HashMap::new();
     let mut counter_tracks: HashMap<u32, u64> = HashMap::new();
@@ -459,6 +464,7 @@ pub(crate) fn encode(trace: &Trace) -> Vec<u8> {
                         Ev::new(ts, track, SLICE_BEGIN, Some(&lock_names[name.0 as usize].0));
                     ev.category = Some("lock");
                     ev.args.push(("lock", lock));
+                    take_args(&mut ev, &mut events, trace, &mut span_flows);
                     emit(&mut out, ev);
                 }
                 EventKind::LockAcquired {
@@ -613,3 +619,79 @@ pub(super) const COLOR_ARG: &str = "color";
 /// Annotations of a zone's or task's slice end: what it allocated.
 pub(super) const ALLOCS_ARG: &str = "allocs";
 pub(super) const ALLOC_BYTES_ARG: &str = "alloc_bytes";
+
+// The lock table in a `.pftrace` (the trace model's `LockSummary` rows; read back by
+// `pftrace_read.rs`).
+// Perfetto has no message for a lock's aggregates, so each row is a few instants at 0 on the
+// process track, whose debug annotations Perfetto's UI lists when one is selected: a
+// `threadlab lock` instant per lock (its id, flags, acquisitions, the waits' and holds' count,
+// total and maximum as integers; its name and the two histograms as text, each a
+// comma-separated list of bucket counts up to the last used bucket), then a `threadlab lock
+// site` instant per call site (the lock, the site's text, its waits and their total) and a
+// `threadlab lock holder` instant per holder (the lock, the tid, its waits and their total).
+// A site or holder of a lock with no `threadlab lock` instant before it is refused.
+
+/// The instants' names.
+pub(super) const LOCK_NAME: &str = "threadlab lock";
+pub(super) const LOCK_SITE_NAME: &str = "threadlab lock site";
+pub(super) const LOCK_HOLDER_NAME: &str = "threadlab lock holder";
+/// A lock's flags: 1, its acquisitions are known; 2, its holds are sampled.
+pub(super) const ACQUISITIONS_KNOWN: u64 = 1;
+pub(super) const HOLDS_SAMPLED: u64 = 2;
+
+/// A histogram as text: its counts up to the last used bucket, comma-separated.
+fn hist_text(d: &Durations) -> String {
+    let used = d.hist.iter().rposition(|&n| n > 0).map_or(0, |i| i + 1);
+    let counts: Vec<String> = d.hist[..used].iter().map(u64::to_string).collect();
+    counts.join(",")
+}
+
+/// Writes the lock table of `trace` (on the process's packet sequence, 1).
+fn encode_locks(out: &mut Out, trace: &Trace) {
+    for l in trace.lock_table() {
+        let (waits, holds) = (hist_text(&l.waits), hist_text(&l.holds));
+        let mut ev = Ev::new(0, PROCESS_UUID, INSTANT, Some(LOCK_NAME));
+        let flags = if l.acquisitions.is_some() {
+            ACQUISITIONS_KNOWN
+        } else {
+            0
+        } | if l.holds_sampled { HOLDS_SAMPLED } else { 0 };
+        ev.args = vec![
+            ("lock", l.lock),
+            ("flags", flags),
+            ("acquisitions", l.acquisitions.unwrap_or(0)),
+            ("wait_count", l.waits.count),
+            ("wait_total_ns", l.waits.total_ns),
+            ("wait_max_ns", l.waits.max_ns),
+            ("hold_count", l.holds.count),
+            ("hold_total_ns", l.holds.total_ns),
+            ("hold_max_ns", l.holds.max_ns),
+        ];
+        ev.str_args = vec![
+            ("name", trace.name(l.name)),
+            ("wait_hist", &waits),
+            ("hold_hist", &holds),
+        ];
+        out.event(1, &ev);
+        for site in &l.sites {
+            let mut ev = Ev::new(0, PROCESS_UUID, INSTANT, Some(LOCK_SITE_NAME));
+            ev.args = vec![
+                ("lock", l.lock),
+                ("waits", site.waits),
+                ("wait_ns", site.wait_ns),
+            ];
+            ev.str_args = vec![("site", trace.name(site.site))];
+            out.event(1, &ev);
+        }
+        for h in &l.holders {
+            let mut ev = Ev::new(0, PROCESS_UUID, INSTANT, Some(LOCK_HOLDER_NAME));
+            ev.args = vec![
+                ("lock", l.lock),
+                ("tid", h.tid),
+                ("waits", h.waits),
+                ("wait_ns", h.wait_ns),
+            ];
+            out.event(1, &ev);
+        }
+    }
+}

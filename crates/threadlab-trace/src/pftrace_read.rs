@@ -11,7 +11,8 @@
 //! kind of the slice it closes (a stack); instants to spawns, steals, wake-ups and injector
 //! pushes; counter pairs to the OS samples. What Perfetto has no field for (the duration, the
 //! dropped and CPU counts, worker indexes, lock ids) comes from the debug annotations the
-//! encoder adds for this purpose. The arrows the encoder draws onto another thread's track
+//! encoder adds for this purpose; the lock table comes from the process track's instants
+//! (`decode_locks`, below). The arrows the encoder draws onto another thread's track
 //! ("stolen from", "woken") are derived data and are skipped. A file without those annotations
 //! (a foreign Perfetto trace) is refused with an error naming what is missing; every read is
 //! bounds-checked and the encoder's `threadlab end` instant must be the last packet, so any
@@ -23,6 +24,7 @@ use super::compact::Bad;
 #[cfg(test)]
 use super::event::PlotValue;
 use super::event::{Event, EventKind, FlowId, NameId, TaskKind};
+use super::lock_summary::{Durations, LockSummary, WaitHolder, WaitSite, DURATION_BUCKETS};
 use super::perfetto::*;
 use super::trace::{ThreadTrack, Trace};
 
@@ -173,12 +175,12 @@ fn descriptor(b: &[u8], base: usize) -> Result<Desc, Bad> {
 
 /// One decoded TrackEvent.
 #[derive(Default)]
-struct Te {
-    at: usize,
+pub(super) struct Te {
+    pub(super) at: usize,
     ts: u64,
     ty: u64,
     track: u64,
-    name: Option<String>,
+    pub(super) name: Option<String>,
     category: Option<String>,
     counter: u64,
     double: Option<f64>,
@@ -186,11 +188,11 @@ struct Te {
     terminating: Option<u64>,
     args: Vec<(String, u64)>,
     /// Text annotations: the trace's `EventKind::Arg`s, in order.
-    str_args: Vec<(String, String)>,
+    pub(super) str_args: Vec<(String, String)>,
 }
 
 impl Te {
-    fn arg(&self, name: &str) -> Result<u64, Bad> {
+    pub(super) fn arg(&self, name: &str) -> Result<u64, Bad> {
         self.args
             .iter()
             .find(|(n, _)| n == name)
@@ -253,13 +255,13 @@ enum Role {
 
 /// Interns names in first-use order.
 #[derive(Default)]
-struct Names {
+pub(super) struct Names {
     list: Vec<String>,
     ids: HashMap<String, u32>,
 }
 
 impl Names {
-    fn id(&mut self, n: &str) -> NameId {
+    pub(super) fn id(&mut self, n: &str) -> NameId {
         if let Some(&i) = self.ids.get(n) {
             return NameId(i);
         }
@@ -452,7 +454,11 @@ pub(crate) fn decode(bytes: &[u8]) -> Result<Trace, Bad> {
             }
         }
     }
-    Ok(build(threads, names.list, duration_ns, dropped, cpus))
+    // The lock table, its names after the events' (which keep their first-use order).
+    let locks = decode_locks(seqs.get(&1).map_or(&[][..], Vec::as_slice), &mut names)?;
+    let mut trace = build(threads, names.list, duration_ns, dropped, cpus);
+    trace.locks = locks;
+    Ok(trace)
 }
 
 /// One event on the thread's own track; `open` is the stack of its open slices.
@@ -569,6 +575,98 @@ pub(super) fn build(
         .map(|t| ThreadTrack::from_events(t.tid, t.name, t.worker, t.events))
         .collect();
     Trace::from_parts(threads, names, duration_ns, dropped, cpus)
+}
+
+// The lock table, as `perfetto.rs` writes it (see the comment above its `encode_locks`).
+
+/// A text annotation of `e`.
+fn annotation<'a>(e: &'a Te, name: &str) -> Result<&'a str, Bad> {
+    e.str_args
+        .iter()
+        .find(|(n, _)| n == name)
+        .map(|a| a.1.as_str())
+        .ok_or((e.at as u64, format!("the `{name}` annotation is missing")))
+}
+
+/// A histogram read back from its text.
+fn hist_of(e: &Te, name: &str) -> Result<Vec<u64>, Bad> {
+    let t = annotation(e, name)?;
+    if t.is_empty() {
+        return Ok(Vec::new());
+    }
+    let bad = || {
+        (
+            e.at as u64,
+            format!("the `{name}` annotation is not a histogram"),
+        )
+    };
+    let counts = t
+        .split(',')
+        .map(|c| c.parse::<u64>().map_err(|_| bad()))
+        .collect::<Result<Vec<u64>, Bad>>()?;
+    if counts.len() > DURATION_BUCKETS {
+        return Err(bad());
+    }
+    Ok(counts)
+}
+
+/// The lock table from the process's events (sequence 1), names interned into `names`.
+fn decode_locks(events: &[Te], names: &mut Names) -> Result<Vec<LockSummary>, Bad> {
+    let mut locks: Vec<LockSummary> = Vec::new();
+    for e in events {
+        let row = |locks: &mut Vec<LockSummary>| -> Result<usize, Bad> {
+            let lock = e.arg("lock")?;
+            locks.iter().rposition(|l| l.lock == lock).ok_or((
+                e.at as u64,
+                format!("a call site or holder of lock {lock}, which has no `{LOCK_NAME}`"),
+            ))
+        };
+        match e.name.as_deref() {
+            Some(LOCK_NAME) => {
+                let flags = e.arg("flags")?;
+                if flags & !(ACQUISITIONS_KNOWN | HOLDS_SAMPLED) != 0 {
+                    return Err((e.at as u64, format!("lock flags {flags} are unknown")));
+                }
+                let durations = |what: &str, hist: &str| -> Result<Durations, Bad> {
+                    Ok(Durations {
+                        count: e.arg(&format!("{what}_count"))?,
+                        total_ns: e.arg(&format!("{what}_total_ns"))?,
+                        max_ns: e.arg(&format!("{what}_max_ns"))?,
+                        hist: hist_of(e, hist)?,
+                    })
+                };
+                locks.push(LockSummary {
+                    acquisitions: (flags & ACQUISITIONS_KNOWN != 0)
+                        .then(|| e.arg("acquisitions"))
+                        .transpose()?,
+                    waits: durations("wait", "wait_hist")?,
+                    holds: durations("hold", "hold_hist")?,
+                    holds_sampled: flags & HOLDS_SAMPLED != 0,
+                    ..LockSummary::new(e.arg("lock")?, names.id(annotation(e, "name")?))
+                });
+            }
+            Some(LOCK_SITE_NAME) => {
+                let at = row(&mut locks)?;
+                let site = WaitSite {
+                    site: names.id(annotation(e, "site")?),
+                    waits: e.arg("waits")?,
+                    wait_ns: e.arg("wait_ns")?,
+                };
+                locks[at].sites.push(site);
+            }
+            Some(LOCK_HOLDER_NAME) => {
+                let at = row(&mut locks)?;
+                let holder = WaitHolder {
+                    tid: e.arg("tid")?,
+                    waits: e.arg("waits")?,
+                    wait_ns: e.arg("wait_ns")?,
+                };
+                locks[at].holders.push(holder);
+            }
+            _ => {}
+        }
+    }
+    Ok(locks)
 }
 
 #[cfg(test)]

@@ -1,5 +1,5 @@
-//! `pftrace_read.rs`'s unit tests: every event kind round-trips; foreign and truncated files are
-//! refused.
+//! `pftrace_read.rs`'s unit tests: every event kind round-trips, and so do the lock table and a
+//! lock wait's arguments; foreign and truncated files are refused.
 
 use super::*;
 
@@ -255,4 +255,113 @@ fn every_truncation_fails_and_no_corruption_panics() {
         b[i] ^= 0x5a;
         let _ = decode(&b);
     }
+}
+
+/// The sample trace without its steals (its worker 1 steals from itself, an arrow the decoder
+/// does not take back from a thread's own track).
+fn sample_without_steals() -> Trace {
+    let mut t = crate::sample::every_kind();
+    for (i, th) in t.threads.iter_mut().enumerate() {
+        let kept = th
+            .events
+            .iter()
+            .filter(|e| !matches!(e.kind, EventKind::Steal { .. }));
+        *th = ThreadTrack::from_events(i as u64 + 1, th.name.clone(), th.worker, kept);
+    }
+    t
+}
+
+/// The lock table and a lock wait's arguments (call site, holder) come back from a `.pftrace`,
+/// names resolved (the decoder numbers names in its own order).
+#[test]
+fn the_lock_table_and_a_waits_arguments_round_trip() {
+    use crate::lock_summary::{ARG_LOCK_HOLDER, ARG_LOCK_SITE};
+    use EventKind::*;
+    let mut t = sample_without_steals();
+    let (site_key, holder_key) = (
+        NameId(t.names.len() as u32),
+        NameId(t.names.len() as u32 + 1),
+    );
+    t.names.push(ARG_LOCK_SITE.into());
+    t.names.push(ARG_LOCK_HOLDER.into());
+    let waits: Vec<Event> = t.threads[0].events.iter().collect();
+    let mut events = Vec::new();
+    for e in waits {
+        events.push(e);
+        if let LockWait { .. } = e.kind {
+            for (key, value) in [(site_key, NameId(5)), (holder_key, NameId(4))] {
+                events.push(Event {
+                    ts_ns: e.ts_ns,
+                    kind: Arg { key, value },
+                });
+            }
+        }
+    }
+    t.threads[0] = ThreadTrack::from_events(1, "threadlab-worker-0".into(), Some(0), events);
+    // A second row: acquisitions unknown, exact holds, no site or holder.
+    t.locks.push(crate::lock_summary::LockSummary {
+        waits: crate::lock_summary::Durations::of([1, 2, 3_000_000_000]),
+        ..crate::lock_summary::LockSummary::new(u64::MAX, NameId(1))
+    });
+    let back = decode(&super::super::perfetto::encode(&t)).expect("decodes");
+    let text = |tr: &Trace| -> Vec<String> {
+        tr.locks
+            .iter()
+            .map(|l| {
+                let sites: Vec<String> = l
+                    .sites
+                    .iter()
+                    .map(|s| format!("{} {} {}", tr.name(s.site), s.waits, s.wait_ns))
+                    .collect();
+                format!(
+                    "{} {} {:?} {:?} {:?} {} {sites:?} {:?}",
+                    l.lock,
+                    tr.name(l.name),
+                    l.acquisitions,
+                    l.waits,
+                    l.holds,
+                    l.holds_sampled,
+                    l.holders
+                )
+            })
+            .collect()
+    };
+    assert_eq!(text(&back), text(&t));
+    assert_eq!(back.locks.len(), 2);
+    let args = |tr: &Trace| -> Vec<(String, String)> {
+        tr.threads[0]
+            .events
+            .iter()
+            .filter_map(|e| match e.kind {
+                Arg { key, value } => Some((tr.name(key).to_owned(), tr.name(value).to_owned())),
+                _ => None,
+            })
+            .collect()
+    };
+    assert_eq!(args(&back), args(&t));
+    assert!(args(&back).contains(&(ARG_LOCK_SITE.to_owned(), "take (lock.c:12)".to_owned())));
+    // The arguments still follow their wait.
+    let kinds: Vec<EventKind> = back.threads[0].events.iter().map(|e| e.kind).collect();
+    let w = kinds
+        .iter()
+        .position(|k| matches!(k, LockWait { .. }))
+        .unwrap();
+    assert!(matches!(kinds[w + 1], Arg { .. }) && matches!(kinds[w + 2], Arg { .. }));
+}
+
+/// A call site of a lock the file never introduced is refused, with its offset.
+#[test]
+fn a_site_of_an_unknown_lock_is_refused() {
+    let bytes = super::super::perfetto::encode(&sample_without_steals());
+    assert!(decode(&bytes).is_ok());
+    // The lock's own instant renamed ("threadlab lock" → "threadlab loc!": the first one, which
+    // comes before its site's): its site then belongs to no lock.
+    let at = bytes
+        .windows(14)
+        .position(|w| w == b"threadlab lock")
+        .unwrap();
+    let mut b = bytes.clone();
+    b[at + 13] = b'!';
+    let err = decode(&b).unwrap_err();
+    assert!(err.1.contains("which has no `threadlab lock`"), "{err:?}");
 }

@@ -1,13 +1,16 @@
-//! A small trace with one event of every kind on each of two workers, with flows, a lock, a
-//! counter, frame marks, a plot, a message, allocations and an argument: what the readers'
+//! A small trace with one event of every kind on each of two workers, with flows, a lock (and
+//! its row in the lock table), a counter, frame marks, a plot, a message, allocations and an
+//! argument: what the readers'
 //! property test (`fuzz.rs`) mutates, and what the doctor's tests digest
 //! (`threadlab-doctor/tests/mutated_traces.rs`). Not part of the stable API.
 
 use crate::event::{Event, EventKind as K, FlowId, NameId, PlotValue, TaskKind};
+use crate::lock_summary::{Durations, LockSummary, WaitHolder, WaitSite};
 use crate::trace::{ThreadTrack, Trace};
 
 /// A trace with every event kind, two threads (workers 0 and 1, the second's events 5 ns
-/// later), flows and locks; 400 ns long, 2 CPUs.
+/// later), flows and locks, and a lock table row for its lock (taken 4,096 times, holds
+/// sampled); 400 ns long, 2 CPUs.
 ///
 /// ```
 /// let trace = threadlab_trace::sample::every_kind();
@@ -110,9 +113,27 @@ pub fn every_kind() -> Trace {
             "request".into(),
             "fps".into(),
             "hello".into(),
+            "take (lock.c:12)".into(),
         ],
         duration_ns: 400,
         dropped: 0,
         cpus: 2,
+        locks: vec![LockSummary {
+            acquisitions: Some(4096),
+            waits: Durations::of([10, 10, 700, 90_000]),
+            holds: Durations::of([5, 40, 41]),
+            holds_sampled: true,
+            sites: vec![WaitSite {
+                site: NameId(5),
+                waits: 4,
+                wait_ns: 90_720,
+            }],
+            holders: vec![WaitHolder {
+                tid: 2,
+                waits: 3,
+                wait_ns: 90_710,
+            }],
+            ..LockSummary::new(9, n)
+        }],
     }
 }

@@ -1,9 +1,10 @@
 //! The [`Trace`] and its [`ThreadTrack`]s: each thread's OS id, name, pool worker index and
-//! events, kept encoded (`compact.rs`); the trace's name table, length, dropped-event count and
-//! CPUs. The events themselves are `event.rs`.
+//! events, kept encoded (`compact.rs`); the trace's name table, length, dropped-event count,
+//! CPUs and lock table (`locks.rs`). The events themselves are `event.rs`.
 
 use super::compact::{EventBuf, Events};
 use super::event::{Event, NameId};
+use super::lock_summary::LockSummary;
 
 /// One thread's events, kept encoded (a few bytes per event, see [`Events`]).
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -78,6 +79,8 @@ pub struct Trace {
     pub(crate) dropped: u64,
     /// CPUs available to the process when the recording stopped (0: unknown).
     pub(crate) cpus: u32,
+    /// The lock table (`locks.rs`): aggregates of locks whose events do not tell everything.
+    pub(crate) locks: Vec<LockSummary>,
 }
 
 impl Trace {
@@ -99,6 +102,7 @@ impl Trace {
             duration_ns,
             dropped,
             cpus,
+            locks: Vec::new(),
         }
     }
 

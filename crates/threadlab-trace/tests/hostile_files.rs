@@ -1,5 +1,6 @@
 //! `Trace::load` of files built to exhaust memory: a sparse 2 GiB `.tltrace` whose header is
-//! valid and whose name count is just under the file size, a 1 GiB file that begins with the
+//! valid and whose name count (or lock table row count) is just under the file size, a 1 GiB
+//! file that begins with the
 //! `.pftrace` packet byte (`0x0a`, a newline) and nothing else of that format, and a FIFO fed an
 //! endless stream of newlines (`doctor <(yes '')`). Each must be refused with an error, and the
 //! most memory live during the load — counted in bytes by a counting allocator, never timed —
@@ -61,7 +62,12 @@ fn varint(out: &mut Vec<u8>, mut v: u64) {
 
 /// The start of a `.tltrace` file (duration, dropped events, CPUs) up to its name count.
 fn tltrace_header(name_count: u64) -> Vec<u8> {
-    let mut header = b"TLTRACE2".to_vec();
+    tltrace_header_of(b"TLTRACE2", name_count)
+}
+
+/// [`tltrace_header`] of the version whose magic is `magic`.
+fn tltrace_header_of(magic: &[u8], name_count: u64) -> Vec<u8> {
+    let mut header = magic.to_vec();
     varint(&mut header, 1_000); // duration
     varint(&mut header, 0); // dropped
     varint(&mut header, 2); // CPUs
@@ -108,6 +114,40 @@ fn sparse_tltraces_with_hostile_name_counts_are_refused_in_little_memory() {
         ),
     ] {
         let err = refused_in_little_memory(file, &tltrace_header(name_count), size);
+        assert!(err.to_string().contains(says), "{why}: {err}");
+    }
+}
+
+/// Sparse 2 GiB `.tltrace` files of the version with a lock table, with one name and no thread,
+/// whose lock count no memory should be reserved for up front.
+#[test]
+fn sparse_tltraces_with_hostile_lock_counts_are_refused_in_little_memory() {
+    let _s = serial();
+    let size: u64 = 2 << 30;
+    for (file, lock_count, says, why) in [
+        // A count just under the bytes left: each row's smallest encoding (13 bytes) would
+        // fit, its size in memory would not.
+        (
+            "locks.tltrace",
+            (size - 64) / 13,
+            "lock count",
+            "the error names the count",
+        ),
+        // A count the rows' memory would fit in: the rows are then the file's zero bytes, each
+        // lock 0 of the name 0 with nothing recorded.
+        (
+            "zero-locks.tltrace",
+            size / 512,
+            "repeated",
+            "the error says a lock repeats",
+        ),
+    ] {
+        let mut head = tltrace_header_of(b"TLTRACE3", 1);
+        varint(&mut head, 1); // the one name, "x"
+        head.push(b'x');
+        varint(&mut head, 0); // no thread
+        varint(&mut head, lock_count);
+        let err = refused_in_little_memory(file, &head, size);
         assert!(err.to_string().contains(says), "{why}: {err}");
     }
 }

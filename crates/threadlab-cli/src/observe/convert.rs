@@ -17,12 +17,24 @@
 //!   whole time on a CPU, so a thread never sampled still has its birth, its death and its work.
 //!
 //! So the doctor's OS findings (oversubscription, preemption, busy machine, thread creation,
-//! park/wake churn) and lock contention apply as they do to a recording; hold times are not
-//! seen (no `LockReleased`), which the doctor says.
+//! park/wake churn) and lock contention apply as they do to a recording; sampled futex waits
+//! come without hold times (no `LockReleased`), which the doctor says.
+//!
+//! What the interposer saw inside the processes ([`Exact`]) is merged in: its waits as
+//! `LockWait` → `LockAcquired` on the waiting thread's track, each followed by its call site and
+//! its holder as arguments ([`threadlab_trace::ARG_LOCK_SITE`],
+//! [`threadlab_trace::ARG_LOCK_HOLDER`]), and every lock's aggregates (acquisitions, waits,
+//! sampled holds, waits per call site and per holder) as the trace's lock table
+//! ([`TraceBuilder::lock`]), the one source of the report's lock lines, the doctor's, `view`'s
+//! and the saved trace's.
 
 use std::collections::{BTreeMap, HashMap, HashSet};
+use std::sync::Arc;
 
 use threadlab::trace::{Event, EventKind, Trace, TraceBuilder};
+use threadlab_trace::{
+    Durations, LockSummary, WaitHolder, WaitSite, ARG_LOCK_HOLDER, ARG_LOCK_SITE,
+};
 
 use super::sampler::{Observed, Sample};
 use super::syscall::State;
@@ -77,16 +89,70 @@ pub struct Exact {
     /// When set, waits the sampler saw on shared futexes are parks: the interposer saw the
     /// process's lock waits exactly.
     pub locks_exact: bool,
+    /// Every lock's aggregates, for the trace's lock table.
+    pub locks: Vec<TableLock>,
+}
+
+/// One lock's aggregates over the processes that used it, as the interposer counted them.
+#[derive(Clone, Debug, Default)]
+pub struct TableLock {
+    /// Its id in the trace (its events carry it).
+    pub id: u64,
+    /// Its name.
+    pub name: Arc<str>,
+    /// Every acquisition.
+    pub acquisitions: u64,
+    /// The contended acquisitions and their waits.
+    pub waits: Durations,
+    /// The holds timed, a sample of the acquisitions.
+    pub holds: Durations,
+    /// Waits per call site: (site, waits, ns).
+    pub sites: Vec<(String, u64, u64)>,
+    /// Waits per thread that held the lock when they began: (tid, waits, ns).
+    pub holders: Vec<(u64, u64, u64)>,
+}
+
+impl TableLock {
+    /// The lock as the trace's lock table keeps it.
+    fn summary(&self, b: &mut TraceBuilder) -> LockSummary {
+        LockSummary {
+            acquisitions: Some(self.acquisitions),
+            waits: self.waits.clone(),
+            holds: self.holds.clone(),
+            holds_sampled: true,
+            sites: self
+                .sites
+                .iter()
+                .map(|(site, waits, wait_ns)| WaitSite {
+                    site: b.name(site),
+                    waits: *waits,
+                    wait_ns: *wait_ns,
+                })
+                .collect(),
+            holders: self
+                .holders
+                .iter()
+                .map(|&(tid, waits, wait_ns)| WaitHolder {
+                    tid,
+                    waits,
+                    wait_ns,
+                })
+                .collect(),
+            ..LockSummary::new(self.id, b.name(&self.name))
+        }
+    }
 }
 
 /// One exact event; lock names are resolved already (`interpose.rs`), and shared: a lock storm
 /// has hundreds of thousands of waits on one name.
 #[derive(Clone, Debug)]
 pub enum ExactKind {
-    /// A wait for a lock began.
+    /// A wait for a lock began, from a call site, while a thread (tid) held it, as far as known.
     Wait {
         lock: u64,
         name: std::sync::Arc<str>,
+        site: Option<Arc<str>>,
+        holder: Option<u64>,
     },
     /// The lock was acquired after a wait.
     Acquired {
@@ -99,23 +165,41 @@ pub enum ExactKind {
     Born,
 }
 
-fn exact_event(b: &mut TraceBuilder, k: &ExactKind) -> EventKind {
+/// Appends the events of one exact event at `ts_ns` to `out`: a wait's begin is followed by
+/// its call site and holder as arguments.
+fn push_exact(b: &mut TraceBuilder, out: &mut Vec<Event>, ts_ns: u64, k: &ExactKind) {
+    let mut push = |kind| out.push(Event { ts_ns, kind });
     match k {
-        ExactKind::Wait { lock, name } => EventKind::LockWait {
-            lock: *lock,
-            name: b.name(name),
-        },
-        ExactKind::Acquired { lock, name } => EventKind::LockAcquired {
+        ExactKind::Wait {
+            lock,
+            name,
+            site,
+            holder,
+        } => {
+            push(EventKind::LockWait {
+                lock: *lock,
+                name: b.name(name),
+            });
+            if let Some(site) = site {
+                let (key, value) = (b.name(ARG_LOCK_SITE), b.name(site));
+                push(EventKind::Arg { key, value });
+            }
+            if let Some(tid) = holder {
+                let (key, value) = (b.name(ARG_LOCK_HOLDER), b.name(&tid.to_string()));
+                push(EventKind::Arg { key, value });
+            }
+        }
+        ExactKind::Acquired { lock, name } => push(EventKind::LockAcquired {
             lock: *lock,
             name: b.name(name),
             handoff: None,
-        },
-        ExactKind::Park(true) => EventKind::ParkBegin,
-        ExactKind::Park(false) => EventKind::ParkEnd,
-        ExactKind::Born => EventKind::OsSched {
+        }),
+        ExactKind::Park(true) => push(EventKind::ParkBegin),
+        ExactKind::Park(false) => push(EventKind::ParkEnd),
+        ExactKind::Born => push(EventKind::OsSched {
             on_cpu_ns: 0,
             runqueue_ns: 0,
-        },
+        }),
     }
 }
 
@@ -216,11 +300,7 @@ pub fn convert_with(o: &Observed, exact: &Exact) -> (Trace, Vec<FutexRow>) {
             if matches!(k, ExactKind::Born) {
                 continue; // the sampled track has its own counts from birth
             }
-            let kind = exact_event(&mut b, k);
-            out.push(Event {
-                ts_ns: *ts_ns,
-                kind,
-            });
+            push_exact(&mut b, &mut out, *ts_ns, k);
         }
         out.sort_by_key(|e| e.ts_ns);
         for e in out {
@@ -236,16 +316,17 @@ pub fn convert_with(o: &Observed, exact: &Exact) -> (Trace, Vec<FutexRow>) {
         let mut list: Vec<&(u64, ExactKind)> =
             exact.events.get(tid).into_iter().flatten().collect();
         list.sort_by_key(|e| e.0);
+        let mut out = Vec::new();
         for (ts_ns, k) in list {
-            let kind = exact_event(&mut b, k);
-            b.push(
-                i,
-                Event {
-                    ts_ns: *ts_ns,
-                    kind,
-                },
-            );
+            push_exact(&mut b, &mut out, *ts_ns, k);
         }
+        for e in out {
+            b.push(i, e);
+        }
+    }
+    for l in &exact.locks {
+        let row = l.summary(&mut b);
+        b.lock(row);
     }
     let mut rows: Vec<FutexRow> = rows.into_values().collect();
     for r in &mut rows {
@@ -563,6 +644,8 @@ mod tests {
                 ExactKind::Wait {
                     lock: 7,
                     name: name.clone(),
+                    site: None,
+                    holder: None,
                 }
             } else {
                 ExactKind::Acquired {
@@ -584,6 +667,7 @@ mod tests {
             )]),
             extra_threads: Vec::new(),
             locks_exact: true,
+            locks: Vec::new(),
         };
         let (trace, rows) = convert_with(&o, &exact);
         let waits: Vec<u64> = trace.threads()[0]

@@ -5,8 +5,10 @@
 use std::fmt::Write;
 use std::path::Path;
 
-use super::records::quantile;
-use super::seen::{is_go, End, LockRow, Seen};
+use threadlab::trace::Trace;
+use threadlab_trace::LockSummary;
+
+use super::seen::{is_go, End, Seen};
 
 /// Locks listed at most.
 const MAX_LOCKS: usize = 10;
@@ -26,59 +28,73 @@ fn dur(ns: u64) -> String {
     }
 }
 
-/// One lock's line: acquisitions, waits and their spread, sampled holds, the holder that made
-/// others wait longest.
-fn lock_line(l: &LockRow, seen: &Seen) -> String {
-    let hold_every = seen.hold_every;
-    let mut s = format!("  lock {}: {} contended waits", l.name, l.waits);
-    if l.is_lock && l.acquisitions > 0 {
-        let _ = write!(
-            s,
-            " of {} acquisitions ({:.1}%)",
-            l.acquisitions,
-            100.0 * l.waits as f64 / l.acquisitions as f64
-        );
+/// The name of thread `tid` in `trace` (its role, when the program did not name it).
+fn thread_name(trace: &Trace, tid: u64) -> String {
+    match trace.threads().iter().find(|t| t.tid() == tid) {
+        Some(t) => format!("{} [{}]", t.name(), tid & 0xffff_ffff),
+        None => format!("thread {}", tid & 0xffff_ffff),
     }
-    let _ = write!(s, ", {} waited", ms(l.wait_ns));
-    if l.waits > 0 {
+}
+
+/// One lock's line, from the trace's lock table: acquisitions, waits and their spread, the
+/// sampled holds, the holder that made others wait longest.
+fn lock_line(l: &LockSummary, trace: &Trace, seen: &Seen) -> String {
+    let name = trace.name(l.name);
+    let w = &l.waits;
+    let mut s = format!("  lock {name}: {} contended waits", w.count);
+    if let (Some(a), Some(share)) = (l.acquisitions, l.contended_share()) {
+        let _ = write!(s, " of {a} acquisitions ({:.1}%)", 100.0 * share);
+    }
+    let _ = write!(s, ", {} waited", ms(w.total_ns));
+    if w.count > 0 {
         let _ = write!(
             s,
             " (p50 {}, p99 {}, max {})",
-            dur(quantile(&l.wait_hist, 0.5, l.wait_max)),
-            dur(quantile(&l.wait_hist, 0.99, l.wait_max)),
-            dur(l.wait_max)
+            dur(w.quantile(0.5)),
+            dur(w.quantile(0.99)),
+            dur(w.max_ns)
         );
     }
-    if let Some(mean) = l.hold_ns.checked_div(l.hold_samples) {
+    let h = &l.holds;
+    if h.count > 0 {
         let _ = write!(
             s,
-            "; held {} on average (p99 {}, max {}; {} holds timed, about one in {hold_every})",
-            dur(mean),
-            dur(quantile(&l.hold_hist, 0.99, l.hold_max)),
-            dur(l.hold_max),
-            l.hold_samples
+            "; held {} on average (p99 {}, max {}), about {} in all ({} holds timed, about one \
+             in {})",
+            dur(h.mean_ns() as u64),
+            dur(h.quantile(0.99)),
+            dur(h.max_ns),
+            ms(l.hold_total_within(trace.duration_ns(), trace.threads().len())),
+            h.count,
+            seen.hold_every
         );
     }
-    if let Some(h) = l.holders.first() {
+    if let Some(h) = l.top_holder() {
         let _ = write!(
             s,
             "; held most while others waited: {} ({} waits, {})",
-            seen.roles.get(&h.1).map_or_else(
-                || format!("thread {}", h.1 & 0xffff_ffff),
-                |r| format!("{r} [{}]", h.1 & 0xffff_ffff)
-            ),
-            h.2,
-            ms(h.3)
+            thread_name(trace, h.tid),
+            h.waits,
+            ms(h.wait_ns)
         );
     }
-    let pids: Vec<String> = l.pids.iter().map(|p| p.to_string()).collect();
-    let _ = write!(s, " (pid {})", pids.join(", "));
+    if let Some(row) = seen.locks.iter().find(|r| *r.table.name == *name) {
+        let pids: Vec<String> = row.pids.iter().map(|p| p.to_string()).collect();
+        let _ = write!(s, " (pid {})", pids.join(", "));
+    }
     s
 }
 
 /// The report's section: processes, threads, locks; what could not be seen or was not kept.
-/// `unseen`: the command's own process wrote no file (its program's path).
-pub fn render(seen: &Seen, child: u32, program: &str, unseen: Option<&Path>) -> String {
+/// `unseen`: the command's own process wrote no file (its program's path). The locks' figures
+/// are read from `trace`'s lock table, which `convert.rs` filled from `seen`.
+pub fn render(
+    seen: &Seen,
+    trace: &Trace,
+    child: u32,
+    program: &str,
+    unseen: Option<&Path>,
+) -> String {
     let mut s = String::new();
     let _ = writeln!(s, "Seen from inside (interposer, exact):");
     if let Some(path) = unseen {
@@ -151,19 +167,25 @@ pub fn render(seen: &Seen, child: u32, program: &str, unseen: Option<&Path>) -> 
             ms(p.wait_ns)
         );
     }
-    let waited: Vec<&LockRow> = seen
-        .locks
-        .iter()
-        .filter(|l| l.is_lock && l.waits > 0)
-        .collect();
+    if let Some(p) = seen.processes.iter().find(|p| p.program == "java") {
+        let _ = writeln!(s, "{}", jvm_note(p.pid));
+    }
+    let table = trace.lock_table();
+    let waited: Vec<&LockSummary> = table.iter().filter(|l| l.waits.count > 0).collect();
     if waited.is_empty() {
         let _ = writeln!(s, "  no pthread lock was ever contended");
     }
     for l in waited.iter().take(MAX_LOCKS) {
-        let _ = writeln!(s, "{}", lock_line(l, seen));
+        let _ = writeln!(s, "{}", lock_line(l, trace, seen));
         // Where the waits come from, most waited first.
-        for (at, waits, ns) in l.sites.iter().take(MAX_SITES) {
-            let _ = writeln!(s, "    waits at {at}: {waits} ({})", ms(*ns));
+        for site in l.sites.iter().take(MAX_SITES) {
+            let _ = writeln!(
+                s,
+                "    waits at {}: {} ({})",
+                trace.name(site.site),
+                site.waits,
+                ms(site.wait_ns)
+            );
         }
     }
     if waited.len() > MAX_LOCKS {
@@ -173,17 +195,17 @@ pub fn render(seen: &Seen, child: u32, program: &str, unseen: Option<&Path>) -> 
             waited.len() - MAX_LOCKS
         );
     }
-    let untouched: Vec<&LockRow> = seen
-        .locks
+    let untouched: Vec<(&LockSummary, u64)> = table
         .iter()
-        .filter(|l| l.is_lock && l.waits == 0 && l.acquisitions > 0)
+        .filter(|l| l.waits.count == 0)
+        .filter_map(|l| Some((l, l.acquisitions.filter(|&a| a > 0)?)))
         .collect();
     if !untouched.is_empty() {
-        let total: u64 = untouched.iter().map(|l| l.acquisitions).sum();
+        let total: u64 = untouched.iter().map(|l| l.1).sum();
         let busiest = untouched
             .iter()
-            .max_by_key(|l| l.acquisitions)
-            .map(|l| format!(", the busiest {} ({} acquisitions)", l.name, l.acquisitions))
+            .max_by_key(|l| l.1)
+            .map(|(l, a)| format!(", the busiest {} ({a} acquisitions)", trace.name(l.name)))
             .unwrap_or_default();
         let _ = writeln!(
             s,
@@ -193,6 +215,22 @@ pub fn render(seen: &Seen, child: u32, program: &str, unseen: Option<&Path>) -> 
     }
     render_dropped(&mut s, seen);
     s
+}
+
+/// What the interposer sees of a JVM (process `pid`) and what it cannot: HotSpot's monitors
+/// (`synchronized`) spin, then park the thread on a pthread condition variable of its own, so
+/// a wait for a Java lock is seen as a park on a condition variable, not as a lock wait, and
+/// never says which monitor it was for; the JVM's own internal pthread mutexes are seen as
+/// locks.
+fn jvm_note(pid: u32) -> String {
+    format!(
+        "  pid {pid} is a JVM: a thread that waits for a Java monitor (`synchronized`) first \
+         spins, then parks on a pthread condition variable of the JVM's own, so its waits are \
+         seen here as parks (the threads' `parked` time), not as lock waits, and no monitor is \
+         named; the JVM's internal pthread mutexes are counted as locks. For Java monitors use \
+         JDK Flight Recorder: `java -XX:StartFlightRecording=filename=rec.jfr …`, then `jfr \
+         print --events jdk.JavaMonitorEnter rec.jfr`."
+    )
 }
 
 /// What was counted but not kept one by one, and why.

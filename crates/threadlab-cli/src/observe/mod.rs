@@ -171,22 +171,10 @@ fn command(argv: &[String], session: Option<&interpose::Session>) -> Command {
     cmd
 }
 
-/// [`run`] up to the command's end: how it ended, or `run`'s own exit code when it could not
-/// start it.
-fn run_observed(args: RunArgs) -> Result<output::Ending, ExitCode> {
-    if args.command.is_empty() {
-        return Err(crate::cli::usage_error(
-            "`run` needs a command: threadlab run -- CMD ARGS…",
-        ));
-    }
-    if let Some(out) = &args.output {
-        if let Err(e) = crate::cli::check_trace_output(out) {
-            return Err(crate::cli::usage_error(&e));
-        }
-    }
-    let program = &args.command[0];
-    // The interposer (`interpose.rs`): exact births and lock waits from inside every process.
-    let session = match interpose::Session::prepare(args.max_events) {
+/// The interposer's session for `run`: `None` when this threadlab has none or, with
+/// `--sample-only`, when it cannot be set up; `run`'s own exit code when it cannot observe.
+fn session(args: &RunArgs) -> Result<Option<interpose::Session>, ExitCode> {
+    Ok(match interpose::Session::prepare(args.max_events) {
         Ok(s) => Some(s),
         Err(interpose::NoSession::NotBuilt) => None,
         Err(interpose::NoSession::NoLibrary(why)) if !args.sample_only => {
@@ -205,7 +193,25 @@ fn run_observed(args: RunArgs) -> Result<output::Ending, ExitCode> {
             return Err(ExitCode::from(OWN_FAILURE));
         }
         Err(_) => None,
-    };
+    })
+}
+
+/// [`run`] up to the command's end: how it ended, or `run`'s own exit code when it could not
+/// start it.
+fn run_observed(args: RunArgs) -> Result<output::Ending, ExitCode> {
+    if args.command.is_empty() {
+        return Err(crate::cli::usage_error(
+            "`run` needs a command: threadlab run -- CMD ARGS…",
+        ));
+    }
+    if let Some(out) = &args.output {
+        if let Err(e) = crate::cli::check_trace_output(out) {
+            return Err(crate::cli::usage_error(&e));
+        }
+    }
+    let program = &args.command[0];
+    // The interposer (`interpose.rs`): exact births and lock waits from inside every process.
+    let session = session(&args)?;
     // The interposer's times count from `origin_ns`, the samples' from `origin`: the same
     // instant (both CLOCK_MONOTONIC), so births and samples line up.
     let origin = Instant::now();
@@ -265,29 +271,37 @@ fn run_observed(args: RunArgs) -> Result<output::Ending, ExitCode> {
         }
     };
     let mut text = format!("{what} {}\n\n", ending.describe());
-    let seen = session.as_ref().map(|s| {
-        let seen = s.read(origin_ns);
-        s.hand_on();
-        with_interposer(&mut observed, &seen, pid, program, args.sample_only);
-        // The command's own process wrote no file: it never loaded the interposer.
-        let unseen = (!s.saw(pid)).then(|| which(program));
-        text.push_str(&inside::render(&seen, pid, program, unseen.as_deref()));
-        text.push('\n');
-        seen
-    });
-    if session.is_none() {
-        text.push_str(
+    let mut seen = session
+        .as_ref()
+        .map(|s| read_inside(s, &args, pid, origin_ns, &mut observed));
+    let exact = seen
+        .as_mut()
+        .map(|s| std::mem::take(&mut s.0.exact))
+        .unwrap_or_default();
+    let (trace, futexes) = convert::convert_with(&observed, &exact);
+    match &seen {
+        // The interposer's section reads the locks from the trace's lock table.
+        Some((seen, unseen)) => {
+            text.push_str(&inside::render(
+                seen,
+                &trace,
+                pid,
+                program,
+                unseen.as_deref(),
+            ));
+            text.push('\n');
+        }
+        None => text.push_str(
             "This threadlab was built without a C compiler (or off Linux), or run with \
              --sample-only where the interposer could not be set up: no interposer, lock waits \
              and births are sampled from /proc only.\n\n",
-        );
+        ),
     }
-    let exact = seen.map(|s| s.exact).unwrap_or_default();
     let saved = finish_into(
         &mut text,
         &what,
         &observed,
-        &exact,
+        (&trace, &futexes),
         args.hz,
         args.output.as_deref(),
     );
@@ -310,19 +324,24 @@ fn run_observed(args: RunArgs) -> Result<output::Ending, ExitCode> {
     Ok(ending)
 }
 
-/// What the interposer adds to the samples of `run`'s command `program` (process `pid`).
-/// Not traced: its births and deaths (exact, nothing stopped) stand where the tracer's would
-/// (`births::merge`), for the command's own process; with `--sample-only` (`sample_only`),
-/// births stay the samples' (the interposer's own count is printed). And the threads the program
-/// did not name (they kept its own name) are named by their role.
-fn with_interposer(
-    observed: &mut sampler::Observed,
-    seen: &seen::Seen,
+/// What the interposer saw of the command `pid` (its records read once it has ended, handed on
+/// to an outer `run`): its births and deaths merged into `observed` unless traced or sampled
+/// only, its threads named by role where the program did not name them; and, when the
+/// command's own process wrote no file (it never loaded the interposer), its program's path.
+fn read_inside(
+    s: &interpose::Session,
+    args: &RunArgs,
     pid: u32,
-    program: &str,
-    sample_only: bool,
-) {
-    if observed.exact.is_none() && !sample_only {
+    origin_ns: u64,
+    observed: &mut sampler::Observed,
+) -> (seen::Seen, Option<std::path::PathBuf>) {
+    let program = &args.command[0];
+    let seen = s.read(origin_ns);
+    s.hand_on();
+    // Not traced: the interposer's births and deaths (exact, nothing stopped) stand where
+    // the tracer's would (`births::merge`), for the command's own process; with
+    // `--sample-only`, births stay the samples' (the interposer's own count is printed).
+    if observed.exact.is_none() && !args.sample_only {
         if let Some(p) = seen
             .processes
             .iter()
@@ -335,6 +354,7 @@ fn with_interposer(
             }
         }
     }
+    // Threads the program did not name (they kept its own name) by their role.
     let comm: String = std::path::Path::new(program)
         .file_name()
         .map_or_else(String::new, |f| {
@@ -347,6 +367,9 @@ fn with_interposer(
             }
         }
     }
+    // The command's own process wrote no file: it never loaded the interposer.
+    let unseen = (!s.saw(pid)).then(|| which(program));
+    (seen, unseen)
 }
 
 /// The file `program` names: itself if it has a slash, else the first match on `PATH`.
@@ -425,12 +448,11 @@ fn finish_into(
     text: &mut String,
     what: &str,
     observed: &sampler::Observed,
-    exact: &convert::Exact,
+    (trace, futexes): (&threadlab::trace::Trace, &[convert::FutexRow]),
     hz: u32,
     out: Option<&std::path::Path>,
 ) -> Result<(), String> {
-    let (trace, futexes) = convert::convert_with(observed, exact);
-    text.push_str(&report::render(what, observed, hz, &futexes));
+    text.push_str(&report::render(what, observed, hz, futexes));
     text.push('\n');
     text.push_str(&trace.diagnose().to_string());
     if let Some(path) = out {

@@ -18,7 +18,7 @@ pub const HEADER_SIZE: usize = 4096;
 pub const LOCK_SIZE: usize = 1680;
 pub const LOCKS: usize = 1024;
 pub const REC_SIZE: usize = 48;
-/// Histogram buckets: four per power of two of nanoseconds.
+/// Histogram buckets: four per power of two of nanoseconds (`threadlab_trace::Durations`'s).
 pub const HB: usize = 160;
 const SITES: usize = 8;
 const HOLDERS: usize = 4;
@@ -260,39 +260,6 @@ impl ImageFile {
     }
 }
 
-/// The lower bound, ns, of histogram bucket `b` (the C file's `bucket`: 0-3 exact, then four
-/// buckets per power of two).
-pub fn bucket_low(b: usize) -> u64 {
-    if b < 4 {
-        return b as u64;
-    }
-    let p = b / 4 + 1;
-    let sub = (b % 4) as u64;
-    (4 + sub) << (p - 2)
-}
-
-/// The `q` quantile (0..=1) of a histogram, as its bucket's upper bound, no more than `max`.
-pub fn quantile(hist: &[u64], q: f64, max: u64) -> u64 {
-    let total: u64 = hist.iter().sum();
-    if total == 0 {
-        return 0;
-    }
-    let rank = ((q * total as f64).ceil() as u64).clamp(1, total);
-    let mut seen = 0;
-    for (b, &n) in hist.iter().enumerate() {
-        seen += n;
-        if seen >= rank {
-            let high = if b + 1 < HB {
-                bucket_low(b + 1)
-            } else {
-                u64::MAX
-            };
-            return high.saturating_sub(1).min(max);
-        }
-    }
-    max
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -307,23 +274,21 @@ mod tests {
         b.min(HB - 1)
     }
 
+    /// The C file's histograms are read as [`threadlab_trace::Durations`]: its buckets must
+    /// be theirs.
     #[test]
     fn every_bucket_starts_where_the_c_bucketing_puts_its_first_value() {
+        use threadlab_trace::Durations;
         for b in 0..HB - 1 {
-            let low = bucket_low(b);
+            let low = Durations::bucket_low(b);
             assert_eq!(bucket(low), b, "bucket {b} low {low}");
-            assert_eq!(bucket(bucket_low(b + 1) - 1), b, "bucket {b} high");
+            assert_eq!(
+                bucket(Durations::bucket_low(b + 1) - 1),
+                b,
+                "bucket {b} high"
+            );
+            assert_eq!(Durations::bucket(low), b);
         }
-    }
-
-    #[test]
-    fn a_quantile_is_its_buckets_upper_bound_and_never_past_the_maximum() {
-        let mut hist = vec![0u64; HB];
-        hist[bucket(1000)] = 99;
-        hist[bucket(1_000_000)] = 1;
-        let p50 = quantile(&hist, 0.5, 1_000_000);
-        assert!((1000..1300).contains(&p50), "{p50}");
-        assert_eq!(quantile(&hist, 1.0, 1_000_000), 1_000_000);
-        assert_eq!(quantile(&[0; HB], 0.5, 0), 0);
+        assert_eq!(HB, threadlab_trace::DURATION_BUCKETS);
     }
 }

@@ -19,9 +19,11 @@ use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+use threadlab_trace::Durations;
+
 use super::births::Life;
-use super::convert::{Exact, ExactKind};
-use super::records::{self, ImageFile, LockStat, Rec};
+use super::convert::{Exact, ExactKind, TableLock};
+use super::records::{self, Header, ImageFile, LockStat, Rec};
 use super::symbols::Symbols;
 
 /// This process's PID namespace (the inode of `/proc/self/ns/pid`).
@@ -77,73 +79,71 @@ pub struct Process {
 /// One lock, by its identity, over every process that used it.
 #[derive(Clone, Debug, Default)]
 pub struct LockRow {
-    /// Its name (stable across runs).
-    pub name: String,
+    /// Its figures, for the trace's lock table (`convert.rs`), from which the report reads them.
+    pub table: TableLock,
     /// A lock (mutex, rwlock, or a condition variable known to be one: the GIL), as opposed
     /// to a condition variable or semaphore where threads park.
     pub is_lock: bool,
-    /// Acquisitions, every one counted.
-    pub acquisitions: u64,
-    /// Contended acquisitions (waits).
-    pub waits: u64,
-    /// Their total and longest, ns.
-    pub wait_ns: u64,
-    pub wait_max: u64,
-    /// Histogram of the waits (`records::HB` log-scale buckets).
-    pub wait_hist: Vec<u64>,
-    /// Holds timed (sampled), their total and longest, ns, and their histogram.
-    pub hold_samples: u64,
-    pub hold_ns: u64,
-    pub hold_max: u64,
-    pub hold_hist: Vec<u64>,
-    /// Waits per call site: (site name, waits, ns), most waited first.
-    pub sites: Vec<(String, u64, u64)>,
-    /// Waits per holder: (pid, tid, waits, ns), most waited-for first.
-    pub holders: Vec<(u32, u64, u64, u64)>,
     /// The processes (pids) that used it.
     pub pids: Vec<u32>,
 }
 
+/// The durations the C file keeps for one lock: count, total, longest, histogram (its layout
+/// is [`Durations`]'s).
+fn durations(count: u64, total_ns: u64, max_ns: u64, hist: &[u32]) -> Durations {
+    let mut hist: Vec<u64> = hist.iter().map(|&c| u64::from(c)).collect();
+    while hist.last() == Some(&0) {
+        hist.pop();
+    }
+    Durations {
+        count,
+        total_ns,
+        max_ns,
+        hist,
+    }
+}
+
 impl LockRow {
-    fn add(&mut self, s: &LockStat, sites: Vec<(String, u64, u64)>, pid: u32) {
-        self.acquisitions += s.acquisitions;
-        self.waits += s.contended;
-        self.wait_ns += s.wait_ns;
-        self.wait_max = self.wait_max.max(s.wait_max);
-        self.hold_samples += s.hold_samples;
-        self.hold_ns += s.hold_ns;
-        self.hold_max = self.hold_max.max(s.hold_max);
-        merge_hist(&mut self.wait_hist, &s.wait_hist);
-        merge_hist(&mut self.hold_hist, &s.hold_hist);
+    /// Adds one process image's aggregates; `tid_of` maps its thread ids to the trace's.
+    fn add(
+        &mut self,
+        s: &LockStat,
+        sites: Vec<(String, u64, u64)>,
+        pid: u32,
+        tid_of: impl Fn(u32) -> u64,
+    ) {
+        let t = &mut self.table;
+        t.acquisitions += s.acquisitions;
+        t.waits
+            .merge(&durations(s.contended, s.wait_ns, s.wait_max, &s.wait_hist));
+        t.holds.merge(&durations(
+            s.hold_samples,
+            s.hold_ns,
+            s.hold_max,
+            &s.hold_hist,
+        ));
         for (name, waits, ns) in sites {
-            match self.sites.iter_mut().find(|s| s.0 == name) {
+            match t.sites.iter_mut().find(|s| s.0 == name) {
                 Some(row) => {
                     row.1 += waits;
                     row.2 += ns;
                 }
-                None => self.sites.push((name, waits, ns)),
+                None => t.sites.push((name, waits, ns)),
             }
         }
         for &(tid, waits, ns) in &s.holders {
-            match self.holders.iter_mut().find(|h| h.0 == pid && h.1 == tid) {
+            let tid = tid_of(tid as u32);
+            match t.holders.iter_mut().find(|h| h.0 == tid) {
                 Some(row) => {
-                    row.2 += waits;
-                    row.3 += ns;
+                    row.1 += waits;
+                    row.2 += ns;
                 }
-                None => self.holders.push((pid, tid, waits, ns)),
+                None => t.holders.push((tid, waits, ns)),
             }
         }
         if !self.pids.contains(&pid) {
             self.pids.push(pid);
         }
-    }
-}
-
-/// Adds the counts of `from` to the histogram `into`.
-fn merge_hist(into: &mut Vec<u64>, from: &[u32]) {
-    into.resize(records::HB, 0);
-    for (a, &b) in into.iter_mut().zip(from) {
-        *a += u64::from(b);
     }
 }
 
@@ -291,111 +291,208 @@ fn image_files(dir: &Path) -> Vec<PathBuf> {
     files.into_iter().map(|f| f.1).collect()
 }
 
+/// The process an image with header `h` belongs to (an earlier image of its pid that ended by
+/// `exec`, else a new one: a pid is reused too), its index in `seen.processes`, and its PID
+/// namespace when it is not `ours` (`namespaces`: the ones met so far).
+fn process_of(
+    seen: &mut Seen,
+    by_process: &mut HashMap<(u64, u32), usize>,
+    namespaces: &mut Vec<u64>,
+    ours: u64,
+    h: &Header,
+) -> (usize, Option<u32>) {
+    // Another PID namespace: its pids and tids are its own, and may repeat ours. A
+    // namespace's inode is reused once it is gone: a second pid 1 under the same inode is a
+    // new namespace.
+    let reused = h.pid == 1 && by_process.contains_key(&(h.pidns, 1));
+    let namespace = (h.pidns != ours && h.pidns != 0).then(|| {
+        match namespaces.iter().rposition(|&n| n == h.pidns) {
+            Some(at) if !reused => at as u32 + 1,
+            _ => {
+                namespaces.push(h.pidns);
+                namespaces.len() as u32
+            }
+        }
+    });
+    // The same process if an earlier image of this pid ended by `exec`; else a new one (a
+    // pid is reused too).
+    let key = (h.pidns, h.pid);
+    let at = match by_process.get(&key) {
+        Some(&at) if seen.processes[at].end == End::Exec => at,
+        _ => {
+            seen.processes.push(Process {
+                pid: h.pid,
+                namespace,
+                ..Process::default()
+            });
+            by_process.insert(key, seen.processes.len() - 1);
+            seen.processes.len() - 1
+        }
+    };
+    (at, namespace)
+}
+
+/// The locks of every image read so far, by name, and their names shared with the events.
+#[derive(Default)]
+struct Tables {
+    locks: BTreeMap<String, LockRow>,
+    names: HashMap<String, Arc<str>>,
+}
+
+impl Tables {
+    /// Adds the lock aggregates `stats` of an image of process `p` (pid, and its thread ids in
+    /// the trace), named in its `maps`; the name of each lock address, and whether it is a lock
+    /// (not a condition variable or semaphore where threads park).
+    fn add_image(
+        &mut self,
+        syms: &mut Symbols,
+        maps: &str,
+        stats: &[LockStat],
+        (pid, tid_of): (u32, impl Fn(u32) -> u64 + Copy),
+        p: &mut Process,
+    ) -> HashMap<u64, (Arc<str>, bool)> {
+        let mut name_of = HashMap::new();
+        for s in stats {
+            let name = if s.addr == 0 {
+                "other locks (past the interposer's table)".to_owned()
+            } else {
+                // A heap lock is named by the lowest of its call sites (its first acquisition's
+                // and its waits'): the same code names it in every run, whichever thread
+                // happened to take it first.
+                let site = s
+                    .sites
+                    .iter()
+                    .map(|x| x.0)
+                    .chain([s.first_site])
+                    .filter(|&x| x != 0)
+                    .min()
+                    .unwrap_or(0);
+                lock_identity(syms, maps, s.addr, site)
+            };
+            // A condition variable or semaphore is a lock only when it is a known one (the
+            // GIL); else threads wait there for an event: a park.
+            let is_lock =
+                !(s.kind == records::W_COND || s.kind == records::W_SEM) || name.contains("GIL");
+            let sites = s
+                .sites
+                .iter()
+                .map(|&(site, w, ns)| {
+                    let at = syms
+                        .site_in(maps, site)
+                        .unwrap_or_else(|| format!("{site:#x}"));
+                    (at, w, ns)
+                })
+                .chain((s.other_sites.0 > 0).then(|| {
+                    (
+                        "other call sites".to_owned(),
+                        s.other_sites.0,
+                        s.other_sites.1,
+                    )
+                }))
+                .collect();
+            let shared = self
+                .names
+                .entry(name.clone())
+                .or_insert_with(|| name.as_str().into())
+                .clone();
+            let row = self.locks.entry(name.clone()).or_insert_with(|| LockRow {
+                table: TableLock {
+                    id: id_of(&name),
+                    name: Arc::clone(&shared),
+                    ..TableLock::default()
+                },
+                is_lock,
+                ..LockRow::default()
+            });
+            row.add(s, sites, pid, tid_of);
+            if is_lock {
+                p.acquisitions += s.acquisitions;
+                p.waits += s.contended;
+                p.wait_ns += s.wait_ns;
+            }
+            name_of.insert(s.addr, (shared, is_lock));
+        }
+        name_of
+    }
+}
+
+impl Tables {
+    /// Puts the rows into `seen`, most waited-for first, and the locks among them into its
+    /// exact events' lock table.
+    fn finish(self, seen: &mut Seen) {
+        // Sampled futex waits stay lock waits unless the interposer saw pthread lock waits itself
+        // (a Rust `std::sync::Mutex` or a Go lock waits on a futex without calling pthreads).
+        seen.exact.locks_exact = self
+            .locks
+            .values()
+            .any(|l| l.is_lock && l.table.waits.count > 0);
+        let mut rows: Vec<LockRow> = self.locks.into_values().collect();
+        rows.sort_by(|a, b| {
+            let (a, b) = (&a.table, &b.table);
+            b.waits
+                .total_ns
+                .cmp(&a.waits.total_ns)
+                .then(b.acquisitions.cmp(&a.acquisitions))
+                .then(a.name.cmp(&b.name))
+        });
+        // Locks go to the trace's lock table; condition variables and semaphores are parks.
+        seen.exact.locks = rows
+            .iter()
+            .filter(|r| r.is_lock)
+            .map(|r| r.table.clone())
+            .collect();
+        seen.locks = rows;
+    }
+}
+
+/// Threads by their start routine's symbol (`routines`: tid, routine address), numbered in
+/// order of birth when several share one (`worker #2`).
+fn roles(syms: &mut Symbols, maps: &str, routines: &[(u64, u64)]) -> Vec<(u64, String)> {
+    let routine_names: Vec<(u64, String)> = routines
+        .iter()
+        .map(|&(tid, at)| {
+            let sym = syms.name_in(maps, at).unwrap_or_else(|| format!("{at:#x}"));
+            (tid, sym.split('+').next().unwrap_or(&sym).to_owned())
+        })
+        .collect();
+    let mut seen_so_far: HashMap<&str, usize> = HashMap::new();
+    let mut out = Vec::new();
+    for (tid, name) in &routine_names {
+        let shared = routine_names.iter().filter(|r| r.1 == *name).count() > 1;
+        let n = seen_so_far.entry(name).or_default();
+        *n += 1;
+        let role = if shared {
+            format!("{name} #{n}")
+        } else {
+            name.clone()
+        };
+        out.push((*tid, role));
+    }
+    out
+}
+
 /// Reads the records directory `dir`; times become ns since `origin_ns`; at most `read_cap`
 /// waits become trace events.
 pub fn read_dir(dir: &Path, origin_ns: u64, read_cap: u64) -> Seen {
-    let mut reader = Reader {
-        seen: Seen::default(),
-        syms: Symbols::default(),
-        locks: BTreeMap::new(),
-        by_process: HashMap::new(),
-        namespaces: Vec::new(),
-        ours: own_pidns(),
-        names: HashMap::new(),
-        read_waits: 0,
-        origin_ns,
-        read_cap,
-    };
+    let mut seen = Seen::default();
+    let mut syms = Symbols::default();
+    let mut tables = Tables::default();
+    let mut by_process: HashMap<(u64, u32), usize> = HashMap::new();
+    let mut namespaces: Vec<u64> = Vec::new();
+    let ours = own_pidns();
+    let mut read_waits = 0u64;
+    let rel = |t: u64| t.saturating_sub(origin_ns);
     for path in image_files(dir) {
-        reader.image(&path);
-    }
-    reader.finish()
-}
-
-/// What `read_dir` keeps from one image file to the next.
-struct Reader {
-    seen: Seen,
-    syms: Symbols,
-    /// The locks by name, over every process.
-    locks: BTreeMap<String, LockRow>,
-    /// A process's place in `seen.processes` by (PID namespace, pid).
-    by_process: HashMap<(u64, u32), usize>,
-    /// The PID namespaces other than ours, in order of first image.
-    namespaces: Vec<u64>,
-    ours: u64,
-    /// One shared copy of each lock's name for the events.
-    names: HashMap<String, Arc<str>>,
-    read_waits: u64,
-    origin_ns: u64,
-    read_cap: u64,
-}
-
-/// What one image knows of a lock's address: its name, and whether it is a lock (else a
-/// place where threads park).
-type NameOf = HashMap<u64, (Arc<str>, bool)>;
-
-impl Reader {
-    /// One image's file: its process, locks, events and threads' roles.
-    fn image(&mut self, path: &Path) {
-        let Ok(mut file) = ImageFile::open(path) else {
-            self.seen.dropped.unreadable += 1;
-            return;
+        let Ok(mut file) = ImageFile::open(&path) else {
+            seen.dropped.unreadable += 1;
+            continue;
         };
         let h = file.header.clone();
         let maps = std::fs::read_to_string(path.with_extension("maps")).unwrap_or_default();
-        self.seen.hold_every = h.hold_every;
-        let (at, namespace) = self.process_of(&h);
+        seen.hold_every = h.hold_every;
+        let (at, namespace) = process_of(&mut seen, &mut by_process, &mut namespaces, ours, &h);
         // Thread ids in the trace: another namespace's are moved above 2^32 to stay apart.
         let tid_of = |tid: u32| u64::from(tid) | u64::from(namespace.unwrap_or(0)) << 32;
-        let stats = file.locks().unwrap_or_default();
-        let name_of = self.name_locks(at, &h, &maps, stats);
-        let mut tids: Vec<u64> = Vec::new();
-        let mut routines: Vec<(u64, u64)> = Vec::new();
-        let _ = file.events(|r: Rec| {
-            let tid = tid_of(r.tid);
-            if !tids.contains(&tid) {
-                tids.push(tid);
-            }
-            if r.kind == records::K_BIRTH {
-                routines.push((tid, r.holder));
-            }
-            self.event(at, tid, &r, &name_of);
-        });
-        self.roles(at, tid_of(h.pid), &maps, &routines, tids);
-    }
-
-    /// The process an image belongs to, added when new, with its figures from the header;
-    /// and its PID namespace when it is not ours.
-    fn process_of(&mut self, h: &records::Header) -> (usize, Option<u32>) {
-        let seen = &mut self.seen;
-        // Another PID namespace: its pids and tids are its own, and may repeat ours. A
-        // namespace's inode is reused once it is gone: a second pid 1 under the same inode is a
-        // new namespace.
-        let reused = h.pid == 1 && self.by_process.contains_key(&(h.pidns, 1));
-        let namespace = (h.pidns != self.ours && h.pidns != 0).then(|| {
-            match self.namespaces.iter().rposition(|&n| n == h.pidns) {
-                Some(at) if !reused => at as u32 + 1,
-                _ => {
-                    self.namespaces.push(h.pidns);
-                    self.namespaces.len() as u32
-                }
-            }
-        });
-        // The same process if an earlier image of this pid ended by `exec`; else a new one (a
-        // pid is reused too).
-        let key = (h.pidns, h.pid);
-        let at = match self.by_process.get(&key) {
-            Some(&at) if seen.processes[at].end == End::Exec => at,
-            _ => {
-                seen.processes.push(Process {
-                    pid: h.pid,
-                    namespace,
-                    ..Process::default()
-                });
-                self.by_process.insert(key, seen.processes.len() - 1);
-                seen.processes.len() - 1
-            }
-        };
         let p = &mut seen.processes[at];
         let exe = Path::new(&h.exe);
         p.program = exe
@@ -415,176 +512,98 @@ impl Reader {
         seen.dropped.full |= h.flags & records::F_FULL != 0;
         seen.dropped.lock_acquisitions += h.locks_dropped;
         seen.dropped.direct_threads += h.direct_threads;
-        (at, namespace)
-    }
-
-    /// The locks of one image (its aggregates, `stats`, and the header's "other locks"), named
-    /// and added to their rows; the name of each address for the image's events.
-    fn name_locks(
-        &mut self,
-        at: usize,
-        h: &records::Header,
-        maps: &str,
-        mut stats: Vec<LockStat>,
-    ) -> NameOf {
+        // The locks: aggregates, named; the name of each address for the events below.
+        let mut stats = file.locks().unwrap_or_default();
         if h.other.is_used() {
             stats.push(LockStat {
                 addr: 0,
                 ..h.other.clone()
             });
         }
-        let mut name_of = NameOf::new();
-        for s in &stats {
-            let name = if s.addr == 0 {
-                "other locks (past the interposer's table)".to_owned()
-            } else {
-                // A heap lock is named by the lowest of its call sites (its first acquisition's
-                // and its waits'): the same code names it in every run, whichever thread
-                // happened to take it first.
-                let site = s
-                    .sites
-                    .iter()
-                    .map(|x| x.0)
-                    .chain([s.first_site])
-                    .filter(|&x| x != 0)
-                    .min()
-                    .unwrap_or(0);
-                lock_identity(&mut self.syms, maps, s.addr, site)
-            };
-            // A condition variable or semaphore is a lock only when it is a known one (the
-            // GIL); else threads wait there for an event: a park.
-            let is_lock =
-                !(s.kind == records::W_COND || s.kind == records::W_SEM) || name.contains("GIL");
-            let sites = self.sites_of(s, maps);
-            let row = self.locks.entry(name.clone()).or_insert_with(|| LockRow {
-                name: name.clone(),
-                is_lock,
-                ..LockRow::default()
-            });
-            row.add(s, sites, h.pid);
-            if is_lock {
-                let p = &mut self.seen.processes[at];
-                p.acquisitions += s.acquisitions;
-                p.waits += s.contended;
-                p.wait_ns += s.wait_ns;
+        let name_of = tables.add_image(&mut syms, &maps, &stats, (h.pid, tid_of), p);
+        let mut tids: Vec<u64> = Vec::new();
+        // Each call site's name, resolved once (a lock storm has 200,000 waits from a few).
+        let mut site_names: HashMap<u64, Arc<str>> = HashMap::new();
+        let mut routines: Vec<(u64, u64)> = Vec::new();
+        let _ = file.events(|r: Rec| {
+            let tid = tid_of(r.tid);
+            if !tids.contains(&tid) {
+                tids.push(tid);
             }
-            let shared = self
-                .names
-                .entry(name.clone())
-                .or_insert_with(|| name.into())
-                .clone();
-            name_of.insert(s.addr, (shared, is_lock));
-        }
-        name_of
-    }
-
-    /// A lock's waits per call site, each site named, and the waits past its slots.
-    fn sites_of(&mut self, s: &LockStat, maps: &str) -> Vec<(String, u64, u64)> {
-        s.sites
-            .iter()
-            .map(|&(site, w, ns)| {
-                let at = self
-                    .syms
-                    .site_in(maps, site)
-                    .unwrap_or_else(|| format!("{site:#x}"));
-                (at, w, ns)
-            })
-            .chain((s.other_sites.0 > 0).then(|| {
-                (
-                    "other call sites".to_owned(),
-                    s.other_sites.0,
-                    s.other_sites.1,
-                )
-            }))
-            .collect()
-    }
-
-    /// One record of process `at`'s thread `tid`: a birth, an end, a wait.
-    fn event(&mut self, at: usize, tid: u64, r: &Rec, name_of: &NameOf) {
-        let rel = |t: u64| t.saturating_sub(self.origin_ns);
-        let seen = &mut self.seen;
-        let p = &mut seen.processes[at];
-        match r.kind {
-            records::K_BIRTH => {
-                seen.exact
-                    .events
-                    .entry(tid)
-                    .or_default()
-                    .push((rel(r.t0), ExactKind::Born));
-                life_of(&mut p.threads, tid).born_ns = rel(r.t0);
-            }
-            records::K_DEATH | records::K_EXIT => {
-                let life = life_of(&mut p.threads, tid);
-                // The thread that ended the process lived as long as it did (as the
-                // ptrace tracer reports its last thread).
-                life.died_ns = (r.kind == records::K_DEATH).then(|| rel(r.t0));
-                life.on_cpu_ns = r.t1;
-                // Not read at a death (its procfs read would cost ~11 µs a thread): a
-                // thread's run-queue time is known from the samples, or with `--ptrace`.
-                life.runqueue_ns = 0;
-                life.name = r.name();
-            }
-            records::K_WAIT => {
-                let Some((name, is_lock)) = name_of.get(&r.obj) else {
-                    return;
-                };
-                if self.read_waits >= self.read_cap {
-                    seen.dropped.unread += 1;
-                    return;
+            match r.kind {
+                records::K_BIRTH => {
+                    routines.push((tid, r.holder));
+                    seen.exact
+                        .events
+                        .entry(tid)
+                        .or_default()
+                        .push((rel(r.t0), ExactKind::Born));
+                    life_of(&mut p.threads, tid).born_ns = rel(r.t0);
                 }
-                self.read_waits += 1;
-                let evs = seen.exact.events.entry(tid).or_default();
-                if *is_lock {
-                    let (lock, name) = (id_of(name), Arc::clone(name));
-                    let acquired = ExactKind::Acquired {
-                        lock,
-                        name: Arc::clone(&name),
+                records::K_DEATH | records::K_EXIT => {
+                    let life = life_of(&mut p.threads, tid);
+                    // The thread that ended the process lived as long as it did (as the
+                    // ptrace tracer reports its last thread).
+                    life.died_ns = (r.kind == records::K_DEATH).then(|| rel(r.t0));
+                    life.on_cpu_ns = r.t1;
+                    // Not read at a death (its procfs read would cost ~11 µs a thread): a
+                    // thread's run-queue time is known from the samples, or with `--ptrace`.
+                    life.runqueue_ns = 0;
+                    life.name = r.name();
+                }
+                records::K_WAIT => {
+                    let Some((name, is_lock)) = name_of.get(&r.obj) else {
+                        return;
                     };
-                    evs.push((rel(r.t0), ExactKind::Wait { lock, name }));
-                    evs.push((rel(r.t1), acquired));
-                } else {
-                    evs.push((rel(r.t0), ExactKind::Park(true)));
-                    evs.push((rel(r.t1), ExactKind::Park(false)));
+                    if read_waits >= read_cap {
+                        seen.dropped.unread += 1;
+                        return;
+                    }
+                    read_waits += 1;
+                    let evs = seen.exact.events.entry(tid).or_default();
+                    if *is_lock {
+                        let lock = id_of(name);
+                        let site = (r.site != 0).then(|| {
+                            Arc::clone(site_names.entry(r.site).or_insert_with(|| {
+                                syms.site_in(&maps, r.site)
+                                    .unwrap_or_else(|| format!("{:#x}", r.site))
+                                    .into()
+                            }))
+                        });
+                        let holder = (r.holder as u32 != 0).then(|| tid_of(r.holder as u32));
+                        evs.push((
+                            rel(r.t0),
+                            ExactKind::Wait {
+                                lock,
+                                name: Arc::clone(name),
+                                site,
+                                holder,
+                            },
+                        ));
+                        evs.push((
+                            rel(r.t1),
+                            ExactKind::Acquired {
+                                lock,
+                                name: Arc::clone(name),
+                            },
+                        ));
+                    } else {
+                        evs.push((rel(r.t0), ExactKind::Park(true)));
+                        evs.push((rel(r.t1), ExactKind::Park(false)));
+                    }
                 }
+                _ => {}
             }
-            _ => {}
-        }
-    }
-
-    /// Roles for one image's threads: `main` (the thread whose tid is `main`), the others by
-    /// their start routine (numbered when shared); then a name for each thread in `tids`.
-    fn roles(&mut self, at: usize, main: u64, maps: &str, routines: &[(u64, u64)], tids: Vec<u64>) {
-        let seen = &mut self.seen;
-        seen.roles.insert(main, "main".to_owned());
-        let routine_names: Vec<(u64, String)> = routines
-            .iter()
-            .map(|&(tid, at)| {
-                let sym = self
-                    .syms
-                    .name_in(maps, at)
-                    .unwrap_or_else(|| format!("{at:#x}"));
-                (tid, sym.split('+').next().unwrap_or(&sym).to_owned())
-            })
-            .collect();
-        let mut seen_so_far: HashMap<&str, usize> = HashMap::new();
-        for (tid, name) in &routine_names {
-            let shared = routine_names.iter().filter(|r| r.1 == *name).count() > 1;
-            let n = seen_so_far.entry(name).or_default();
-            *n += 1;
-            let role = if shared {
-                format!("{name} #{n}")
-            } else {
-                name.clone()
-            };
-            seen.roles.insert(*tid, role);
-        }
-        let program = &seen.processes[at].program;
+        });
+        // Roles: the main thread, the others by start routine (numbered when shared).
+        seen.roles.insert(tid_of(h.pid), "main".to_owned());
+        seen.roles.extend(roles(&mut syms, &maps, &routines));
         for tid in tids {
             let name = seen.roles.get(&tid).cloned().unwrap_or_else(|| {
-                if tid == main {
-                    program.clone()
+                if tid == tid_of(h.pid) {
+                    p.program.clone()
                 } else {
-                    format!("{program} thread")
+                    format!("{} thread", p.program)
                 }
             });
             if !seen.exact.extra_threads.iter().any(|t| t.0 == tid) {
@@ -592,27 +611,8 @@ impl Reader {
             }
         }
     }
-
-    /// The locks in order, most waited first, each one's sites and holders likewise.
-    fn finish(mut self) -> Seen {
-        // Sampled futex waits stay lock waits unless the interposer saw pthread lock waits
-        // itself (a Rust `std::sync::Mutex` or a Go lock waits on a futex without calling
-        // pthreads).
-        self.seen.exact.locks_exact = self.locks.values().any(|l| l.is_lock && l.waits > 0);
-        let mut rows: Vec<LockRow> = self.locks.into_values().collect();
-        for r in &mut rows {
-            r.sites.sort_by(|a, b| b.2.cmp(&a.2).then(a.0.cmp(&b.0)));
-            r.holders.sort_by(|a, b| b.3.cmp(&a.3).then(a.1.cmp(&b.1)));
-        }
-        rows.sort_by(|a, b| {
-            b.wait_ns
-                .cmp(&a.wait_ns)
-                .then(b.acquisitions.cmp(&a.acquisitions))
-                .then(a.name.cmp(&b.name))
-        });
-        self.seen.locks = rows;
-        self.seen
-    }
+    tables.finish(&mut seen);
+    seen
 }
 
 /// Whether the file at `path` is a Go program (its build-information marker).

@@ -14,7 +14,7 @@ use threadlab_doctor::{Diagnosis, FrameTarget};
 use super::arrows::arrows;
 use super::lod::{merge, widths, Iv};
 use super::marks::marks_data;
-use super::rows::{lock_holds, observed_only, rows, Names, STATES};
+use super::rows::{lock_waits, observed_only, rows, Names, STATES};
 
 /// The threads and time range a finding concerns, from its subject: `lock NAME` (the threads
 /// that waited for it, from the first wait to the end of the last), `threads GROUP` (that group's
@@ -150,11 +150,11 @@ pub fn page_data(trace: &Trace, title: &str, target: FrameTarget) -> String {
         .unwrap_or(0)
         .max(trace.duration_ns());
     let levels = widths(end);
-    let holds_of = lock_holds(trace);
+    let waits = lock_waits(trace, &mut names);
     let observed = observed_only(trace);
     let mut threads = String::from("[");
-    for (i, t) in trace.threads().iter().enumerate() {
-        let r = rows(trace, i, &mut names, &holds_of, observed);
+    for ((i, t), waits) in trace.threads().iter().enumerate().zip(waits) {
+        let r = rows(trace, i, &mut names, waits, observed);
         let s = &d.threads[i];
         let summary = json!({
             "running": s.running_ns, "searching": s.searching_ns, "spinning": s.spinning_ns,
@@ -293,7 +293,8 @@ mod tests {
         assert_eq!(all.len(), trace.threads().len());
         // The hover card of the wait names the lock and the thread that held it.
         let mut names = Names::default();
-        let r = rows(&trace, w, &mut names, &lock_holds(&trace), false);
+        let waits = lock_waits(&trace, &mut names).swap_remove(w);
+        let r = rows(&trace, w, &mut names, waits, false);
         assert_eq!(r.waits.len(), 1, "one wait");
         let holder = &trace.threads()[h];
         assert_eq!(
@@ -362,7 +363,8 @@ mod tests {
         let trace = observed_thread(false);
         assert!(observed_only(&trace));
         let mut names = Names::default();
-        let r = rows(&trace, 0, &mut names, &lock_holds(&trace), true);
+        let waits = lock_waits(&trace, &mut names).swap_remove(0);
+        let r = rows(&trace, 0, &mut names, waits, true);
         let strip: Vec<(u64, u64, &str)> = r
             .states
             .iter()
@@ -383,7 +385,8 @@ mod tests {
         assert!(!observed_only(&recorded));
         let json = page_data(&recorded, "t", DEFAULT_FRAME_TARGET);
         let v: Value = serde_json::from_str(&json).expect("valid JSON");
-        let r = rows(&recorded, 0, &mut names, &lock_holds(&recorded), false);
+        let waits = lock_waits(&recorded, &mut names).swap_remove(0);
+        let r = rows(&recorded, 0, &mut names, waits, false);
         assert!(r
             .states
             .iter()
@@ -413,7 +416,8 @@ mod tests {
             })
             .expect("the zone thread");
         let mut names = Names::default();
-        let r = rows(&trace, i, &mut names, &lock_holds(&trace), false);
+        let waits = lock_waits(&trace, &mut names).swap_remove(i);
+        let r = rows(&trace, i, &mut names, waits, false);
         assert_eq!(r.spans.len(), 2, "two depths");
         assert_eq!(names.list[r.spans[0][0].label as usize], "outer");
         assert_eq!(names.list[r.spans[1][0].label as usize], "inner");

@@ -47,50 +47,36 @@ pub struct Rows {
     pub waits: Vec<Iv>,
 }
 
-/// Every lock hold of the trace, by lock: (taken, released, thread index), in time order.
-pub type Holds = HashMap<u64, Vec<(u64, u64, usize)>>;
-
-/// Who held which lock when: from each thread's `LockAcquired`/`LockReleased` pairs (a hold
-/// still open at the thread's end lasts to it).
-pub fn lock_holds(trace: &Trace) -> Holds {
-    let mut out: Holds = HashMap::new();
-    for (i, t) in trace.threads().iter().enumerate() {
-        let mut open: HashMap<u64, u64> = HashMap::new();
-        let mut last = 0;
-        for e in t.events().iter() {
-            last = e.ts_ns.max(last);
-            match e.kind {
-                EventKind::LockAcquired { lock, .. } => {
-                    open.insert(lock, last);
-                }
-                EventKind::LockReleased { lock, .. } => {
-                    if let Some(from) = open.remove(&lock) {
-                        out.entry(lock).or_default().push((from, last, i));
-                    }
-                }
-                _ => {}
-            }
-        }
-        for (lock, from) in open {
-            out.entry(lock).or_default().push((from, last, i));
+/// Every lock wait of the trace as hover labels, per thread (index): the lock, the thread that
+/// held it and the call site that asked, as the trace model tells them
+/// ([`Trace::lock_waits`]: a wait's arguments, else the hold that covers its start, else the
+/// hand-off).
+pub fn lock_waits(trace: &Trace, names: &mut Names) -> Vec<Vec<Iv>> {
+    let threads = trace.threads();
+    let mut out: Vec<Vec<Iv>> = vec![Vec::new(); threads.len()];
+    for w in trace.lock_waits() {
+        let by = match w.holder {
+            Some(tid) => match threads.iter().find(|t| t.tid() == tid) {
+                Some(t) => format!("held by {} (tid {tid})", t.name()),
+                None => format!("held by tid {tid}"),
+            },
+            None => "its holder was not recorded".to_owned(),
+        };
+        let at = w
+            .site
+            .map_or_else(String::new, |s| format!(", asked at {}", trace.name(s)));
+        let label = names.id(&format!(
+            "waiting for lock {}, {by}{at}",
+            trace.name(w.name)
+        ));
+        if let Some(row) = out.get_mut(w.thread) {
+            row.push(iv(w.begin_ns, w.end_ns.max(w.begin_ns), label));
         }
     }
-    for v in out.values_mut() {
-        v.sort_unstable();
+    for row in &mut out {
+        row.sort_by_key(|w| w.start);
     }
     out
-}
-
-/// The thread (index) holding `lock` at `at`, other than `me`: the latest hold begun by then
-/// and not yet released.
-fn holder(holds: &Holds, lock: u64, at: u64, me: usize) -> Option<usize> {
-    let v = holds.get(&lock)?;
-    let k = v.partition_point(|h| h.0 <= at);
-    v[..k]
-        .iter()
-        .rev()
-        .find(|h| h.1 > at && h.2 != me)
-        .map(|h| h.2)
 }
 
 /// Interns span and lock names for the page.
@@ -184,9 +170,9 @@ fn on_cpu_as_running(states: Vec<Iv>, samples: &[(u64, u64)]) -> Vec<Iv> {
     out
 }
 
-/// Builds the rows of thread `i` (`holds`: every thread's lock holds, to name a wait's holder;
-/// `observed`: [`observed_only`] of the trace).
-pub fn rows(trace: &Trace, i: usize, names: &mut Names, holds_of: &Holds, observed: bool) -> Rows {
+/// Builds the rows of thread `i` (`waits`: its lock waits from [`lock_waits`]; `observed`:
+/// [`observed_only`] of the trace).
+pub fn rows(trace: &Trace, i: usize, names: &mut Names, waits: Vec<Iv>, observed: bool) -> Rows {
     let t = &trace.threads()[i];
     let idle = if t.worker().is_some() {
         SEARCHING
@@ -197,12 +183,7 @@ pub fn rows(trace: &Trace, i: usize, names: &mut Names, holds_of: &Holds, observ
     // Open spans: (state, start, label, is a task or zone).
     let mut stack: Vec<(u32, u64, u32, bool)> = Vec::new();
     let mut holds: HashMap<u64, (u64, u32)> = HashMap::new();
-    // Lock waits under way: lock → (began, the lock's name).
-    let mut waiting: HashMap<u64, (u64, String)> = HashMap::new();
-    let thread_name = |k: usize| {
-        let t = &trace.threads()[k];
-        format!("{} (tid {})", t.name(), t.tid())
-    };
+    r.waits = waits;
     let mut state_since: Option<(u32, u64)> = None;
     let mut last_os: Option<(u64, u64)> = None;
     let mut on_cpu: Vec<(u64, u64)> = Vec::new();
@@ -220,10 +201,7 @@ pub fn rows(trace: &Trace, i: usize, names: &mut Names, holds_of: &Holds, observ
             }
             EventKind::SpinBegin => stack.push((SPINNING, ts, 0, false)),
             EventKind::ParkBegin => stack.push((PARKED, ts, 0, false)),
-            EventKind::LockWait { lock, name } => {
-                stack.push((WAITING, ts, 0, false));
-                waiting.insert(lock, (ts, trace.name(name).to_owned()));
-            }
+            EventKind::LockWait { .. } => stack.push((WAITING, ts, 0, false)),
             EventKind::ZoneEnd | EventKind::TaskEnd | EventKind::SpinEnd | EventKind::ParkEnd => {
                 let want_span = matches!(e.kind, EventKind::ZoneEnd | EventKind::TaskEnd);
                 // An end without its begin is ignored (a loaded file can hold anything).
@@ -237,14 +215,6 @@ pub fn rows(trace: &Trace, i: usize, names: &mut Names, holds_of: &Holds, observ
             EventKind::LockAcquired { lock, name, .. } => {
                 if stack.last().is_some_and(|s| s.0 == WAITING) {
                     stack.pop();
-                }
-                if let Some((began, lock_name)) = waiting.remove(&lock) {
-                    let by = match holder(holds_of, lock, began, i) {
-                        Some(k) => format!("held by {}", thread_name(k)),
-                        None => "its holder was not recorded".to_owned(),
-                    };
-                    let label = names.id(&format!("waiting for lock {lock_name}, {by}"));
-                    r.waits.push(iv(began, ts, label));
                 }
                 holds.insert(lock, (ts, names.id(trace.name(name))));
             }

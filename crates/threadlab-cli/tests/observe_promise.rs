@@ -127,7 +127,9 @@ fn leftovers(dir: &Path) -> Vec<String> {
 }
 
 /// Two threads contending `big_lock` (each holds it across a short sleep), counting their own
-/// contended acquisitions (a failed trylock before the lock). `contend(n)` runs n rounds each.
+/// contended acquisitions (a failed trylock before the lock). `contend(n)` runs n rounds each;
+/// the two start every round together (a barrier), so the rounds overlap even on a machine so
+/// busy that one thread could otherwise finish before the other starts.
 const CONTEND: &str = r#"
 #define _GNU_SOURCE
 #include <pthread.h>
@@ -136,8 +138,10 @@ const CONTEND: &str = r#"
 static pthread_mutex_t big_lock = PTHREAD_MUTEX_INITIALIZER;
 static long contended;
 static long rounds;
+static pthread_barrier_t round_start;
 static void *work(void *p) {
     for (long i = 0; i < rounds; i++) {
+        pthread_barrier_wait(&round_start);
         if (pthread_mutex_trylock(&big_lock) != 0) {
             __atomic_fetch_add(&contended, 1, __ATOMIC_RELAXED);
             pthread_mutex_lock(&big_lock);
@@ -151,6 +155,7 @@ static void *work(void *p) {
 static void contend(long n) {
     pthread_t t[2];
     rounds = n;
+    pthread_barrier_init(&round_start, 0, 2);
     for (int i = 0; i < 2; i++) pthread_create(&t[i], 0, work, 0);
     for (int i = 0; i < 2; i++) pthread_join(t[i], 0);
     printf("contended acquisitions: %ld\n", contended);

@@ -22,6 +22,8 @@ pub const KEPT: [libc::c_int; 5] = [
     libc::SIGQUIT,
 ];
 
+// The three sets are stored once, relaxed, by `record_start_state` before any other thread
+// exists; thread creation (and the fork of the command) orders them before every read.
 /// Bit `n`: signal `n` was ignored at start.
 static IGNORED: AtomicU64 = AtomicU64::new(0);
 /// Bit `n`: signal `n` was blocked at start (signals 1-63).

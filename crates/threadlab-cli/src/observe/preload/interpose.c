@@ -284,6 +284,8 @@ static uint64_t now_ns(void) {
 
 static uint32_t gettid_(void) { return (uint32_t)syscall(SYS_gettid); }
 
+/* A thread block's flush lock. Acquire (in spin_lock and spin_try) pairs with spin_unlock's
+ * release: the next taker sees the entries the last holder flushed or installed. */
 static void spin_lock(int *l) {
     while (__atomic_exchange_n(l, 1, __ATOMIC_ACQUIRE)) {
     }
@@ -291,6 +293,8 @@ static void spin_lock(int *l) {
 static int spin_try(int *l) { return !__atomic_exchange_n(l, 1, __ATOMIC_ACQUIRE); }
 static void spin_unlock(int *l) { __atomic_store_n(l, 0, __ATOMIC_RELEASE); }
 
+/* The table's counters and maxima: relaxed, each is a sum or a maximum of its own, read whole
+ * only once the image has ended (nothing else is published through them). */
 static void add(uint64_t *p, uint64_t v) { __atomic_fetch_add(p, v, RELAXED); }
 static void max_into(uint64_t *p, uint64_t v) {
     uint64_t was = __atomic_load_n(p, RELAXED);
@@ -369,6 +373,9 @@ static int init_process(void) {
         if (b != MAP_FAILED) P->budget = b;
     }
     P->pid = (uint32_t)getpid();
+    /* Release: the header's fields above are written before the magic that tells `run`'s
+     * reader (another process, reading the file) the header is whole; likewise `inited` for the
+     * threads this process starts after it (their creation orders it too). */
     __atomic_store_n(&h->magic, MAGIC, __ATOMIC_RELEASE);
     __atomic_store_n(&P->inited, 1, __ATOMIC_RELEASE);
     copy_maps(stem); /* what names addresses if the process is killed; rewritten at its end */
@@ -414,6 +421,8 @@ static struct lock_stat *stat_of(uint64_t addr, unsigned kind, uint64_t site) {
     unsigned h = hash_of(addr * 0x9e3779b97f4a7c15ull >> 20);
     for (unsigned i = 0; i < 64; i++) {
         struct lock_stat *s = &t[(h + i) % LOCKS];
+        /* Acquire: pairs with the compare-and-swap (acq-rel) that installed the slot, so the
+         * thread that finds it sees the slot as its installer left it. */
         uint64_t a = __atomic_load_n(&s->addr, __ATOMIC_ACQUIRE);
         if (a == addr) return s;
         if (a == 0) {
@@ -435,6 +444,8 @@ static struct lock_stat *stat_of(uint64_t addr, unsigned kind, uint64_t site) {
 
 static void put(uint32_t kind, uint32_t tid, uint64_t t0, uint64_t t1, uint64_t obj, uint64_t holder, uint64_t site, int budgeted) {
     struct header *h = P->h;
+    /* Relaxed: the run's budget (shared by its processes) and the next record's index only
+     * count and claim; a record's contents are published by the release store of its kind. */
     if (budgeted && P->budget && __atomic_fetch_sub(P->budget, 1, RELAXED) <= 0) {
         add(&h->ev_dropped, 1);
         return;

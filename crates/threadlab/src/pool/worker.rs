@@ -188,6 +188,84 @@ pub(crate) fn main(registry: Arc<Registry>, index: usize, searching: bool) {
     }
 }
 
+thread_local! {
+    /// The worker state of a thread that became worker 0 of a pool it built
+    /// (`Builder::use_current_thread`): owned here, as a started worker's is on its stack, and
+    /// given back by [`detach_current`] (or when the thread exits).
+    static ATTACHED: std::cell::RefCell<Option<Attached>> = const { std::cell::RefCell::new(None) };
+}
+
+/// A worker seat held by the thread that built the pool (`Builder::use_current_thread`).
+struct Attached(Box<WorkerThread>);
+
+impl Drop for Attached {
+    /// The thread exits while still a worker: it leaves its seat as a worker leaves its loop.
+    fn drop(&mut self) {
+        leave_attached(&mut self.0);
+    }
+}
+
+/// Makes the calling thread worker `index` of `registry` without a loop of its own (Rayon's
+/// `use_current_thread`): it runs the pool's work only when it waits inside the pool (a `join`,
+/// a scope, an `install` into another pool), as any worker does there; otherwise it is a busy
+/// worker to the sleep protocol, never lent to a guest, and the other workers steal what it
+/// spawns. No start or exit handler runs for it (as in Rayon). The caller checked that the
+/// thread is no worker yet.
+pub(crate) fn attach_current(registry: &Arc<Registry>, index: usize) {
+    registry.sleep.register_thread(index);
+    let worker = Box::new(WorkerThread::on_seat(Arc::clone(registry), index, false));
+    CURRENT.with(|c| c.set(&*worker));
+    ATTACHED.with(|a| *a.borrow_mut() = Some(Attached(worker)));
+}
+
+/// If the calling thread is attached to `registry` ([`attach_current`]), it runs what waits in
+/// its own queues and leaves its seat: the pool counts that worker as gone. True if it was.
+pub(crate) fn detach_current(registry: &Registry) -> bool {
+    let attached = ATTACHED.with(|a| {
+        let mut a = a.borrow_mut();
+        let mine = a
+            .as_ref()
+            .is_some_and(|w| std::ptr::eq(&**w.0.registry(), registry));
+        if mine {
+            a.take()
+        } else {
+            None
+        }
+    });
+    // Dropping it leaves the seat (`Attached::drop`).
+    attached.is_some()
+}
+
+/// The attached worker `w` leaves its seat: runs the jobs in its own queues (nobody else takes
+/// from its inbox and run-next slot, and a pool of one worker has nobody to steal its deque),
+/// closes its inbox, gives its deque back to the seat and counts as exited.
+fn leave_attached(w: &mut WorkerThread) {
+    loop {
+        let job = w
+            .take_run_next()
+            .or_else(|| w.take_local())
+            .or_else(|| w.take_mail());
+        match job {
+            Some(job) => w.execute(job),
+            None if w.registry.inboxes[w.index].close_if_empty() => break,
+            None => {}
+        }
+    }
+    if w.searching.replace(false) {
+        w.registry.sleep.stop_searching();
+    }
+    CURRENT.with(|c| c.set(std::ptr::null()));
+    // The seat gets the deque back (its thieves' end stays in the registry); an empty one takes
+    // its place in the state about to be freed.
+    let deque = std::mem::take(&mut w.deque);
+    w.registry.seats[w.index].put_deque(deque);
+    // Relaxed: a statistic (see `WorkerCounters::starts`).
+    w.registry.counters[w.index]
+        .exits
+        .fetch_add(1, Ordering::Relaxed);
+    w.registry.worker_exited();
+}
+
 /// The body of a spare thread on spare seat `index` (`super::spare`): a worker that takes work
 /// from every queue until it finds none, or until fewer occupants are blocked than spare threads
 /// run, and waits inside a task as a guest does (on its latch, not through the sleep protocol).
@@ -291,7 +369,8 @@ where
     if hooks::enabled() {
         guest_seat_arg(index);
     }
-    op(seat, false)
+    // `true`: the call came from outside the pool (Rayon's "injected"), wherever it runs.
+    op(seat, true)
 }
 
 /// Records the [`crate::trace::ARG_GUEST_SEAT`] argument of a guest's install span: the seat's
@@ -379,10 +458,10 @@ impl WorkerThread {
         // single-writer.
         counters.os_tid.store(os_thread_id(), Ordering::Relaxed);
         counters.parked.store(false, Ordering::Relaxed);
-        // SAFETY: the flag lives in the registry, which the worker keeps alive (its `registry`
-        // field) for as long as the heartbeat state exists.
+        // SAFETY: the seat's state lives in the registry, which the worker keeps alive (its
+        // `registry` field) for as long as the heartbeat state exists.
         let heartbeat =
-            unsafe { Heartbeat::new(registry.requests.flag(index), registry.num_threads()) };
+            unsafe { Heartbeat::new(registry.requests.seat(index), registry.num_threads()) };
         WorkerThread {
             index,
             deque,
@@ -468,6 +547,18 @@ impl WorkerThread {
     /// True if this worker's deque looks empty.
     pub(crate) fn deque_is_empty(&self) -> bool {
         self.deque.is_empty()
+    }
+
+    /// True if tasks wait in this seat's own queues: its deque, its inbox, its run-next slot
+    /// (`current_thread_has_pending_tasks`).
+    pub(crate) fn has_pending_tasks(&self) -> bool {
+        !self.deque.is_empty()
+            || self.has_run_next()
+            || self
+                .registry
+                .inboxes
+                .get(self.index)
+                .is_some_and(|inbox| !inbox.is_empty())
     }
 
     /// Runs a job (its task span is recorded by the job itself, see `crate::job`).

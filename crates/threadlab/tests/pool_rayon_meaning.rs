@@ -341,6 +341,33 @@ fn fifo_spawns_run_in_spawn_order_per_spawning_thread() {
     });
 }
 
+/// `Pool::spawn_fifo` from a thread outside the pool keeps spawn order too: the tasks queued
+/// while the one worker is busy run oldest first, whatever order the worker takes the injected
+/// jobs in (it may move a batch of them into its deque and pop them newest first).
+#[test]
+fn fifo_spawns_from_outside_the_pool_run_in_spawn_order() {
+    watchdog(|| {
+        let pool = Pool::builder().threads(1).build().unwrap();
+        let order = Arc::new(Mutex::new(Vec::new()));
+        let (go, wait) = mpsc::channel::<()>();
+        let (started_tx, started) = mpsc::channel::<()>();
+        pool.spawn(move || {
+            started_tx.send(()).unwrap();
+            wait.recv().unwrap();
+        });
+        started.recv().unwrap();
+        for i in 0..50 {
+            let order = Arc::clone(&order);
+            pool.spawn_fifo(move || order.lock().unwrap().push(i));
+        }
+        let (tx, rx) = mpsc::channel();
+        pool.spawn_fifo(move || tx.send(()).unwrap());
+        go.send(()).unwrap();
+        rx.recv().unwrap();
+        assert_eq!(*order.lock().unwrap(), (0..50).collect::<Vec<_>>());
+    });
+}
+
 /// `BroadcastContext` carries a lifetime (Rayon's `BroadcastContext<'a>`): a function taking one
 /// by value names it.
 #[test]

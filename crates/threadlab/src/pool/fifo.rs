@@ -16,8 +16,9 @@
 //! before it runs the task: a scope's queues live as long as the scope, which the task it is
 //! about to run still holds open.
 //!
-//! From a thread that is no seat of the pool there is no per-thread order to keep: the task goes
-//! to the pool's injector, which is FIFO (as in Rayon).
+//! From threads that are no seat of the pool the tasks go into one more queue of the registry,
+//! their stubs into the pool's injector: a worker may move a batch of the injector's jobs into
+//! its deque and pop them newest first, and the stubs keep the spawn order all the same.
 
 use std::collections::VecDeque;
 

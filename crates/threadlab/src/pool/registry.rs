@@ -49,6 +49,8 @@ pub(crate) struct Registry {
     pub(super) run_next: Box<[CachePadded<RunNext>]>,
     /// Each seat's queue of `spawn_fifo` tasks (`super::fifo`), indexed like `stealers`.
     pub(super) fifos: Box<[CachePadded<Fifo>]>,
+    /// The queue of the `spawn_fifo` tasks sent from threads that are no seat of this pool.
+    outside_fifo: Fifo,
     pub(super) counters: Box<[CachePadded<WorkerCounters>]>,
     /// What each worker is apart from its thread (`super::seat`).
     pub(super) seats: Box<[Seat]>,
@@ -128,6 +130,7 @@ impl Registry {
             requests: Requests::new(seats),
             run_next: (0..seats).map(|_| CachePadded::default()).collect(),
             fifos: (0..seats).map(|_| CachePadded::default()).collect(),
+            outside_fifo: Fifo::default(),
             counters: (0..seats).map(|_| CachePadded::default()).collect(),
             spec: ThreadSpec {
                 named: config.has_name(),
@@ -371,7 +374,9 @@ impl Registry {
     }
 
     /// A fire-and-forget task in FIFO order (`super::fifo`): through the current seat's queue
-    /// if the caller is a seat of this pool, else into the injector (FIFO already).
+    /// if the caller is a seat of this pool, else through the queue of the threads outside it,
+    /// whose stubs go into the injector (a worker may move a batch of the injector's jobs into
+    /// its deque and pop them newest first: the stubs keep the order all the same).
     pub(crate) fn spawn_fifo<F: FnOnce() + Send + 'static>(&self, f: F) {
         let job = self.spawn_job(Some(TaskKind::Spawn), f);
         match WorkerThread::current() {
@@ -381,7 +386,11 @@ impl Registry {
                 let stub = unsafe { self.fifos[w.index()].push(job) };
                 w.push(stub);
             }
-            _ => self.inject(job),
+            _ => {
+                // SAFETY: as above, the queue lives as long as the registry.
+                let stub = unsafe { self.outside_fifo.push(job) };
+                self.inject(stub);
+            }
         }
     }
 

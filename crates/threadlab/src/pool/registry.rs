@@ -547,7 +547,9 @@ impl Registry {
                 |injected| {
                     let w = WorkerThread::current().expect("in_worker_cold: not on a worker");
                     let _entered = tag.as_ref().map(|t| t.enter());
-                    op(w, injected)
+                    let r = op(w, injected);
+                    crate::pool::worker::caller_comes_back();
+                    r
                 },
                 latch,
             );

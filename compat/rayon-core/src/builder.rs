@@ -5,11 +5,10 @@
 use std::any::Any;
 use std::fmt;
 use std::io;
-use std::sync::Arc;
 
 use crate::error::ThreadPoolBuildError;
 use crate::global;
-use crate::pool::{self, Home, ThreadPool};
+use crate::pool::ThreadPool;
 
 type NameFn = Box<dyn FnMut(usize) -> String>;
 type PanicHandler = Box<dyn Fn(Box<dyn Any + Send>) + Send + Sync>;
@@ -190,11 +189,11 @@ impl<S> ThreadPoolBuilder<S> {
         self
     }
 
-    /// Rayon makes the building thread the pool's worker 0. threadlab's pools cannot take in a
-    /// thread they did not start yet, so here the pool starts all its threads and the building
-    /// thread stays outside it (its calls into the pool wait like any outside caller's). As in
-    /// Rayon, `build` fails with "The current thread is already part of another thread pool."
-    /// when the building thread is a pool's worker.
+    /// Makes the building thread the pool's worker 0 (threadlab's
+    /// `Builder::use_current_thread`): the pool starts one thread fewer, and the building
+    /// thread runs the pool's work while it waits inside the pool. As in Rayon, `build` fails
+    /// with "The current thread is already part of another thread pool." when the building
+    /// thread is a pool's worker.
     pub fn use_current_thread(mut self) -> Self {
         self.use_current_thread = true;
         self
@@ -258,10 +257,13 @@ impl<S> ThreadPoolBuilder<S> {
     }
 
     /// threadlab's builder with these settings, the spawn handler, and whether threads are
-    /// named. `home` is the slot that each worker of a pool this package keeps a handle to
-    /// points at (see `pool::Home`).
-    fn into_threadlab(self, home: Option<Home>) -> (threadlab::Builder, S, bool) {
-        let mut b = threadlab::Builder::new().threads(self.threads());
+    /// named.
+    fn into_threadlab(self) -> (threadlab::Builder, S, bool) {
+        let mut b = threadlab::Builder::new()
+            .threads(self.threads())
+            // Calls from outside the pool run on the pool's threads (Rayon's meaning) unless
+            // `THREADLAB_RAYON_GUESTS` turns threadlab's guests on.
+            .guests(global::guests_on());
         let named = self.thread_name.is_some();
         if let Some(f) = self.thread_name {
             b = b.thread_name(f);
@@ -272,22 +274,14 @@ impl<S> ThreadPoolBuilder<S> {
         if let Some(bytes) = self.stack_size {
             b = b.stack_size(bytes);
         }
+        if let Some(h) = self.start_handler {
+            b = b.start_handler(h);
+        }
         if let Some(h) = self.exit_handler {
             b = b.exit_handler(h);
         }
-        // A start handler keeps threadlab's guests out (its `Builder::start_handler`): calls
-        // from outside the pool then run on the pool's threads, Rayon's meaning. So one is set
-        // unless the guest switch is on and the user set none.
-        let user = self.start_handler;
-        if user.is_some() || !global::guests_on() {
-            b = b.start_handler(move |index| {
-                if let Some(home) = &home {
-                    pool::enter_home(Arc::clone(home));
-                }
-                if let Some(user) = &user {
-                    user(index);
-                }
-            });
+        if self.use_current_thread {
+            b = b.use_current_thread();
         }
         (b, self.spawn, named)
     }
@@ -308,11 +302,9 @@ impl<S: ThreadSpawn> ThreadPoolBuilder<S> {
     /// ```
     pub fn build(self) -> Result<ThreadPool, ThreadPoolBuildError> {
         self.refuse_current_thread_in_pool()?;
-        let home = Home::default();
-        let (b, spawn, named) = self.into_threadlab(Some(Arc::clone(&home)));
-        let custom = S::CUSTOM;
+        let (b, spawn, named) = self.into_threadlab();
         let pool = spawn.start(b, named)?;
-        Ok(ThreadPool::from_parts(pool, home, custom))
+        Ok(ThreadPool::from_parts(pool))
     }
 
     /// Makes this configuration the global pool: threadlab's global pool, which the free
@@ -332,7 +324,7 @@ impl<S: ThreadSpawn> ThreadPoolBuilder<S> {
     /// ```
     pub fn build_global(self) -> Result<(), ThreadPoolBuildError> {
         self.refuse_current_thread_in_pool()?;
-        let (b, spawn, named) = self.into_threadlab(None);
+        let (b, spawn, named) = self.into_threadlab();
         Ok(spawn.start_global(b, named)?)
     }
 
@@ -351,9 +343,6 @@ pub trait ThreadSpawn: sealed::Sealed {}
 mod sealed {
     /// What a [`ThreadSpawn`](super::ThreadSpawn) does; out of users' reach.
     pub trait Sealed {
-        /// The threads come from the program's handler (threadlab then leaves joining them to
-        /// the program).
-        const CUSTOM: bool;
         fn start(
             self,
             builder: threadlab::Builder,
@@ -374,8 +363,6 @@ pub struct DefaultSpawn;
 impl ThreadSpawn for DefaultSpawn {}
 
 impl sealed::Sealed for DefaultSpawn {
-    const CUSTOM: bool = false;
-
     fn start(
         self,
         builder: threadlab::Builder,
@@ -403,8 +390,6 @@ impl<F> sealed::Sealed for CustomSpawn<F>
 where
     F: FnMut(ThreadBuilder) -> io::Result<()>,
 {
-    const CUSTOM: bool = true;
-
     fn start(
         mut self,
         builder: threadlab::Builder,

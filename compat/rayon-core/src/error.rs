@@ -46,9 +46,9 @@ impl ThreadPoolBuildError {
 impl From<threadlab::BuildError> for ThreadPoolBuildError {
     fn from(e: threadlab::BuildError) -> Self {
         // threadlab's error kinds are private; the one that means "the global pool exists" is
-        // told by its message, which starts with these words (threadlab's `error.rs`). A test
-        // of this package (`build_global` twice) fails if that text changes.
-        let kind = if e.to_string().starts_with("the global pool already exists") {
+        // told by its message, Rayon's words (threadlab's `error.rs`). A test of this package
+        // (`build_global` twice) fails if that text changes.
+        let kind = if e.to_string() == GLOBAL_ALREADY {
             Kind::GlobalAlreadyInitialized
         } else {
             Kind::Threadlab(e)

@@ -50,8 +50,7 @@
 //!   running on a pool thread.
 //!
 //! What else a program can tell apart today is listed with the item it concerns:
-//! [`ThreadPoolBuilder::use_current_thread`], [`ThreadPoolBuilder::breadth_first`],
-//! [`current_thread_has_pending_tasks`], [`max_num_threads`] and thread names
+//! [`ThreadPoolBuilder::breadth_first`], [`max_num_threads`] and thread names
 //! ([`ThreadPoolBuilder::thread_name`]).
 #![deny(unsafe_op_in_unsafe_fn, clippy::undocumented_unsafe_blocks)]
 #![deny(missing_debug_implementations)]
@@ -61,7 +60,6 @@ mod broadcast;
 mod builder;
 mod config;
 mod error;
-mod fifo;
 mod global;
 mod pool;
 mod scope;
@@ -84,16 +82,16 @@ pub use threadlab::Yield;
 
 /// The most threads one pool may have.
 ///
-/// threadlab's pools set no maximum of their own: [`ThreadPoolBuilder::build`] checks the
-/// count asked for against the system's limits (threads in the system, `RLIMIT_NPROC`, memory
-/// mappings) and returns an error when it does not fit, instead of lowering it. So this is
-/// `usize::MAX`.
+/// threadlab's maximum (`threadlab::max_num_threads`): a builder asking for more is refused by
+/// [`ThreadPoolBuilder::build`] with an error, as is a count the system's limits (threads in
+/// the system, `RLIMIT_NPROC`, memory mappings) leave no room for; Rayon lowers the count to
+/// its maximum instead.
 ///
 /// ```
 /// assert!(rayon_core::max_num_threads() >= rayon_core::current_num_threads());
 /// ```
 pub fn max_num_threads() -> usize {
-    usize::MAX
+    threadlab::max_num_threads()
 }
 
 /// The number of threads of the current thread's pool, else of the global pool (which this
@@ -126,12 +124,8 @@ pub fn current_thread_index() -> Option<usize> {
     threadlab::current_thread_index()
 }
 
-/// Whether the current worker has tasks of its own waiting (in its deque, or addressed to it
-/// alone); `None` off the pools.
-///
-/// Known for the workers of pools built by this package's [`ThreadPoolBuilder::build`] with
-/// guests off (the default); on the global pool and on pools built with threadlab's own
-/// `Builder`, whose queues this package cannot see, it reads `Some(false)`.
+/// Whether the current worker has tasks of its own waiting (in its deque, its inbox, or its
+/// run-next slot), on any pool; `None` off the pools.
 ///
 /// ```
 /// assert_eq!(rayon_core::current_thread_has_pending_tasks(), None);
@@ -140,8 +134,7 @@ pub fn current_thread_index() -> Option<usize> {
 /// # Ok::<(), rayon_core::ThreadPoolBuildError>(())
 /// ```
 pub fn current_thread_has_pending_tasks() -> Option<bool> {
-    threadlab::current_thread_index()?;
-    Some(pool::home_has_pending_tasks().unwrap_or(false))
+    threadlab::current_thread_has_pending_tasks()
 }
 
 /// Runs `a` and `b`, possibly at the same time, and returns both results.
@@ -234,7 +227,7 @@ where
     F: FnOnce() + Send + 'static,
 {
     global::ensure_outside_pool();
-    fifo::spawn_fifo_current(func)
+    threadlab::spawn_fifo(func)
 }
 
 /// On a worker: runs one task that waits in the current pool, if there is one (its own first,

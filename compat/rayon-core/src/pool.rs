@@ -1,43 +1,11 @@
-//! [`ThreadPool`]: a threadlab pool under Rayon's name, with every method of Rayon's, and the
-//! thread-local "home" through which a worker finds the pool this package built it for.
+//! [`ThreadPool`]: a threadlab pool under Rayon's name, with every method of Rayon's.
 
-use std::cell::RefCell;
 use std::fmt;
-use std::sync::{Arc, OnceLock, Weak};
+use std::sync::Arc;
 
 use crate::broadcast::BroadcastContext;
 use crate::scope::{self, Scope, ScopeFifo, Target};
 use crate::Yield;
-
-/// Where a pool's workers find the pool's handle: filled once the pool is built (its threads
-/// start during the build, before the handle exists). Weak, so that a worker never keeps its
-/// own pool alive.
-pub(crate) type Home = Arc<OnceLock<Weak<threadlab::Pool>>>;
-
-thread_local! {
-    /// The home of the pool this thread is a worker of, when this package built that pool.
-    static HOME: RefCell<Option<Home>> = const { RefCell::new(None) };
-}
-
-/// Called by the start handler of each worker of a pool this package builds.
-pub(crate) fn enter_home(home: Home) {
-    HOME.with(|h| *h.borrow_mut() = Some(home));
-}
-
-/// Whether the current worker has tasks of its own waiting, if this package knows its pool.
-pub(crate) fn home_has_pending_tasks() -> Option<bool> {
-    let pool = HOME.with(|h| h.borrow().as_ref()?.get()?.upgrade())?;
-    has_pending_tasks(&pool)
-}
-
-/// The current thread's own queues on `pool` (its deque and its inbox) hold a task; `None` off
-/// `pool`.
-fn has_pending_tasks(pool: &threadlab::Pool) -> Option<bool> {
-    let index = pool.current_thread_index()?;
-    let metrics = pool.metrics();
-    let me = metrics.workers.get(index)?;
-    Some(me.local_queue_depth + me.inbox_depth > 0)
-}
 
 /// A pool of threads that runs Rayon's work: [`install`](ThreadPool::install) runs a closure
 /// (and the `join`s, scopes and parallel iterators in it) on the pool.
@@ -52,12 +20,8 @@ fn has_pending_tasks(pool: &threadlab::Pool) -> Option<bool> {
 /// # Ok::<(), rayon_core::ThreadPoolBuildError>(())
 /// ```
 pub struct ThreadPool {
-    /// The pool, and the queue of the `spawn_fifo` tasks sent through this handle. `None` only
-    /// while dropping.
-    target: Option<Target>,
-    /// The threads came from a spawn handler: the program joins them, and threadlab's drop
-    /// does not wait for them.
-    custom_spawn: bool,
+    /// The pool.
+    target: Target,
 }
 
 impl fmt::Debug for ThreadPool {
@@ -70,23 +34,16 @@ impl fmt::Debug for ThreadPool {
 }
 
 impl ThreadPool {
-    pub(crate) fn from_parts(pool: threadlab::Pool, home: Home, custom_spawn: bool) -> ThreadPool {
-        let pool = Arc::new(pool);
-        // The only place the slot is filled: `set` cannot find it full.
-        let _ = home.set(Arc::downgrade(&pool));
+    pub(crate) fn from_parts(pool: threadlab::Pool) -> ThreadPool {
         ThreadPool {
-            target: Some(Target {
-                pool,
-                fifo: Arc::default(),
-            }),
-            custom_spawn,
+            target: Target {
+                pool: Arc::new(pool),
+            },
         }
     }
 
     fn target(&self) -> &Target {
-        self.target
-            .as_ref()
-            .expect("ThreadPool: the pool is there until the handle is dropped")
+        &self.target
     }
 
     fn pool(&self) -> &threadlab::Pool {
@@ -190,7 +147,8 @@ impl ThreadPool {
     /// # Ok::<(), rayon_core::ThreadPoolBuildError>(())
     /// ```
     pub fn current_thread_has_pending_tasks(&self) -> Option<bool> {
-        has_pending_tasks(self.pool())
+        self.pool().current_thread_index()?;
+        threadlab::current_thread_has_pending_tasks()
     }
 
     /// [`join`](crate::join) on this pool.
@@ -330,8 +288,7 @@ impl ThreadPool {
     where
         OP: FnOnce() + Send + 'static,
     {
-        let t = self.target();
-        t.fifo.push(op, |stub| t.pool.spawn(stub));
+        self.pool().spawn_fifo(op)
     }
 
     /// Queues `op` once for each of the pool's threads and returns at once. A panic goes to the
@@ -376,27 +333,5 @@ impl ThreadPool {
     /// ```
     pub fn yield_local(&self) -> Option<Yield> {
         self.pool().yield_local()
-    }
-}
-
-impl Drop for ThreadPool {
-    /// Returns at once; the pool's threads finish the tasks already queued, then exit.
-    fn drop(&mut self) {
-        let Some(Target { pool, .. }) = self.target.take() else {
-            return;
-        };
-        // threadlab's pool joins its threads when dropped, except from one of its own threads
-        // or when a spawn handler started them. Otherwise that wait goes to a thread of its
-        // own, so that this drop returns at once, as Rayon's does.
-        if self.custom_spawn || pool.current_thread_index().is_some() {
-            return drop(pool);
-        }
-        let dropper = std::thread::Builder::new()
-            .name("rayon-core-drop".into())
-            .spawn(move || drop(pool));
-        if let Err(e) = dropper {
-            // No thread for it: wait here rather than leave the threads running.
-            eprintln!("rayon-core (threadlab): no thread to drop a pool on ({e}); joining here");
-        }
     }
 }

@@ -20,7 +20,6 @@ use std::marker::PhantomData;
 use std::sync::{Arc, Condvar, Mutex};
 
 use crate::broadcast::BroadcastContext;
-use crate::fifo::Fifo;
 use crate::global;
 
 /// A scope in which tasks may borrow whatever outlives `'scope`; the function that opened it
@@ -394,12 +393,11 @@ struct Outside<'scope> {
     _scope: PhantomData<&'scope mut &'scope ()>,
 }
 
-/// A `ThreadPool`'s pool and its `spawn_fifo` queue: where an [`Outside`] scope of
-/// `ThreadPool::in_place_scope` sends its tasks.
+/// A `ThreadPool`'s pool: where an [`Outside`] scope of `ThreadPool::in_place_scope` sends its
+/// tasks.
 #[derive(Clone)]
 pub(crate) struct Target {
     pub(crate) pool: Arc<threadlab::Pool>,
-    pub(crate) fifo: Arc<Fifo>,
 }
 
 /// The tasks of an [`Outside`] scope not finished yet, and the first panic among them; each
@@ -469,8 +467,8 @@ impl<'scope> Outside<'scope> {
     {
         let task = self.task(body);
         match &self.pool {
-            Some(p) => p.fifo.push(task, |stub| p.pool.spawn(stub)),
-            None => crate::fifo::spawn_fifo_current(task),
+            Some(p) => p.pool.spawn_fifo(task),
+            None => threadlab::spawn_fifo(task),
         }
     }
 

@@ -495,7 +495,7 @@ fn doctor_and_compare_answer_the_same_on_pftrace_and_tltrace() {
                 *m.lock() += 1;
             })
         });
-        drop(pool);
+        pool.shutdown();
         let trace = rec.stop();
         trace.save(&pf).unwrap();
         trace.save(&tl).unwrap();

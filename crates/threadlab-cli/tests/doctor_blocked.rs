@@ -37,7 +37,7 @@ fn record_barrier_program() -> (PathBuf, String) {
         rx.recv_timeout(Duration::from_secs(60))
             .expect("the barrier never completed");
     }
-    drop(pool);
+    pool.shutdown();
     rec.stop().save(&path).unwrap();
     (path, spawned_at)
 }

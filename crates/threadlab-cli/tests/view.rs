@@ -195,7 +195,7 @@ fn main() {
             *m.lock() += 1;
         })
     });
-    drop(pool);
+    pool.shutdown();
     {
         let _z = threadlab::zone!("after");
         std::thread::sleep(Duration::from_millis(10));

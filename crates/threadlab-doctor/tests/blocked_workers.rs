@@ -45,7 +45,7 @@ fn record_on_two_workers<R: Send + 'static>(
         let rec = threadlab::trace::start();
         let pool = Pool::builder().threads(2).build().unwrap();
         let r = f(&pool);
-        drop(pool);
+        pool.shutdown();
         (rec.stop(), r)
     })
 }

@@ -36,7 +36,7 @@ pub fn run(path: &Path) {
         pool.install(work);
         info!("request done");
     });
-    drop(pool);
+    pool.shutdown();
     rec.stop().save(path).expect("save the trace");
 }
 

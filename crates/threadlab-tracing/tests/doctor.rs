@@ -38,7 +38,7 @@ fn program() -> threadlab::trace::Trace {
             });
         });
     });
-    drop(pool);
+    pool.shutdown();
     rec.stop()
 }
 

@@ -173,6 +173,18 @@ impl JobArena {
         }
     }
 
+    /// An arena nobody places jobs in: a scope whose body runs off the pool's workers (an
+    /// `in_place_scope` from a plain thread) has no worker cache, and no owner spawns.
+    pub(crate) fn unused() -> JobArena {
+        JobArena {
+            cache: std::ptr::null(),
+            chunk: Cell::new(null_mut()),
+            next: Cell::new(CHUNK),
+            placed: Cell::new(0),
+            returned: AtomicPtr::new(null_mut()),
+        }
+    }
+
     /// Moves `value` into the arena, or gives it back if it does not fit the arena's rules.
     /// Only the owner calls this, and the arena must not move while it holds chunks.
     #[inline]
@@ -202,6 +214,10 @@ impl JobArena {
     #[cold]
     #[inline(never)]
     fn start_chunk(&self) {
+        debug_assert!(
+            !self.cache.is_null(),
+            "JobArena::start_chunk: a job placed in an unused arena"
+        );
         let old = self.chunk.get();
         if !old.is_null() {
             // SAFETY: `old` is a live chunk of this arena; sealing may return it at once.

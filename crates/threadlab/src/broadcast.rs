@@ -16,6 +16,8 @@
 //! are in `global.rs`, with the other functions on the current pool; `Pool`'s methods in
 //! `pool/front.rs`.)
 
+use std::marker::PhantomData;
+
 use crate::latch::Latch;
 use crate::loom::sync::Arc;
 use crate::pool::registry::Registry;
@@ -30,15 +32,24 @@ use crate::pool::worker_latch::CountLatch;
 /// assert_eq!(seen, [(0, 2), (1, 2)]);
 /// # Ok::<(), threadlab::BuildError>(())
 /// ```
+///
+/// Its lifetime ties it to the call it was given to (as Rayon's `BroadcastContext<'a>`): it
+/// cannot be kept past the operation.
 #[derive(Debug, Clone, Copy)]
-pub struct BroadcastContext {
+pub struct BroadcastContext<'a> {
     index: usize,
     num_threads: usize,
+    /// Invariant in `'a`.
+    marker: PhantomData<&'a mut &'a ()>,
 }
 
-impl BroadcastContext {
+impl BroadcastContext<'_> {
     pub(crate) fn new(index: usize, num_threads: usize) -> Self {
-        BroadcastContext { index, num_threads }
+        BroadcastContext {
+            index,
+            num_threads,
+            marker: PhantomData,
+        }
     }
 
     /// The index of the worker running this call.
@@ -54,14 +65,11 @@ impl BroadcastContext {
 /// Runs `op` once on every worker of `registry`, the results in worker order.
 pub(crate) fn broadcast_in<OP, R>(registry: &Arc<Registry>, op: &OP) -> Vec<R>
 where
-    OP: Fn(BroadcastContext) -> R + Sync,
+    OP: Fn(BroadcastContext<'_>) -> R + Sync,
     R: Send,
 {
     let n = registry.num_threads();
-    let ctx = |index| BroadcastContext {
-        index,
-        num_threads: n,
-    };
+    let ctx = |index| BroadcastContext::new(index, n);
     let me = on(registry).map(|w| w.index());
     let mut out: Vec<Option<R>> = (0..n).map(|_| None).collect();
     // A caller that is a worker (of this pool or another) waits for the other calls while
@@ -133,17 +141,14 @@ where
 
 pub(crate) fn spawn_broadcast_in<OP>(registry: &Arc<Registry>, op: OP)
 where
-    OP: Fn(BroadcastContext) + Send + Sync + 'static,
+    OP: Fn(BroadcastContext<'_>) + Send + Sync + 'static,
 {
     let op = Arc::new(op);
     let n = registry.num_threads();
     for index in 0..n {
         let op = Arc::clone(&op);
         let job = registry.spawn_job(Some(crate::trace::TaskKind::Spawn), move || {
-            op(BroadcastContext {
-                index,
-                num_threads: n,
-            })
+            op(BroadcastContext::new(index, n))
         });
         registry.push_to(index, job);
     }

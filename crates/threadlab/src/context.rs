@@ -78,7 +78,7 @@ use crate::unwind::Payload;
 /// let (tx, rx) = std::sync::mpsc::channel();
 /// pool.spawn(move || tx.send(()).unwrap());
 /// rx.recv().unwrap();
-/// drop(pool); // joins the worker: the task has released its token
+/// pool.shutdown(); // joins the worker: the task has released its token
 /// assert_eq!((CAPTURED.load(Relaxed), ENTERED.load(Relaxed), RELEASED.load(Relaxed)), (1, 1, 1));
 /// # Ok::<(), threadlab::BuildError>(())
 /// ```

@@ -3,26 +3,39 @@
 //! and `current_thread_index`.
 //!
 //! threadlab has one kind of scope: its `spawn_fifo` (`Scope::spawn_fifo`, in `scope.rs`)
-//! runs the scope's FIFO tasks in spawn order when no thief takes them, as Rayon's
-//! `ScopeFifo` does, and `ScopeFifo` is `Scope`. The free `spawn_fifo` and `Pool::spawn_fifo`
-//! are `spawn`: a task spawned from a worker goes to that worker's deque and is stolen oldest
-//! first, the FIFO order Rayon promises to thieves, but the spawning worker takes its own
-//! newest task first.
+//! runs a spawning thread's FIFO tasks of the scope in spawn order, as Rayon's `ScopeFifo`
+//! does, and `ScopeFifo` is `Scope`. The free `spawn_fifo` and `Pool::spawn_fifo` likewise run
+//! a spawning thread's tasks in spawn order (`pool/fifo.rs`).
 
 use crate::pool::front::Pool;
+use crate::pool::registry::Registry;
 use crate::pool::worker::WorkerThread;
 use crate::scope::Scope;
 
-/// `spawn`, under Rayon's FIFO name (see the module doc).
+/// [`spawn`](crate::spawn) in first-in-first-out order: the tasks one thread spawns with
+/// `spawn_fifo` run in the order it spawned them when no other worker takes them (a thief takes
+/// the oldest first as well); `spawn`'s run newest first on the spawning worker.
 ///
 /// ```
+/// let pool = threadlab::Pool::builder().threads(1).build()?;
 /// let (tx, rx) = std::sync::mpsc::channel();
-/// threadlab::spawn_fifo(move || tx.send(1).unwrap());
-/// assert_eq!(rx.recv().unwrap(), 1);
+/// pool.install(|| {
+///     for i in 0..4 {
+///         let tx = tx.clone();
+///         threadlab::spawn_fifo(move || tx.send(i).unwrap());
+///     }
+/// });
+/// drop(tx);
+/// assert_eq!(rx.iter().collect::<Vec<_>>(), [0, 1, 2, 3]);
+/// # Ok::<(), threadlab::BuildError>(())
 /// ```
 #[track_caller]
 pub fn spawn_fifo<F: FnOnce() + Send + 'static>(f: F) {
-    crate::global::spawn(f)
+    crate::pool::front::spawn_fifo_fn(
+        crate::global::current_registry(),
+        std::panic::Location::caller(),
+        f,
+    )
 }
 
 /// Rayon's name for a scope whose tasks are spawned with `spawn_fifo`: the same scope, whose
@@ -49,36 +62,76 @@ where
     crate::scope(op)
 }
 
-/// A scope whose body may borrow without `Send` bounds from the caller: Rayon runs the body
-/// on the calling thread. threadlab's scope runs its body on a worker (the caller's, when it
-/// is one), so the body must be `Send`; otherwise this is `scope`.
+/// A scope whose body runs on the calling thread, so it need not be `Send` (it may hold an
+/// `Rc`, a `RefCell` borrow, a `MutexGuard`), as Rayon's: on a worker of a pool the scope is that
+/// worker's (as [`scope`](crate::scope()) there); from any other thread the body runs there,
+/// outside the current pool (the global one), and its tasks run on the pool. After the body
+/// the caller waits for the tasks: as the guest of a sleeping worker if the pool lends one (see
+/// [`Pool::install`]), running the pool's work meanwhile, else blocked.
+///
+/// The body being off the pool, it may block waiting for its own tasks (a barrier they meet, a
+/// channel they send on) without holding a worker: the pool's workers run them.
 ///
 /// ```
+/// use std::rc::Rc;
+/// let shared = Rc::new(std::cell::Cell::new(0)); // not Send
 /// let mut n = 0;
-/// threadlab::in_place_scope(|s| s.spawn(|_| n += 1));
-/// assert_eq!(n, 1);
+/// threadlab::in_place_scope(|s| {
+///     shared.set(1);
+///     s.spawn(|_| n += 1);
+/// });
+/// assert_eq!((shared.get(), n), (1, 1));
 /// ```
 #[track_caller]
 pub fn in_place_scope<'scope, OP, R>(op: OP) -> R
 where
-    OP: FnOnce(&Scope<'scope>) -> R + Send,
-    R: Send,
+    OP: FnOnce(&Scope<'scope>) -> R,
 {
-    crate::scope(op)
+    crate::scope::in_place_scope_in(crate::global::current_registry(), op)
 }
 
-/// `in_place_scope` under Rayon's FIFO name.
+/// `in_place_scope` under Rayon's FIFO name (its `spawn_fifo` keeps spawn order).
 ///
 /// ```
-/// assert_eq!(threadlab::in_place_scope_fifo(|_| 3), 3);
+/// let cell = std::cell::Cell::new(3); // not Sync
+/// assert_eq!(threadlab::in_place_scope_fifo(|_| cell.get()), 3);
 /// ```
 #[track_caller]
 pub fn in_place_scope_fifo<'scope, OP, R>(op: OP) -> R
 where
-    OP: FnOnce(&ScopeFifo<'scope>) -> R + Send,
-    R: Send,
+    OP: FnOnce(&ScopeFifo<'scope>) -> R,
 {
-    crate::scope(op)
+    in_place_scope(op)
+}
+
+/// The most worker threads a pool can have: a builder asking for more is refused by
+/// [`Builder::build`](crate::Builder::build) with an error that says so (Rayon's
+/// `max_num_threads` caps the count instead). The system's own limits on threads, checked when
+/// a pool is built, are usually lower.
+///
+/// ```
+/// assert!(threadlab::max_num_threads() >= threadlab::current_num_threads());
+/// ```
+pub fn max_num_threads() -> usize {
+    crate::pool::limits::MAX_WORKERS
+}
+
+/// On a thread of a pool: whether tasks wait in the queues this thread serves first (its own
+/// deque, its inbox, its run-next slot), which it would run before looking elsewhere. Off the
+/// pools: `None`.
+///
+/// ```
+/// assert_eq!(threadlab::current_thread_has_pending_tasks(), None);
+/// let pool = threadlab::Pool::builder().threads(1).build()?;
+/// let pending = pool.install(|| {
+///     threadlab::spawn(|| ()); // onto this worker's own deque
+///     threadlab::current_thread_has_pending_tasks()
+/// });
+/// assert_eq!(pending, Some(true));
+/// # Ok::<(), threadlab::BuildError>(())
+/// ```
+pub fn current_thread_has_pending_tasks() -> Option<bool> {
+    WorkerThread::current().map(WorkerThread::has_pending_tasks)
 }
 
 /// What [`yield_now`] and [`yield_local`] did.
@@ -130,7 +183,10 @@ pub struct FnContext {
 }
 
 impl FnContext {
-    /// True if the closure runs on another thread than the one that called `join_context`.
+    /// True if the closure runs on another thread than the one that called `join_context`, or
+    /// if `join_context` was called from outside the pool, whose call entered the pool
+    /// (Rayon's meaning: such a call is injected into the pool, so both closures are
+    /// "migrated", also when the caller runs them itself as the guest of a sleeping worker).
     pub fn migrated(&self) -> bool {
         self.migrated
     }
@@ -147,6 +203,8 @@ impl FnContext {
 /// ```
 /// let (a, b) = threadlab::join_context(|_| 1, |_| 2);
 /// assert_eq!((a, b), (1, 2));
+/// // Called from outside any pool: the call entered the global pool.
+/// assert_eq!(threadlab::join_context(|a| a.migrated(), |_| ()).0, true);
 /// ```
 #[track_caller]
 pub fn join_context<A, B, RA, RB>(a: A, b: B) -> (RA, RB)
@@ -156,11 +214,33 @@ where
     RA: Send,
     RB: Send,
 {
-    let caller = std::thread::current().id();
-    let ctx = move || FnContext {
-        migrated: std::thread::current().id() != caller,
-    };
-    crate::iter::drive::on_worker(|w| crate::join::join_promoted(w, || a(ctx()), || b(ctx())))
+    match WorkerThread::current() {
+        Some(w) => join_context_on(w, false, a, b),
+        None => Registry::in_worker(crate::global::registry(), |w, injected| {
+            join_context_on(w, injected, a, b)
+        }),
+    }
+}
+
+/// `join_context` on worker `w`; `injected`: the call came from outside the pool.
+#[track_caller]
+fn join_context_on<A, B, RA, RB>(w: &WorkerThread, injected: bool, a: A, b: B) -> (RA, RB)
+where
+    A: FnOnce(FnContext) -> RA + Send,
+    B: FnOnce(FnContext) -> RB + Send,
+    RA: Send,
+    RB: Send,
+{
+    let here = std::thread::current().id();
+    crate::join::join_promoted(
+        w,
+        || a(FnContext { migrated: injected }),
+        move || {
+            b(FnContext {
+                migrated: injected || std::thread::current().id() != here,
+            })
+        },
+    )
 }
 
 impl Pool {
@@ -190,7 +270,7 @@ impl Pool {
     /// # Ok::<(), threadlab::BuildError>(())
     /// ```
     pub fn current_thread_index(&self) -> Option<usize> {
-        crate::broadcast::on(self.registry()).map(|w| w.index())
+        crate::broadcast::on(self.registry()).map(|w| self.registry().index_as(w.index()))
     }
 
     /// `yield_now` for a thread of this pool; `None` off it.
@@ -232,22 +312,43 @@ impl Pool {
         self.scope(op)
     }
 
-    /// `in_place_scope` on this pool.
+    /// [`in_place_scope`] on this pool: the body runs on the calling thread (no `Send` bound),
+    /// the tasks on this pool.
     ///
     /// ```
-    /// let pool = threadlab::Pool::builder().threads(2).build()?;
-    /// assert_eq!(pool.in_place_scope(|_| 4), 4);
+    /// let pool = threadlab::Pool::builder().threads(1).build()?;
+    /// let (tx, rx) = std::sync::mpsc::channel();
+    /// pool.in_place_scope(|s| {
+    ///     s.spawn(move |_| tx.send(5).unwrap());
+    ///     // The body waits for its own task: the pool's only worker runs it.
+    ///     assert_eq!(rx.recv().unwrap(), 5);
+    /// });
     /// # Ok::<(), threadlab::BuildError>(())
     /// ```
     pub fn in_place_scope<'scope, OP, R>(&self, op: OP) -> R
     where
-        OP: FnOnce(&Scope<'scope>) -> R + Send,
-        R: Send,
+        OP: FnOnce(&Scope<'scope>) -> R,
     {
-        self.scope(op)
+        crate::scope::in_place_scope_in(self.registry(), op)
     }
 
-    /// `spawn_fifo` on this pool.
+    /// [`in_place_scope_fifo`] on this pool.
+    ///
+    /// ```
+    /// let pool = threadlab::Pool::builder().threads(2).build()?;
+    /// let rc = std::rc::Rc::new(4); // not Send
+    /// assert_eq!(pool.in_place_scope_fifo(|_| *rc), 4);
+    /// # Ok::<(), threadlab::BuildError>(())
+    /// ```
+    pub fn in_place_scope_fifo<'scope, OP, R>(&self, op: OP) -> R
+    where
+        OP: FnOnce(&ScopeFifo<'scope>) -> R,
+    {
+        self.in_place_scope(op)
+    }
+
+    /// [`spawn_fifo`] on this pool: [`Pool::spawn`] in first-in-first-out order per
+    /// spawning thread.
     ///
     /// ```
     /// let pool = threadlab::Pool::builder().threads(2).build()?;
@@ -258,6 +359,6 @@ impl Pool {
     /// ```
     #[track_caller]
     pub fn spawn_fifo<F: FnOnce() + Send + 'static>(&self, f: F) {
-        self.spawn(f)
+        crate::pool::front::spawn_fifo_fn(self.registry(), std::panic::Location::caller(), f)
     }
 }

@@ -22,6 +22,7 @@ enum Kind {
         source: std::io::Error,
     },
     GlobalAlreadyInitialized,
+    CurrentThreadInPool,
     SpawnHandlerElastic,
     PinUnavailable {
         source: std::io::Error,
@@ -87,6 +88,12 @@ impl BuildError {
         }
     }
 
+    pub(crate) fn current_thread_in_pool() -> Self {
+        BuildError {
+            kind: Kind::CurrentThreadInPool,
+        }
+    }
+
     pub(crate) fn global_already_initialized() -> Self {
         BuildError {
             kind: Kind::GlobalAlreadyInitialized,
@@ -144,11 +151,16 @@ impl fmt::Display for BuildError {
                  workers' threads itself, without the handler; no thread was started. Leave out \
                  one of them"
             ),
-            Kind::GlobalAlreadyInitialized => write!(
+            // Rayon's words, as below.
+            Kind::CurrentThreadInPool => write!(
                 f,
-                "the global pool already exists (it is created on first use of join/scope/spawn); \
-                 call build_global() before any of them"
+                "The current thread is already part of another thread pool."
             ),
+            // Rayon's words, which programs compare (rayon-core's `double_init_fail` test): the
+            // global pool exists, either built before or created by a first parallel call.
+            Kind::GlobalAlreadyInitialized => {
+                write!(f, "The global thread pool has already been initialized.")
+            }
         }
     }
 }

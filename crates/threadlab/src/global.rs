@@ -129,16 +129,21 @@ pub fn current_num_threads() -> usize {
     current_registry().num_threads()
 }
 
-/// The index of the calling worker in its pool, or `None` outside any pool.
+/// The index of the calling thread among its pool's workers, `Some(i)` with
+/// `i < current_num_threads()` on every thread that runs the pool's work: a worker, the guest
+/// of a sleeping worker (an `install` from outside, with that worker's index), a spare thread
+/// (with the index of the blocked worker it stands in for, see
+/// [`Builder::max_spare_threads`](crate::Builder::max_spare_threads)). `None` outside any pool.
 ///
 /// ```
 /// assert_eq!(threadlab::current_thread_index(), None);
+/// let pool = threadlab::Pool::builder().threads(3).build()?;
+/// let i = pool.install(|| threadlab::current_thread_index()).unwrap();
+/// assert!(i < 3);
+/// # Ok::<(), threadlab::BuildError>(())
 /// ```
 pub fn current_thread_index() -> Option<usize> {
-    // A spare thread (`Builder::max_spare_threads`) is none of the pool's workers.
-    WorkerThread::current()
-        .map(|w| w.index())
-        .filter(|&i| i < current_registry().num_threads())
+    WorkerThread::current().map(|w| w.registry().index_as(w.index()))
 }
 
 /// [`spawn`] with a name, which the recorder puts on the task's span
@@ -199,7 +204,7 @@ where
 /// ```
 pub fn broadcast<OP, R>(op: OP) -> Vec<R>
 where
-    OP: Fn(BroadcastContext) -> R + Sync,
+    OP: Fn(BroadcastContext<'_>) -> R + Sync,
     R: Send,
 {
     broadcast_in(current_registry(), &op)
@@ -219,7 +224,7 @@ where
 /// ```
 pub fn spawn_broadcast<OP>(op: OP)
 where
-    OP: Fn(BroadcastContext) + Send + Sync + 'static,
+    OP: Fn(BroadcastContext<'_>) + Send + Sync + 'static,
 {
     spawn_broadcast_in(current_registry(), op)
 }

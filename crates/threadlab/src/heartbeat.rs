@@ -50,6 +50,38 @@
 //! lowest unpromoted frame, and frames are pushed and popped in LIFO order), so finding the oldest
 //! unpromoted frame walks from the top until it meets a promoted frame.
 //!
+//! # Offers: a first half blocked in the kernel
+//!
+//! A beat needs its worker to run: a worker whose `join`'s first half blocks in the kernel (a
+//! barrier the second half must also reach, a channel the second half sends on) never beats,
+//! so its second half would never be published and the join would hang, where Rayon's `join`,
+//! which publishes every second half, returns. The pool's monitor (`pool/spare.rs`) sees such
+//! a thread asleep in the kernel for two looks in a row and *offers* its oldest unpromoted fork:
+//! it marks the frame promoted and puts its job into the injector, where another worker (or a
+//! spare thread) takes it. The owner, when its first half returns, finds the frame promoted and
+//! waits for the job's latch as after a beat.
+//!
+//! The frames live on the owner's stack, so the monitor may read one only while the owner
+//! cannot unlink it and return. The list's head and the offer state are in the seat's shared
+//! [`SeatBeat`]; the handshake is Dekker's, made asymmetric (`crate::asym`) so that the owner,
+//! which unlinks a frame at every registered join, pays no fence:
+//!
+//! ```text
+//!   owner (pop)                          monitor (offer_oldest)
+//!   top := frame.prev          (W1)      offer := OFFERING              (W2)
+//!   compiler fence                       membarrier: a full barrier on every running thread
+//!   read offer                 (R1)      read top, walk to the oldest unpromoted frame (R2)
+//!   if OFFERING: wait for IDLE           claim it (compare-and-swap), offer := IDLE (Release)
+//! ```
+//!
+//! The system call orders the owner's thread: its W1 is visible to R2, or its R1 comes after the
+//! barrier and sees W2. So a frame the monitor reaches is either not yet unlinked, and its owner
+//! will see OFFERING when it unlinks it and wait for the offer to end, or unlinked and out of the
+//! monitor's reach. The owner's beat and the monitor may both go for the same frame: each claims
+//! it with a compare-and-swap on `promoted`, and only the winner publishes it. Without the system
+//! call (not Linux, or a kernel before 4.3) nothing is offered. `loom_tests` checks the handshake
+//! (a SeqCst fence standing for the system call).
+//!
 //! A pool whose workers are all busy pays only the flag read; an idle pool does no heartbeat work
 //! at all (there is no heartbeat thread, and a parked worker checks nothing).
 
@@ -57,7 +89,8 @@ use std::cell::Cell;
 use std::time::{Duration, Instant};
 
 use crate::job::JobRef;
-use crate::loom::sync::atomic::{fence, AtomicU8, Ordering};
+use crate::loom::cell::UnsafeCell;
+use crate::loom::sync::atomic::{fence, AtomicBool, AtomicPtr, AtomicU8, Ordering};
 use crate::util::CachePadded;
 
 /// Shortest time between two promotions by one worker: the heartbeat period. Acar et al. use
@@ -113,23 +146,61 @@ pub(crate) const WANTED: u8 = 1;
 /// earlier fine-grained work.
 pub(crate) const NEW: u8 = 2;
 
-/// The wanted flags of a pool's workers (in the registry, so other workers can set them).
+/// What other threads share of one seat's heartbeat (in the registry): its wanted flag, which
+/// idle workers set, and its list of registered frames with the state of an offer, which the
+/// pool's monitor reads (see "Offers" in the module doc). One cache line: the owner reads the
+/// flag at every fork and touches the list at every registered one.
+pub(crate) struct SeatBeat {
+    wanted: AtomicU8,
+    /// [`OFFERING`] while the monitor walks the list, else [`IDLE`].
+    offer: AtomicU8,
+    /// The newest registered frame (null: none). Written only by the seat's occupant.
+    top: AtomicPtr<Frame>,
+}
+
+impl SeatBeat {
+    /// True if the seat's occupant has registered forks (a hint for the monitor).
+    pub(crate) fn has_frames(&self) -> bool {
+        // Relaxed: a hint, acted on only through `offer_oldest`'s handshake.
+        !self.top.load(Ordering::Relaxed).is_null()
+    }
+}
+
+/// No offer in progress.
+const IDLE: u8 = 0;
+/// The monitor is offering the list's oldest fork: the owner may not unlink a frame it has not
+/// seen yet until the offer is over.
+const OFFERING: u8 = 1;
+
+/// The heartbeat state every seat of a pool shares with the others (in the registry).
 pub(crate) struct Requests {
-    flags: Box<[CachePadded<AtomicU8>]>,
+    seats: Box<[CachePadded<SeatBeat>]>,
 }
 
 impl Requests {
     pub(crate) fn new(workers: usize) -> Requests {
         Requests {
-            flags: (0..workers)
-                .map(|_| CachePadded::new(AtomicU8::new(CLEAR)))
+            seats: (0..workers)
+                .map(|_| {
+                    CachePadded::new(SeatBeat {
+                        wanted: AtomicU8::new(CLEAR),
+                        offer: AtomicU8::new(IDLE),
+                        top: AtomicPtr::new(std::ptr::null_mut()),
+                    })
+                })
                 .collect(),
         }
     }
 
     /// Worker `index`'s flag.
+    #[cfg(test)]
     pub(crate) fn flag(&self, index: usize) -> &AtomicU8 {
-        &self.flags[index]
+        &self.seats[index].wanted
+    }
+
+    /// Seat `index`'s shared heartbeat state.
+    pub(crate) fn seat(&self, index: usize) -> &SeatBeat {
+        &self.seats[index]
     }
 
     /// An idle worker asks every other worker to promote work. Call it only after this worker's
@@ -141,7 +212,7 @@ impl Requests {
         // The idle worker's fence of the pair: our idle-count update is ordered before the flag
         // reads below, against `withdraw`'s clear, fence, idle-count read.
         fence(Ordering::SeqCst);
-        for (i, flag) in self.flags[..seats].iter().enumerate() {
+        for (i, flag) in self.seats[..seats].iter().map(|s| &s.wanted).enumerate() {
             // Relaxed: ordered by the fence pair. Skipping the store when the mark is already
             // there keeps the line shared; after the fence, a non-clear read here cannot be
             // older than a concurrent withdraw's clear unless that withdraw will see us idle and
@@ -155,8 +226,13 @@ impl Requests {
 
 /// A registered fork: the unpublished second half of a `join`, linked on its worker's list.
 pub(crate) struct Frame {
-    prev: Cell<*const Frame>,
-    promoted: Cell<bool>,
+    /// The next older frame; written by the owner before the frame is linked, read by the owner
+    /// and by the monitor (after its Acquire load of the list's head). Loom's cell under loom,
+    /// so the models see a read of a frame whose owner has moved on.
+    prev: UnsafeCell<*const Frame>,
+    /// Set once, by whoever publishes the job: the owner's beat or the monitor's offer (each with
+    /// a compare-and-swap, so only one of them publishes it).
+    promoted: AtomicBool,
     /// The worker's check count when the frame was linked (its age, in check intervals).
     epoch: Cell<u32>,
     job: JobRef,
@@ -166,27 +242,47 @@ impl Frame {
     /// A frame for `job` (not yet published or recorded).
     pub(crate) fn new(job: JobRef) -> Frame {
         Frame {
-            prev: Cell::new(std::ptr::null()),
-            promoted: Cell::new(false),
+            prev: UnsafeCell::new(std::ptr::null()),
+            promoted: AtomicBool::new(false),
             epoch: Cell::new(0),
             job,
         }
     }
 
-    /// True once a beat published the job.
+    /// The next older frame.
+    #[inline(always)]
+    fn prev(&self) -> *const Frame {
+        // SAFETY: written only by the owner before the frame is linked (`push`); readers reach
+        // the frame through the list's head, after that write.
+        self.prev.with(|p| unsafe { *p })
+    }
+
+    /// True once a beat or an offer published the job (read by the owner after it unlinked the
+    /// frame, see [`Heartbeat::pop`]).
     #[inline]
     pub(crate) fn promoted(&self) -> bool {
-        self.promoted.get()
+        // Relaxed: the owner's own promotion is program-ordered before; the monitor's is ordered
+        // before by the offer state's Acquire load in `pop`, which read the monitor's Release
+        // store that ended the offer (or saw no offer that could have reached this frame).
+        self.promoted.load(Ordering::Relaxed)
+    }
+
+    /// Marks the frame promoted; false if someone else already did (then it is theirs to
+    /// publish).
+    fn claim(&self) -> bool {
+        // AcqRel: one winner between the owner's beat and the monitor.
+        self.promoted
+            .compare_exchange(false, true, Ordering::AcqRel, Ordering::Relaxed)
+            .is_ok()
     }
 }
 
 /// One worker's heartbeat state. Lives in the `WorkerThread`; touched only by its thread, except
-/// the flag, which other workers set.
+/// what it shares in its [`SeatBeat`]: the flag, which other workers set, and the list of frames,
+/// which the monitor reads.
 pub(crate) struct Heartbeat {
-    wanted: *const AtomicU8,
-    /// The newest registered frame.
-    top: Cell<*const Frame>,
-    /// How many frames are registered (the length of the list from `top`).
+    seat: *const SeatBeat,
+    /// How many frames are registered (the length of the list from the seat's `top`).
     depth: Cell<u32>,
     /// Forks or loop items left before the next clock read.
     countdown: Cell<u32>,
@@ -206,15 +302,14 @@ pub(crate) struct Heartbeat {
 }
 
 impl Heartbeat {
-    /// The state of a worker whose flag is `wanted`, in a pool of `workers` workers.
+    /// The state of a worker on `seat`, in a pool of `workers` workers.
     ///
     /// # Safety
-    /// `wanted` must stay valid for the life of the `Heartbeat` (it points into the registry,
+    /// `seat` must stay valid for the life of the `Heartbeat` (it points into the registry,
     /// which the worker keeps alive).
-    pub(crate) unsafe fn new(wanted: &AtomicU8, workers: usize) -> Heartbeat {
+    pub(crate) unsafe fn new(seat: &SeatBeat, workers: usize) -> Heartbeat {
         Heartbeat {
-            wanted,
-            top: Cell::new(std::ptr::null()),
+            seat,
             depth: Cell::new(0),
             countdown: Cell::new(0),
             period: Cell::new(64),
@@ -226,11 +321,24 @@ impl Heartbeat {
         }
     }
 
+    /// The state this worker shares.
+    #[inline(always)]
+    fn seat(&self) -> &SeatBeat {
+        // SAFETY: valid for the life of `self` (the contract of `new`).
+        unsafe { &*self.seat }
+    }
+
+    /// The newest registered frame (only this worker writes it).
+    #[inline(always)]
+    fn top(&self) -> *const Frame {
+        // Relaxed: the owner reads its own writes.
+        self.seat().top.load(Ordering::Relaxed)
+    }
+
     /// This worker's flag: set while some worker is idle (the fork fast path's one load).
     #[inline(always)]
     pub(crate) fn wanted_flag(&self) -> &AtomicU8 {
-        // SAFETY: valid for the life of `self` (the contract of `new`).
-        unsafe { &*self.wanted }
+        &self.seat().wanted
     }
 
     /// True while some worker wants work from this one.
@@ -252,20 +360,47 @@ impl Heartbeat {
     #[inline]
     pub(crate) fn push(&self, frame: &Frame) {
         self.depth.set(self.depth.get() + 1);
-        frame.prev.set(self.top.get());
+        // SAFETY: the frame is not linked yet: nobody else reads it.
+        frame.prev.with_mut(|p| unsafe { *p = self.top() });
         frame.epoch.set(self.epoch.get());
-        self.top.set(frame);
+        // Release: the frame's fields are written before the monitor can reach it through its
+        // Acquire load of `top` (`offer_oldest`).
+        self.seat()
+            .top
+            .store(frame as *const Frame as *mut Frame, Ordering::Release);
     }
 
-    /// Unlinks `frame`, which must be the newest.
+    /// Unlinks `frame`, which must be the newest. If the monitor is offering a fork of this
+    /// list right now, waits until it is done (microseconds): the frame, on this thread's
+    /// stack, must outlive the monitor's look at it (see "Offers" in the module doc).
     #[inline]
     pub(crate) fn pop(&self, frame: &Frame) {
         debug_assert!(
-            std::ptr::eq(self.top.get(), frame),
+            std::ptr::eq(self.top(), frame),
             "Heartbeat::pop: frames out of LIFO order"
         );
-        self.top.set(frame.prev.get());
+        let seat = self.seat();
+        // Relaxed: the owner's store of the handshake (the monitor's heavy barrier orders it).
+        seat.top
+            .store(frame.prev() as *mut Frame, Ordering::Relaxed);
         self.depth.set(self.depth.get() - 1);
+        // The owner's side of the offer handshake: the unlink above, then the read of the offer
+        // state below, with only a compiler fence between (`crate::asym`). Acquire: pairs with
+        // the Release store that ends an offer, so a promotion the monitor made is visible.
+        crate::asym::light();
+        if seat.offer.load(Ordering::Acquire) != IDLE {
+            self.wait_for_offer();
+        }
+    }
+
+    /// The monitor is offering a fork of this list: wait until it is done.
+    #[cold]
+    #[inline(never)]
+    fn wait_for_offer(&self) {
+        // Acquire: as in `pop`.
+        while self.seat().offer.load(Ordering::Acquire) != IDLE {
+            crate::loom::thread::yield_now();
+        }
     }
 
     /// Counts one fork or loop item (with the flag set); true when a beat is due — at a check,
@@ -360,27 +495,73 @@ impl Heartbeat {
     /// or an older frame that has lived through at least one whole check interval ([`MIN_AGE`]).
     /// Otherwise `None`, and a later check tries again.
     pub(crate) fn take_oldest(&self) -> Option<JobRef> {
-        let top = self.top.get();
-        let mut oldest: *const Frame = std::ptr::null();
-        let mut f = top;
+        let top = self.top();
         // SAFETY: every frame on the list is a live stack frame of this thread, linked by
         // `push` and unlinked by `pop` before its owner returns (also when unwinding: the owner
         // catches the unwinding, pops, and only then re-raises).
-        unsafe {
-            while !f.is_null() && !(*f).promoted.get() {
-                oldest = f;
-                f = (*f).prev.get();
-            }
-            let frame = oldest.as_ref()?;
-            let age = self.epoch.get().wrapping_sub(frame.epoch.get());
-            let old_enough = age >= MIN_AGE || (age == 1 && self.long_gap.get());
-            if !std::ptr::eq(oldest, top) && !old_enough {
-                return None;
-            }
-            frame.promoted.set(true);
-            Some(frame.job)
+        let frame = unsafe { oldest_unpromoted(top).as_ref()? };
+        let age = self.epoch.get().wrapping_sub(frame.epoch.get());
+        let old_enough = age >= MIN_AGE || (age == 1 && self.long_gap.get());
+        if !std::ptr::eq(frame, top) && !old_enough {
+            return None;
+        }
+        // The monitor may have offered it meanwhile: then it is published already.
+        frame.claim().then_some(frame.job)
+    }
+}
+
+/// The oldest frame not yet promoted on the list from `top` (null if none): promoted frames form
+/// the list's oldest part (promotion always takes the oldest unpromoted frame), so it is the last
+/// one before the first promoted frame, walking from the newest.
+///
+/// # Safety
+/// Every frame reachable from `top` must be live for the call.
+unsafe fn oldest_unpromoted(top: *const Frame) -> *const Frame {
+    let mut oldest: *const Frame = std::ptr::null();
+    let mut f = top;
+    // SAFETY: live (the caller's contract).
+    unsafe {
+        // Relaxed: a frame found promoted is skipped; one found unpromoted is claimed with a
+        // compare-and-swap, which settles any race.
+        while !f.is_null() && !(*f).promoted.load(Ordering::Relaxed) {
+            oldest = f;
+            f = (*f).prev();
         }
     }
+    oldest
+}
+
+/// The monitor offers the oldest unpromoted fork of a seat whose occupant is blocked in the
+/// kernel inside a `join`'s first half (see "Offers" in the module doc): returns its job, now
+/// marked promoted, for the caller to publish; `None` if the list is empty, the owner's beat
+/// took the fork first, or the system lacks the heavy barrier.
+pub(crate) fn offer_oldest(seat: &SeatBeat) -> Option<JobRef> {
+    // Relaxed: a hint that there is something to offer.
+    if seat.top.load(Ordering::Relaxed).is_null() {
+        return None;
+    }
+    // SeqCst: the monitor's store of the handshake (only the monitor writes OFFERING).
+    if seat
+        .offer
+        .compare_exchange(IDLE, OFFERING, Ordering::SeqCst, Ordering::Relaxed)
+        .is_err()
+    {
+        return None;
+    }
+    let job = if crate::asym::heavy() {
+        // Acquire: pairs with `push`'s Release, so the frames' fields are visible. After the
+        // heavy barrier, every frame this load can reach stays linked, hence live, until the
+        // offer ends: its owner's `pop` sees OFFERING and waits.
+        let top = seat.top.load(Ordering::Acquire);
+        // SAFETY: the frames reachable from `top` are live until the offer ends (above).
+        let frame = unsafe { oldest_unpromoted(top).as_ref() };
+        frame.and_then(|f| f.claim().then_some(f.job))
+    } else {
+        None
+    };
+    // Release: the claim above happens before the owner's Acquire read of the offer's end.
+    seat.offer.store(IDLE, Ordering::Release);
+    job
 }
 
 #[cfg(all(test, not(loom)))]
@@ -396,9 +577,10 @@ mod tests {
     /// whose forks are a partition apart took milliseconds to reach).
     #[test]
     fn the_first_check_after_a_long_stretch_promotes_the_oldest_frame() {
-        let flag = AtomicU8::new(CLEAR);
-        // SAFETY: `flag` outlives `hb`.
-        let hb = unsafe { Heartbeat::new(&flag, 2) };
+        let requests = Requests::new(1);
+        let flag = requests.flag(0);
+        // SAFETY: `requests` outlives `hb`.
+        let hb = unsafe { Heartbeat::new(requests.seat(0), 2) };
         // SAFETY: the reference is never run (`never_run` does nothing anyway).
         let job = unsafe { JobRef::from_raw(std::ptr::null(), never_run) };
         let (outer, inner) = (Frame::new(job), Frame::new(job));
@@ -422,9 +604,10 @@ mod tests {
     /// promoted unless it is the newest (the polling fork itself).
     #[test]
     fn a_young_frame_below_the_newest_waits() {
-        let flag = AtomicU8::new(NEW);
-        // SAFETY: `flag` outlives `hb`.
-        let hb = unsafe { Heartbeat::new(&flag, 2) };
+        let requests = Requests::new(1);
+        requests.flag(0).store(NEW, Ordering::Relaxed);
+        // SAFETY: `requests` outlives `hb`.
+        let hb = unsafe { Heartbeat::new(requests.seat(0), 2) };
         // SAFETY: as above.
         let job = unsafe { JobRef::from_raw(std::ptr::null(), never_run) };
         assert!(hb.poll(HEARTBEAT, || true));
@@ -461,7 +644,7 @@ mod loom_tests {
             let (idle0, req0) = (Arc::clone(&idle), Arc::clone(&requests));
             let busy = loom::thread::spawn(move || {
                 // SAFETY: `req0` outlives `hb` (both live in this closure, hb dropped first).
-                let hb = unsafe { Heartbeat::new(req0.flag(0), 2) };
+                let hb = unsafe { Heartbeat::new(req0.seat(0), 2) };
                 hb.withdraw(|| idle0.load(Ordering::SeqCst) > 0);
             });
             // Worker 1 goes idle: the SeqCst RMW that counts it, then its requests.
@@ -471,6 +654,50 @@ mod loom_tests {
             assert!(
                 requests.flag(0).load(Ordering::SeqCst) != super::CLEAR,
                 "worker 1 is idle but worker 0's flag is clear: a lost request"
+            );
+        });
+    }
+
+    /// Runs nothing: the model counts who would run the job instead.
+    unsafe fn never_run(_: *const ()) {}
+
+    /// The monitor offers the oldest fork of a worker that registered one and is about to
+    /// unlink it (its first half returned). Whatever the interleaving, exactly one of them has
+    /// the job (the owner runs it inline if it finds the frame unpromoted, the monitor
+    /// publishes it if its offer claimed it), and the monitor never reads the frame after the
+    /// owner let go of it (the owner's last write to it stands for the frame's memory being
+    /// reused once `join` returned; loom reports a read racing with it).
+    #[test]
+    fn loom_an_offer_and_a_pop_never_both_have_the_job() {
+        crate::loom::model(|| {
+            let requests = Arc::new(Requests::new(1));
+            let had = Arc::new(AtomicU64::new(0));
+            let (req0, had0) = (Arc::clone(&requests), Arc::clone(&had));
+            let owner = loom::thread::spawn(move || {
+                // SAFETY: `req0` outlives `hb`.
+                let hb = unsafe { Heartbeat::new(req0.seat(0), 2) };
+                // SAFETY: never run (`never_run` does nothing anyway).
+                let job = unsafe { crate::job::JobRef::from_raw(std::ptr::null(), never_run) };
+                let frame = super::Frame::new(job);
+                hb.push(&frame);
+                hb.pop(&frame);
+                if !frame.promoted() {
+                    had0.fetch_add(1, Ordering::SeqCst);
+                }
+                // SAFETY: the frame is this thread's; a racing read is what loom looks for.
+                frame.prev.with_mut(|p| unsafe { *p = std::ptr::null() });
+            });
+            // Let the owner start first in some executions (loom otherwise explores only the
+            // order in which the monitor looks before the owner linked anything).
+            loom::thread::yield_now();
+            if super::offer_oldest(requests.seat(0)).is_some() {
+                had.fetch_add(1, Ordering::SeqCst);
+            }
+            owner.join().unwrap();
+            assert_eq!(
+                had.load(Ordering::SeqCst),
+                1,
+                "the owner and the monitor both had the job, or neither"
             );
         });
     }

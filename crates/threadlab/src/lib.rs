@@ -91,6 +91,7 @@ pub(crate) mod loom;
 
 pub mod alloc;
 mod arena;
+mod asym;
 mod broadcast;
 pub mod channel;
 pub mod context;
@@ -125,10 +126,26 @@ mod stack_job;
 mod task;
 mod unwind;
 
+/// Rayon's `vec` module: the parallel iterators of a `Vec` by value ([`vec::IntoIter`]) and of
+/// [`par_drain`](crate::iter::ParallelDrainRange::par_drain) ([`vec::Drain`]).
+///
+/// ```
+/// use threadlab::prelude::*;
+/// let items: threadlab::vec::IntoIter<u8> = vec![1, 2, 3].into_par_iter();
+/// assert_eq!(items.sum::<u8>(), 6);
+/// ```
+pub mod vec {
+    pub use crate::iter::IntoIter;
+    /// The items [`par_drain`](crate::iter::ParallelDrainRange::par_drain) removes from a `Vec`.
+    /// threadlab moves them out when the call is made, so the `Vec`'s borrow ends there;
+    /// Rayon's borrows it until the drain is dropped (hence the lifetime, kept for the name).
+    pub type Drain<'data, T> = crate::iter::IntoIter<T>;
+}
+
 pub use broadcast::BroadcastContext;
 pub use core_api::{
-    in_place_scope, in_place_scope_fifo, join_context, scope_fifo, spawn_fifo, yield_local,
-    yield_now, FnContext, ScopeFifo, Yield,
+    current_thread_has_pending_tasks, in_place_scope, in_place_scope_fifo, join_context,
+    max_num_threads, scope_fifo, spawn_fifo, yield_local, yield_now, FnContext, ScopeFifo, Yield,
 };
 pub use error::{BuildError, NoSuchWorker};
 pub use global::{

@@ -102,6 +102,12 @@ mod imp {
             token: std::sync::Arc<Token>,
         }
 
+        impl std::fmt::Debug for Thread {
+            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.debug_struct("Thread").finish_non_exhaustive()
+            }
+        }
+
         impl Thread {
             /// Makes the thread's token available, waking it if it is parked.
             pub(crate) fn unpark(&self) {

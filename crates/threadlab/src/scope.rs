@@ -10,21 +10,26 @@
 //! its body returns, runs other work until the count reaches zero. Panics of the body or the
 //! tasks are caught; the first is re-raised by `scope` after every task finished.
 //!
-//! `spawn_fifo` keeps Rayon's order for `scope_fifo`: with no thief, a scope's FIFO tasks run in
-//! the order they were spawned. The task goes into the scope's FIFO queue, and a *stub* job onto
-//! the deque in its place; whichever stub runs first (the deque's owner pops its newest) runs
-//! the oldest task of the queue. One stub per task, so each task runs once; a stub touches the
-//! scope only before it runs its task, which the scope's count still holds open. This is
-//! rayon-core's design for `scope_fifo` (a FIFO per worker and scope, entered through the
-//! deque); threadlab keeps one FIFO per scope.
+//! `spawn_fifo` keeps Rayon's order for `scope_fifo`: with no thief, the FIFO tasks one thread
+//! spawns into a scope run in the order it spawned them. The task goes into the scope's queue
+//! for the spawning seat, and a *stub* job onto the seat's deque in its place; whichever stub
+//! runs first (the deque's owner pops its newest) runs the oldest task of that queue
+//! (`pool/fifo.rs`). One stub per task, so each task runs once; a stub touches the scope only
+//! before it runs its task, which the scope's count still holds open. This is rayon-core's
+//! design for `scope_fifo` (a FIFO per worker and scope, entered through the deque). From a
+//! thread that is no seat of the pool (an `in_place_scope` body) the task goes to the pool's
+//! injector, FIFO already.
 
 use std::marker::PhantomData;
+use std::sync::OnceLock;
 
 use crate::arena::JobArena;
 use crate::context::Tag;
 use crate::job::{ArenaJob, HeapJob, JobRef};
 use crate::latch::Latch;
 use crate::loom::sync::atomic::{AtomicBool, AtomicPtr, AtomicUsize, Ordering};
+use crate::loom::sync::Arc;
+use crate::pool::fifo::Fifo;
 use crate::pool::registry::Registry;
 use crate::pool::worker::WorkerThread;
 use crate::pool::worker_latch::CountLatch;
@@ -33,11 +38,12 @@ use crate::unwind::{self, Payload};
 
 /// A scope in which tasks may borrow data that outlives `'scope`. See [`scope()`](crate::scope()).
 pub struct Scope<'scope> {
-    /// The owner's pool; a raw pointer, not an `Arc` clone (a shared counter every nested scope
-    /// would bump twice): the owner worker keeps it alive, and the scope lives on its stack.
+    /// The scope's pool; a raw pointer, not an `Arc` clone (a shared counter every nested scope
+    /// would bump twice): the caller of the scope keeps it alive (the owner worker, or the
+    /// `in_place_scope` caller's pool handle), and the scope lives on the caller's stack.
     registry: *const Registry,
     latch: CountLatch,
-    /// The worker running the body.
+    /// The worker running the body; null for an `in_place_scope` body run off the pool.
     owner: *const WorkerThread,
     /// Jobs spawned by the owner while the body runs; written only by the owner.
     owner_spawned: AtomicUsize,
@@ -48,8 +54,9 @@ pub struct Scope<'scope> {
     /// Where the owner's spawns during the body are placed (`crate::arena`); owner-only, apart
     /// from the arena's free list.
     arena: JobArena,
-    /// The tasks of `spawn_fifo` not started yet, oldest first (see the module doc).
-    fifo: std::sync::Mutex<std::collections::VecDeque<JobRef>>,
+    /// The tasks of `spawn_fifo` not started yet, a queue per seat of the pool, oldest first
+    /// (see the module doc); made at the first `spawn_fifo`.
+    fifos: OnceLock<Box<[Fifo]>>,
     /// Invariant in `'scope`, like `std::thread::Scope`.
     marker: PhantomData<&'scope mut &'scope ()>,
 }
@@ -65,15 +72,25 @@ where
     OP: FnOnce(&Scope<'scope>) -> R + Send,
     R: Send,
 {
+    scope_owned_by(w, w.registry(), op)
+}
+
+/// A scope of `registry`'s pool whose body runs on `w` (a worker of that pool, or of another
+/// one: its spawns then go to `registry`'s injector) and which waits for its tasks on `w`,
+/// running `w`'s own pool's work meanwhile.
+fn scope_owned_by<'scope, OP, R>(w: &WorkerThread, registry: &Registry, op: OP) -> R
+where
+    OP: FnOnce(&Scope<'scope>) -> R,
+{
     let scope = Scope {
-        registry: &**w.registry(),
+        registry,
         latch: CountLatch::new(w.registry(), w.index()),
         owner: w,
         owner_spawned: AtomicUsize::new(0),
         body_done: AtomicBool::new(false),
         panic: AtomicPtr::new(std::ptr::null_mut()),
         arena: JobArena::new(w.chunk_cache()),
-        fifo: std::sync::Mutex::new(std::collections::VecDeque::new()),
+        fifos: OnceLock::new(),
         marker: PhantomData,
     };
     let result = unwind::halt_unwinding(|| op(&scope));
@@ -86,22 +103,57 @@ where
     w.wait_until(&scope.latch.core);
     // Every job has run, so every arena job has started.
     scope.arena.free_all();
-    let task_panic = scope.panic.swap(std::ptr::null_mut(), Ordering::Acquire);
-    let task_panic = if task_panic.is_null() {
-        None
-    } else {
-        // SAFETY: a non-null pointer came from Box::into_raw in `record_panic`, swapped out once.
-        Some(unsafe { *Box::from_raw(task_panic) })
-    };
-    match (result, task_panic) {
-        (Err(p), _) | (Ok(_), Some(p)) => unwind::resume_unwinding(p),
-        (Ok(v), None) => v,
-    }
+    scope.finish(result)
 }
 
-/// The FIFO queue's lock: only pushes and pops happen under it, nothing to leave half done.
-fn lock_fifo<T>(m: &std::sync::Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|e| e.into_inner())
+/// `in_place_scope` on `registry`'s pool: the body runs on the calling thread, so it need not
+/// be `Send` (Rayon's meaning). On a worker of any pool the scope is that worker's, as
+/// [`scope_on_worker`]'s; from any other thread the body runs there, off the pool (its spawns go
+/// to the injector), and the caller then waits for the scope's tasks, as the guest of a
+/// sleeping worker if the pool lends one (running the pool's work meanwhile), else parked.
+pub(crate) fn in_place_scope_in<'scope, OP, R>(registry: &Arc<Registry>, op: OP) -> R
+where
+    OP: FnOnce(&Scope<'scope>) -> R,
+{
+    if let Some(w) = WorkerThread::current() {
+        return scope_owned_by(w, registry, op);
+    }
+    registry.refuse_if_forked_away();
+    let scope = Scope {
+        registry: &**registry,
+        latch: CountLatch::for_this_thread(),
+        owner: std::ptr::null(),
+        owner_spawned: AtomicUsize::new(0),
+        body_done: AtomicBool::new(true),
+        panic: AtomicPtr::new(std::ptr::null_mut()),
+        arena: JobArena::unused(),
+        fifos: OnceLock::new(),
+        marker: PhantomData,
+    };
+    let result = unwind::halt_unwinding(|| op(&scope));
+    // SAFETY: the latch is live (on our stack); every spawn of the body was counted on the
+    // latch itself (no owner worker), so only the bias is released.
+    unsafe { CountLatch::release(&scope.latch, CountLatch::BODY) };
+    if !scope.latch.core.probe() {
+        wait_outside(registry, &scope.latch);
+    }
+    scope.finish(result)
+}
+
+/// The caller of an `in_place_scope` outside the pool waits for the scope's tasks: as a guest
+/// of a sleeping worker's seat if the pool allows guests and one sleeps (it then runs the
+/// pool's work, the scope's tasks among it, and parks on its own thread when there is none,
+/// which the latch's setter unparks), else parked until the latch is set.
+#[cold]
+fn wait_outside(registry: &Registry, latch: &CountLatch) {
+    match registry.lend_seat() {
+        Some(index) => {
+            crate::pool::worker::run_as_guest(registry, index, |seat, _| {
+                seat.wait_until(&latch.core)
+            });
+        }
+        None => latch.wait_parked(),
+    }
 }
 
 /// A raw pointer to a scope, sent to its tasks.
@@ -120,6 +172,23 @@ unsafe impl Sync for Scope<'_> {}
 unsafe impl Send for Scope<'_> {}
 
 impl<'scope> Scope<'scope> {
+    /// After every task finished: the body's value, or the first panic (the body's, else a
+    /// task's) re-raised.
+    fn finish<R>(&self, result: Result<R, Payload>) -> R {
+        let task_panic = self.panic.swap(std::ptr::null_mut(), Ordering::Acquire);
+        let task_panic = if task_panic.is_null() {
+            None
+        } else {
+            // SAFETY: a non-null pointer came from Box::into_raw in `record_panic`, swapped out
+            // once.
+            Some(unsafe { *Box::from_raw(task_panic) })
+        };
+        match (result, task_panic) {
+            (Err(p), _) | (Ok(_), Some(p)) => unwind::resume_unwinding(p),
+            (Ok(v), None) => v,
+        }
+    }
+
     /// Spawns a task into the scope. It may borrow anything that outlives `'scope`, and gets the
     /// scope to spawn more. The recorder marks its task span with the spawn's location (and
     /// [`Scope::spawn_named`] with a name too).
@@ -235,24 +304,22 @@ impl<'scope> Scope<'scope> {
                 body(s)
             }),
         };
-        lock_fifo(&self.fifo).push_back(job);
-        let ptr = ScopePtr(self);
-        let stub = move || {
-            let ptr = ptr;
-            // SAFETY: the task this stub stands for is counted in the scope until it finished,
-            // and it has not started: the scope is alive. The scope is touched only here,
-            // before the task runs.
-            let scope = unsafe { &*ptr.0 };
-            let task = lock_fifo(&scope.fifo)
-                .pop_front()
-                .expect("Scope::spawn_fifo: one task per stub");
-            // SAFETY: the task was queued once and is taken out once, here.
-            unsafe { task.execute() };
-        };
-        // The stub records no span of its own: the task it runs does.
-        let stub = HeapJob::into_job_ref(None, stub);
         // SAFETY: the owner worker holds the registry for as long as the scope exists (above).
-        unsafe { &*self.registry }.push(stub);
+        let registry = unsafe { &*self.registry };
+        match WorkerThread::current() {
+            Some(w) if std::ptr::eq(&**w.registry(), registry) => {
+                let fifos = self.fifos.get_or_init(|| {
+                    (0..registry.seats_total())
+                        .map(|_| Fifo::default())
+                        .collect()
+                });
+                // SAFETY: the scope's queues live until the scope ends, which waits for `job`;
+                // the stub runs before `job` does.
+                let stub = unsafe { fifos[w.index()].push(job) };
+                w.push(stub);
+            }
+            _ => registry.inject(job),
+        }
     }
 
     /// Runs `body` once on every worker of the scope's pool, as tasks of the scope (Rayon's
@@ -272,7 +339,7 @@ impl<'scope> Scope<'scope> {
     /// ```
     pub fn spawn_broadcast<B>(&self, body: B)
     where
-        B: Fn(&Scope<'scope>, crate::broadcast::BroadcastContext) + Send + Sync + 'scope,
+        B: Fn(&Scope<'scope>, crate::broadcast::BroadcastContext<'_>) + Send + Sync + 'scope,
     {
         // SAFETY: the owner worker holds the registry for as long as the scope exists (above).
         let registry = unsafe { &*self.registry };

@@ -55,8 +55,8 @@ struct Inner {
 
 /// A FIFO queue whose tasks run one at a time on a pool's workers.
 ///
-/// Cloning gives another handle to the same queue. Tasks pushed after the pool was dropped are
-/// dropped without running.
+/// Cloning gives another handle to the same queue. Tasks pushed after the pool's workers exited
+/// (it was shut down, or dropped and done with its queued work) are dropped without running.
 ///
 /// ```
 /// use std::sync::mpsc;

@@ -74,8 +74,9 @@ pub(crate) fn drop_caught_printed<T>(value: T) {
 pub(crate) struct Cancelled;
 
 /// The message of the panic `JoinHandle::join` and `.await` raise for a cancelled task.
-pub(crate) const CANCELLED: &str = "threadlab: the task was cancelled: its pool was dropped (all \
-     its workers exited) before the task finished, so it was dropped without finishing";
+pub(crate) const CANCELLED: &str = "threadlab: the task was cancelled: its pool's workers had all \
+     exited (the pool was shut down, or dropped) before the task finished, so it was dropped \
+     without finishing";
 
 /// Gives up on a payload after [`DROP_GENERATIONS`] panicking drops in a row: leaks it.
 #[cold]

@@ -106,21 +106,21 @@ mod unix {
             && refused(|| pool.spawn_on(1, || ()).unwrap())
     }
 
-    /// A pool built in the child works there (and its drop joins its threads).
+    /// A pool built in the child works there (and its shutdown joins its threads).
     fn a_new_pool_in_the_child_works() -> bool {
         let pool = Pool::builder().threads(2).build().unwrap();
         let ok = pool.install(|| fib(15)) == 610;
-        drop(pool);
+        pool.shutdown();
         ok
     }
 
-    /// A pool built before a fork, dropped after it (in the grandchild: the parent's own pool
-    /// is a static, never dropped), returns instead of waiting for its threads.
+    /// A pool built before a fork, shut down after it (in the grandchild: the parent's own pool
+    /// is a static, never dropped), returns instead of waiting for threads that are not there.
     fn dropping_a_forked_away_pool_returns() -> bool {
         let pool = Pool::builder().threads(2).build().unwrap();
         assert_eq!(pool.install(|| 1), 1);
-        let outcome = run_in_child("drop a forked-away pool", move || {
-            drop(pool);
+        let outcome = run_in_child("shut down a forked-away pool", move || {
+            pool.shutdown();
             true
         });
         outcome.is_ok()

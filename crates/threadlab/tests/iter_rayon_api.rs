@@ -108,29 +108,37 @@ fn bounds_keep_the_answer() {
     }
 }
 
-/// A bound set before `flat_map` still cuts the base: with pieces of one position (on one
-/// worker, so only the bound cuts), every block of the `map_init` that follows (one `init`
-/// each) holds one base item's inner items, as in Rayon, where `flat_map` splits as its base
-/// does.
+/// A bound set before `flat_map` still cuts the base: with pieces of one base position (on one
+/// worker, so only the bound cuts), no block of the `map_init` that follows (one state each)
+/// holds inner items of two base items, as in Rayon, where `flat_map` splits as its base does.
+/// (Without the bound the pieces hold many base items, and blocks of up to a thousand
+/// positions mix them.)
 #[test]
 fn bounds_reach_through_flat_map() {
     let pool = Pool::builder().threads(1).build().unwrap();
     for n in [1u32, 2, 100, 3000] {
-        let inits = std::sync::atomic::AtomicUsize::new(0);
-        let got: Vec<u32> = pool.install(|| {
+        let states = std::sync::atomic::AtomicUsize::new(0);
+        let got: Vec<(usize, u32)> = pool.install(|| {
             (0..n)
                 .into_par_iter()
                 .with_max_len(1)
                 .flat_map(|x| vec![x, x])
                 .map_init(
-                    || inits.fetch_add(1, std::sync::atomic::Ordering::Relaxed),
-                    |_, x| x,
+                    || states.fetch_add(1, std::sync::atomic::Ordering::Relaxed),
+                    |state, x| (*state, x),
                 )
                 .collect()
         });
         let want: Vec<u32> = (0..n).flat_map(|x| [x, x]).collect();
-        assert_eq!(got, want);
-        assert_eq!(inits.into_inner(), n as usize, "blocks of len {n}");
+        assert_eq!(got.iter().map(|&(_, x)| x).collect::<Vec<_>>(), want);
+        let mut base_of_state = std::collections::HashMap::new();
+        for (state, x) in got {
+            let first = *base_of_state.entry(state).or_insert(x);
+            assert_eq!(
+                first, x,
+                "one block held inner items of {first} and {x} (n = {n})"
+            );
+        }
     }
 }
 

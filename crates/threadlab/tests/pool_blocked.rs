@@ -238,7 +238,7 @@ fn a_recorded_spare_thread_says_which_workers_it_stood_in_for() {
         for _ in 0..3 {
             rx.recv().unwrap();
         }
-        drop(pool);
+        pool.shutdown();
         let trace = rec.stop();
         let mut stood_in_for = Vec::new();
         for t in trace.threads() {

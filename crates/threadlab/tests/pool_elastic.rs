@@ -241,17 +241,22 @@ fn shutdown_and_drop_of_a_retired_pool() {
             r.fetch_add(1, Ordering::SeqCst);
         })
         .unwrap();
-        drop(pool);
+        pool.shutdown();
         assert_eq!(ran.load(Ordering::SeqCst), 1);
 
-        // Dropped while retired with nothing queued: the drop starts and joins every worker.
+        // Shut down while retired with nothing queued: every worker is started and joined.
+        let pool = elastic(2, KEEP);
+        until_retired(&pool);
+        pool.shutdown();
+
+        // Dropped while retired: the drop returns, the workers start, find nothing and exit.
         let pool = elastic(2, KEEP);
         until_retired(&pool);
         drop(pool);
     });
 }
 
-/// A future woken after its elastic pool was dropped is cancelled, as with a fixed pool.
+/// A future woken after its elastic pool was shut down is cancelled, as with a fixed pool.
 #[test]
 fn wake_after_drop_of_a_retired_pool_cancels() {
     watchdog(|| {
@@ -259,12 +264,12 @@ fn wake_after_drop_of_a_retired_pool_cancels() {
         let (tx, rx) = threadlab::channel::bounded::<u32>(1);
         let handle = pool.spawn_future(async move { rx.recv().await.ok() });
         until_retired(&pool);
-        drop(pool);
+        pool.shutdown();
         let _ = tx.send_blocking(1);
         let joined =
             std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| threadlab::block_on(handle)));
-        // Either it ran before the pool's drop ended (it could not: the worker had no message
-        // then) or it was cancelled.
+        // Either it ran before the pool's shutdown ended (it could not: the worker had no
+        // message then) or it was cancelled.
         assert!(joined.is_err(), "a task of a dropped pool ran");
     });
 }

@@ -61,8 +61,11 @@ fn an_idle_pools_monitor_stops_waking_and_an_elastic_pools_exits() {
         // Work wakes it: a barrier that needs a spare thread completes.
         barrier_needing_a_spare(&pool);
         assert!(pool.metrics().spare_threads_started >= 1);
-        drop(pool);
-        assert!(monitors().is_empty(), "a dropped pool's monitor is joined");
+        pool.shutdown();
+        assert!(
+            monitors().is_empty(),
+            "a shut-down pool's monitor is joined"
+        );
 
         // An elastic pool whose workers all retired keeps no thread, its monitor included.
         let pool = Pool::builder()

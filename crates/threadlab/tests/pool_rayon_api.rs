@@ -146,10 +146,7 @@ fn spawn_handler_starts_every_worker() {
             .threads(n)
             .spawn_handler(|thread| {
                 indices.push(thread.index());
-                assert_eq!(
-                    thread.name(),
-                    Some(&*format!("threadlab-{}", thread.index()))
-                );
+                assert_eq!(thread.name(), None, "the builder named no thread");
                 handles.push(std::thread::Builder::new().spawn(move || {
                     STARTED_BY_HANDLER.with(|s| s.set(true));
                     thread.run();
@@ -393,7 +390,7 @@ fn start_and_exit_handlers_run_once_per_worker() {
         }
         let seen = pool.broadcast(|ctx| (STARTED_AS.with(|s| s.get()), ctx.index()));
         assert!(seen.iter().all(|(s, i)| *s == Some(*i)), "{seen:?}");
-        drop(pool);
+        pool.shutdown();
         let mut exited = exited.lock().unwrap().clone();
         exited.sort();
         assert_eq!(exited, (0..n).collect::<Vec<_>>());
@@ -410,7 +407,7 @@ fn start_and_exit_handlers_run_once_per_worker() {
         .build()
         .unwrap();
     assert_eq!(pool.install(|| 6 * 7), 42);
-    drop(pool);
+    pool.shutdown();
     assert_eq!(caught.load(Ordering::SeqCst), 4);
 }
 
@@ -452,7 +449,7 @@ fn the_older_configuration_sets_what_the_builder_sets() {
         std::thread::yield_now();
     }
     assert_eq!(started.load(Ordering::SeqCst), 3);
-    drop(pool);
+    pool.shutdown();
     assert_eq!(exited.load(Ordering::SeqCst), 3);
     assert_eq!(panics.load(Ordering::SeqCst), 1);
 

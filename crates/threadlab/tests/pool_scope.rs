@@ -74,10 +74,12 @@ fn shutdown_while_tasks_are_queued_runs_them_all() {
     assert!(report.tasks_run >= 10_002, "{report:?}");
 }
 
+/// A pool dropped with tasks still queued runs them all (after the drop returned); shut down
+/// instead, it runs them before `shutdown` returns.
 #[test]
-fn drop_runs_queued_tasks() {
-    let count = std::sync::Arc::new(AtomicUsize::new(0));
-    {
+fn dropped_and_shut_down_pools_run_their_queued_tasks() {
+    for shut_down in [false, true] {
+        let count = std::sync::Arc::new(AtomicUsize::new(0));
         let pool = Pool::builder().threads(1).build().unwrap();
         for _ in 0..1000 {
             let count = count.clone();
@@ -85,6 +87,19 @@ fn drop_runs_queued_tasks() {
                 count.fetch_add(1, Ordering::Relaxed);
             });
         }
+        if shut_down {
+            pool.shutdown();
+            assert_eq!(count.load(Ordering::Relaxed), 1000);
+            continue;
+        }
+        drop(pool);
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+        while count.load(Ordering::Relaxed) < 1000 {
+            assert!(
+                std::time::Instant::now() < deadline,
+                "queued tasks lost at drop"
+            );
+            std::thread::sleep(std::time::Duration::from_millis(1));
+        }
     }
-    assert_eq!(count.load(Ordering::Relaxed), 1000);
 }

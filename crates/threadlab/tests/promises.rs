@@ -191,7 +191,7 @@ impl Drop for Parked {
     }
 }
 
-fn wake_after_drop(bomb: bool) {
+fn wake_after_shutdown(bomb: bool) {
     let pool = Pool::builder().threads(2).build().unwrap();
     let slot = Arc::new(Mutex::new(None::<Waker>));
     let drops = Arc::new(AtomicUsize::new(0));
@@ -203,7 +203,7 @@ fn wake_after_drop(bomb: bool) {
     while slot.lock().unwrap().is_none() {
         std::thread::yield_now();
     }
-    drop(pool);
+    pool.shutdown();
     let waker = slot.lock().unwrap().take().unwrap();
     waker.wake();
     assert_eq!(
@@ -217,13 +217,13 @@ fn wake_after_drop(bomb: bool) {
 }
 
 #[test]
-fn a_future_woken_after_its_pool_was_dropped_is_cancelled() {
-    watchdog(|| wake_after_drop(false));
+fn a_future_woken_after_its_pool_was_shut_down_is_cancelled() {
+    watchdog(|| wake_after_shutdown(false));
 }
 
 #[test]
 fn a_cancelled_future_whose_drop_panics_is_still_cancelled() {
-    watchdog(|| wake_after_drop(true));
+    watchdog(|| wake_after_shutdown(true));
 }
 
 #[test]

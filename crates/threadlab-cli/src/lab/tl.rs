@@ -6,11 +6,41 @@ use crate::lab::programs::chain::{Job, Spawn};
 use std::sync::Arc;
 use threadlab::{Pool, SerialQueue};
 
-/// A pool of `threads` workers.
-pub fn pool(threads: usize) -> Result<Pool, String> {
+/// A pool that is shut down (its threads joined, `Pool::shutdown`) when it is dropped.
+/// Dropping a plain `Pool` returns at once and its threads exit by themselves; the lab times
+/// each runtime with no other threads about, so its pools are joined before the next
+/// measurement starts.
+pub struct Joined(Option<Pool>);
+
+impl Joined {
+    pub fn new(pool: Pool) -> Joined {
+        Joined(Some(pool))
+    }
+}
+
+impl std::ops::Deref for Joined {
+    type Target = Pool;
+    fn deref(&self) -> &Pool {
+        self.0
+            .as_ref()
+            .expect("Joined: the pool is there until the drop")
+    }
+}
+
+impl Drop for Joined {
+    fn drop(&mut self) {
+        if let Some(pool) = self.0.take() {
+            pool.shutdown();
+        }
+    }
+}
+
+/// A pool of `threads` workers, joined when dropped.
+pub fn pool(threads: usize) -> Result<Joined, String> {
     Pool::builder()
         .threads(threads)
         .build()
+        .map(Joined::new)
         .map_err(|e| format!("threadlab pool: {e}"))
 }
 
@@ -33,7 +63,7 @@ pub fn for_each_band_in(
 }
 
 /// A pool behind an `Arc`, for job queues that outlive a borrow.
-pub fn shared_pool(threads: usize) -> Result<Arc<Pool>, String> {
+pub fn shared_pool(threads: usize) -> Result<Arc<Joined>, String> {
     pool(threads).map(Arc::new)
 }
 
@@ -49,7 +79,7 @@ pub fn for_each_row(
 
 /// The pool's global queue: `Pool::spawn` chains.
 #[derive(Clone)]
-pub struct GlobalQueue(Arc<Pool>);
+pub struct GlobalQueue(Arc<Joined>);
 
 impl Spawn for GlobalQueue {
     fn spawn(&self, job: Job) -> Result<(), String> {
@@ -59,7 +89,7 @@ impl Spawn for GlobalQueue {
 }
 
 /// A job queue that spawns on `pool`.
-pub fn global_queue(pool: &Arc<Pool>) -> GlobalQueue {
+pub fn global_queue(pool: &Arc<Joined>) -> GlobalQueue {
     GlobalQueue(Arc::clone(pool))
 }
 

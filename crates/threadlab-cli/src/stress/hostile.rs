@@ -186,7 +186,7 @@ pub fn wakes_after_drop(rng: &mut Rng, ledger: &Ledger) {
             wake(slot);
         }
     }
-    drop(pool);
+    pool.shutdown();
     // From another thread, as a timer or an I/O driver would.
     std::thread::scope(|s| {
         s.spawn(|| {
@@ -197,7 +197,7 @@ pub fn wakes_after_drop(rng: &mut Rng, ledger: &Ledger) {
             }
         });
     });
-    // Woken before the drop: finished, with 7, or with the panic of its bomb (a panic in a
+    // Woken before the shutdown: finished, with 7, or with the panic of its bomb (a panic in a
     // finished future's drop is the task's panic). Woken after: cancelled, its bomb's panic
     // reported to the handler.
     let (mut finished, mut cancelled, mut in_handles) = (0u64, 0u64, 0u64);
@@ -221,8 +221,8 @@ pub fn wakes_after_drop(rng: &mut Rng, ledger: &Ledger) {
             )),
         }
     }
-    // Relaxed: every thread that dropped a bomb was joined (the workers by the pool's drop,
-    // the waker's by the scope), or it was this one.
+    // Relaxed: every thread that dropped a bomb was joined (the workers by the pool's
+    // shutdown, the waker's by the scope), or it was this one.
     let dropped = exploded.load(Ordering::Relaxed);
     let planned = seen.planned.load(Ordering::Relaxed);
     if dropped != bombs || planned + in_handles != bombs {

@@ -205,16 +205,18 @@ fn progress_bar(seconds: u64) -> ProgressBar {
     pb
 }
 
-/// Builds pools, queues work on them from outside and inside, and drops them with work still
-/// queued: dropping runs what was queued, so every task must have run afterwards.
+/// Builds pools, queues work on them from outside and inside, and ends them with work still
+/// queued, by a drop (which returns at once; the workers run what was queued, then exit) or by
+/// `shutdown` (which returns once they did): either way every task must run, once.
 fn pool_churn(ledger: &Ledger, stop: &AtomicBool, seed: u64) {
     let mut rng = Rng::spread(seed ^ 0xC0FFEE);
     // Relaxed: a stop request, as in the drivers.
     while !stop.load(Ordering::Relaxed) {
         let n = rng.range(1, 5_000) as usize;
         let slots = Arc::new(scenarios::Slots::new(n));
+        let done = Arc::new(AtomicUsize::new(0));
         // Every other pool elastic, with a keep-alive of 0–2 ms: its workers retire and come
-        // back between and during the spawns, and the drop must still run every task.
+        // back between and during the spawns, and the end must still run every task.
         let builder = Pool::builder().threads(rng.range(1, 4) as usize);
         let builder = if rng.below(2) == 0 {
             builder.keep_alive(Duration::from_micros(rng.range(0, 2_000)))
@@ -224,15 +226,32 @@ fn pool_churn(ledger: &Ledger, stop: &AtomicBool, seed: u64) {
         match builder.build() {
             Ok(pool) => {
                 for i in 0..n {
-                    let slots = Arc::clone(&slots);
-                    pool.spawn(move || slots.hit(i));
+                    let (slots, done) = (Arc::clone(&slots), Arc::clone(&done));
+                    pool.spawn(move || {
+                        slots.hit(i);
+                        // Release: the hit is read after the Acquire load below saw this count.
+                        done.fetch_add(1, Ordering::Release);
+                    });
                 }
-                drop(pool);
+                let how = if rng.below(2) == 0 {
+                    drop(pool);
+                    // The workers run the queued tasks after the drop returned; a task lost
+                    // would never count.
+                    let deadline = Instant::now() + Duration::from_secs(60);
+                    // Acquire: pairs with the tasks' Release increments.
+                    while done.load(Ordering::Acquire) < n && Instant::now() < deadline {
+                        std::thread::sleep(Duration::from_millis(1));
+                    }
+                    "drop"
+                } else {
+                    pool.shutdown();
+                    "shutdown"
+                };
                 ledger.pool_built();
                 let (missed, twice) = slots.tally();
                 if missed + twice > 0 {
                     ledger.discrepancy(format!(
-                        "pool drop: {missed} of {n} queued tasks never ran, {twice} ran twice"
+                        "pool {how}: {missed} of {n} queued tasks never ran, {twice} ran twice"
                     ));
                 }
                 ledger.tasks(n as u64);

@@ -171,6 +171,13 @@ where
             step: self.step,
         }
     }
+    fn opt_len(&self) -> Option<usize> {
+        if S::ONE_FOR_ONE {
+            self.base.opt_len()
+        } else {
+            None
+        }
+    }
 }
 
 impl<I: IndexedParallelIterator, S: Step<I::Item> + KeepsLength> IndexedParallelIterator
@@ -198,6 +205,9 @@ impl<P: Producer, S: Step<P::Item>> Producer for Adapter<P, S> {
     }
     fn max_len(&self) -> usize {
         self.base.max_len()
+    }
+    fn blocks(&self) -> Option<super::drive::Blocks> {
+        self.base.blocks()
     }
     fn split_at(self, mid: usize) -> (Self, Self) {
         let (l, r) = self.base.split_at(mid);
@@ -463,6 +473,9 @@ impl<I: IndexedParallelIterator> ParallelIterator for Enumerate<I> {
             offset: self.offset,
         }
     }
+    fn opt_len(&self) -> Option<usize> {
+        Some(IndexedParallelIterator::len(self))
+    }
 }
 impl<I: IndexedParallelIterator> IndexedParallelIterator for Enumerate<I> {
     fn len(&self) -> usize {
@@ -485,6 +498,9 @@ impl<P: Producer> Producer for Enumerate<P> {
     }
     fn max_len(&self) -> usize {
         self.base.max_len()
+    }
+    fn blocks(&self) -> Option<super::drive::Blocks> {
+        self.base.blocks()
     }
     fn split_at(self, mid: usize) -> (Self, Self) {
         let (l, r) = self.base.split_at(mid);
@@ -531,6 +547,9 @@ impl<A: IndexedParallelIterator, B: IndexedParallelIterator> ParallelIterator fo
     type Producer = Zip<A::Producer, B::Producer>;
     fn into_producer(self) -> Self::Producer {
         Zip::new(self.a.into_producer(), self.b.into_producer())
+    }
+    fn opt_len(&self) -> Option<usize> {
+        Some(IndexedParallelIterator::len(self))
     }
 }
 impl<A: IndexedParallelIterator, B: IndexedParallelIterator> IndexedParallelIterator for Zip<A, B> {
@@ -584,6 +603,9 @@ impl<I: IndexedParallelIterator> ParallelIterator for ChunksOf<I> {
     type Producer = ChunksOf<I::Producer>;
     fn into_producer(self) -> Self::Producer {
         ChunksOf::new(self.base.into_producer(), self.size)
+    }
+    fn opt_len(&self) -> Option<usize> {
+        Some(IndexedParallelIterator::len(self))
     }
 }
 impl<I: IndexedParallelIterator> IndexedParallelIterator for ChunksOf<I> {

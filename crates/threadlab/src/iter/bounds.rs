@@ -5,11 +5,11 @@
 //! there is no grain size to tune. A program that sets one still gets what it asked for:
 //! `with_min_len(n)` never splits off a piece shorter than `n` positions; `with_max_len(n)`
 //! splits every piece longer than `n` at once, without waiting for a beat (Rayon's splitter
-//! does the same); `by_exponential_blocks` and `by_uniform_blocks` ask for a run in order,
-//! block after block, which is how a heartbeat run proceeds already, so they change nothing
-//! but the type.
+//! does the same); `by_exponential_blocks` and `by_uniform_blocks` run the pipeline in
+//! sequential blocks, each split in parallel and finished before the next starts (the
+//! engine's `run_blocks`), as Rayon's do.
 
-use super::drive::Producer;
+use super::drive::{Blocks, Producer};
 use super::{IndexedParallelIterator, ParallelIterator};
 
 /// The iterator of `with_min_len`, `with_max_len`, `by_exponential_blocks` and
@@ -25,6 +25,8 @@ pub struct Bounded<I> {
     base: I,
     min: usize,
     max: usize,
+    /// Sequential blocks asked for (`by_uniform_blocks`, `by_exponential_blocks`).
+    blocks: Option<Blocks>,
 }
 
 impl<I> Bounded<I> {
@@ -34,6 +36,15 @@ impl<I> Bounded<I> {
             base,
             min: min.max(1),
             max: max.max(1),
+            blocks: None,
+        }
+    }
+
+    /// The base run in sequential `blocks`.
+    pub(super) fn in_blocks(base: I, blocks: Blocks) -> Self {
+        Bounded {
+            blocks: Some(blocks),
+            ..Bounded::new(base, 1, usize::MAX)
         }
     }
 }
@@ -46,7 +57,11 @@ impl<I: ParallelIterator> ParallelIterator for Bounded<I> {
             base: self.base.into_producer(),
             min: self.min,
             max: self.max,
+            blocks: self.blocks,
         }
+    }
+    fn opt_len(&self) -> Option<usize> {
+        self.base.opt_len()
     }
 }
 impl<I: IndexedParallelIterator> IndexedParallelIterator for Bounded<I> {
@@ -67,8 +82,21 @@ impl<P: Producer> Producer for Bounded<P> {
     }
     fn split_at(self, mid: usize) -> (Self, Self) {
         let (l, r) = self.base.split_at(mid);
-        let (min, max) = (self.min, self.max);
-        (Bounded { base: l, min, max }, Bounded { base: r, min, max })
+        let (min, max, blocks) = (self.min, self.max, self.blocks);
+        (
+            Bounded {
+                base: l,
+                min,
+                max,
+                blocks,
+            },
+            Bounded {
+                base: r,
+                min,
+                max,
+                blocks,
+            },
+        )
     }
     #[inline]
     fn take(&mut self, n: usize) -> Self::Iter<'_> {
@@ -82,5 +110,8 @@ impl<P: Producer> Producer for Bounded<P> {
     }
     fn max_len(&self) -> usize {
         self.max.min(self.base.max_len())
+    }
+    fn blocks(&self) -> Option<Blocks> {
+        self.blocks.or(self.base.blocks())
     }
 }

@@ -76,7 +76,7 @@ pub type RChunksExactMut<'a, T> = Exact<RExact<&'a mut [T]>, &'a mut [T]>;
 
 impl<'a, T> ChunksExact<'a, T> {
     pub(super) fn new(slice: &'a [T], size: usize) -> Self {
-        assert!(size > 0, "par_chunks_exact: size must be at least 1");
+        assert!(size > 0, "chunk_size must not be zero");
         let (exact, rem) = slice.split_at(slice.len() - slice.len() % size);
         Exact {
             chunks: Chunks::new(exact, size),
@@ -87,7 +87,7 @@ impl<'a, T> ChunksExact<'a, T> {
 
 impl<'a, T> ChunksExactMut<'a, T> {
     pub(super) fn new(slice: &'a mut [T], size: usize) -> Self {
-        assert!(size > 0, "par_chunks_exact_mut: size must be at least 1");
+        assert!(size > 0, "chunk_size must not be zero");
         let at = slice.len() - slice.len() % size;
         let (exact, rem) = slice.split_at_mut(at);
         Exact {
@@ -99,7 +99,7 @@ impl<'a, T> ChunksExactMut<'a, T> {
 
 impl<'a, T> RChunksExact<'a, T> {
     pub(super) fn new(slice: &'a [T], size: usize) -> Self {
-        assert!(size > 0, "par_rchunks_exact: size must be at least 1");
+        assert!(size > 0, "chunk_size must not be zero");
         let (rem, exact) = slice.split_at(slice.len() % size);
         Exact {
             chunks: RExact { exact, size },
@@ -110,7 +110,7 @@ impl<'a, T> RChunksExact<'a, T> {
 
 impl<'a, T> RChunksExactMut<'a, T> {
     pub(super) fn new(slice: &'a mut [T], size: usize) -> Self {
-        assert!(size > 0, "par_rchunks_exact_mut: size must be at least 1");
+        assert!(size > 0, "chunk_size must not be zero");
         let (rem, exact) = slice.split_at_mut(slice.len() % size);
         Exact {
             chunks: RExact { exact, size },

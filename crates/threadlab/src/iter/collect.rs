@@ -328,10 +328,60 @@ macro_rules! extend_via_vec {
 }
 
 // Only extended: the hashed collections extend whatever their hasher; `()` collects above.
+// Collections of `Copy` items are extended by references too, as `std`'s `Extend` does.
 extend_via_vec! {
     [T: Send + Eq + std::hash::Hash, S: std::hash::BuildHasher + Send] std::collections::HashSet<T, S>, T;
     [K: Send + Eq + std::hash::Hash, V: Send, S: std::hash::BuildHasher + Send] std::collections::HashMap<K, V, S>, (K, V);
     [] (), ();
+    ['a, T: Copy + Send + Sync + 'a] Vec<T>, &'a T;
+    ['a, T: Copy + Send + Sync + 'a] std::collections::VecDeque<T>, &'a T;
+    ['a, T: Copy + Send + Sync + 'a] LinkedList<T>, &'a T;
+    ['a, T: Copy + Send + Sync + Ord + 'a] std::collections::BinaryHeap<T>, &'a T;
+    ['a, T: Copy + Send + Sync + Ord + 'a] std::collections::BTreeSet<T>, &'a T;
+    ['a, T: Copy + Send + Sync + Eq + std::hash::Hash + 'a, S: std::hash::BuildHasher + Send] std::collections::HashSet<T, S>, &'a T;
+    ['a, K: Copy + Send + Sync + Ord + 'a, V: Copy + Send + Sync + 'a] std::collections::BTreeMap<K, V>, (&'a K, &'a V);
+    ['a, K: Copy + Send + Sync + Eq + std::hash::Hash + 'a, V: Copy + Send + Sync + 'a, S: std::hash::BuildHasher + Send] std::collections::HashMap<K, V, S>, (&'a K, &'a V);
+    [] std::ffi::OsString, std::ffi::OsString;
+    ['a] std::ffi::OsString, &'a std::ffi::OsStr;
+    ['a] String, std::borrow::Cow<'a, str>;
+    ['a] std::ffi::OsString, std::borrow::Cow<'a, std::ffi::OsStr>;
+}
+
+/// `OsString`s from pieces, as `String`s from pieces.
+macro_rules! os_string_from {
+    ($($item:ty),*) => {$(
+        impl<'a> FromParallelIterator<$item> for std::ffi::OsString {
+            fn from_par_iter<I: ParallelIterator<Item = $item>>(iter: I) -> Self {
+                let mut s = std::ffi::OsString::new();
+                s.par_extend(iter);
+                s
+            }
+        }
+    )*};
+}
+os_string_from!(
+    std::ffi::OsString,
+    &'a std::ffi::OsStr,
+    std::borrow::Cow<'a, std::ffi::OsStr>
+);
+
+/// A `Cow` collects into its owned form, as `std`'s `FromIterator` for `Cow` does.
+///
+/// ```
+/// use std::borrow::Cow;
+/// use threadlab::prelude::*;
+/// let s: Cow<'_, str> = ['a', 'b'].par_iter().copied().collect();
+/// assert_eq!(s, "ab");
+/// ```
+impl<'a, C, T> FromParallelIterator<T> for std::borrow::Cow<'a, C>
+where
+    C: ToOwned + ?Sized,
+    C::Owned: FromParallelIterator<T>,
+    T: Send,
+{
+    fn from_par_iter<I: ParallelIterator<Item = T>>(iter: I) -> Self {
+        std::borrow::Cow::Owned(C::Owned::from_par_iter(iter))
+    }
 }
 
 /// The collections both collected and extended through a `Vec`: the impls of both macros.
@@ -396,5 +446,28 @@ where
             some.push(x?);
         }
         Some(super::IntoParallelIterator::into_par_iter(some).collect())
+    }
+}
+
+/// Extends whichever collection it holds.
+///
+/// ```
+/// use threadlab::iter::Either;
+/// use threadlab::prelude::*;
+/// let mut e: Either<Vec<u32>, std::collections::BTreeSet<u32>> = Either::Right(Default::default());
+/// e.par_extend((0u32..3).into_par_iter());
+/// assert_eq!(e, Either::Right([0, 1, 2].into()));
+/// ```
+impl<L, R, T> ParallelExtend<T> for super::Either<L, R>
+where
+    L: ParallelExtend<T>,
+    R: ParallelExtend<T>,
+    T: Send,
+{
+    fn par_extend<I: super::IntoParallelIterator<Item = T>>(&mut self, iter: I) {
+        match self {
+            super::Either::Left(l) => l.par_extend(iter),
+            super::Either::Right(r) => r.par_extend(iter),
+        }
     }
 }

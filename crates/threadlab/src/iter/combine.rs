@@ -6,24 +6,17 @@
 //! positions are the base's positions, a block is a sequential iterator over the base's
 //! block. Two choices follow from that shape:
 //! - `fold` yields one accumulator per block (a block is the unit a worker folds between two
-//!   reads of its heartbeat flag); Rayon yields one per piece. Either way the number of
+//!   reads of its heartbeat flag, at least `with_min_len` and at most `with_max_len` items when
+//!   they are set); Rayon yields one per piece, bounded the same way. Either way the number of
 //!   accumulators is unspecified and `reduce` of them gives the same answer.
-//! - An inner parallel iterator of `flat_map` runs sequentially inside the outer item's
-//!   block: the outer pipeline is what the heartbeat splits.
+//! - `flat_map`'s positions are its inner iterators' positions as they open (`FlatProducer`):
+//!   an inner iterator is split by the heartbeat as any source is, and streams.
 //! - `map_init`'s `init` runs once per block, as Rayon's runs once per piece.
 
 use super::drive::Producer;
 use super::shared::{Part, Shared};
-use super::{Fold, IndexedParallelIterator, IntoParallelIterator, ParallelIterator};
+use super::{Either, Fold, IndexedParallelIterator, IntoParallelIterator, ParallelIterator};
 use std::sync::Arc;
-
-/// The items of a parallel iterator, in order, on this thread (an inner iterator of
-/// `flat_map`).
-pub(crate) fn seq_vec<I: ParallelIterator>(it: I) -> Vec<I::Item> {
-    let mut p = it.into_producer();
-    let n = p.len();
-    p.take(n).collect()
-}
 
 /// The iterator of [`ParallelIterator::chain`]: `a`'s items, then `b`'s.
 ///
@@ -49,6 +42,9 @@ impl<A: ParallelIterator, B: ParallelIterator<Item = A::Item>> ParallelIterator 
     type Producer = Chain<A::Producer, B::Producer>;
     fn into_producer(self) -> Self::Producer {
         Chain::new(self.a.into_producer(), self.b.into_producer())
+    }
+    fn opt_len(&self) -> Option<usize> {
+        self.a.opt_len()?.checked_add(self.b.opt_len()?)
     }
 }
 impl<A, B> IndexedParallelIterator for Chain<A, B>
@@ -119,64 +115,184 @@ where
     PI: IntoParallelIterator,
 {
     type Item = PI::Item;
-    type Producer = Shared<I::Producer, F, FlatMapPart>;
+    type Producer = FlatProducer<I::Producer, F, <PI::Iter as ParallelIterator>::Producer>;
     fn into_producer(self) -> Self::Producer {
-        Shared::new(self.base.into_producer(), self.f)
-    }
-}
-
-/// The [`Part`] of [`FlatMap`]: its closure.
-#[doc(hidden)]
-#[derive(Debug)]
-pub enum FlatMapPart {}
-
-impl<P: Producer, F, PI> Part<P, FlatMapPart> for F
-where
-    F: Fn(P::Item) -> PI + Sync + Send,
-    PI: IntoParallelIterator,
-{
-    type Item = PI::Item;
-    type Iter<'s>
-        = FlatIter<'s, P::Iter<'s>, F, PI::Item>
-    where
-        P: 's,
-        F: 's;
-    fn block<'s>(&'s self, base: P::Iter<'s>) -> Self::Iter<'s> {
-        FlatIter {
-            base,
-            f: self,
-            cur: Vec::new().into_iter(),
+        FlatProducer {
+            base: self.base.into_producer(),
+            f: self.f,
+            inner: None,
         }
     }
 }
 
-/// The block iterator of [`FlatMap`].
-#[derive(Debug)]
-pub struct FlatIter<'s, It, F, T> {
-    base: It,
-    f: &'s F,
-    cur: std::vec::IntoIter<T>,
+/// The producer of [`FlatMap`]: its positions are the inner positions of the outer item being
+/// run and the outer positions not opened yet. Opening an outer position (a step of a block)
+/// makes its inner iterator's producer, whose positions then count too; a split in the middle of
+/// an open inner iterator gives each half a part of it. So `flat_map` streams: memory holds the
+/// open inner producers (one per piece and level) and a small buffer of items, never the whole
+/// output, and an inner iterator of billions of items is split by the heartbeat as any range
+/// is (Rayon drives each inner iterator into a split of its consumer to the same end).
+pub struct FlatProducer<P, F, Q> {
+    base: P,
+    f: Arc<F>,
+    /// What is left of the inner iterator of the outer item being run.
+    inner: Option<Q>,
 }
 
-impl<It: Iterator, F, PI> Iterator for FlatIter<'_, It, F, PI::Item>
+impl<P: std::fmt::Debug, F, Q> std::fmt::Debug for FlatProducer<P, F, Q> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        super::debug::base_only(f, "FlatProducer", &self.base)
+    }
+}
+
+/// Items a block of [`FlatProducer`] makes ahead of its consumer: the unit of its buffer.
+const FLAT_BUFFER: usize = 64;
+
+impl<P, F, PI, Q> Producer for FlatProducer<P, F, Q>
 where
-    F: Fn(It::Item) -> PI,
+    P: Producer,
+    F: Fn(P::Item) -> PI + Sync + Send,
     PI: IntoParallelIterator,
+    PI::Iter: ParallelIterator<Producer = Q>,
+    Q: Producer<Item = PI::Item>,
+{
+    type Item = PI::Item;
+    type Iter<'s>
+        = FlatBlock<'s, P, F, Q>
+    where
+        Self: 's;
+    fn len(&self) -> usize {
+        let open = self.inner.as_ref().map_or(0, Q::len);
+        open.saturating_add(self.base.len())
+    }
+    fn split_at(self, mid: usize) -> (Self, Self) {
+        let open = self.inner.as_ref().map_or(0, Q::len);
+        match self.inner {
+            Some(inner) if mid < open => {
+                let (l, r) = inner.split_at(mid);
+                let (none, base) = self.base.split_at(0);
+                let left = FlatProducer {
+                    base: none,
+                    f: Arc::clone(&self.f),
+                    inner: Some(l),
+                };
+                let right = FlatProducer {
+                    base,
+                    f: self.f,
+                    inner: Some(r),
+                };
+                (left, right)
+            }
+            inner => {
+                let (l, r) = self.base.split_at(mid - open);
+                let left = FlatProducer {
+                    base: l,
+                    f: Arc::clone(&self.f),
+                    inner,
+                };
+                let right = FlatProducer {
+                    base: r,
+                    f: self.f,
+                    inner: None,
+                };
+                (left, right)
+            }
+        }
+    }
+    fn take(&mut self, n: usize) -> FlatBlock<'_, P, F, Q> {
+        FlatBlock {
+            p: self,
+            steps: n,
+            buffer: std::collections::VecDeque::new(),
+        }
+    }
+    fn exact(&self) -> bool {
+        false
+    }
+    /// The bounds of the inner iterator being run while it has positions left, else the
+    /// base's: a bound set before `flat_map` cuts the base, one set inside it the inner
+    /// iterators (as in Rayon, where each inner iterator is split by its own bounds).
+    fn min_len(&self) -> usize {
+        match &self.inner {
+            Some(inner) if inner.len() > 0 => inner.min_len(),
+            _ => self.base.min_len(),
+        }
+    }
+    fn max_len(&self) -> usize {
+        match &self.inner {
+            Some(inner) if inner.len() > 0 => inner.max_len(),
+            _ => self.base.max_len(),
+        }
+    }
+    fn blocks(&self) -> Option<super::drive::Blocks> {
+        self.base.blocks()
+    }
+}
+
+/// A block of [`FlatProducer`]: `steps` positions, each an inner item or the opening of an outer
+/// one, made 64 inner items at a time (`FLAT_BUFFER`).
+pub struct FlatBlock<'s, P, F, Q: Producer> {
+    p: &'s mut FlatProducer<P, F, Q>,
+    steps: usize,
+    buffer: std::collections::VecDeque<Q::Item>,
+}
+
+impl<P: Producer, F, Q: Producer> std::fmt::Debug for FlatBlock<'_, P, F, Q> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("FlatBlock")
+            .field("steps", &self.steps)
+            .finish_non_exhaustive()
+    }
+}
+
+impl<P, F, PI, Q> Iterator for FlatBlock<'_, P, F, Q>
+where
+    P: Producer,
+    F: Fn(P::Item) -> PI + Sync + Send,
+    PI: IntoParallelIterator,
+    PI::Iter: ParallelIterator<Producer = Q>,
+    Q: Producer<Item = PI::Item>,
 {
     type Item = PI::Item;
     fn next(&mut self) -> Option<PI::Item> {
         loop {
-            if let Some(x) = self.cur.next() {
+            if let Some(x) = self.buffer.pop_front() {
                 return Some(x);
             }
-            let outer = self.base.next()?;
-            self.cur = seq_vec((self.f)(outer).into_par_iter()).into_iter();
+            if self.steps == 0 {
+                return None;
+            }
+            match &mut self.p.inner {
+                Some(inner) if inner.len() > 0 => {
+                    let k = inner.len().min(self.steps).min(FLAT_BUFFER);
+                    self.buffer.extend(inner.take(k));
+                    self.steps -= k;
+                }
+                _ => {
+                    // One step: the next outer position, opened (a base that filters may give
+                    // no item for it).
+                    self.p.inner = None;
+                    if self.p.base.len() == 0 {
+                        self.steps = 0;
+                        return None;
+                    }
+                    self.steps -= 1;
+                    let outer = self.p.base.take(1).next();
+                    if let Some(x) = outer {
+                        let inner = (self.p.f)(x).into_par_iter().into_producer();
+                        self.p.inner = Some(inner);
+                    }
+                }
+            }
         }
     }
 }
 
 /// The producer of [`Fold`] and [`FoldWith`] as parallel iterators: one accumulator per
 /// block, started by `S` (`identity()`, or a clone of the initial value).
+///
+/// One accumulator per block: a block holds at least `with_min_len` and at most
+/// `with_max_len` items when they are set (see `drive.rs`), as a piece of Rayon's does.
 #[derive(Debug)]
 pub struct FoldProducer<P, S, F> {
     base: P,
@@ -269,6 +385,15 @@ where
     }
     fn exact(&self) -> bool {
         false
+    }
+    fn min_len(&self) -> usize {
+        self.base.min_len()
+    }
+    fn max_len(&self) -> usize {
+        self.base.max_len()
+    }
+    fn blocks(&self) -> Option<super::drive::Blocks> {
+        self.base.blocks()
     }
 }
 
@@ -425,6 +550,9 @@ impl<I: ParallelIterator, F: Fn(&mut I::Item) + Sync + Send> ParallelIterator fo
     type Producer = Shared<I::Producer, F, UpdatePart>;
     fn into_producer(self) -> Self::Producer {
         Shared::new(self.base.into_producer(), self.f)
+    }
+    fn opt_len(&self) -> Option<usize> {
+        self.base.opt_len()
     }
 }
 impl<I: IndexedParallelIterator, F: Fn(&mut I::Item) + Sync + Send> IndexedParallelIterator
@@ -611,6 +739,9 @@ where
     fn max_len(&self) -> usize {
         self.base.max_len()
     }
+    fn blocks(&self) -> Option<super::drive::Blocks> {
+        self.base.blocks()
+    }
 }
 
 /// The block iterator of [`MapState`].
@@ -643,3 +774,34 @@ macro_rules! debug_base_only {
 }
 
 debug_base_only!(FlatMap<F>, FoldWith<T, F>, FoldChunks<S, F>, Update<F>, MapState<S, F>);
+
+/// [`Either`](super::Either) runs whichever side it holds.
+impl<L: ParallelIterator, R: ParallelIterator<Item = L::Item>> ParallelIterator for Either<L, R> {
+    type Item = L::Item;
+    type Producer = Either<L::Producer, R::Producer>;
+    fn into_producer(self) -> Self::Producer {
+        match self {
+            Either::Left(l) => Either::Left(l.into_producer()),
+            Either::Right(r) => Either::Right(r.into_producer()),
+        }
+    }
+    fn opt_len(&self) -> Option<usize> {
+        match self {
+            Either::Left(l) => l.opt_len(),
+            Either::Right(r) => r.opt_len(),
+        }
+    }
+}
+
+impl<L, R> IndexedParallelIterator for Either<L, R>
+where
+    L: IndexedParallelIterator,
+    R: IndexedParallelIterator<Item = L::Item>,
+{
+    fn len(&self) -> usize {
+        match self {
+            Either::Left(l) => l.len(),
+            Either::Right(r) => r.len(),
+        }
+    }
+}

@@ -81,6 +81,21 @@ pub trait Producer: Send + Sized {
     fn max_len(&self) -> usize {
         usize::MAX
     }
+    /// Whether the run goes in sequential blocks, each run in parallel before the next starts
+    /// (`by_uniform_blocks`, `by_exponential_blocks`); `None` unless asked.
+    fn blocks(&self) -> Option<Blocks> {
+        None
+    }
+}
+
+/// How a run is cut into sequential blocks (see [`Producer::blocks`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Blocks {
+    /// Blocks of this many positions (`by_uniform_blocks`).
+    Uniform(usize),
+    /// Blocks as many positions as the pool has workers, then twice as many each time
+    /// (`by_exponential_blocks`, as Rayon sizes them).
+    Exponential,
 }
 
 /// Folds items and can be split; results of neighbouring pieces reduce left to right.
@@ -88,6 +103,14 @@ pub(crate) trait Consumer<T>: Send + Sized {
     type Result: Send;
     /// Folds a block of items in order.
     fn consume_iter<I: Iterator<Item = T>>(&mut self, iter: I);
+    /// Folds the block of the next `n` positions (what the engine calls): by default
+    /// `consume_iter`; a consumer that must know the block's length (Rayon's indexed consumers,
+    /// `bridge.rs`) uses `n`.
+    #[inline]
+    fn consume_block<I: Iterator<Item = T>>(&mut self, n: usize, iter: I) {
+        let _ = n;
+        self.consume_iter(iter);
+    }
     /// True when no more items can change the result (short-circuiting consumers).
     fn full(&self) -> bool {
         false
@@ -121,7 +144,47 @@ where
     P: Producer,
     C: Consumer<P::Item>,
 {
-    on_worker(|w| run(w, p, c, true))
+    on_worker(|w| match p.blocks() {
+        Some(blocks) => run_blocks(w, p, c, blocks),
+        None => run(w, p, c, true),
+    })
+}
+
+/// Runs `p` into `c` in sequential blocks (`Producer::blocks`): each block is a run of its own
+/// (split in parallel as any run is), which ends before the next one starts, as in Rayon.
+fn run_blocks<P, C>(w: &WorkerThread, mut p: P, mut c: C, blocks: Blocks) -> C::Result
+where
+    P: Producer,
+    C: Consumer<P::Item>,
+{
+    let mut size = match blocks {
+        Blocks::Uniform(n) => n.max(1),
+        Blocks::Exponential => w.registry().num_threads().max(1),
+    };
+    // The blocks' results so far, and the reducer between them and the rest.
+    let mut done: Option<(C::Result, C::Reducer)> = None;
+    loop {
+        if p.len() <= size || c.full() {
+            let last = run(w, p, c, true);
+            return match done {
+                Some((before, reducer)) => reducer.reduce(before, last),
+                None => last,
+            };
+        }
+        let (block, rest) = p.split_at(size);
+        let rest_c = c.split_off(size);
+        let between = c.reducer();
+        let result = run(w, block, c, true);
+        let result = match done.take() {
+            Some((before, reducer)) => reducer.reduce(before, result),
+            None => result,
+        };
+        done = Some((result, between));
+        (p, c) = (rest, rest_c);
+        if blocks == Blocks::Exponential {
+            size = size.saturating_mul(2);
+        }
+    }
 }
 
 /// Runs `p` into `c` block by block on `w`, splitting at beats (see the module doc). `top`: the
@@ -132,13 +195,21 @@ where
     P: Producer,
     C: Consumer<P::Item>,
 {
-    // `with_max_len`: a piece longer than asked is split at once, as Rayon's splitter does.
-    let too_long = p.len() > p.max_len();
+    // A piece that can no longer change the result (a search already decided) is not split.
+    if c.full() {
+        return c.finish();
+    }
+    // `with_max_len`: a piece longer than asked is split at once, as Rayon's splitter does
+    // (unless its halves would be shorter than `with_min_len`).
+    let too_long = p.len() > p.max_len() && p.len() >= p.min_len().saturating_mul(2);
     let eager = top && p.len() >= 2 * BLOCK && w.registry().idle_exists();
     if !(too_long || eager && p.len() >= p.min_len().saturating_mul(2)) {
         let _span = TaskSpan::enter(TaskKind::LoopChunk, None);
         let hb = w.heartbeat();
-        let mut block = 1;
+        // A block is what the producer hands over in one sequential iterator: at least
+        // `with_min_len` positions, as a Rayon piece is (a `repeat_n` then clones its item once
+        // less, a `fold` folds at least that many).
+        let mut block = p.min_len().max(1);
         let mut started = Instant::now();
         // Blocks timed together (see `BLOCK_TIME`), and how many of them have run.
         let (mut window, mut timed) = (1u32, 0u32);
@@ -147,6 +218,11 @@ where
             if len == 0 || c.full() {
                 return c.finish();
             }
+            // A piece that grew past `with_max_len` (a `flat_map` opened an item with more
+            // positions) is split as one that started too long.
+            if len > p.max_len() && len >= p.min_len().saturating_mul(2) {
+                break;
+            }
             if len >= 2
                 && hb.wanted()
                 && len >= p.min_len().saturating_mul(2)
@@ -154,7 +230,8 @@ where
             {
                 break;
             }
-            c.consume_iter(p.take(len.min(block)));
+            let n = block_len(len, block, p.min_len(), p.max_len());
+            c.consume_block(n, p.take(n));
             if block < BLOCK {
                 timed += 1;
                 if timed == window {
@@ -190,6 +267,41 @@ where
     reducer.reduce(a, b)
 }
 
+/// Drops every item (made for their side effects only: the items a `skip` skips).
+pub(crate) struct Drain<T>(pub(crate) PhantomData<fn(T)>);
+
+impl<T> Consumer<T> for Drain<T> {
+    type Result = ();
+    type Reducer = fn((), ()) -> ();
+    #[inline]
+    fn consume_iter<I: Iterator<Item = T>>(&mut self, iter: I) {
+        iter.for_each(drop);
+    }
+    fn split_off(&mut self, _left: usize) -> Self {
+        Drain(PhantomData)
+    }
+    fn finish(self) {}
+    fn reducer(&self) -> Self::Reducer {
+        |(), ()| ()
+    }
+}
+
+/// The next block's length, of `len` positions left, aiming at `block`: at most `max`
+/// (`with_max_len`), at least `min` (`with_min_len`), and leaving no remainder shorter than `min`
+/// (it would make a shorter block later): so a `fold` accumulator, one per block, covers at
+/// least `min` and at most `max.max(2 * min - 1)` items, the bounds of a piece of Rayon's.
+#[inline]
+fn block_len(len: usize, block: usize, min: usize, max: usize) -> usize {
+    let min = min.max(1);
+    let mut n = len.min(block.max(min)).min(max.max(min));
+    if n < len && len - n < min {
+        // Shrink the block to leave `min` (the block is then `len - min`, at least `min`), or
+        // take the rest with it when two blocks of `min` do not fit.
+        n = if len - min >= min { len - min } else { len };
+    }
+    n
+}
+
 /// `count`: the simplest consumer, beside the trait.
 pub(crate) struct Count<T>(pub(crate) usize, pub(crate) PhantomData<fn(T)>);
 
@@ -198,7 +310,9 @@ impl<T> Consumer<T> for Count<T> {
     type Reducer = fn(usize, usize) -> usize;
     #[inline]
     fn consume_iter<I: Iterator<Item = T>>(&mut self, iter: I) {
-        self.0 += iter.count();
+        // Every item is made (and dropped), as in Rayon's `count` (a `repeat_n`'s clones, a
+        // `map`'s calls): `Iterator::count` may skip making them.
+        self.0 += iter.fold(0, |n, _| n + 1);
     }
     fn split_off(&mut self, _left: usize) -> Self {
         Count(0, PhantomData)

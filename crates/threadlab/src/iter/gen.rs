@@ -40,7 +40,11 @@ pub fn once<T: Send>(item: T) -> IntoIter<T> {
 /// assert_eq!(threadlab::iter::repeat_n('x', 3).collect::<String>(), "xxx");
 /// ```
 pub fn repeat_n<T: Clone + Send>(item: T, n: usize) -> RepeatN<T> {
-    RepeatN { item, n }
+    // With no repetition the item is dropped at once (as `std::iter::repeat_n` drops it).
+    RepeatN {
+        item: (n > 0).then_some(item),
+        n,
+    }
 }
 
 /// `item` repeated without end: bound it with `take` or `zip`.
@@ -52,12 +56,16 @@ pub fn repeat_n<T: Clone + Send>(item: T, n: usize) -> RepeatN<T> {
 /// ```
 pub fn repeat<T: Clone + Send>(item: T) -> RepeatN<T> {
     RepeatN {
-        item,
+        item: Some(item),
         n: usize::MAX,
     }
 }
 
 /// The iterator of [`repeat_n`] and [`repeat`].
+///
+/// Its clones are those of `std::iter::repeat_n`, as Rayon's are: `n` items cost `n - 1` clones (the
+/// item itself is the last), plus one for each piece split off (whose last item is that clone);
+/// a piece's block that ends before the piece does clones the item for itself.
 ///
 /// ```
 /// use threadlab::prelude::*;
@@ -65,43 +73,93 @@ pub fn repeat<T: Clone + Send>(item: T) -> RepeatN<T> {
 /// ```
 #[derive(Debug, Clone)]
 pub struct RepeatN<T> {
-    item: T,
+    /// `None` once handed out (or when `n` is 0).
+    item: Option<T>,
     n: usize,
 }
 
 impl<T: Clone + Send> Producer for RepeatN<T> {
     type Item = T;
     type Iter<'s>
-        = std::iter::Take<std::iter::Repeat<T>>
+        = Repeated<T>
     where
         Self: 's;
     fn len(&self) -> usize {
         self.n
     }
     fn split_at(self, mid: usize) -> (Self, Self) {
+        let rest = self.n - mid;
         let left = RepeatN {
-            item: self.item.clone(),
+            item: if mid > 0 { self.item.clone() } else { None },
             n: mid,
         };
-        (
-            left,
-            RepeatN {
-                n: self.n - mid,
-                ..self
-            },
-        )
+        let right = RepeatN {
+            item: if rest > 0 { self.item } else { None },
+            n: rest,
+        };
+        (left, right)
     }
     fn take(&mut self, n: usize) -> Self::Iter<'_> {
+        // The last block takes the item itself; an earlier one a clone of it.
+        let item = if n == self.n {
+            self.item.take()
+        } else {
+            self.item.clone()
+        };
         self.n -= n;
-        std::iter::repeat(self.item.clone()).take(n)
+        Repeated { item, n }
     }
 }
+
+/// A block of [`RepeatN`]: `n` times the item, cloned for all but the last, which is the item
+/// itself; skipping items (`nth`, as `step_by` does) clones nothing (`std::iter::repeat_n`'s
+/// behaviour, written here for the crate's minimum Rust version).
+#[derive(Debug)]
+pub struct Repeated<T> {
+    item: Option<T>,
+    n: usize,
+}
+
+impl<T: Clone> Iterator for Repeated<T> {
+    type Item = T;
+    #[inline]
+    fn next(&mut self) -> Option<T> {
+        match self.n {
+            0 => None,
+            1 => {
+                self.n = 0;
+                self.item.take()
+            }
+            _ => {
+                self.n -= 1;
+                self.item.clone()
+            }
+        }
+    }
+    fn nth(&mut self, skip: usize) -> Option<T> {
+        if skip >= self.n {
+            self.n = 0;
+            self.item = None;
+            return None;
+        }
+        self.n -= skip;
+        self.next()
+    }
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        (self.n, Some(self.n))
+    }
+}
+
+impl<T: Clone> ExactSizeIterator for Repeated<T> {}
 
 impl<T: Clone + Send> ParallelIterator for RepeatN<T> {
     type Item = T;
     type Producer = Self;
     fn into_producer(self) -> Self {
         self
+    }
+    fn opt_len(&self) -> Option<usize> {
+        Some(self.n)
     }
 }
 impl<T: Clone + Send> IndexedParallelIterator for RepeatN<T> {

@@ -6,7 +6,9 @@ use super::drive::Producer;
 use super::{IndexedParallelIterator, ParallelIterator};
 
 /// The iterator of [`IndexedParallelIterator::take`] and [`IndexedParallelIterator::skip`]:
-/// positions `start..end` of the base (clamped to its length).
+/// positions `start..end` of the base (clamped to its length). The skipped positions' items
+/// are made and dropped when the pipeline runs (the base's side effects happen for them, as in
+/// Rayon); those after `end` are never made.
 ///
 /// ```
 /// use threadlab::prelude::*;
@@ -34,7 +36,17 @@ impl<I: IndexedParallelIterator> ParallelIterator for Cut<I> {
         let end = self.end.min(p.len());
         let (head, _) = p.split_at(end);
         let start = self.start.min(end);
-        head.split_at(start).1
+        let (skipped, rest) = head.split_at(start);
+        if start > 0 {
+            // The skipped items are made and dropped, as Rayon's `skip` does: the pipeline's
+            // side effects before the `skip` happen for them too. (The items after a `take` are
+            // never made, as in Rayon.)
+            super::drive::drive(skipped, super::drive::Drain(std::marker::PhantomData));
+        }
+        rest
+    }
+    fn opt_len(&self) -> Option<usize> {
+        Some(IndexedParallelIterator::len(self))
     }
 }
 impl<I: IndexedParallelIterator> IndexedParallelIterator for Cut<I> {
@@ -71,6 +83,9 @@ impl<I: IndexedParallelIterator> ParallelIterator for StepBy<I> {
     type Producer = StepBy<I::Producer>;
     fn into_producer(self) -> Self::Producer {
         StepBy::new(self.base.into_producer(), self.step)
+    }
+    fn opt_len(&self) -> Option<usize> {
+        Some(IndexedParallelIterator::len(self))
     }
 }
 impl<I: IndexedParallelIterator> IndexedParallelIterator for StepBy<I> {
@@ -165,6 +180,9 @@ impl<I: IndexedParallelIterator> ParallelIterator for Rev<I> {
         let mut v: Vec<I::Item> = self.base.collect();
         v.reverse();
         v.into()
+    }
+    fn opt_len(&self) -> Option<usize> {
+        Some(IndexedParallelIterator::len(self))
     }
 }
 impl<I: IndexedParallelIterator> IndexedParallelIterator for Rev<I> {

@@ -24,8 +24,6 @@
 //!
 //! # Differences from Rayon
 //!
-//! - `fold` yields one accumulator per block a worker ran (Rayon's, one per piece): the
-//!   number of accumulators is unspecified in both, and reducing them gives the same answer.
 //! - The sources without positions (`HashMap`, `BTreeSet`, `LinkedList`, `par_bridge`, the
 //!   string and slice splits, `iter::split`) are found by one sequential pass into a buffer,
 //!   then run in parallel ([`IntoIter`]); `rev`, `interleave`, and `intersperse` over a
@@ -43,12 +41,14 @@
 
 mod adapters;
 mod bounds;
+mod bridge;
 mod chunks_exact;
 mod collect;
 mod combine;
 mod consume;
 mod debug;
 pub(crate) mod drive;
+mod either;
 mod find;
 mod gen;
 mod indexed;
@@ -58,6 +58,7 @@ mod multizip;
 mod owned;
 mod panic_fuse;
 pub mod plumbing;
+mod plumbing_traits;
 mod shared;
 mod sort;
 mod source;
@@ -75,11 +76,13 @@ pub use bounds::Bounded;
 pub use chunks_exact::{ChunksExact, ChunksExactMut, Exact, RChunksExact, RChunksExactMut};
 pub use collect::{FromParallelIterator, ParallelExtend};
 pub use combine::{
-    Chain, CloneOf, FlatIter, FlatMap, FoldChunkIter, FoldChunks, FoldProducer, FoldWith, InitFn,
-    MakeState, MapState, StateIter, Update, UpdateIter,
+    Chain, CloneOf, FlatBlock, FlatMap, FlatProducer, FoldChunkIter, FoldChunks, FoldProducer,
+    FoldWith, InitFn, MakeState, MapState, StateIter, Update, UpdateIter,
 };
+pub use either::Either;
 pub use gen::{
     empty, once, repeat, repeat_n, split, walk_tree, walk_tree_postfix, walk_tree_prefix, RepeatN,
+    Repeated,
 };
 pub use indexed::{Cut, Rev, StepBy, ZipEq};
 pub use interleave::{Interleave, InterleaveShortest};
@@ -111,7 +114,7 @@ use drive::{drive, Count, Producer};
 use std::cmp::Ordering as CmpOrdering;
 use std::iter::{Product, Sum};
 use std::marker::PhantomData;
-use std::sync::atomic::AtomicBool;
+use std::sync::atomic::{AtomicBool, AtomicUsize};
 
 /// A parallel iterator: adapters and terminal methods with the names and meaning of Rayon's
 /// (and of `std::iter::Iterator`'s, apart from order of side effects).
@@ -576,26 +579,32 @@ pub trait ParallelIterator: Sized + Send {
         Bounded::new(self, 1, max)
     }
 
-    /// Rayon's request to run in blocks of growing size: a heartbeat run proceeds so already.
+    /// Runs the pipeline in sequential blocks of growing size (as many positions as the pool
+    /// has workers, then doubling), each block in parallel and finished before the next starts
+    /// (Rayon's `by_exponential_blocks`): a search that stops early looks no further than the
+    /// block that holds its answer.
     ///
     /// ```
     /// use threadlab::prelude::*;
     /// assert_eq!((0u32..100).into_par_iter().by_exponential_blocks().find_first(|x| x % 7 == 6), Some(6));
     /// ```
     fn by_exponential_blocks(self) -> Bounded<Self> {
-        Bounded::new(self, 1, usize::MAX)
+        Bounded::in_blocks(self, drive::Blocks::Exponential)
     }
 
-    /// Rayon's request to run in blocks of `size`: the run proceeds in order, and no piece
-    /// of more than `size` positions is left whole.
+    /// Runs the pipeline in sequential blocks of `size` positions, each block in parallel and
+    /// finished before the next starts (Rayon's `by_uniform_blocks`).
+    ///
+    /// # Panics
+    /// If `size` is 0.
     ///
     /// ```
     /// use threadlab::prelude::*;
     /// assert_eq!((0u32..100).into_par_iter().by_uniform_blocks(10).count(), 100);
     /// ```
     fn by_uniform_blocks(self, size: usize) -> Bounded<Self> {
-        assert!(size > 0, "by_uniform_blocks: size must be at least 1");
-        Bounded::new(self, 1, size)
+        assert!(size > 0, "block_size must not be zero");
+        Bounded::in_blocks(self, drive::Blocks::Uniform(size))
     }
 
     /// The first item, in order, for which `pred` holds.
@@ -605,7 +614,8 @@ pub trait ParallelIterator: Sized + Send {
     /// assert_eq!((0u32..1000).into_par_iter().find_first(|x| x % 10 == 9), Some(9));
     /// ```
     fn find_first<P: Fn(&Self::Item) -> bool + Sync + Send>(self, pred: P) -> Option<Self::Item> {
-        drive(self.into_producer(), find::FindFirst::new(&pred))
+        let best = AtomicUsize::new(usize::MAX);
+        drive(self.into_producer(), find::FindFirst::new(&pred, &best))
     }
 
     /// The last item, in order, for which `pred` holds.
@@ -615,7 +625,7 @@ pub trait ParallelIterator: Sized + Send {
     /// assert_eq!((0u32..1000).into_par_iter().find_last(|x| x % 10 == 9), Some(999));
     /// ```
     fn find_last<P: Fn(&Self::Item) -> bool + Sync + Send>(self, pred: P) -> Option<Self::Item> {
-        drive(self.into_producer(), find::FindLast::new(&pred))
+        find::find_last(self.into_producer(), &pred)
     }
 
     /// Some `Some` of `f` (any of them).
@@ -977,6 +987,77 @@ pub trait ParallelIterator: Sized + Send {
         };
         pair(self, &route)
     }
+
+    /// Routes every item to one of two collections by what `route` returns: the `Left` values
+    /// extend the first, the `Right` values the second, each in order (Rayon's
+    /// `partition_map`).
+    ///
+    /// ```
+    /// use threadlab::iter::Either;
+    /// use threadlab::prelude::*;
+    /// let (nums, words): (Vec<u32>, Vec<&str>) = ["1", "a", "2"]
+    ///     .par_iter()
+    ///     .partition_map(|s| s.parse::<u32>().map_or(Either::Right(*s), Either::Left));
+    /// assert_eq!((nums, words), (vec![1, 2], vec!["a"]));
+    /// ```
+    fn partition_map<A, B, P, L, R>(self, route: P) -> (A, B)
+    where
+        A: Default + Send + ParallelExtend<L>,
+        B: Default + Send + ParallelExtend<R>,
+        P: Fn(Self::Item) -> Either<L, R> + Sync + Send,
+        L: Send,
+        R: Send,
+    {
+        let to = |x: Self::Item, l: &mut Vec<L>, r: &mut Vec<R>| match route(x) {
+            Either::Left(a) => l.push(a),
+            Either::Right(b) => r.push(b),
+        };
+        let (l, r) = pair(self, &to);
+        let (mut a, mut b) = (A::default(), B::default());
+        a.par_extend(l);
+        b.par_extend(r);
+        (a, b)
+    }
+
+    /// The number of items, if it is known without running the pipeline: `Some` for the
+    /// sources and adapters whose length threadlab counts up front (ranges, slices, `Vec`s and
+    /// the indexed adapters over them; see [`IndexedParallelIterator::len`]), else `None`
+    /// (Rayon's `opt_len`, a hint for consumers).
+    ///
+    /// ```
+    /// use threadlab::prelude::*;
+    /// assert_eq!((0..100u64).into_par_iter().opt_len(), Some(100));
+    /// assert_eq!((0..100u64).into_par_iter().filter(|x| x % 2 == 0).opt_len(), None);
+    /// ```
+    fn opt_len(&self) -> Option<usize> {
+        None
+    }
+
+    /// Runs the pipeline into a Rayon-style consumer (see [`plumbing`]): each piece the engine
+    /// runs is folded by a piece of `consumer`, and the pieces' results are reduced left to
+    /// right (Rayon's `drive_unindexed`, which threadlab provides for every iterator).
+    ///
+    /// ```
+    /// use threadlab::iter::plumbing::{Consumer, Folder, Reducer, UnindexedConsumer};
+    /// use threadlab::prelude::*;
+    /// # struct Count; struct N(usize); struct Add;
+    /// # impl<T> Folder<T> for N { type Result = usize; fn consume(self, _: T) -> Self { N(self.0 + 1) }
+    /// #     fn complete(self) -> usize { self.0 } fn full(&self) -> bool { false } }
+    /// # impl Reducer<usize> for Add { fn reduce(self, a: usize, b: usize) -> usize { a + b } }
+    /// # impl<T> Consumer<T> for Count { type Folder = N; type Reducer = Add; type Result = usize;
+    /// #     fn split_at(self, _: usize) -> (Self, Self, Add) { (Count, Count, Add) }
+    /// #     fn into_folder(self) -> N { N(0) } fn full(&self) -> bool { false } }
+    /// # impl<T> UnindexedConsumer<T> for Count { fn split_off_left(&self) -> Self { Count }
+    /// #     fn to_reducer(&self) -> Add { Add } }
+    /// let evens = (0..1_000u32).into_par_iter().filter(|x| x % 2 == 0);
+    /// assert_eq!(evens.drive_unindexed(Count), 500);
+    /// ```
+    fn drive_unindexed<C: plumbing_traits::UnindexedConsumer<Self::Item>>(
+        self,
+        consumer: C,
+    ) -> C::Result {
+        drive(self.into_producer(), bridge::Unindexed::new(consumer))
+    }
 }
 
 /// `unzip` and `partition`: routes every item to one of two lists.
@@ -1050,7 +1131,7 @@ pub trait IndexedParallelIterator: ParallelIterator {
     /// assert_eq!((0u32..7).into_par_iter().chunks(3).count(), 3);
     /// ```
     fn chunks(self, size: usize) -> ChunksOf<Self> {
-        assert!(size > 0, "chunks: size must be at least 1");
+        assert!(size > 0, "chunk_size must not be zero");
         ChunksOf::new(self, size)
     }
 
@@ -1205,7 +1286,7 @@ pub trait IndexedParallelIterator: ParallelIterator {
         ID: Fn() -> T + Sync + Send,
         F: Fn(T, Self::Item) -> T + Sync + Send,
     {
-        assert!(size > 0, "fold_chunks: size must be at least 1");
+        assert!(size > 0, "chunk_size must not be zero");
         FoldChunks::init(self, size, identity, fold_op)
     }
 
@@ -1229,7 +1310,7 @@ pub trait IndexedParallelIterator: ParallelIterator {
         T: Clone + Send + Sync,
         F: Fn(T, Self::Item) -> T + Sync + Send,
     {
-        assert!(size > 0, "fold_chunks_with: size must be at least 1");
+        assert!(size > 0, "chunk_size must not be zero");
         FoldChunks::with(self, size, init, fold_op)
     }
 
@@ -1258,6 +1339,178 @@ pub trait IndexedParallelIterator: ParallelIterator {
             .enumerate()
             .find_any(|(_, hit)| *hit)
             .map(|(i, _)| i)
+    }
+
+    /// Compares the items with those of `other` in order, as `Iterator::cmp` does
+    /// (lexicographically; a shorter sequence that is a prefix of the longer is less).
+    ///
+    /// ```
+    /// use threadlab::prelude::*;
+    /// use std::cmp::Ordering;
+    /// assert_eq!((0..10).into_par_iter().cmp(0..11), Ordering::Less);
+    /// assert_eq!([1, 3].par_iter().cmp(&[1, 2]), Ordering::Greater);
+    /// ```
+    fn cmp<I>(self, other: I) -> CmpOrdering
+    where
+        I: IntoParallelIterator<Item = Self::Item>,
+        I::Iter: IndexedParallelIterator,
+        Self::Item: Ord,
+    {
+        let other = other.into_par_iter();
+        let lens = self.len().cmp(&other.len());
+        self.zip(other)
+            .map(|(a, b)| Ord::cmp(&a, &b))
+            .find_first(|o| *o != CmpOrdering::Equal)
+            .unwrap_or(lens)
+    }
+
+    /// Compares the items with those of `other` in order, as `Iterator::partial_cmp` does.
+    ///
+    /// ```
+    /// use threadlab::prelude::*;
+    /// assert_eq!([1.0, f64::NAN].par_iter().partial_cmp(&[1.0, 2.0]), None);
+    /// assert!([1.0, 2.0].par_iter().lt(&[1.0, 3.0]));
+    /// ```
+    fn partial_cmp<I>(self, other: I) -> Option<CmpOrdering>
+    where
+        I: IntoParallelIterator,
+        I::Iter: IndexedParallelIterator,
+        Self::Item: PartialOrd<I::Item>,
+    {
+        let other = other.into_par_iter();
+        let lens = self.len().cmp(&other.len());
+        self.zip(other)
+            .map(|(a, b)| PartialOrd::partial_cmp(&a, &b))
+            .find_first(|o| *o != Some(CmpOrdering::Equal))
+            .unwrap_or(Some(lens))
+    }
+
+    /// True if the items equal those of `other`, in order and number.
+    ///
+    /// ```
+    /// use threadlab::prelude::*;
+    /// assert!((0..4).into_par_iter().map(|x| x * 2).eq(vec![0, 2, 4, 6]));
+    /// ```
+    fn eq<I>(self, other: I) -> bool
+    where
+        I: IntoParallelIterator,
+        I::Iter: IndexedParallelIterator,
+        Self::Item: PartialEq<I::Item>,
+    {
+        let other = other.into_par_iter();
+        self.len() == other.len() && self.zip(other).all(|(a, b)| a == b)
+    }
+
+    /// True if the items differ from those of `other`.
+    fn ne<I>(self, other: I) -> bool
+    where
+        I: IntoParallelIterator,
+        I::Iter: IndexedParallelIterator,
+        Self::Item: PartialEq<I::Item>,
+    {
+        !self.eq(other)
+    }
+
+    /// True if the items are less than those of `other` (see [`partial_cmp`](Self::partial_cmp)).
+    fn lt<I>(self, other: I) -> bool
+    where
+        I: IntoParallelIterator,
+        I::Iter: IndexedParallelIterator,
+        Self::Item: PartialOrd<I::Item>,
+    {
+        self.partial_cmp(other) == Some(CmpOrdering::Less)
+    }
+
+    /// True if the items are less than or equal to those of `other`.
+    fn le<I>(self, other: I) -> bool
+    where
+        I: IntoParallelIterator,
+        I::Iter: IndexedParallelIterator,
+        Self::Item: PartialOrd<I::Item>,
+    {
+        matches!(
+            self.partial_cmp(other),
+            Some(CmpOrdering::Less | CmpOrdering::Equal)
+        )
+    }
+
+    /// True if the items are greater than those of `other`.
+    fn gt<I>(self, other: I) -> bool
+    where
+        I: IntoParallelIterator,
+        I::Iter: IndexedParallelIterator,
+        Self::Item: PartialOrd<I::Item>,
+    {
+        self.partial_cmp(other) == Some(CmpOrdering::Greater)
+    }
+
+    /// True if the items are greater than or equal to those of `other`.
+    fn ge<I>(self, other: I) -> bool
+    where
+        I: IntoParallelIterator,
+        I::Iter: IndexedParallelIterator,
+        Self::Item: PartialOrd<I::Item>,
+    {
+        matches!(
+            self.partial_cmp(other),
+            Some(CmpOrdering::Greater | CmpOrdering::Equal)
+        )
+    }
+
+    /// Unzips pairs into two vectors, which are cleared first (Rayon's `unzip_into_vecs`).
+    ///
+    /// ```
+    /// use threadlab::prelude::*;
+    /// let (mut a, mut b) = (vec![9], Vec::new());
+    /// (0..3).into_par_iter().map(|x| (x, x * x)).unzip_into_vecs(&mut a, &mut b);
+    /// assert_eq!((a, b), (vec![0, 1, 2], vec![0, 1, 4]));
+    /// ```
+    fn unzip_into_vecs<A, B>(self, left: &mut Vec<A>, right: &mut Vec<B>)
+    where
+        Self: IndexedParallelIterator<Item = (A, B)>,
+        A: Send,
+        B: Send,
+    {
+        let (a, b): (Vec<A>, Vec<B>) = self.unzip();
+        *left = a;
+        *right = b;
+    }
+
+    /// Runs the pipeline into a Rayon-style indexed consumer, split at positions (Rayon's
+    /// `drive`; see [`plumbing`]).
+    ///
+    /// ```
+    /// use threadlab::iter::plumbing::bridge;
+    /// use threadlab::prelude::*;
+    /// // `bridge` of an indexed iterator is its `drive` (see `bridge` for a consumer).
+    /// # let _ = bridge::<threadlab::iter::RangeIter<u8>, threadlab::iter::plumbing::Unused>;
+    /// assert_eq!((0..3u8).into_par_iter().len(), 3);
+    /// ```
+    fn drive<C: plumbing_traits::Consumer<Self::Item>>(self, consumer: C) -> C::Result {
+        drive(self.into_producer(), bridge::Indexed::new(consumer))
+    }
+
+    /// Hands the pipeline's producer to `callback` as a Rayon-style [`plumbing::Producer`]:
+    /// splittable at any index, each piece a sequential iterator from both ends (Rayon's
+    /// `with_producer`).
+    ///
+    /// ```
+    /// use threadlab::iter::plumbing::{Producer, ProducerCallback};
+    /// use threadlab::prelude::*;
+    /// struct Last;
+    /// impl<T> ProducerCallback<T> for Last {
+    ///     type Output = Option<T>;
+    ///     fn callback<P: Producer<Item = T>>(self, p: P) -> Option<T> {
+    ///         p.into_iter().next_back()
+    ///     }
+    /// }
+    /// assert_eq!((0..10).into_par_iter().map(|x| x * 3).with_producer(Last), Some(27));
+    /// ```
+    fn with_producer<CB: plumbing_traits::ProducerCallback<Self::Item>>(
+        self,
+        callback: CB,
+    ) -> CB::Output {
+        callback.callback(bridge::AsRayon(self.into_producer()))
     }
 }
 

@@ -72,6 +72,9 @@ impl<T: Send> ParallelIterator for IntoIter<T> {
     fn into_producer(self) -> Self {
         self
     }
+    fn opt_len(&self) -> Option<usize> {
+        Some(self.items.len())
+    }
 }
 impl<T: Send> IndexedParallelIterator for IntoIter<T> {
     fn len(&self) -> usize {

@@ -39,6 +39,9 @@ impl<I: ParallelIterator> ParallelIterator for PanicFuse<I> {
     fn into_producer(self) -> Self::Producer {
         Shared::new(self.base.into_producer(), self.fused)
     }
+    fn opt_len(&self) -> Option<usize> {
+        self.base.opt_len()
+    }
 }
 impl<I: IndexedParallelIterator> IndexedParallelIterator for PanicFuse<I> {
     fn len(&self) -> usize {

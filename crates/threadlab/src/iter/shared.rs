@@ -92,4 +92,7 @@ impl<P: Producer, S: Part<P, K>, K> Producer for Shared<P, S, K> {
     fn max_len(&self) -> usize {
         self.base.max_len()
     }
+    fn blocks(&self) -> Option<super::drive::Blocks> {
+        self.base.blocks()
+    }
 }

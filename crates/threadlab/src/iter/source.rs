@@ -47,21 +47,55 @@ macro_rules! range_impls {
                 start..m
             }
         }
-        impl ParallelIterator for RangeIter<$t> {
-            type Item = $t;
-            type Producer = Self;
-            fn into_producer(self) -> Self {
-                self
+        impl RangeInteger for $t {
+            type Producer = RangeIter<$t>;
+            fn producer(range: Range<$t>) -> RangeIter<$t> {
+                RangeIter { range }
+            }
+            fn count(range: &Range<$t>) -> Option<usize> {
+                Some(Producer::len(&RangeIter { range: range.clone() }))
             }
         }
-        impl IndexedParallelIterator for RangeIter<$t> {
-    fn len(&self) -> usize {
-        Producer::len(self)
-    }
-}
+        impl IndexedRangeInteger for $t {}
     )*};
 }
 range_impls!(u8, u16, u32, u64, usize, i8, i16, i32, i64, isize);
+
+/// The integer types whose ranges are parallel iterators, and how (a sealed trait: threadlab
+/// implements it). One generic impl of `ParallelIterator` over it, as Rayon has, rather than
+/// one impl per type: so in `(1..100).into_par_iter().filter(|&x| is_even(x))` the range's type
+/// comes from `is_even`'s argument, as in Rayon, instead of an ambiguity settled as `i32`.
+#[doc(hidden)]
+pub trait RangeInteger: Copy + Send + Sized + 'static {
+    /// The engine's producer of such a range.
+    type Producer: Producer<Item = Self>;
+    /// The producer of `range`.
+    fn producer(range: Range<Self>) -> Self::Producer;
+    /// The number of values in `range`, if a `usize` counts it.
+    fn count(range: &Range<Self>) -> Option<usize>;
+}
+
+/// The integer types whose ranges are indexed parallel iterators: all but the 128-bit ones,
+/// which may hold more values than a `usize` counts (as in Rayon).
+#[doc(hidden)]
+pub trait IndexedRangeInteger: RangeInteger {}
+
+impl<T: RangeInteger> ParallelIterator for RangeIter<T> {
+    type Item = T;
+    type Producer = T::Producer;
+    fn into_producer(self) -> T::Producer {
+        T::producer(self.range)
+    }
+    fn opt_len(&self) -> Option<usize> {
+        T::count(&self.range)
+    }
+}
+
+impl<T: IndexedRangeInteger> IndexedParallelIterator for RangeIter<T> {
+    fn len(&self) -> usize {
+        T::count(&self.range).expect("an indexed range's length fits a usize")
+    }
+}
 
 /// The producer of a 128-bit range, `(a..b).into_par_iter()` for `u128` or `i128`: a range
 /// that may hold more values than a position count (`usize`) can number, so a position is a
@@ -119,26 +153,25 @@ macro_rules! wide_range_impls {
                 self.step == 1
             }
         }
-        impl ParallelIterator for RangeIter<$t> {
-            type Item = $t;
+        impl RangeInteger for $t {
             type Producer = WideRange<$t>;
-            fn into_producer(self) -> WideRange<$t> {
-                let mut wide = WideRange { start: self.range.start, end: self.range.end, step: 1 };
+            fn producer(range: Range<$t>) -> WideRange<$t> {
+                let mut wide = WideRange { start: range.start, end: range.end, step: 1 };
                 wide.step = wide.values().div_ceil(usize::MAX as u128).max(1);
                 wide
+            }
+            fn count(range: &Range<$t>) -> Option<usize> {
+                let wide = WideRange { start: range.start, end: range.end, step: 1 };
+                usize::try_from(wide.values()).ok()
             }
         }
     )*};
 }
 wide_range_impls!(u128, i128);
 
-/// One impl for every integer type (those `RangeIter` is a parallel iterator of), not one per
-/// type, as Rayon has it: so `(0..n).into_par_iter().method()` compiles before `n`'s type is
-/// inferred (with one impl per type, the method call is ambiguous until then).
-impl<T: Send> super::IntoParallelIterator for Range<T>
-where
-    RangeIter<T>: ParallelIterator<Item = T>,
-{
+/// One impl for every integer type (those `RangeIter` is a parallel iterator of), as Rayon has
+/// it: so `(0..n).into_par_iter().method()` compiles before `n`'s type is inferred.
+impl<T: RangeInteger> super::IntoParallelIterator for Range<T> {
     type Item = T;
     type Iter = RangeIter<T>;
     fn into_par_iter(self) -> RangeIter<T> {
@@ -150,8 +183,7 @@ where
 /// impl for every integer type, as for `Range`.
 impl<T> super::IntoParallelIterator for std::ops::RangeInclusive<T>
 where
-    T: Copy + Send + PartialOrd,
-    RangeIter<T>: ParallelIterator<Item = T>,
+    T: RangeInteger + PartialOrd,
 {
     type Item = T;
     type Iter = super::Chain<RangeIter<T>, super::gen::RepeatN<T>>;
@@ -202,6 +234,9 @@ impl<'a, T: Sync> ParallelIterator for Iter<'a, T> {
     fn into_producer(self) -> Self {
         self
     }
+    fn opt_len(&self) -> Option<usize> {
+        Some(self.slice.len())
+    }
 }
 impl<T: Sync> IndexedParallelIterator for Iter<'_, T> {
     fn len(&self) -> usize {
@@ -249,6 +284,9 @@ impl<'a, T: Send> ParallelIterator for IterMut<'a, T> {
     type Producer = Self;
     fn into_producer(self) -> Self {
         self
+    }
+    fn opt_len(&self) -> Option<usize> {
+        Some(self.slice.len())
     }
 }
 impl<T: Send> IndexedParallelIterator for IterMut<'_, T> {
@@ -558,7 +596,7 @@ impl<T: Sync> ParallelSlice<T> for [T] {
         self
     }
     fn par_chunks(&self, size: usize) -> Chunks<'_, T> {
-        assert!(size > 0, "par_chunks: size must be at least 1");
+        assert!(size > 0, "chunk_size must not be zero");
         Chunks { slice: self, size }
     }
 }
@@ -589,7 +627,7 @@ pub trait ParallelSliceMut<T: Send> {
     /// assert_eq!(v, [2, 1, 3]);
     /// ```
     fn par_chunks_mut(&mut self, size: usize) -> ChunksMut<'_, T> {
-        assert!(size > 0, "par_chunks_mut: size must be at least 1");
+        assert!(size > 0, "chunk_size must not be zero");
         ChunksMut {
             slice: self.as_par_slice_mut(),
             size,

@@ -127,4 +127,7 @@ where
     fn max_len(&self) -> usize {
         self.base.max_len()
     }
+    fn blocks(&self) -> Option<super::drive::Blocks> {
+        self.base.blocks()
+    }
 }

@@ -24,7 +24,9 @@ use std::panic::Location;
 /// # Ok::<(), threadlab::BuildError>(())
 /// ```
 ///
-/// Dropping the pool runs the work already queued, then joins the threads.
+/// Dropping the pool returns at once, as dropping Rayon's `ThreadPool` does: its threads run
+/// the work already queued (and what that work spawns), then exit by themselves. To wait for
+/// them, call [`Pool::shutdown`] instead (see [`Drop`](#impl-Drop-for-Pool)).
 pub struct Pool {
     registry: Arc<Registry>,
     stopped: bool,
@@ -84,9 +86,21 @@ impl Pool {
     /// worker itself stays asleep, so the pool never computes on more threads than it has
     /// workers, and the call costs no thread switch (chili and spice likewise run the caller's
     /// closure on the caller). Tasks `op` spawns and leaves behind run on the pool as usual.
-    /// When no worker sleeps, or when the builder set a thread name, a stack size or pinning
-    /// (promises of the workers' own threads), `op` is queued for a worker and the caller
-    /// blocks until it finished. A recording does not change where `op` runs: it marks a
+    /// When no worker sleeps, when the builder turned guests off ([`Builder::guests`]), or
+    /// when it set a thread name, a stack size, pinning or a start handler (promises of the
+    /// workers' own threads), `op` is queued for a worker and the caller blocks until it
+    /// finished.
+    ///
+    /// What a guest changes, and the one place threadlab's meaning differs from Rayon's by
+    /// default: **`op` sees the caller's thread-locals and thread name**
+    /// (`std::thread::current().name()`), not a worker's. Inside the pool's work everything
+    /// else is as on a worker: [`current_thread_index`](crate::current_thread_index) is the
+    /// seat's index, `join` and `scope` fork onto the pool, a broadcast reaches the seat, and
+    /// [`join_context`](crate::join_context) reports the call as having come from outside
+    /// (`migrated()`). A program that relies on running on the pool's own threads builds it
+    /// with `guests(false)` (or sets `THREADLAB_GUESTS=0`).
+    ///
+    /// A recording does not change where `op` runs: it marks a
     /// guest's install span with the seat it holds ([`trace::ARG_GUEST_SEAT`]), and the doctor
     /// reads that span as the seat's worker's work.
     ///
@@ -218,9 +232,46 @@ impl Pool {
         self.registry.metrics()
     }
 
-    /// Runs the work already queued, joins the threads, and reports.
+    /// The pool's explicit join: tells the workers to finish (as dropping the pool does), then
+    /// waits until they ran the work already queued and what it spawned, and their threads
+    /// (the monitor's and any spare thread's too) have exited; then reports. Use it where the
+    /// threads must be gone before the program goes on: before `fork()`, before timing
+    /// something else, before checking what the exit handlers did. (Dropping the pool returns
+    /// at once; see [`Drop`](#impl-Drop-for-Pool).)
+    ///
+    /// Called from one of the pool's own workers it cannot wait for itself: it tells the workers
+    /// to finish and returns. The threads of a spawn handler ([`Builder::spawn_handler`]) are
+    /// the program's to join.
+    ///
+    /// [`Builder::spawn_handler`]: crate::Builder::spawn_handler
+    ///
+    /// ```
+    /// use std::sync::atomic::{AtomicUsize, Ordering};
+    /// use std::sync::Arc;
+    /// let exited = Arc::new(AtomicUsize::new(0));
+    /// let e = Arc::clone(&exited);
+    /// let pool = threadlab::Pool::builder()
+    ///     .threads(2)
+    ///     .exit_handler(move |_| {
+    ///         e.fetch_add(1, Ordering::SeqCst);
+    ///     })
+    ///     .build()?;
+    /// pool.spawn(|| ());
+    /// let report = pool.shutdown(); // the workers have exited
+    /// assert_eq!(exited.load(Ordering::SeqCst), 2);
+    /// assert_eq!(report.tasks_run, 1);
+    /// # Ok::<(), threadlab::BuildError>(())
+    /// ```
     pub fn shutdown(mut self) -> ShutdownReport {
-        self.stop();
+        if self.stop() {
+            let on_own_worker =
+                WorkerThread::current().is_some_and(|w| Arc::ptr_eq(w.registry(), &self.registry));
+            // From one of its own workers the pool cannot join itself; the threads exit on their
+            // own.
+            if !on_own_worker {
+                self.registry.join_threads();
+            }
+        }
         let metrics = self.registry.metrics();
         ShutdownReport {
             panicked_tasks: metrics.panicked_tasks,
@@ -228,25 +279,41 @@ impl Pool {
         }
     }
 
-    fn stop(&mut self) {
-        if std::mem::replace(&mut self.stopped, true) {
-            return;
-        }
-        // In a child made by fork(): no thread to stop or join, and the pool's locks may be held
-        // by threads that are not in this process (`fork`). Its memory is leaked.
-        if self.registry.forked_away() {
-            return;
+    /// Tells the workers to finish and exit, once (and this thread leaves the pool if it is its
+    /// worker 0, `Builder::use_current_thread`); false in a child made by `fork()`, where the
+    /// pool has no threads (and its locks may be held by threads that are not in this process,
+    /// `pool::fork`): its memory is leaked there.
+    fn stop(&mut self) -> bool {
+        if std::mem::replace(&mut self.stopped, true) || self.registry.forked_away() {
+            return false;
         }
         self.registry.terminate();
-        let on_own_worker =
-            WorkerThread::current().is_some_and(|w| Arc::ptr_eq(w.registry(), &self.registry));
-        // From one of its own workers the pool cannot join itself; the threads exit on their own.
-        if !on_own_worker {
-            self.registry.join_threads();
-        }
+        // The thread that built the pool with `use_current_thread` leaves its seat here.
+        crate::pool::worker::detach_current(&self.registry);
+        true
     }
 }
 
+/// Dropping a pool tells its workers to finish and returns at once, without waiting for them
+/// (Rayon's meaning): they run the work already queued, including tasks spawned after the drop
+/// by that work (a task may keep using the pool through `threadlab::spawn` and the like), then
+/// their threads exit by themselves, running the exit handler. The explicit join is
+/// [`Pool::shutdown`].
+///
+/// ```
+/// use std::sync::mpsc::channel;
+/// let (tx, rx) = channel();
+/// let (go, wait) = channel::<()>();
+/// let pool = threadlab::Pool::builder().threads(1).build()?;
+/// pool.spawn(move || {
+///     wait.recv().unwrap(); // still running after the drop below
+///     tx.send(7).unwrap();
+/// });
+/// drop(pool); // returns at once
+/// go.send(()).unwrap();
+/// assert_eq!(rx.recv().unwrap(), 7);
+/// # Ok::<(), threadlab::BuildError>(())
+/// ```
 impl Drop for Pool {
     fn drop(&mut self) {
         self.stop();
@@ -307,7 +374,11 @@ impl Builder {
             let wrapper = &wrapper;
             let pool = self
                 .spawn_handler(|thread| {
-                    let mut b = std::thread::Builder::new().name(thread.name.clone());
+                    let name = match thread.name() {
+                        Some(name) => name.to_owned(),
+                        None => format!("threadlab-{}", thread.index()),
+                    };
+                    let mut b = std::thread::Builder::new().name(name);
                     if let Some(size) = thread.stack_size {
                         b = b.stack_size(size);
                     }
@@ -373,6 +444,18 @@ fn spawn_with_tag<F: FnOnce() + Send + 'static>(registry: &Registry, tag: Tag, f
     registry.spawn(tagged(tag, f));
 }
 
+/// [`spawn_fn`] in FIFO order per spawning thread (`pool::fifo`).
+pub(crate) fn spawn_fifo_fn<F: FnOnce() + Send + 'static>(
+    registry: &Registry,
+    location: &'static Location<'static>,
+    f: F,
+) {
+    match Tag::capture_spawned(None, location) {
+        None => registry.spawn_fifo(f),
+        Some(tag) => registry.spawn_fifo(tagged(tag, f)),
+    }
+}
+
 /// A spawn-context hook's panic on a worker goes to that worker's pool's panic handler
 /// (`context::route_hook_panics`); elsewhere it is given back, to be printed.
 fn to_workers_pool(payload: Payload) -> Result<(), Payload> {
@@ -396,7 +479,7 @@ impl Pool {
     /// ```
     pub fn broadcast<OP, R>(&self, op: OP) -> Vec<R>
     where
-        OP: Fn(BroadcastContext) -> R + Sync,
+        OP: Fn(BroadcastContext<'_>) -> R + Sync,
         R: Send,
     {
         broadcast_in(self.registry(), &op)
@@ -417,7 +500,7 @@ impl Pool {
     /// ```
     pub fn spawn_broadcast<OP>(&self, op: OP)
     where
-        OP: Fn(BroadcastContext) + Send + Sync + 'static,
+        OP: Fn(BroadcastContext<'_>) + Send + Sync + 'static,
     {
         spawn_broadcast_in(self.registry(), op)
     }

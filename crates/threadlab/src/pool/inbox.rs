@@ -167,7 +167,15 @@ impl Registry {
     {
         thread_local!(static LOCK_LATCH: LockLatch = LockLatch::new());
         LOCK_LATCH.with(|latch| {
-            let job = StackJob::new(TaskKind::Install, |_| op(), latch);
+            let job = StackJob::new(
+                TaskKind::Install,
+                |_| {
+                    let r = op();
+                    crate::pool::worker::caller_comes_back();
+                    r
+                },
+                latch,
+            );
             this.push_to(index, job.as_job_ref());
             latch.wait_and_reset();
             job.into_result()

@@ -22,8 +22,20 @@ use crate::error::BuildError;
 /// plain `std::thread::spawn` program), the fraction being malloc's per-thread arenas.
 pub(crate) const MAPS_PER_THREAD: usize = 4;
 
-/// Refuses `threads` if one of the system's limits cannot accommodate that many more threads.
+/// The most workers a pool can count: the sleep protocol packs the counts of searching and of
+/// sleeping workers into 32 bits each (`super::sleep::State`). [`crate::max_num_threads`].
+pub(crate) const MAX_WORKERS: usize = u32::MAX as usize;
+
+/// Refuses `threads` if the pool cannot count that many workers, or if one of the system's
+/// limits cannot accommodate that many more threads.
 pub(crate) fn check(threads: usize) -> Result<(), BuildError> {
+    if threads > MAX_WORKERS {
+        return Err(BuildError::limit(
+            threads,
+            MAX_WORKERS,
+            "the pool's own counters (32-bit counts of searching and sleeping workers)",
+        ));
+    }
     if cfg!(any(miri, loom, not(target_os = "linux"))) {
         // Miri isolates the program from /proc and has no getrlimit; loom's models are small.
         return Ok(());

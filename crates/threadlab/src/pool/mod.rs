@@ -5,6 +5,7 @@
 //! - [`builder`]: configuration and start-up.
 //! - [`configuration`]: Rayon's older configuration interface, over the builder.
 //! - [`affinity`]: `pin_to_cores`: the CPUs a process may use, and pinning failures.
+//! - [`fifo`]: `spawn_fifo`'s per-seat queues, entered through stubs on the deques.
 //! - [`fork`]: pools in a child process made by `fork()`.
 //! - [`registry`]: what the workers share and how work enters the pool.
 //! - [`limits`]: the system's limits on threads, checked before the workers start.
@@ -20,6 +21,7 @@ pub(crate) mod affinity;
 pub(crate) mod bell;
 pub(crate) mod builder;
 pub(crate) mod configuration;
+pub(crate) mod fifo;
 pub(crate) mod fork;
 pub(crate) mod front;
 pub(crate) mod inbox;

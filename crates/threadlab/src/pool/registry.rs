@@ -16,6 +16,7 @@ use crate::loom::sync::atomic::{
 };
 use crate::loom::sync::Arc;
 use crate::pool::builder::{Config, PanicHandler, ThreadBuilder};
+use crate::pool::fifo::Fifo;
 use crate::pool::inbox::Inbox;
 use crate::pool::metrics::{Metrics, WorkerCounters};
 use crate::pool::run_next::RunNext;
@@ -46,6 +47,10 @@ pub(crate) struct Registry {
     pub(super) requests: Requests,
     /// Each worker's run-next slot (futures it woke), indexed like `stealers`.
     pub(super) run_next: Box<[CachePadded<RunNext>]>,
+    /// Each seat's queue of `spawn_fifo` tasks (`super::fifo`), indexed like `stealers`.
+    pub(super) fifos: Box<[CachePadded<Fifo>]>,
+    /// The queue of the `spawn_fifo` tasks sent from threads that are no seat of this pool.
+    outside_fifo: Fifo,
     pub(super) counters: Box<[CachePadded<WorkerCounters>]>,
     /// What each worker is apart from its thread (`super::seat`).
     pub(super) seats: Box<[Seat]>,
@@ -99,6 +104,9 @@ impl Registry {
         if handler.is_some() && config.keep_alive.is_some() {
             return Err(BuildError::spawn_handler_elastic());
         }
+        if config.use_current_thread && WorkerThread::current().is_some() {
+            return Err(BuildError::current_thread_in_pool());
+        }
         crate::pool::limits::check(n)?;
         // `THREADLAB_TRACE`: the first pool of the process starts the recording before its
         // workers do.
@@ -121,9 +129,12 @@ impl Registry {
             sleep: Sleep::new(n, config.wake_policy),
             requests: Requests::new(seats),
             run_next: (0..seats).map(|_| CachePadded::default()).collect(),
+            fifos: (0..seats).map(|_| CachePadded::default()).collect(),
+            outside_fifo: Fifo::default(),
             counters: (0..seats).map(|_| CachePadded::default()).collect(),
             spec: ThreadSpec {
-                names: (0..n).map(|i| config.name(i)).collect(),
+                named: config.has_name(),
+                names: (0..n).map(|_| std::sync::OnceLock::new()).collect(),
                 stack_size: config.stack_size,
                 cpus,
             },
@@ -157,23 +168,45 @@ impl Registry {
                 }));
         }
         for index in 0..n {
+            // The name is asked for just before the start; a naming function that panics stops
+            // the workers already started, and the panic goes on to the caller of `build`.
+            match crate::unwind::halt_unwinding(|| config.name(index)) {
+                Ok(name) => {
+                    let _ = registry.spec.names[index].set(name);
+                }
+                Err(p) => {
+                    registry.abandon();
+                    crate::unwind::resume_unwinding(p);
+                }
+            }
+            if index == 0 && config.use_current_thread {
+                // This thread is worker 0 from here on, without a loop of its own.
+                crate::pool::worker::attach_current(&registry, 0);
+                continue;
+            }
             let started = match handler.as_mut() {
                 None => Registry::start_thread(&registry, index, false),
                 Some(h) => Registry::start_thread_by(&registry, index, &mut **h),
             };
             if let Err(e) = started {
-                registry.terminate();
-                registry.join_threads();
+                registry.abandon();
                 return Err(BuildError::spawn(n, index, e));
             }
         }
         if let Err(e) = registry.check_pinned() {
-            registry.terminate();
-            registry.join_threads();
+            registry.abandon();
             return Err(e);
         }
         Registry::start_monitor(&registry);
         Ok(registry)
+    }
+
+    /// A pool whose build failed: its workers stop, this thread leaves its seat if it took one
+    /// (`use_current_thread`), and the threads started are joined.
+    fn abandon(&self) {
+        self.terminate();
+        crate::pool::worker::detach_current(self);
+        self.join_threads();
     }
 
     /// With `pin_to_cores`, waits until every worker has pinned itself (its first act) and
@@ -340,6 +373,32 @@ impl Registry {
         self.push(self.spawn_job(Some(TaskKind::Spawn), f));
     }
 
+    /// A fire-and-forget task in FIFO order (`super::fifo`): through the current seat's queue
+    /// if the caller is a seat of this pool, else through the queue of the threads outside it,
+    /// whose stubs go into the injector (a worker may move a batch of the injector's jobs into
+    /// its deque and pop them newest first: the stubs keep the order all the same).
+    pub(crate) fn spawn_fifo<F: FnOnce() + Send + 'static>(&self, f: F) {
+        let job = self.spawn_job(Some(TaskKind::Spawn), f);
+        match WorkerThread::current() {
+            Some(w) if std::ptr::eq(&**w.registry(), self) => {
+                // SAFETY: the registry's queues live as long as the registry, which outlives
+                // every job of its deques.
+                let stub = unsafe { self.fifos[w.index()].push(job) };
+                w.push(stub);
+            }
+            _ => {
+                // SAFETY: as above, the queue lives as long as the registry.
+                let stub = unsafe { self.outside_fifo.push(job) };
+                self.inject(stub);
+            }
+        }
+    }
+
+    /// The number of seats: the workers' and every spare seat (used or not).
+    pub(crate) fn seats_total(&self) -> usize {
+        self.stealers.len()
+    }
+
     /// The job of a fire-and-forget task of `kind` (`None`: the job records its own spans), for
     /// `spawn`, a serial queue's drain, and `push_to` a given worker. The caller pushes it.
     pub(crate) fn spawn_job<F: FnOnce() + Send + 'static>(
@@ -449,7 +508,9 @@ impl Registry {
     }
 
     /// Runs `op` on a worker of this pool and returns its value: inline on one of our workers,
-    /// through the injector otherwise.
+    /// through the injector otherwise. `op` is told whether the call came from outside the
+    /// pool (Rayon's "injected": a plain thread, run as a guest or queued, or another pool's
+    /// worker), which `join_context` reports as `migrated()`.
     #[track_caller]
     pub(crate) fn in_worker<OP, R>(this: &Arc<Self>, op: OP) -> R
     where
@@ -475,10 +536,8 @@ impl Registry {
         R: Send,
     {
         this.refuse_if_forked_away();
-        if this.guests_allowed {
-            if let Some(index) = this.sleep.lend(crate::loom::thread::current()) {
-                return crate::pool::worker::run_as_guest(this, index, op);
-            }
+        if let Some(index) = this.lend_seat() {
+            return crate::pool::worker::run_as_guest(this, index, op);
         }
         thread_local!(static LOCK_LATCH: LockLatch = LockLatch::new());
         let tag = crate::context::Tag::capture(None, std::panic::Location::caller());
@@ -488,7 +547,9 @@ impl Registry {
                 |injected| {
                     let w = WorkerThread::current().expect("in_worker_cold: not on a worker");
                     let _entered = tag.as_ref().map(|t| t.enter());
-                    op(w, injected)
+                    let r = op(w, injected);
+                    crate::pool::worker::caller_comes_back();
+                    r
                 },
                 latch,
             );
@@ -496,6 +557,16 @@ impl Registry {
             latch.wait_and_reset();
             job.into_result()
         })
+    }
+
+    /// The seat of a sleeping worker lent to the calling thread, which is no seat of any pool,
+    /// if the pool allows guests and a worker sleeps in its main loop (`worker::run_as_guest`,
+    /// which the caller must call with it).
+    pub(crate) fn lend_seat(&self) -> Option<usize> {
+        if !self.guests_allowed {
+            return None;
+        }
+        self.sleep.lend(crate::loom::thread::current())
     }
 
     /// From another pool's worker: inject here, and keep running the current pool's work while
@@ -552,7 +623,7 @@ impl Registry {
         searching: bool,
     ) -> std::io::Result<()> {
         let reg = Arc::clone(this);
-        Registry::start_thread_with(this, index, this.spec.names[index].clone(), move || {
+        Registry::start_thread_with(this, index, this.spec.name(index), move || {
             crate::pool::worker::main(reg, index, searching)
         })
     }
@@ -568,7 +639,7 @@ impl Registry {
         let reg = Arc::clone(this);
         let thread = ThreadBuilder {
             index,
-            name: this.spec.names[index].clone(),
+            name: this.spec.named.then(|| this.spec.name(index)),
             stack_size: this.spec.stack_size,
             body: Box::new(move || crate::pool::worker::main(reg, index, false)),
         };

@@ -114,8 +114,23 @@ impl Seat {
 
 /// How a worker's threads are made (the builder's settings, kept for restarts).
 pub(crate) struct ThreadSpec {
-    pub(crate) names: Box<[String]>,
+    /// The workers' thread names (`threadlab-<index>` unless the builder named them), each
+    /// asked of the builder just before its worker's first start (as Rayon does: a naming
+    /// function that panics for worker `i` leaves workers `0..i` started, and stops them).
+    pub(crate) names: Box<[std::sync::OnceLock<String>]>,
+    /// The builder named them (`Builder::thread_name`).
+    pub(crate) named: bool,
     pub(crate) stack_size: Option<usize>,
     /// With `pin_to_cores`: the CPUs the process may use (`super::affinity`); else empty.
     pub(crate) cpus: Vec<usize>,
+}
+
+impl ThreadSpec {
+    /// Worker `index`'s thread name (set before its first start).
+    pub(crate) fn name(&self, index: usize) -> String {
+        self.names[index]
+            .get()
+            .cloned()
+            .unwrap_or_else(|| format!("threadlab-{index}"))
+    }
 }

@@ -11,8 +11,9 @@
 //!
 //! One thread per pool. Every [`TICK`] while some worker is awake it reads what the workers
 //! keep anyway: the tasks the pool finished (the sum of the seats' counters), whether work waits
-//! in the shared queues, and, for each seat whose occupant (its worker, or the guest it is lent
-//! to) is neither parked nor idle-waiting, that thread's scheduler state
+//! in the shared queues or latent in a seat's registered forks (`crate::heartbeat`), and, for
+//! each seat whose occupant (its worker, or the guest it is lent to) is neither parked nor
+//! idle-waiting, that thread's scheduler state
 //! (`/proc/self/task/<tid>/stat`: `S` or `D` is blocked in the kernel, `R` running or
 //! runnable). If no task finished for [`STALLED_TICKS`] ticks in a row while work waited, and
 //! some occupant is asleep in the kernel and has wanted a CPU (run or waited for one) for less
@@ -22,6 +23,11 @@
 //! thread: at most one per decision, at most [`Builder::max_spare_threads`] alive at once. Past
 //! that bound it says so on stderr, once per pool, with what it saw: a hang it cannot lift is
 //! never silent.
+//!
+//! Before that, a blocked occupant's oldest latent fork is *offered*: the second half of a
+//! `join` whose first half sits blocked (a barrier both halves meet, a channel the second
+//! half sends on) is put into the injector for the other workers, as Rayon would have made it
+//! stealable from the start (`heartbeat::offer_oldest`, "Offers" in `crate::heartbeat`).
 //!
 //! Where the rule comes from: Go's scheduler hands a P off a thread that has sat in a system
 //! call for a monitor tick (`sysmon` and `retake` in the runtime's `proc.go`; the tick is 20 µs
@@ -41,8 +47,11 @@
 //! takes no part in the sleep protocol: its waits park on their latch as a guest's do (woken by
 //! the latch's setter, `Registry::wake_specific`, with the guest's backstop timeout), and it
 //! leaves once it finds no work after the usual spin, or once fewer workers are blocked than
-//! spare threads run. [`current_thread_index`](crate::current_thread_index) is `None` on it:
-//! it is not one of the pool's `num_threads` workers.
+//! spare threads run. [`current_thread_index`](crate::current_thread_index) on it is the index
+//! of the worker it stands in for (the first, when it stands in for several), so inside the
+//! pool's work the index is always below `current_num_threads()` (per-thread scratch indexed by
+//! it, `bufs[current_thread_index().unwrap()]`, keeps working): a task that blocked may share
+//! its index with the spare thread until it ends.
 //!
 //! # Cost
 //!
@@ -86,6 +95,9 @@ pub(crate) struct Spares {
     /// For each spare seat, the worker seats its thread was started for (the recording's
     /// `trace::ARG_SPARE_FOR`).
     stands_in_for: Box<[Mutex<String>]>,
+    /// For each spare seat, the worker index its thread answers to (`current_thread_index`):
+    /// the first worker it was started for.
+    index_as: Box<[AtomicUsize]>,
     /// Spare threads started so far.
     started: AtomicU64,
     /// Occupants blocked in the kernel at the monitor's last look (or declared by `blocking`).
@@ -109,6 +121,7 @@ impl Spares {
             busy: (0..max).map(|_| AtomicBool::new(false)).collect(),
             threads: (0..max).map(|_| Mutex::new(None)).collect(),
             stands_in_for: (0..max).map(|_| Mutex::new(String::new())).collect(),
+            index_as: (0..max).map(|_| AtomicUsize::new(0)).collect(),
             started: AtomicU64::new(0),
             blocked: AtomicUsize::new(0),
             guest_tids: (0..workers).map(|_| AtomicU64::new(0)).collect(),
@@ -277,6 +290,10 @@ impl Registry {
         // Relaxed: see `Spares::used`.
         spares.used.fetch_max(k + 1, Ordering::Relaxed);
         let index = this.num_threads() + k;
+        // Relaxed: read by the spare thread, which the thread's start orders after this, and by
+        // no one else while the seat is busy.
+        let stand_in = stands_in_for.first().map_or(0, |&s| this.index_as(s));
+        spares.index_as[k].store(stand_in, Ordering::Relaxed);
         {
             let mut seats = lock(&spares.stands_in_for[k]);
             seats.clear();
@@ -304,6 +321,16 @@ impl Registry {
                 spares.live.fetch_sub(1, Ordering::SeqCst);
                 false
             }
+        }
+    }
+
+    /// The worker index the thread on seat `index` answers to: its own for a worker's seat,
+    /// the worker's it stands in for on a spare seat (see the module doc).
+    pub(crate) fn index_as(&self, index: usize) -> usize {
+        match index.checked_sub(self.num_threads()) {
+            None => index,
+            // Relaxed: see `start_spare`.
+            Some(k) => self.spares.index_as[k].load(Ordering::Relaxed),
         }
     }
 
@@ -395,7 +422,11 @@ fn tick(registry: &Arc<Registry>, watch: &mut Watch) {
         .map(|c| c.tasks.load(Ordering::Relaxed))
         .sum();
     let waiting = registry.has_visible_work();
-    if progress != watch.progress || !waiting {
+    // A seat with registered forks (latent second halves of `join`s, `crate::heartbeat`) may
+    // hold work nobody can see: if its occupant is blocked in the kernel inside the first half,
+    // the second half is offered to the pool (below).
+    let latent = (0..n).any(|i| registry.requests.seat(i).has_frames());
+    if progress != watch.progress || !(waiting || latent) {
         watch.stalled = 0;
     } else {
         watch.stalled += 1;
@@ -455,7 +486,18 @@ fn tick(registry: &Arc<Registry>, watch: &mut Watch) {
         // Relaxed: a hint for the spare threads (`spare_surplus`).
         spares.blocked.store(blocked.len(), Ordering::Relaxed);
     }
-    if watch.stalled >= STALLED_TICKS && !blocked.is_empty() {
+    // A blocked occupant's oldest latent fork goes to the injector, where an idle worker (or a
+    // spare thread started at a later tick) takes it: a `join` whose first half waits for its
+    // second does not hang (heartbeat scheduling publishes a fork only at a beat, which a
+    // thread blocked in the kernel never reaches).
+    for &i in &blocked {
+        if let Some(job) = crate::heartbeat::offer_oldest(registry.requests.seat(i)) {
+            crate::trace::hooks::spawn(job.id());
+            registry.inject(job);
+            watch.stalled = 0;
+        }
+    }
+    if watch.stalled >= STALLED_TICKS && !blocked.is_empty() && waiting {
         watch.stalled = 0;
         let running = (n..n + spares.used()).any(|j| {
             // Relaxed: hints, as above.

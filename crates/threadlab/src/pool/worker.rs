@@ -93,6 +93,32 @@ thread_local! {
     static SPIN_BUDGET: Cell<(Duration, u32)> = const { Cell::new((SPIN_BEFORE_PARK, 0)) };
 }
 
+thread_local! {
+    /// This worker just finished a job for a thread outside the pool that waits on a
+    /// `LockLatch`: see [`CALLER_COMES_BACK_YIELDS`].
+    static CALLER_COMES_BACK: Cell<bool> = const { Cell::new(false) };
+}
+
+/// How many times a worker that just finished a job for a waiting outside caller (`install`,
+/// `join` or `scope` from a plain thread with no guest seat) looks for work and yields its core
+/// before its usual spin. Such a caller often calls again as soon as it wakes (a loop of calls
+/// from `main`), and its wake-up is slower than a spin: without these rounds the worker had
+/// parked by then, and every call paid an unpark of the worker as well as the caller's.
+/// Yielding rather than spinning: a `spin_loop` of 20–100 µs made the same calls 1.6–2.4×
+/// slower on the 2-core VM (the spinning vCPU takes time from the one the caller wakes on),
+/// where yielding hands the core over. Rayon's workers yield 32 rounds before they sleep
+/// (`rayon-core`'s `sleep` module); here 8 were as fast as 16 or 32, and much faster than none
+/// (an empty `install` on a pool of 2 with guests off, `entry` bench: 24.9 → 19.7 µs a call,
+/// Rayon's 18.9, in one run; 9.8 → 8.4 µs, Rayon's 10.6, in another).
+const CALLER_COMES_BACK_YIELDS: u32 = 8;
+
+/// Called on a worker at the end of a job run for a waiting outside caller (see
+/// [`CALLER_COMES_BACK_YIELDS`]).
+#[inline]
+pub(crate) fn caller_comes_back() {
+    CALLER_COMES_BACK.with(|c| c.set(true));
+}
+
 /// Empty spins in a row after which an idle worker's spin starts to shrink.
 const EMPTY_SPINS: u32 = 4;
 
@@ -186,6 +212,84 @@ pub(crate) fn main(registry: Arc<Registry>, index: usize, searching: bool) {
     if exit == Exit::Shutdown {
         registry.worker_exited();
     }
+}
+
+thread_local! {
+    /// The worker state of a thread that became worker 0 of a pool it built
+    /// (`Builder::use_current_thread`): owned here, as a started worker's is on its stack, and
+    /// given back by [`detach_current`] (or when the thread exits).
+    static ATTACHED: std::cell::RefCell<Option<Attached>> = const { std::cell::RefCell::new(None) };
+}
+
+/// A worker seat held by the thread that built the pool (`Builder::use_current_thread`).
+struct Attached(Box<WorkerThread>);
+
+impl Drop for Attached {
+    /// The thread exits while still a worker: it leaves its seat as a worker leaves its loop.
+    fn drop(&mut self) {
+        leave_attached(&mut self.0);
+    }
+}
+
+/// Makes the calling thread worker `index` of `registry` without a loop of its own (Rayon's
+/// `use_current_thread`): it runs the pool's work only when it waits inside the pool (a `join`,
+/// a scope, an `install` into another pool), as any worker does there; otherwise it is a busy
+/// worker to the sleep protocol, never lent to a guest, and the other workers steal what it
+/// spawns. No start or exit handler runs for it (as in Rayon). The caller checked that the
+/// thread is no worker yet.
+pub(crate) fn attach_current(registry: &Arc<Registry>, index: usize) {
+    registry.sleep.register_thread(index);
+    let worker = Box::new(WorkerThread::on_seat(Arc::clone(registry), index, false));
+    CURRENT.with(|c| c.set(&*worker));
+    ATTACHED.with(|a| *a.borrow_mut() = Some(Attached(worker)));
+}
+
+/// If the calling thread is attached to `registry` ([`attach_current`]), it runs what waits in
+/// its own queues and leaves its seat: the pool counts that worker as gone. True if it was.
+pub(crate) fn detach_current(registry: &Registry) -> bool {
+    let attached = ATTACHED.with(|a| {
+        let mut a = a.borrow_mut();
+        let mine = a
+            .as_ref()
+            .is_some_and(|w| std::ptr::eq(&**w.0.registry(), registry));
+        if mine {
+            a.take()
+        } else {
+            None
+        }
+    });
+    // Dropping it leaves the seat (`Attached::drop`).
+    attached.is_some()
+}
+
+/// The attached worker `w` leaves its seat: runs the jobs in its own queues (nobody else takes
+/// from its inbox and run-next slot, and a pool of one worker has nobody to steal its deque),
+/// closes its inbox, gives its deque back to the seat and counts as exited.
+fn leave_attached(w: &mut WorkerThread) {
+    loop {
+        let job = w
+            .take_run_next()
+            .or_else(|| w.take_local())
+            .or_else(|| w.take_mail());
+        match job {
+            Some(job) => w.execute(job),
+            None if w.registry.inboxes[w.index].close_if_empty() => break,
+            None => {}
+        }
+    }
+    if w.searching.replace(false) {
+        w.registry.sleep.stop_searching();
+    }
+    CURRENT.with(|c| c.set(std::ptr::null()));
+    // The seat gets the deque back (its thieves' end stays in the registry); an empty one takes
+    // its place in the state about to be freed.
+    let deque = std::mem::take(&mut w.deque);
+    w.registry.seats[w.index].put_deque(deque);
+    // Relaxed: a statistic (see `WorkerCounters::starts`).
+    w.registry.counters[w.index]
+        .exits
+        .fetch_add(1, Ordering::Relaxed);
+    w.registry.worker_exited();
 }
 
 /// The body of a spare thread on spare seat `index` (`super::spare`): a worker that takes work
@@ -291,7 +395,8 @@ where
     if hooks::enabled() {
         guest_seat_arg(index);
     }
-    op(seat, false)
+    // `true`: the call came from outside the pool (Rayon's "injected"), wherever it runs.
+    op(seat, true)
 }
 
 /// Records the [`crate::trace::ARG_GUEST_SEAT`] argument of a guest's install span: the seat's
@@ -379,10 +484,10 @@ impl WorkerThread {
         // single-writer.
         counters.os_tid.store(os_thread_id(), Ordering::Relaxed);
         counters.parked.store(false, Ordering::Relaxed);
-        // SAFETY: the flag lives in the registry, which the worker keeps alive (its `registry`
-        // field) for as long as the heartbeat state exists.
+        // SAFETY: the seat's state lives in the registry, which the worker keeps alive (its
+        // `registry` field) for as long as the heartbeat state exists.
         let heartbeat =
-            unsafe { Heartbeat::new(registry.requests.flag(index), registry.num_threads()) };
+            unsafe { Heartbeat::new(registry.requests.seat(index), registry.num_threads()) };
         WorkerThread {
             index,
             deque,
@@ -468,6 +573,18 @@ impl WorkerThread {
     /// True if this worker's deque looks empty.
     pub(crate) fn deque_is_empty(&self) -> bool {
         self.deque.is_empty()
+    }
+
+    /// True if tasks wait in this seat's own queues: its deque, its inbox, its run-next slot
+    /// (`current_thread_has_pending_tasks`).
+    pub(crate) fn has_pending_tasks(&self) -> bool {
+        !self.deque.is_empty()
+            || self.has_run_next()
+            || self
+                .registry
+                .inboxes
+                .get(self.index)
+                .is_some_and(|inbox| !inbox.is_empty())
     }
 
     /// Runs a job (its task span is recorded by the job itself, see `crate::job`).
@@ -727,9 +844,19 @@ impl WorkerThread {
     }
 
     /// Spins for up to [`SPIN_BEFORE_PARK`] while waiting on a latch, else for the worker's
-    /// [`SPIN_BUDGET`]; true if it found work (and ran it) or the latch was
-    /// set. The spin's span ends before the task it found begins.
+    /// [`SPIN_BUDGET`] (after [`CALLER_COMES_BACK_YIELDS`] rounds of looking and yielding, if
+    /// its last job was a waiting outside caller's); true if it found work (and ran it) or the
+    /// latch was set. The spin's span ends before the task it found begins.
     fn spin(&self, latch: Option<&CoreLatch>) -> bool {
+        if latch.is_none() && CALLER_COMES_BACK.with(|c| c.replace(false)) {
+            for _ in 0..CALLER_COMES_BACK_YIELDS {
+                if let Some(job) = self.find_work() {
+                    self.execute(job);
+                    return true;
+                }
+                crate::loom::thread::yield_now();
+            }
+        }
         hooks::spin_begin();
         let budget = if latch.is_some() {
             SPIN_BEFORE_PARK

@@ -89,12 +89,23 @@ impl Latch for SpinLatch<'_> {
 pub(crate) struct CountLatch {
     pub(crate) core: CoreLatch,
     count: AtomicUsize,
-    registry: *const Registry,
-    target: usize,
+    waiter: Waiter,
+}
+
+/// Who waits on a [`CountLatch`], to be woken when it is set.
+enum Waiter {
+    /// A worker (or the guest of a seat) of `registry`, waiting while it runs other work.
+    Worker {
+        registry: *const Registry,
+        index: usize,
+    },
+    /// A thread that is no seat of a pool (an `in_place_scope` body's caller), which parks
+    /// while it waits (or runs the pool's work as a guest, parking on its own thread likewise).
+    Thread(crate::loom::thread::Thread),
 }
 
 // SAFETY: `registry` points to a Registry kept alive by the scope's owner (a worker of it) for the
-// whole life of the latch; the other fields are atomics.
+// whole life of the latch; the other fields are atomics and a thread handle (Send + Sync).
 unsafe impl Send for CountLatch {}
 // SAFETY: as above.
 unsafe impl Sync for CountLatch {}
@@ -108,8 +119,19 @@ impl CountLatch {
         CountLatch {
             core: CoreLatch::new(),
             count: AtomicUsize::new(Self::BODY),
-            registry: &**registry,
-            target,
+            waiter: Waiter::Worker {
+                registry: &**registry,
+                index: target,
+            },
+        }
+    }
+
+    /// A latch with the body's bias whose waiter is the calling thread, no seat of any pool.
+    pub(crate) fn for_this_thread() -> Self {
+        CountLatch {
+            core: CoreLatch::new(),
+            count: AtomicUsize::new(Self::BODY),
+            waiter: Waiter::Thread(crate::loom::thread::current()),
         }
     }
 
@@ -129,6 +151,18 @@ impl CountLatch {
     #[inline]
     pub(crate) fn increment(&self) {
         self.count.fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// Blocks the calling thread, the latch's waiter (`for_this_thread`), until the latch is
+    /// set: it announces that it parks (`CoreLatch::get_sleepy`), so the setter unparks it.
+    pub(crate) fn wait_parked(&self) {
+        while !self.core.probe() {
+            if self.core.get_sleepy() {
+                // A spurious return or an unpark before the park only loops once more.
+                crate::loom::thread::park();
+                self.core.wake_up();
+            }
+        }
     }
 }
 
@@ -156,10 +190,20 @@ impl CountLatch {
             if (*this).count.fetch_sub(n, Ordering::AcqRel) != n {
                 return;
             }
-            let registry = (*this).registry;
-            let target = (*this).target;
-            if CoreLatch::set_core(&(*this).core) {
-                (*registry).wake_specific(target);
+            match &(*this).waiter {
+                &Waiter::Worker { registry, index } => {
+                    if CoreLatch::set_core(&(*this).core) {
+                        (*registry).wake_specific(index);
+                    }
+                }
+                Waiter::Thread(thread) => {
+                    // A handle of our own (a reference count), taken before the latch may be
+                    // freed.
+                    let thread = thread.clone();
+                    if CoreLatch::set_core(&(*this).core) {
+                        thread.unpark();
+                    }
+                }
             }
         }
     }

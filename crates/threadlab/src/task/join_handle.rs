@@ -19,10 +19,10 @@ use crate::unwind::{self, Payload};
 /// (counted in [`Metrics::panicked_tasks`](crate::Metrics::panicked_tasks)), not raised here.
 ///
 /// # Cancellation
-/// A task woken after its pool was dropped (all its workers exited) cannot run: it is
-/// cancelled, its future dropped on the waking thread (a panic of its `Drop` is caught and
+/// A task woken after its pool's workers exited (the pool shut down, or dropped and its
+/// workers done with what was queued) cannot run: it is cancelled, its future dropped on the waking thread (a panic of its `Drop` is caught and
 /// reported), and awaiting or joining the handle panics with a message that says the task was
-/// cancelled because its pool was dropped (compare Tokio's `JoinError::Cancelled`). Catch it
+/// cancelled because its pool's workers were gone (compare Tokio's `JoinError::Cancelled`). Catch it
 /// with `std::panic::catch_unwind` if a pool may go away under its tasks.
 ///
 /// ```
@@ -40,7 +40,7 @@ use crate::unwind::{self, Payload};
 /// while slot.lock().unwrap().is_none() {
 ///     std::thread::yield_now();
 /// }
-/// drop(pool); // the task waits for a wake that comes too late
+/// pool.shutdown(); // the workers exit; the task waits for a wake that comes too late
 /// slot.lock().unwrap().take().unwrap().wake();
 /// let err = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| h.join())).unwrap_err();
 /// assert!(err.downcast_ref::<String>().unwrap().contains("cancelled"));

@@ -15,7 +15,6 @@ use crate::lab::{Ctx, ExpResult, Experiment, Outcome, Row, Turn, Variant};
 use std::cell::RefCell;
 use std::sync::Arc;
 use std::time::Duration;
-use threadlab::Pool;
 
 /// The experiment.
 pub struct Jobs;
@@ -101,7 +100,7 @@ struct Sizes {
 
 /// The runtimes with queues to chain jobs through, for one pool size.
 struct Queues {
-    pool: Arc<Pool>,
+    pool: Arc<crate::lab::tl::Joined>,
     rayon: Arc<rayon::ThreadPool>,
     rt: tokio::runtime::Runtime,
     /// Up to 16, one per queue (started before any count).
@@ -350,7 +349,11 @@ fn dedicated_threads(n: usize) -> Result<Vec<DedicatedThread>, String> {
 
 /// Short recorded runs of the telling variants (4 queues; a thread per job on 100 jobs, the
 /// others on 2,000), on the first pool size, after the timed runs.
-fn record_traces(ctx: &Ctx, pool: &Arc<Pool>, threads: usize) -> Result<(), String> {
+fn record_traces(
+    ctx: &Ctx,
+    pool: &Arc<crate::lab::tl::Joined>,
+    threads: usize,
+) -> Result<(), String> {
     let timeout = TIMEOUT;
     let per_queue = 500;
     let (r, _) = ctx.record(

@@ -46,7 +46,7 @@ pub fn chili_pool(threads: usize) -> chili::ThreadPool {
 /// workers: threadlab's shared pool ([`crate::lab::tl::shared_pool`]), Rayon's, chili's and Tokio's.
 pub struct Runtimes {
     /// threadlab's pool, shared with the other experiments at this size.
-    pub tl: Arc<threadlab::Pool>,
+    pub tl: Arc<crate::lab::tl::Joined>,
     /// A Rayon pool.
     pub ry: Arc<rayon::ThreadPool>,
     /// A chili pool.

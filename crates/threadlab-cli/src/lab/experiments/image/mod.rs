@@ -80,7 +80,7 @@ impl Shape {
 /// The pools, one of each kind per `--threads` size.
 struct Pools {
     sharing: Vec<WorkSharingPool>,
-    tl: Vec<threadlab::Pool>,
+    tl: Vec<crate::lab::tl::Joined>,
     rayon: Vec<std::sync::Arc<rayon::ThreadPool>>,
 }
 

@@ -170,6 +170,7 @@ fn measure(ctx: &Ctx, threads: usize, sizes: &Sizes) -> Result<Measured, String>
                     .threads(threads)
                     .wake_policy(policy)
                     .build()
+                    .map(crate::lab::tl::Joined::new)
                     .map_err(|e| format!("threadlab pool: {e}"))?;
                 let runs = back_to_back(ctx, &what, n, |n| run_threadlab(&pool, n, via))?;
                 ctx.step(format!("rendezvous: {what}, recorded"));

@@ -7,16 +7,6 @@ use std::path::PathBuf;
 use std::process::Command;
 
 fn main() {
-    // A build with ThreadSanitizer (scripts/check-unsafe): TSan stops a child of a
-    // multithreaded process that starts threads (its `die_after_fork`), which the fork scenario
-    // of `threadlab stress` does on purpose; such a build leaves that scenario out.
-    println!("cargo:rustc-check-cfg=cfg(threadlab_tsan)");
-    println!("cargo:rerun-if-env-changed=CARGO_ENCODED_RUSTFLAGS");
-    if std::env::var("CARGO_ENCODED_RUSTFLAGS")
-        .is_ok_and(|f| f.split('\x1f').any(|a| a.contains("sanitizer=thread")))
-    {
-        println!("cargo:rustc-cfg=threadlab_tsan");
-    }
     let src = "src/observe/preload/interpose.c";
     println!("cargo:rerun-if-changed={src}");
     println!("cargo:rerun-if-env-changed=CC");

@@ -291,13 +291,14 @@ pub struct StressForkArgs {
 pub struct StressArgs {
     /// How long to run.
     #[arg(long, value_name = "N", default_value_t = 60,
-          value_parser = clap::value_parser!(u64).range(1..=86_400))]
+          value_parser = clap::value_parser!(u64).range(1..=threadlab_stress::Options::MAX_SECONDS))]
     pub seconds: u64,
     /// Seed of the scenario generator (default: from the clock; printed at the end).
     #[arg(long, value_name = "S")]
     pub seed: Option<u64>,
     /// Workers of the shared pool (default: available parallelism).
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..=MAX_THREADS as u64))]
+    #[arg(long, value_name = "N",
+          value_parser = clap::value_parser!(u64).range(1..=threadlab_stress::Options::MAX_THREADS as u64))]
     pub threads: Option<u64>,
 }
 

@@ -1,6 +1,7 @@
 //! How numbers are written: durations, ratios, byte sizes and counts, each in one place with one
-//! precision, for the lab's tables and findings, `stress`'s tallies and `topology`. (The words
-//! for a ratio within the noise are the lab's, `lab/noise.rs`.)
+//! precision, for the lab's tables and findings and `topology`. Counts are the stress run's
+//! `group_thousands` (it prints its tallies with it), used from there. (The words for a ratio
+//! within the noise are the lab's, `lab/noise.rs`.)
 //!
 //! Figures in `results.json` are raw numbers; these are only for tables, findings and notes.
 
@@ -31,18 +32,8 @@ pub fn fmt_ns(ns: f64) -> String {
     }
 }
 
-/// A count with thousands separated: `1234567` → `1,234,567`.
-pub fn group_thousands(n: u64) -> String {
-    let s = n.to_string();
-    let mut out = String::with_capacity(s.len() + s.len() / 3);
-    for (i, c) in s.chars().enumerate() {
-        if i > 0 && (s.len() - i) % 3 == 0 {
-            out.push(',');
-        }
-        out.push(c);
-    }
-    out
-}
+/// A count with thousands separated (`1,234,567`), from the stress crate: one home for both.
+pub use threadlab_stress::fmt::group_thousands;
 
 /// A ratio: two decimals below 10 (`1.07×`, `0.42×`), none above (`23×`).
 pub fn fmt_ratio(r: f64) -> String {
@@ -97,8 +88,6 @@ mod tests {
         assert_eq!(fmt_secs(f64::NAN), "-");
         assert_eq!(fmt_ns(12.34), "12.3");
         assert_eq!(fmt_ns(45_678.2), "45,678");
-        assert_eq!(group_thousands(1234567), "1,234,567");
-        assert_eq!(group_thousands(999), "999");
         assert_eq!(fmt_ratio(23.4), "23×");
         assert_eq!(fmt_ratio(3.456), "3.46×");
         assert_eq!(fmt_ratio(0.421), "0.42×");

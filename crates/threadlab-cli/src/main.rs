@@ -21,8 +21,6 @@ mod machine;
 mod markup;
 mod measure;
 mod observe;
-mod panics;
-mod stress;
 mod view;
 
 use clap::Parser;
@@ -69,7 +67,7 @@ fn main() -> ExitCode {
         Command::Compare(args) => doctor::compare(args),
         Command::Stress(args) => stress_command(args),
         #[cfg(unix)]
-        Command::StressFork(args) => stress::fork_child(args.seed),
+        Command::StressFork(args) => threadlab_stress::fork_child(args.seed),
         #[cfg(not(unix))]
         Command::StressFork(_) => cli::usage_error("stress-fork needs fork() (Unix)"),
         Command::Run(args) => observe::run(args),
@@ -82,22 +80,16 @@ fn main() -> ExitCode {
     }
 }
 
+/// `threadlab stress`: the mix of the `threadlab-stress` crate (its own program too).
 fn stress_command(args: cli::StressArgs) -> ExitCode {
-    let seed = args.seed.unwrap_or_else(|| {
-        std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map_or(1, |d| d.as_nanos() as u64)
-    });
-    let threads = args.threads.map_or_else(
-        || std::thread::available_parallelism().map_or(1, |n| n.get()),
-        |t| t as usize,
-    );
-    let opts = stress::Options {
-        seconds: args.seconds,
-        seed,
-        threads,
-    };
-    if stress::run(&opts) {
+    let mut opts = threadlab_stress::Options::new(args.seconds);
+    if let Some(seed) = args.seed {
+        opts.seed = seed;
+    }
+    if let Some(threads) = args.threads {
+        opts.threads = threads as usize;
+    }
+    if threadlab_stress::run(&opts) {
         ExitCode::SUCCESS
     } else {
         ExitCode::from(1)

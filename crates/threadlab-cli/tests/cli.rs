@@ -41,24 +41,7 @@ fn temp_dir(name: &str) -> PathBuf {
 
 #[track_caller]
 fn assert_usage_error(args: &[&str], mention: &str) {
-    let out = threadlab(args);
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(
-        out.status.code(),
-        Some(2),
-        "{args:?}: exit code; stderr: {stderr}"
-    );
-    assert_eq!(
-        stderr.trim_end().lines().count(),
-        1,
-        "{args:?}: one line, got: {stderr}"
-    );
-    assert!(stderr.starts_with("error:"), "{args:?}: {stderr}");
-    assert!(
-        stderr.contains(mention),
-        "{args:?}: expected `{mention}` in: {stderr}"
-    );
-    assert!(out.stdout.is_empty(), "{args:?}: nothing on stdout");
+    threadlab_testkit::assert_usage_error(&threadlab(args), &format!("{args:?}"), mention);
 }
 
 #[test]

@@ -1,7 +1,7 @@
-//! The structure of the CLI, the doctor and the trace model: no import circle among the files of
-//! any (`scripts/import-cycles`, which finds files that reach, through their `use crate::…`/
-//! `super::…` imports and paths, a file that reaches them back). The runtime's circles are the
-//! ones listed below, no larger, and none of two files. Skipped with a message where `python3`
+//! The structure of the CLI, the doctor, the trace model and the stress run: no import circle
+//! among the files of any (`scripts/import-cycles`, which finds files that reach, through their
+//! `use crate::…`/`super::…` imports and paths, a file that reaches them back). The runtime's
+//! circles are the ones listed below, no larger, and none of two files. Skipped with a message where `python3`
 //! is missing. And the CLI's sizes: no function over 150 lines outside its tests, no file over
 //! 800 lines unless its module doc says why.
 
@@ -53,6 +53,11 @@ fn no_import_circle_among_the_doctor_files() {
 #[test]
 fn no_import_circle_among_the_trace_model_files() {
     no_circle_in("crates/threadlab-trace/src");
+}
+
+#[test]
+fn no_import_circle_among_the_stress_run_files() {
+    no_circle_in("crates/threadlab-stress/src");
 }
 
 /// The engine: the registry and the worker, which name each other (rayon-core keeps both in its

@@ -3,11 +3,12 @@
 //! generators, scrambled", ACM TOMS 2016: a xorshift64 state, shifts 12/25/27, then a multiply),
 //! so a failure replays from its seed without a dependency; and [`mutate`], the random damage
 //! done to a valid trace file by the trace reader's property test and the doctor's test on
-//! odd-but-loadable traces.
+//! odd-but-loadable traces; and [`assert_usage_error`], how the programs' tests check that bad
+//! arguments are refused.
 //!
 //! No dependency, not even on threadlab (its own unit tests use it). Not published: the stress
-//! run (in the published CLI) keeps its own copy of the generator, which a CLI test checks
-//! against this one.
+//! run (the published `threadlab-stress`) keeps its own copy of the generator, which a test there
+//! checks against this one.
 
 /// A seeded xorshift64* generator: the same seed gives the same sequence on every machine.
 ///
@@ -125,6 +126,40 @@ pub fn mutate_hostile(bytes: &mut Vec<u8>, rng: &mut Rng) {
         let end = (at + rng.index(3)).min(bytes.len());
         bytes.splice(at..end, varint);
     }
+}
+
+/// Checks that a program refused its arguments the way threadlab's programs do: exit code 2,
+/// nothing on stdout, one line on stderr that begins `error:` and holds `mention` (a panic
+/// would exit 101, over several lines). `call` names the call in a failure's message.
+///
+/// ```
+/// # #[cfg(unix)] {
+/// let out = std::process::Command::new("sh")
+///     .args(["-c", "echo 'error: --seconds: `0` is too few' >&2; exit 2"])
+///     .output()
+///     .unwrap();
+/// threadlab_testkit::assert_usage_error(&out, "--seconds 0", "--seconds");
+/// # }
+/// ```
+#[track_caller]
+pub fn assert_usage_error(out: &std::process::Output, call: &str, mention: &str) {
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(
+        out.status.code(),
+        Some(2),
+        "{call}: exit code; stderr: {stderr}"
+    );
+    assert_eq!(
+        stderr.trim_end().lines().count(),
+        1,
+        "{call}: one line, got: {stderr}"
+    );
+    assert!(stderr.starts_with("error:"), "{call}: {stderr}");
+    assert!(
+        stderr.contains(mention),
+        "{call}: expected `{mention}` in: {stderr}"
+    );
+    assert!(out.stdout.is_empty(), "{call}: nothing on stdout");
 }
 
 #[cfg(test)]

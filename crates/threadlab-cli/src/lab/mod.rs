@@ -45,12 +45,12 @@ pub use rounds::{Turn, Variant};
 pub use traces::{render_text as render_trace_text, TraceRun};
 
 use crate::lab::report::{svg::Chart, table::Table};
-use crate::panics::panic_message;
 use indicatif::{ProgressBar, ProgressStyle};
 use std::io::IsTerminal;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::path::PathBuf;
 use std::time::Instant;
+use threadlab_stress::panics::panic_message;
 
 /// What an experiment hands back.
 #[derive(Debug, Default)]

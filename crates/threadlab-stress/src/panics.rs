@@ -1,9 +1,15 @@
-//! The text of a caught panic, for the commands that catch them: the lab's runner (an experiment
-//! that panicked is reported by name with this text) and `stress` (a scenario's task that
-//! panicked on purpose is told apart from one that panicked by mistake).
+//! The text of a caught panic, for the commands that catch them: the stress run (a scenario's
+//! task that panicked on purpose is told apart from one that panicked by mistake) and the CLI's
+//! lab runner (an experiment that panicked is reported by name with this text), which uses it
+//! from here.
 
 /// The text of a panic payload: the `&str` or `String` that `panic!` was given, or a placeholder
 /// for any other payload.
+///
+/// ```
+/// let caught = std::panic::catch_unwind(|| panic!("the {} went wrong", "step")).unwrap_err();
+/// assert_eq!(threadlab_stress::panics::panic_message(&*caught), "the step went wrong");
+/// ```
 pub fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
     if let Some(s) = payload.downcast_ref::<&str>() {
         s.to_string()

@@ -2,7 +2,8 @@
 //! The global pool must be rebuilt in the child on first use, and a pool the parent built must
 //! refuse work there at once, saying why (`threadlab/src/pool/fork.rs`).
 //!
-//! It runs in a process of its own (`threadlab stress-fork --seed S`, hidden), started by the
+//! It runs in a process of its own (`PROGRAM stress-fork --seed S`, hidden, where PROGRAM is
+//! `threadlab` or `threadlab-stress`, whichever runs the mix: `fork_child`), started by the
 //! scenario and watched with a deadline: a fork while another thread of the process starts or
 //! exits leaves std's thread-start lock held in the child, where every new thread then waits for
 //! it forever, outside any runtime's reach (POSIX allows a child of a multithreaded process only
@@ -18,7 +19,8 @@ use super::ledger::{Ledger, Rng};
 /// A child process (the scenario's, or one it forked) longer than this is hung.
 const DEADLINE: Duration = Duration::from_secs(60);
 
-/// The scenario: runs `threadlab stress-fork` with a seed from `rng` and books what it checked.
+/// The scenario: runs `stress-fork` of this program with a seed from `rng` and books what it
+/// checked.
 pub fn fork_in_a_child_process(rng: &mut Rng, ledger: &Ledger) {
     let seed = rng.next_u64();
     let exe = match std::env::current_exe() {
@@ -130,7 +132,7 @@ fn in_the_child(op: u64, own: &threadlab::Pool) -> Result<u64, String> {
     }
 }
 
-/// `threadlab stress-fork --seed S`: builds and uses a pool, waits until its threads all run,
+/// `PROGRAM stress-fork --seed S`: builds and uses a pool, waits until its threads all run,
 /// then forks 1–4 children, each doing one random thing with pools; prints `tasks N` (what the
 /// children checked) and exits 0 when every child did it.
 #[cfg(unix)]

@@ -2,7 +2,7 @@
 //! of Marsaglia's xorshift generators, scrambled", ACM TOMS 2016: a xorshift64 state, shifts
 //! 12/25/27, then a multiply), so a run replays from its `--seed` on every machine.
 //!
-//! The same generator as `threadlab-testkit`'s `Rng`, which the tests use. The CLI is a
+//! The same generator as `threadlab-testkit`'s `Rng`, which the tests use. This crate is a
 //! published package and the testkit is not (it is what the tests share, not something a user
 //! installs), so the stress run keeps these few lines of its own; a test below checks that both
 //! give the same numbers, so a seed means the same scenarios in either.

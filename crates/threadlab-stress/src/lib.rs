@@ -1,14 +1,25 @@
-//! `threadlab stress`: a randomised mix of everything the pool does, with every task accounted
-//! for (run exactly once, or its panic delivered exactly once), until the time is up.
+//! threadlab's stress run (the `threadlab-stress` program, and `threadlab stress` in the CLI): a
+//! randomised mix of everything the pool does, with every task accounted for (run exactly once,
+//! or its panic delivered exactly once), until the time is up.
 //!
 //! Two driver threads pick scenarios (`scenarios.rs`) with a seeded generator and run them on a
 //! shared pool, so scenarios overlap; a third thread keeps building and dropping pools with
 //! queued work (which must all run), and a fourth switches the recorder on and off. A watchdog
-//! fails the run if any scenario takes longer than [`STUCK_AFTER`] (a deadlock or a lost
+//! fails the run if any scenario takes longer than two minutes (a deadlock or a lost
 //! wake-up), including one still running when the time is up. The hostile scenarios
 //! (`hostile.rs`) add values whose `Drop` panics and futures woken after their pool was dropped;
 //! The same seed gives the same sequence of scenarios per driver; the interleavings, of
 //! course, differ.
+//!
+//! The program `threadlab-stress` (this package's binary, what CI runs: it builds without the
+//! CLI's crates) and `threadlab stress` take the same arguments and call [`run`]:
+//!
+//! ```no_run
+//! // What `threadlab-stress --seconds 60 --seed 7` runs: prints the counts, then whether every
+//! // book balanced.
+//! let opts = threadlab_stress::Options { seed: 7, ..threadlab_stress::Options::new(60) };
+//! assert!(threadlab_stress::run(&opts), "a discrepancy: see the lines above");
+//! ```
 
 mod blocked;
 mod channel;
@@ -20,6 +31,13 @@ mod fork;
 mod hostile;
 mod ledger;
 mod scenarios;
+
+// Shared with the CLI, which uses them from here (depending on exactly this version): not part
+// of this crate's API.
+#[doc(hidden)]
+pub mod fmt;
+#[doc(hidden)]
+pub mod panics;
 
 use ledger::{Ledger, Rng};
 use threadlab_doctor::Diagnose;
@@ -79,20 +97,73 @@ fn everything() -> Vec<(&'static str, Scenario)> {
     ]
 }
 
-/// `threadlab stress-fork --seed S` (see `fork.rs`).
+/// The process the fork scenario starts: `main` of a program that runs the mix calls it when its
+/// arguments are `stress-fork --seed S` (the scenario starts the program it runs in, by
+/// `std::env::current_exe`, with those). It builds a pool, forks children that use pools, and
+/// prints `tasks N` (what the children checked); the exit code says whether all went well.
+///
+/// ```no_run
+/// # fn seed_from_arguments() -> u64 { 5 }
+/// // Somewhere in `main`, on `PROGRAM stress-fork --seed 5`:
+/// let code: std::process::ExitCode = threadlab_stress::fork_child(seed_from_arguments());
+/// ```
 #[cfg(unix)]
 pub fn fork_child(seed: u64) -> std::process::ExitCode {
     fork::child_main(seed)
 }
 
 /// Options of a run.
+///
+/// ```
+/// let opts = threadlab_stress::Options { seed: 7, ..threadlab_stress::Options::new(20) };
+/// assert_eq!((opts.seconds, opts.seed), (20, 7));
+/// assert!(opts.threads >= 1);
+/// ```
+#[derive(Clone, Debug)]
 pub struct Options {
+    /// How long to run, in seconds: 1 to [`Options::MAX_SECONDS`] on the command lines.
     pub seconds: u64,
+    /// Seed of the scenario generator: the same seed gives each driver the same scenarios.
     pub seed: u64,
+    /// Workers of the shared pool: 1 to [`Options::MAX_THREADS`] on the command lines.
     pub threads: usize,
 }
 
-/// Runs the stress mix; prints the counts; true when every book balanced.
+impl Options {
+    /// The longest run the command lines accept: a day.
+    pub const MAX_SECONDS: u64 = 86_400;
+    /// The most workers the command lines accept for the shared pool.
+    pub const MAX_THREADS: usize = 4096;
+
+    /// A run of `seconds` with a seed from the clock (the report prints it, to replay the run)
+    /// and a worker per CPU this process may use (`std::thread::available_parallelism`).
+    ///
+    /// ```
+    /// let opts = threadlab_stress::Options::new(60);
+    /// assert_eq!(opts.seconds, 60);
+    /// ```
+    pub fn new(seconds: u64) -> Options {
+        let seed = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(1, |d| d.as_nanos() as u64);
+        let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
+        Options {
+            seconds,
+            seed,
+            threads,
+        }
+    }
+}
+
+/// Runs the stress mix; prints the counts; true when every book balanced. A scenario stuck for
+/// two minutes (a deadlock or a lost wake-up) ends the process with exit code 1 and a line
+/// saying which. It sets the process's panic hook (the planned panics are kept quiet) and, on a
+/// terminal, draws a progress bar on stderr.
+///
+/// ```no_run
+/// let ok = threadlab_stress::run(&threadlab_stress::Options::new(10));
+/// std::process::exit(if ok { 0 } else { 1 });
+/// ```
 pub fn run(opts: &Options) -> bool {
     // The planned panics are thousands and expected: keep them quiet, print any other.
     let default_hook = std::panic::take_hook();

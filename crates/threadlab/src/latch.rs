@@ -136,10 +136,10 @@ impl LockLatch {
 impl Latch for LockLatch {
     unsafe fn set(this: *const Self) {
         // SAFETY: `this` is live at the call (the trait's contract); the handle is cloned before
-        // the store that lets the waiter return and re-arm or free the latch, which is not
-        // touched after it.
+        // the store below, which lets the waiter return and re-arm or free the latch.
         let waiter = unsafe { (*this).waiter.clone() };
-        // Release: pairs with the waiter's Acquire load (the job's result is published).
+        // SAFETY: still live: nothing has told the waiter yet. Release: pairs with the waiter's
+        // Acquire load (the job's result is published). The latch is not touched after this.
         unsafe { (*this).done.store(true, Ordering::Release) };
         waiter.unpark();
     }

@@ -66,6 +66,16 @@ static HOOK: SpawnHook = SpawnHook {
 /// Runs `f` on a thread whose spawns capture tokens with `bits`; fails after 60 s.
 fn with_mode(bits: u64, f: impl FnOnce() + Send + 'static) {
     set_spawn_hook(&HOOK).unwrap();
+    // Under Miri a panic prints its message and location only. A panic raised while another
+    // unwinds (`exit` and `release` here) makes std's default hook print a full backtrace, and
+    // Miri takes seconds of its clock to walk one (4.8 s for a lone nested panic): most of this
+    // file's time there, spent in std's printing, not in threadlab. What the tests check (the
+    // runtime catching and reporting those panics) is the same.
+    #[cfg(miri)]
+    {
+        static QUIET: std::sync::Once = std::sync::Once::new();
+        QUIET.call_once(|| std::panic::set_hook(Box::new(|info| eprintln!("{info}"))));
+    }
     pool_support::watchdog(move || {
         MODE.with(|m| m.set(Some(bits)));
         f();

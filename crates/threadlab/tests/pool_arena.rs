@@ -11,6 +11,19 @@ const TASKS: usize = if cfg!(miri) { 600 } else { 20_000 };
 #[repr(align(128))]
 struct Aligned(u64);
 
+/// The sum of the bytes of `bytes`, all of which must be equal (as every payload here is). Under
+/// Miri it compares the array with one made of its first byte (a `raw_eq` of the whole array,
+/// which Miri runs in one step, reading and checking every byte) instead of an interpreted loop,
+/// which took four fifths of Miri's time in `arena_jobs_run_once_with_their_data_across_chunks`.
+fn byte_sum<const N: usize>(bytes: &[u8; N]) -> usize {
+    if cfg!(miri) {
+        assert!(*bytes == [bytes[0]; N], "a payload's bytes differ");
+        bytes[0] as usize * N
+    } else {
+        bytes.iter().map(|&b| b as usize).sum()
+    }
+}
+
 fn check(pool: &Pool) {
     let ran = AtomicUsize::new(0);
     let bytes = AtomicUsize::new(0);
@@ -20,7 +33,7 @@ fn check(pool: &Pool) {
             let payload = [(i % 251) as u8; 256];
             let (ran, bytes) = (&ran, &bytes);
             s.spawn(move |s| {
-                let sum: usize = payload.iter().map(|&b| b as usize).sum();
+                let sum = byte_sum(&payload);
                 bytes.fetch_add(sum, Ordering::Relaxed);
                 ran.fetch_add(1, Ordering::Relaxed);
                 if i % 97 == 0 {
@@ -34,7 +47,7 @@ fn check(pool: &Pool) {
                 // Larger than the arena takes: a heap job.
                 let big = [1u8; 2048];
                 s.spawn(move |_| {
-                    assert_eq!(big.iter().map(|&b| b as usize).sum::<usize>(), 2048);
+                    assert_eq!(byte_sum(&big), 2048);
                     ran.fetch_add(1, Ordering::Relaxed);
                 });
                 // Aligned beyond a cache line: a heap job.

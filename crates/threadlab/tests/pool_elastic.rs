@@ -49,18 +49,21 @@ fn threads_exit_when_idle_and_come_back() {
     watchdog(|| {
         let pool = elastic(2, KEEP);
         let ran = Arc::new(AtomicUsize::new(0));
+        // Under Miri 20 spawns a round (100 natively): each round still starts retired workers
+        // again, runs them dry and waits for every one to retire.
+        let per = if cfg!(miri) { 20 } else { 100 };
         for round in 1..=3 {
-            for _ in 0..100 {
+            for _ in 0..per {
                 let ran = Arc::clone(&ran);
                 pool.spawn(move || {
                     ran.fetch_add(1, Ordering::SeqCst);
                 });
             }
             until_retired(&pool);
-            assert_eq!(ran.load(Ordering::SeqCst), 100 * round);
+            assert_eq!(ran.load(Ordering::SeqCst), per * round);
             let m = pool.metrics();
             assert_eq!(m.alive_threads(), 0);
-            assert_eq!(m.tasks_run(), 100 * round as u64);
+            assert_eq!(m.tasks_run(), (per * round) as u64);
             for w in &m.workers {
                 // One start per retirement, plus the first start.
                 assert_eq!(w.starts, w.retirements, "worker {}", w.index);
@@ -78,7 +81,7 @@ fn threads_exit_when_idle_and_come_back() {
             }
         }
         let report = pool.shutdown();
-        assert_eq!(report.tasks_run, 300);
+        assert_eq!(report.tasks_run, 3 * per as u64);
         assert_eq!(report.panicked_tasks, 0);
     });
 }
@@ -88,7 +91,9 @@ fn threads_exit_when_idle_and_come_back() {
 #[test]
 fn spawn_as_the_last_worker_retires() {
     watchdog(|| {
-        let rounds = if cfg!(miri) { 30 } else { 1_000 };
+        // Under Miri 15 rounds whose delays grow in steps of 80 spins: the same span of delays
+        // (0 to 1,120 spins) as 30 rounds in steps of 40, each of its paths still reached.
+        let (rounds, step) = if cfg!(miri) { (15, 80) } else { (1_000, 40) };
         for threads in [1, 2] {
             let pool = elastic(threads, Duration::ZERO);
             let ran = Arc::new(AtomicUsize::new(0));
@@ -101,7 +106,7 @@ fn spawn_as_the_last_worker_retires() {
                     std::hint::spin_loop();
                 }
                 // 0 to ~40 µs: before, during and after the worker's spin and retirement.
-                for _ in 0..(round % 64) * 40 {
+                for _ in 0..(round % 64) * step {
                     std::hint::spin_loop();
                 }
             }

@@ -389,27 +389,35 @@ mod tests {
     /// rest of the run: the run ends with blocks as large as a run without the slow block, in
     /// about as many blocks (a few more for preemptions; before the fix, a slow fourth position
     /// left the run in blocks of 4: 16,000 blocks).
+    ///
+    /// Block sizes follow the clock, so a preemption of the test's thread (a loaded CI machine)
+    /// slows a block of either run as the injected sleep does. Each case is therefore tried up
+    /// to five times, each try a control run and a run with the slow block back to back, and
+    /// passes when one try holds: a preemption is rare enough not to hit five tries, while the
+    /// defect this guards against (growth stopped for good by one slow block) fails every try.
     #[test]
     fn a_slow_block_does_not_stop_the_blocks_growing() {
         let pool = crate::pool::front::Pool::builder()
             .threads(1)
             .build()
             .unwrap();
-        let control = blocks(&pool, usize::MAX);
-        let largest = *control.iter().max().unwrap();
-        assert!(largest >= 64, "blocks never grew: {control:?}");
         for slow_at in [0, 3, 20, 100] {
-            let takes = blocks(&pool, slow_at);
-            assert_eq!(
-                takes.iter().max(),
-                Some(&largest),
-                "slow at {slow_at}: {takes:?}"
-            );
+            let mut tries = Vec::new();
+            let held = (0..5).any(|_| {
+                let control = blocks(&pool, usize::MAX);
+                let takes = blocks(&pool, slow_at);
+                let largest = control.iter().max().copied();
+                let ok = largest >= Some(64)
+                    && takes.iter().max().copied() == largest
+                    && takes.len() <= control.len() + 8;
+                tries.push((control, takes));
+                ok
+            });
             assert!(
-                takes.len() <= control.len() + 8,
-                "slow at {slow_at}: {} blocks, {} without the slow one",
-                takes.len(),
-                control.len()
+                held,
+                "slow at {slow_at}: in each of five tries, the run with a slow block ended \
+                 with smaller blocks or took more than 8 blocks more than the control run \
+                 (control, slow): {tries:?}"
             );
         }
     }

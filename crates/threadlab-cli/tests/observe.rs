@@ -548,6 +548,10 @@ fn children_of(pid: u32) -> Vec<u32> {
 /// `threadlab run` alone: the observer is not killed by them; the command gets the signal
 /// (once) and ends, the report and the `-o` trace are still written for what was seen, and only
 /// then does `run` die of the signal that killed the command, as its parent would have seen.
+///
+/// `run` is started as a shell starts a foreground job, SIGINT and SIGTERM at their defaults:
+/// a signal its parent ignored stays ignored for `run` and the command alike (a background job
+/// of a script without job control has SIGINT ignored), and the command would sleep on.
 #[test]
 fn run_outlives_sigint_and_sigterm_until_it_wrote_what_it_saw() {
     use std::os::unix::process::{CommandExt, ExitStatusExt};
@@ -566,7 +570,17 @@ fn run_outlives_sigint_and_sigterm_until_it_wrote_what_it_saw() {
         std::fs::create_dir_all(&dir).unwrap();
         let out_file = dir.join("t.tltrace");
         let report = dir.join("report.txt");
-        let tl = Command::new(exe)
+        let mut tl = Command::new(exe);
+        // SAFETY: the closure runs in the forked child before exec and only calls `signal`,
+        // which is async-signal-safe.
+        unsafe {
+            tl.pre_exec(|| {
+                libc::signal(libc::SIGINT, libc::SIG_DFL);
+                libc::signal(libc::SIGTERM, libc::SIG_DFL);
+                Ok(())
+            });
+        }
+        let tl = tl
             .arg("run")
             .args(flags)
             .arg("-o")

@@ -3,8 +3,8 @@
 //! Where work comes from, in order (as in rayon-core and Tokio): the worker's run-next slot (the
 //! future its last task woke, see `crate::pool::run_next`), its own deque (LIFO, a warm cache),
 //! then its inbox (work addressed to this worker, `super::inbox`; TBB likewise reads its mailbox
-//! before stealing), then the injector (a batch), then a random victim's deque (a batch, oldest
-//! work first). When all are empty it spins briefly (see [`SPIN_BEFORE_PARK`]), looking also at
+//! before stealing), then the injector (a batch), then a random victim's deque (its oldest job,
+//! one, as Rayon's thieves take). When all are empty it spins briefly (see [`SPIN_BEFORE_PARK`]), looking also at
 //! the other workers' run-next slots, and then sleeps by the protocol of [`super::sleep`].
 //!
 //! The recorder's events from here: steal attempts and steals in [`WorkerThread::steal_once`],
@@ -759,7 +759,15 @@ impl WorkerThread {
                 if hooks::enabled() {
                     hooks::steal_attempt(victim);
                 }
-                match self.registry.stealers[victim].steal_batch_and_pop(&self.deque) {
+                // One job, the victim's oldest, as Rayon's and chili's thieves take: in a deque
+                // of `join`s the oldest is the largest piece, and the right of everything the
+                // victim holds. A batch (half the deque, as from the injector) moved the next
+                // oldest pieces into the thief's deque, where the victim stole them back in
+                // place of the thief's own oldest: a `find_last` over Rayon's nested `flat_map`s
+                // (its `octillion` test), which reaches its answer only by stealing rightmost
+                // pieces, did not end in a minute where one-job steals take 5 s (Rayon's own
+                // pool: 7 s).
+                match self.registry.stealers[victim].steal() {
                     Steal::Success(job) => {
                         hooks::steal(victim);
                         return Some(job);

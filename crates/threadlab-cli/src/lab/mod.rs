@@ -6,7 +6,8 @@
 //!   one way every experiment times its variants (a warm-up, then interleaved rounds);
 //!   `stats.rs`: medians, percentiles, geometric means; `bounds.rs`: the physical bounds every
 //!   row is checked against before it is printed; `traces.rs`: recorded runs and the doctor's
-//!   findings on them.
+//!   findings on them; `worker_time.rs`: where a recorded run's workers spent their CPU (in
+//!   tasks, scheduling, on the way into and out of parks).
 //! - `experiments/`: one experiment per file (or folder), and the registry.
 //! - `programs/`: the programs the experiments run; `peers/`: the other runtimes (Rayon, Tokio,
 //!   chili, Go, Rayon patched onto threadlab); `tl.rs`: threadlab as the experiments use it.
@@ -18,7 +19,8 @@
 //!
 //! What the lab shares with the other commands lives at the crate's root: `fmt.rs` (how numbers
 //! are written), `measure.rs` (CPU clocks), `machine.rs` (the topology), `baselines/` (the naive
-//! designs the articles start from), `panics.rs` and `markup.rs`.
+//! designs the articles start from) and `markup.rs` (HTML and SVG escaping); a caught panic's
+//! text comes from the stress crate's `panics`.
 //!
 //! The runner runs each selected experiment in turn under `catch_unwind`, so an experiment that
 //! fails or panics is reported by name with its reason while the others still run and land in
@@ -39,6 +41,7 @@ pub mod rounds;
 pub mod stats;
 pub mod tl;
 mod traces;
+pub mod worker_time;
 
 pub use ctx::{Ctx, Row, Size};
 pub use rounds::{Turn, Variant};

@@ -71,9 +71,20 @@ fn row(t: &ThreadLog, end_ns: u64) -> Row<'_> {
     }
 }
 
-/// The observer's part of the report.
+/// The observer's part of the report: what was watched and what it cost, the threads, the
+/// creation bursts and the futex addresses.
 pub fn render(what: &str, o: &Observed, hz: u32, futexes: &[FutexRow]) -> String {
     let mut s = String::new();
+    render_header(&mut s, what, o, hz);
+    render_threads(&mut s, o);
+    render_bursts(&mut s, o);
+    render_futexes(&mut s, futexes);
+    s
+}
+
+/// What was watched, for how long and at what rate; the threads seen and created (exactly when
+/// traced or interposed); what the observer cost; what it could not see.
+fn render_header(s: &mut String, what: &str, o: &Observed, hz: u32) {
     let secs = o.duration_ns as f64 / 1e9;
     let created = o.threads.iter().filter(|t| t.born_ns.is_some()).count();
     let exited = o.threads.iter().filter(|t| t.exited_ns.is_some()).count();
@@ -165,6 +176,11 @@ pub fn render(what: &str, o: &Observed, hz: u32, futexes: &[FutexRow]) -> String
             o.unopened
         );
     }
+}
+
+/// One row per thread, busiest first: its life, time on a CPU and preempted, the share of
+/// samples in each state, the CPUs it ran on and its context switches.
+fn render_threads(s: &mut String, o: &Observed) {
     let mut rows: Vec<Row> = o.threads.iter().map(|t| row(t, o.duration_ns)).collect();
     rows.sort_by(|a, b| b.on_cpu_ns.cmp(&a.on_cpu_ns).then(a.t.tid.cmp(&b.t.tid)));
     let _ = writeln!(
@@ -221,7 +237,10 @@ pub fn render(what: &str, o: &Observed, hz: u32, futexes: &[FutexRow]) -> String
     if rows.len() > MAX_ROWS {
         let _ = writeln!(s, "   … {} more thread(s)", rows.len() - MAX_ROWS);
     }
-    render_bursts(&mut s, o);
+}
+
+/// The futex addresses waited on, each with its waits and its longest waiters.
+fn render_futexes(s: &mut String, futexes: &[FutexRow]) {
     let _ = writeln!(s, "\nFutex addresses (locks and condition variables)");
     if futexes.is_empty() {
         let _ = writeln!(s, "   no thread was seen waiting in futex");
@@ -248,7 +267,6 @@ pub fn render(what: &str, o: &Observed, hz: u32, futexes: &[FutexRow]) -> String
     if futexes.len() > MAX_FUTEXES {
         let _ = writeln!(s, "   … {} more address(es)", futexes.len() - MAX_FUTEXES);
     }
-    s
 }
 
 /// Bursts printed (in time order; the largest when there are more).

@@ -1,9 +1,9 @@
 //! One file per experiment, and the [`registry`] that lists them. Adding one: its file here, a
 //! `pub mod` line and a line in [`registry`] (see `CONTRIBUTING.md`). An experiment with parts
-//! of its own is a folder: `overhead/` (with `recorder_cost.rs`, what the recorder costs) and
-//! `rendezvous/` (with `park_wake.rs`, where a recorded run's workers spent their CPU). The
-//! programs the experiments run are `crate::lab::programs`, the other runtimes
-//! `crate::lab::peers`.
+//! of its own is a folder: `image/` (with `report.rs`, its tables and chart) and `workloads/`
+//! (with `kernels.rs`, its programs on their inputs). The programs the experiments run are
+//! `crate::lab::programs`, the other runtimes `crate::lab::peers`; what the lab computes from a
+//! recorded run beside the doctor (where the workers spent their CPU) is `crate::lab::worker_time`.
 
 use crate::lab::Experiment;
 

@@ -1,10 +1,10 @@
 //! The programs the experiments run, one file each: job chains (`chain.rs`), the trickle, the
 //! image kernel, the rendezvous pair, the allocators, first touch (`numa.rs`), division, false
-//! sharing, the iterator kernels, and the well-known parallel programs of the `workloads`
-//! experiment (`crate::lab::experiments::workloads`): fib, trees, skynet, n-queens, sorts and a
-//! matrix multiply, each written once over the [`Par`] trait (a `join`) or the [`ParScope`]
-//! trait (a scope with one task per child), so that serial code, threadlab, Rayon and chili run
-//! the very same kernel: only the runtime's fork changes.
+//! sharing, the iterator kernels, the recorder's timed loops (`recorder.rs`), and the well-known
+//! parallel programs of the `workloads` experiment (`crate::lab::experiments::workloads`): fib,
+//! trees, skynet, n-queens, sorts and a matrix multiply, each written once over the [`Par`]
+//! trait (a `join`) or the [`ParScope`] trait (a scope with one task per child), so that serial
+//! code, threadlab, Rayon and chili run the very same kernel: only the runtime's fork changes.
 //!
 //! The serial runtime makes the same calls in the same order as the parallel ones, with each
 //! half's result passed through `black_box`: without it LLVM turns recursions such as fib's
@@ -21,6 +21,7 @@ pub mod iter_kernels;
 pub mod join_kernels;
 pub mod numa;
 pub mod pipeline;
+pub mod recorder;
 pub mod rendezvous;
 pub mod scope_kernels;
 pub mod sorts;

@@ -20,9 +20,7 @@
 //! wake-ups per message (threadlab's `Pool::metrics`), allocations and bytes per message (the
 //! binary's counting allocator, `alloc_count.rs`, over the whole process), and, from shorter
 //! recorded runs (`threadlab::trace`), the share of the workers' awake time spent on the way to a park or back
-//! from one (see [`Breakdown`], in `park_wake.rs` beside this file).
-
-mod park_wake;
+//! from one (see [`Breakdown`], in `lab/worker_time.rs`).
 
 use crate::fmt::{fmt_ns, fmt_ratio, fmt_small, group_thousands};
 use crate::lab::peers::go::GoPeer;
@@ -31,8 +29,8 @@ use crate::lab::programs::rendezvous::{
 };
 use crate::lab::report::{svg::Chart, table::Table};
 use crate::lab::stats::median;
+use crate::lab::worker_time::Breakdown;
 use crate::lab::{Ctx, ExpResult, Experiment, Outcome, Row, Size, Turn, Variant};
-use park_wake::Breakdown;
 use std::cell::RefCell;
 use threadlab::{Pool, WakePolicy};
 

@@ -1,11 +1,11 @@
 //! `overhead`: what the runtime itself costs, against Rayon, chili and Tokio — empty spawns in a
 //! scope, the jobs workload (8 × 12,500), fib with a join at every level, a binary-tree sum with
-//! a join at every node, and a trickle of one empty task every 200 µs (the runtime's CPU per task,
-//! wake-up latency from submit to start) — and what the recorder costs (`recorder_cost.rs`, beside this file).
-//! The kernels are `programs::{join_kernels, implicit_tree, chain, trickle}`; the peers'
-//! pools and Tokio's spawn-per-level versions are in `crate::lab::peers`.
-
-mod recorder_cost;
+//! a join at every node, and a trickle of one empty task every 200 µs (the runtime's CPU per
+//! task, wake-up latency from submit to start) — and what the recorder costs (see
+//! [`recorder_cost`]: ns per recorded event next to one read of the timestamp counter, a hook
+//! when no recording is on, empty spawns with recording off and on). The kernels are
+//! `programs::{join_kernels, implicit_tree, chain, trickle, recorder}`; the peers' pools and
+//! Tokio's spawn-per-level versions are in `crate::lab::peers`.
 
 use crate::baselines::dedicated_thread::DedicatedThread;
 use crate::fmt::{fmt_ratio, fmt_secs, group_thousands};
@@ -14,12 +14,17 @@ use crate::lab::peers::{self, Rayon, Runtimes, Tokio};
 use crate::lab::programs::chain;
 use crate::lab::programs::implicit_tree::ImplicitTree;
 use crate::lab::programs::join_kernels::Fib;
+use crate::lab::programs::recorder::{per_call, rdtsc_ns};
 use crate::lab::programs::trickle::trickle;
 use crate::lab::report::{svg::Chart, table::Table};
 use crate::lab::stats::percentile;
 use crate::lab::{Ctx, ExpResult, Experiment, Outcome, Row, Size, Variant};
+use std::cell::Cell;
+use std::hint::black_box;
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
+use threadlab::trace::{self, hooks, Mode, TaskKind};
+use threadlab::Pool;
 
 /// The experiment.
 pub struct Overhead;
@@ -90,7 +95,7 @@ impl Experiment for Overhead {
                 trickles(ctx, threads, &rt, sizes.trickle_tasks, &mut out.rows)?;
             out.tables.push(table);
             if threads == ctx.threads[0] {
-                let rc = recorder_cost::measure(ctx, &rt.tl, sizes.spawns)?;
+                let rc = recorder_cost(ctx, &rt.tl, sizes.spawns)?;
                 out.tables.push(rc.table);
                 out.rows.extend(rc.rows);
                 recorder_finding = rc.finding;
@@ -363,4 +368,203 @@ fn finding(threads: usize, fib_n: u64, secs: &[[f64; 5]; 4], trickles: &Trickles
         fmt_secs(trickles[1].1 / 1e9),
         fmt_secs(trickles[2].1 / 1e9),
     )
+}
+
+// The recorder's own cost (`recorder_cost`), measured on the first pool size.
+
+/// The fewest rounds a recorder figure is the median of, whatever `--repeat` says.
+const RECORDER_MIN_ROUNDS: usize = 3;
+
+/// What the recorder costs (see [`recorder_cost`]).
+struct RecorderCost {
+    /// The table for the report.
+    table: Table,
+    /// Rows for results.json.
+    rows: Vec<Row>,
+    /// One sentence for the finding.
+    finding: String,
+}
+
+/// The recorder's figures: medians of the rounds, ns per call unless said.
+struct RecorderFigures {
+    /// Calls per run.
+    n: u64,
+    rounds: usize,
+    /// Empty spawns per run, and the pool's threads.
+    spawns: usize,
+    threads: usize,
+    empty: f64,
+    hook_off: f64,
+    event_flight: f64,
+    event_full: f64,
+    /// One rdtsc read (NaN off x86-64).
+    tsc: f64,
+    /// Seconds per run of the empty spawns, recording off and on.
+    off: f64,
+    on: f64,
+    events_per_task: f64,
+}
+
+/// The recorder's own cost, measured on `pool`: ns per recorded event (Tracy publishes 2.25 ns
+/// per zone), next to what one read of the timestamp counter costs on this machine (the floor
+/// of any per-event timestamp); the cost of a hook when no recording is on; and the
+/// empty-spawn benchmark with recording off and on. Each figure is a variant of the same
+/// interleaved rounds (`ctx.rounds`), so drift on a shared machine hits them alike.
+fn recorder_cost(ctx: &Ctx, pool: &Pool, spawns: usize) -> Result<RecorderCost, String> {
+    let f = recorder_time(ctx, pool, spawns)?;
+    Ok(RecorderCost {
+        table: f.table(),
+        rows: f.rows(ctx),
+        finding: f.finding(),
+    })
+}
+
+/// Every figure a variant of the same interleaved rounds (at least three), its median.
+fn recorder_time(ctx: &Ctx, pool: &Pool, spawns: usize) -> Result<RecorderFigures, String> {
+    let n: u64 = ctx.size.pick(100_000, 2_000_000, 5_000_000);
+    let flight = Some(Mode::FlightRecorder {
+        bytes_per_thread: 1 << 20,
+    });
+    let event = |_| hooks::task_begin(TaskKind::Join);
+    let events_per_task = Cell::new(0.0);
+    let mut variants = vec![
+        Variant::measured("an empty loop", || {
+            per_call(n, None, |i| {
+                black_box(i);
+            })
+        }),
+        Variant::measured("a hook, recording off", || {
+            per_call(n, None, |_| hooks::task_end())
+        }),
+        Variant::measured("an event, flight recorder", || per_call(n, flight, event)),
+        Variant::measured("an event, full recording", || {
+            per_call(n, Some(Mode::Full), event)
+        }),
+        Variant::timed("empty spawns, recording off", || {
+            crate::lab::tl::spawn_empty(pool, spawns)
+        }),
+        Variant::measured("empty spawns, recording on", || {
+            let rec = trace::try_start(Mode::Full).map_err(|e| e.to_string())?;
+            let t = Instant::now();
+            crate::lab::tl::spawn_empty(pool, spawns);
+            let secs = t.elapsed().as_secs_f64();
+            events_per_task.set(rec.stop().event_count() as f64 / spawns as f64);
+            Ok(secs)
+        }),
+    ];
+    #[cfg(target_arch = "x86_64")]
+    variants.push(Variant::measured("an rdtsc read", || Ok(rdtsc_ns(n))));
+    let samples = ctx.rounds_at_least(RECORDER_MIN_ROUNDS, "recorder", &mut variants)?;
+    drop(variants);
+    let median = |i: usize| samples.get(i).map_or(f64::NAN, |s| s.median);
+    Ok(RecorderFigures {
+        n,
+        rounds: ctx.repeat.max(RECORDER_MIN_ROUNDS),
+        spawns,
+        threads: pool.current_num_threads(),
+        empty: median(0),
+        hook_off: median(1),
+        event_flight: median(2),
+        event_full: median(3),
+        off: median(4),
+        on: median(5),
+        tsc: median(6),
+        events_per_task: events_per_task.get(),
+    })
+}
+
+impl RecorderFigures {
+    /// `ns` above the empty loop's, written as a time.
+    fn above_empty(&self, ns: f64) -> String {
+        fmt_secs((ns - self.empty).max(0.0) / 1e9)
+    }
+
+    /// How much recording slowed the empty spawns, as a fraction.
+    fn slowdown(&self) -> f64 {
+        self.on / self.off - 1.0
+    }
+
+    fn table(&self) -> Table {
+        let (n, runs, spawns) = (self.n, self.rounds, self.spawns);
+        let mut table = Table::new(
+            format!("the recorder's cost: {n} calls per run, median of {runs} runs; empty spawns: {spawns} in a scope, recording off and on; every figure's runs interleaved"),
+            &["what", "cost", "note"],
+        );
+        let per_spawn = |secs: f64| fmt_secs(secs / spawns as f64);
+        for (what, cost, note) in [
+            (
+                "one event, flight recorder (steady state)",
+                self.above_empty(self.event_flight),
+                "above an empty loop".to_string(),
+            ),
+            (
+                "one event, full recording",
+                self.above_empty(self.event_full),
+                "includes first touches of fresh buffer memory".into(),
+            ),
+            (
+                "one rdtsc read (this machine)",
+                fmt_secs(self.tsc / 1e9),
+                "the floor of any timestamped event".into(),
+            ),
+            (
+                "a hook, recording off",
+                self.above_empty(self.hook_off),
+                "one relaxed load and a branch".into(),
+            ),
+            (
+                "empty spawn, recording off",
+                per_spawn(self.off),
+                String::new(),
+            ),
+            (
+                "empty spawn, recording on",
+                per_spawn(self.on),
+                format!(
+                    "{:+.0}% ({:.1} events per task)",
+                    self.slowdown() * 100.0,
+                    self.events_per_task
+                ),
+            ),
+        ] {
+            table.row(vec![what.into(), cost, note]);
+        }
+        table
+    }
+
+    fn rows(&self, ctx: &Ctx) -> Vec<Row> {
+        let above = |ns: f64| (ns - self.empty).max(0.0);
+        let per_spawn = |secs: f64| secs * 1e9 / self.spawns as f64;
+        [
+            ("recorder_event_flight", above(self.event_flight), "ns"),
+            ("recorder_event_full", above(self.event_full), "ns"),
+            ("rdtsc", self.tsc, "ns"),
+            ("recorder_hook_off", above(self.hook_off), "ns"),
+            ("spawn_recording_off", per_spawn(self.off), "ns"),
+            ("spawn_recording_on", per_spawn(self.on), "ns"),
+            ("spawn_recording_slowdown", self.slowdown() * 100.0, "%"),
+        ]
+        .into_iter()
+        .map(|(metric, value, unit)| {
+            let threads = if metric.starts_with("spawn") {
+                self.threads
+            } else {
+                1
+            };
+            ctx.row("threadlab", "recorder", threads, metric, value, unit)
+        })
+        .collect()
+    }
+
+    fn finding(&self) -> String {
+        format!(
+            "The recorder costs {} per event in steady state ({} of it the timestamp read alone) and {} per hook when off; recording slows empty spawns by {:.0}% ({} of the time, {:.1} events per task).",
+            self.above_empty(self.event_flight),
+            fmt_secs(self.tsc / 1e9),
+            self.above_empty(self.hook_off),
+            self.slowdown() * 100.0,
+            fmt_ratio(self.on / self.off),
+            self.events_per_task,
+        )
+    }
 }

@@ -13,8 +13,8 @@
 //! back into the caller's pool reaches the caller's worker too. The helper threads cost a
 //! thread start per worker per broadcast: a broadcast is set-up work, not a loop body.
 //! `spawn_broadcast` pushes one task into every worker's inbox and returns. (The free functions
-//! are in `global.rs`, with the other functions on the current pool; `Pool`'s methods in
-//! `pool/front.rs`.)
+//! are in `thread_pool/functions.rs`, with the other functions on the current pool; `Pool`'s
+//! methods in `thread_pool/mod.rs`.)
 
 use std::marker::PhantomData;
 

@@ -193,7 +193,7 @@ fn hook_panicked(what: &'static str, payload: Payload) {
 }
 
 /// Hands a payload to the panic handler of the pool whose worker the calling thread is (`Ok`),
-/// or gives it back on any other thread (`Err`). Set at every pool's start (`pool::front`), which
+/// or gives it back on any other thread (`Err`). Set at every pool's start (`thread_pool`), which
 /// is before any thread is a worker; a function here rather than a call to the worker, so that
 /// this file, which the engine's spawn paths use, does not import the engine back.
 static TO_WORKERS_POOL: OnceLock<fn(Payload) -> Result<(), Payload>> = OnceLock::new();

@@ -95,7 +95,6 @@ mod asym;
 mod broadcast;
 pub mod channel;
 pub mod context;
-mod core_api;
 
 // Hidden: the pool's queues, public only for the tests (loom models, stress), the CLI's
 // benches against crossbeam-deque and the lab's baselines. Users reach them through `Pool`; their
@@ -124,6 +123,7 @@ mod scope;
 pub mod serial;
 mod stack_job;
 mod task;
+mod thread_pool;
 mod unwind;
 
 /// Rayon's `vec` module: the parallel iterators of a `Vec` by value ([`vec::IntoIter`]) and of
@@ -143,15 +143,7 @@ pub mod vec {
 }
 
 pub use broadcast::BroadcastContext;
-pub use core_api::{
-    current_thread_has_pending_tasks, in_place_scope, in_place_scope_fifo, join_context,
-    max_num_threads, scope_fifo, spawn_fifo, yield_local, yield_now, FnContext, ScopeFifo, Yield,
-};
 pub use error::{BuildError, NoSuchWorker};
-pub use global::{
-    broadcast, current_num_threads, current_thread_index, scope, spawn, spawn_broadcast,
-    spawn_named,
-};
 pub use iter::{range, range_inclusive};
 pub use join::join;
 pub use parallel::{for_each, for_each_chunk_mut, for_each_grain, for_each_mut};
@@ -160,15 +152,19 @@ pub use partition::{
     AffinityPartitioner,
 };
 pub use pipeline::{Pipeline, PipelineReport};
-pub use pool::{
-    blocking, Builder, Histogram, Metrics, Pool, ShutdownReport, WakePolicy, WorkerMetrics,
-};
-#[allow(deprecated)]
-pub use pool::{initialize, Configuration};
-pub use pool::{CustomSpawn, DefaultSpawn, ThreadBuilder, ThreadSpawn};
+pub use pool::{blocking, Histogram, Metrics, ThreadBuilder, WakePolicy, WorkerMetrics};
 pub use scope::Scope;
 pub use serial::SerialQueue;
-pub use task::{block_on, spawn_future, spawn_future_named, JoinHandle};
+pub use task::JoinHandle;
+pub use thread_pool::{
+    block_on, broadcast, current_num_threads, current_thread_has_pending_tasks,
+    current_thread_index, in_place_scope, in_place_scope_fifo, join_context, max_num_threads,
+    scope, scope_fifo, spawn, spawn_broadcast, spawn_fifo, spawn_future, spawn_future_named,
+    spawn_named, yield_local, yield_now, FnContext, ScopeFifo, Yield,
+};
+#[allow(deprecated)]
+pub use thread_pool::{initialize, Configuration};
+pub use thread_pool::{Builder, CustomSpawn, DefaultSpawn, Pool, ShutdownReport, ThreadSpawn};
 pub use util::CachePadded;
 
 /// The task state word, public only for the loom model in `tests/loom_task.rs`.

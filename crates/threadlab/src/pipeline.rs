@@ -45,8 +45,8 @@ use std::collections::BTreeMap;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::{Mutex, MutexGuard, PoisonError};
 
-use crate::pool::front::Pool;
 use crate::scope::Scope;
+use crate::thread_pool::Pool;
 use crate::trace::{hooks, Zone};
 use crate::unwind::{resume_unwinding, Payload};
 

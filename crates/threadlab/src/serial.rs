@@ -31,8 +31,8 @@ use std::collections::VecDeque;
 use std::panic::{catch_unwind, resume_unwind, AssertUnwindSafe};
 
 use crate::loom::sync::{Arc, Mutex, MutexGuard};
-use crate::pool::front::Pool;
 use crate::pool::registry::Registry;
+use crate::thread_pool::Pool;
 use crate::trace::hooks::TaskSpan;
 use crate::trace::TaskKind;
 

@@ -370,7 +370,7 @@ mod tests {
     }
 
     /// The sizes of the blocks of one run over `64 * BLOCK` positions on a one-worker pool.
-    fn blocks(pool: &crate::pool::front::Pool, slow_at: usize) -> Vec<usize> {
+    fn blocks(pool: &crate::thread_pool::Pool, slow_at: usize) -> Vec<usize> {
         let takes = Arc::new(Mutex::new(Vec::new()));
         let len = 64 * BLOCK;
         let p = Logged {
@@ -397,7 +397,7 @@ mod tests {
     /// defect this guards against (growth stopped for good by one slow block) fails every try.
     #[test]
     fn a_slow_block_does_not_stop_the_blocks_growing() {
-        let pool = crate::pool::front::Pool::builder()
+        let pool = crate::thread_pool::Pool::builder()
             .threads(1)
             .build()
             .unwrap();

@@ -183,7 +183,7 @@ where
     D: Send,
     S: Fn(D) -> (D, Option<D>) + Sync + Send,
 {
-    let want = 16 * crate::global::current_num_threads().max(1);
+    let want = 16 * crate::global::current_registry().num_threads().max(1);
     // Pieces still divisible, and whole ones, in order.
     let mut pieces: VecDeque<(D, bool)> = VecDeque::from([(data, true)]);
     loop {

@@ -1,9 +1,10 @@
 //! The pool: a fixed set of long-lived workers that share work by stealing.
 //!
-//! - `front`: [`Pool`], the handle users hold, and the builder's `build`: the public face,
-//!   above the engine (as Rayon's `thread_pool` sits above its `registry.rs`).
-//! - [`builder`]: configuration and start-up.
-//! - [`configuration`]: Rayon's older configuration interface, over the builder.
+//! The engine, below the public face (`thread_pool/`: `Pool`, `Builder`, the free functions),
+//! which calls into it and which it never names:
+//!
+//! - [`config`]: what the builder's setters set and the engine starts from, and
+//!   [`ThreadBuilder`], a worker's thread as a spawn handler gets it.
 //! - [`affinity`]: `pin_to_cores`: the CPUs a process may use, and pinning failures.
 //! - [`fifo`]: `spawn_fifo`'s per-seat queues, entered through stubs on the deques.
 //! - [`fork`]: pools in a child process made by `fork()`.
@@ -19,11 +20,9 @@
 
 pub(crate) mod affinity;
 pub(crate) mod bell;
-pub(crate) mod builder;
-pub(crate) mod configuration;
+pub(crate) mod config;
 pub(crate) mod fifo;
 pub(crate) mod fork;
-pub(crate) mod front;
 pub(crate) mod inbox;
 pub(crate) mod limits;
 pub(crate) mod metrics;
@@ -35,10 +34,7 @@ pub(crate) mod spare;
 pub(crate) mod worker;
 pub(crate) mod worker_latch;
 
-pub use builder::{Builder, CustomSpawn, DefaultSpawn, ThreadBuilder, ThreadSpawn};
-#[allow(deprecated)]
-pub use configuration::{initialize, Configuration};
-pub use front::{Pool, ShutdownReport};
+pub use config::ThreadBuilder;
 pub use metrics::{Histogram, Metrics, WorkerMetrics};
 pub use sleep::WakePolicy;
 pub use spare::blocking;

@@ -15,7 +15,7 @@ use crate::loom::sync::atomic::{
     fence, AtomicBool, AtomicI64, AtomicPtr, AtomicU64, AtomicUsize, Ordering,
 };
 use crate::loom::sync::Arc;
-use crate::pool::builder::{Config, PanicHandler, ThreadBuilder};
+use crate::pool::config::{Config, PanicHandler, ThreadBuilder};
 use crate::pool::fifo::Fifo;
 use crate::pool::inbox::Inbox;
 use crate::pool::metrics::{Metrics, WorkerCounters};
@@ -42,7 +42,7 @@ pub(crate) struct Registry {
     pub(super) injector: Injector<JobRef>,
     /// Work addressed to one worker (`Pool::spawn_on`, the partitioners), one inbox each.
     pub(super) inboxes: Box<[CachePadded<Inbox>]>,
-    pub(super) sleep: Sleep,
+    pub(crate) sleep: Sleep,
     /// The workers' heartbeat request flags (`crate::heartbeat`).
     pub(super) requests: Requests,
     /// Each worker's run-next slot (futures it woke), indexed like `stealers`.
@@ -78,8 +78,8 @@ pub(crate) struct Registry {
     pub(super) time_histograms: bool,
     panic_handler: Option<PanicHandler>,
     /// `Builder::start_handler` and `Builder::exit_handler`, called by `worker::main`.
-    pub(crate) start_handler: Option<crate::pool::builder::ThreadHandler>,
-    pub(crate) exit_handler: Option<crate::pool::builder::ThreadHandler>,
+    pub(crate) start_handler: Option<crate::pool::config::ThreadHandler>,
+    pub(crate) exit_handler: Option<crate::pool::config::ThreadHandler>,
     /// The forks counted when the pool was built (`super::fork`).
     pub(super) born_after_forks: u64,
     /// The number of workers. The per-seat arrays (`stealers`, `inboxes`, `run_next`,

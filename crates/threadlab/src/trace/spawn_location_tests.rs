@@ -58,7 +58,7 @@ fn spawn_locations(trace: &Trace) -> Vec<String> {
 }
 
 fn child_body() {
-    let pool = crate::pool::front::Pool::builder()
+    let pool = crate::thread_pool::Pool::builder()
         .threads(2)
         .build()
         .unwrap();
@@ -128,7 +128,7 @@ fn child_body() {
 /// A flight recorder drops its oldest chunks: a spawn it kept still has its location, because
 /// the spawning thread defines each location again in every chunk it refers to it from.
 fn flight_child_body() {
-    let pool = crate::pool::front::Pool::builder()
+    let pool = crate::thread_pool::Pool::builder()
         .threads(2)
         .build()
         .unwrap();
@@ -180,7 +180,7 @@ fn flight_child_body() {
 /// each several times in a row: every task still gets its own site's location, through the
 /// table's restarts and the cache of the previous spawn's location.
 fn many_sites_child_body() {
-    let pool = crate::pool::front::Pool::builder()
+    let pool = crate::thread_pool::Pool::builder()
         .threads(1)
         .build()
         .unwrap();

@@ -1,22 +1,18 @@
-//! [`Builder`]: the pool's configuration.
+//! [`Builder`], with every method it has: the settings, `build` (which starts the engine,
+//! `Registry::start`), `build_scoped` and `build_global`; and how the workers' threads are
+//! started ([`ThreadSpawn`]). What the setters set is the engine's `Config`
+//! (`pool/config.rs`), which never names the builder.
 
 use std::any::Any;
 use std::time::Duration;
 
+use super::handle::Pool;
+use crate::error::BuildError;
+use crate::pool::config::{Config, ThreadBuilder};
+use crate::pool::registry::Registry;
 use crate::pool::sleep::WakePolicy;
+use crate::pool::worker::WorkerThread;
 use crate::unwind::Payload;
-
-type NameFn = Box<dyn FnMut(usize) -> String>;
-
-/// A start or exit handler (`Builder::start_handler`, `Builder::exit_handler`).
-pub(crate) type ThreadHandler = Box<dyn Fn(usize) + Send + Sync>;
-
-/// A panic handler for fire-and-forget tasks (`Builder::panic_handler`).
-pub(crate) type PanicHandler = Box<dyn Fn(Payload) + Send + Sync>;
-
-/// Spare threads a pool may run at once unless the builder says otherwise
-/// (`Builder::max_spare_threads`, `super::spare`).
-pub(crate) const DEFAULT_MAX_SPARE_THREADS: usize = 32;
 
 /// Configures and starts a [`Pool`](crate::Pool).
 ///
@@ -32,71 +28,6 @@ pub(crate) const DEFAULT_MAX_SPARE_THREADS: usize = 32;
 pub struct Builder<S = DefaultSpawn> {
     spawn: S,
     config: Config,
-}
-
-/// What the builder's setters set, and what `Registry::start` reads: one struct, so that a
-/// builder that changes its spawn type (`spawn_handler`) keeps every setting by moving it.
-#[derive(Default)]
-pub(crate) struct Config {
-    /// As set: `None` or 0 mean the default count ([`Config::threads`]).
-    threads: Option<usize>,
-    name: Option<NameFn>,
-    pub(crate) pin_to_cores: bool,
-    pub(crate) stack_size: Option<usize>,
-    pub(crate) panic_handler: Option<PanicHandler>,
-    pub(crate) wake_policy: WakePolicy,
-    pub(crate) keep_alive: Option<Duration>,
-    pub(crate) time_histograms: bool,
-    /// As set: `None` means the default ([`Config::max_spare_threads`]).
-    pub(super) max_spare_threads: Option<usize>,
-    /// The threads come from a spawn handler (`Builder::spawn_handler`).
-    pub(crate) custom_spawn: bool,
-    pub(crate) start_handler: Option<ThreadHandler>,
-    pub(crate) exit_handler: Option<ThreadHandler>,
-    /// As set by `Builder::guests`: `None` means the default ([`guests_by_default`]).
-    guests: Option<bool>,
-    /// The building thread becomes worker 0 (`Builder::use_current_thread`).
-    pub(crate) use_current_thread: bool,
-}
-
-impl Config {
-    /// The number of workers: the count set, else (also for 0, as in Rayon) the default.
-    pub(crate) fn threads(&self) -> usize {
-        match self.threads {
-            Some(n) if n > 0 => n,
-            _ => default_threads(),
-        }
-    }
-
-    /// At most this many spare threads at once (see `Builder::max_spare_threads`).
-    pub(crate) fn max_spare_threads(&self) -> usize {
-        self.max_spare_threads.unwrap_or(DEFAULT_MAX_SPARE_THREADS)
-    }
-
-    /// Whether an `install` from outside the pool may run on the calling thread as the guest of
-    /// a sleeping worker's seat (`worker::run_as_guest`): not when the builder asked for
-    /// something of the workers' threads themselves (a name, a core, a stack size), which the
-    /// caller's thread does not have; then such work always runs on a worker thread.
-    pub(crate) fn guests_allowed(&self) -> bool {
-        self.guests.unwrap_or_else(guests_by_default)
-            && self.name.is_none()
-            && !self.pin_to_cores
-            && self.stack_size.is_none()
-            && !self.custom_spawn
-            && self.start_handler.is_none()
-    }
-
-    /// The builder named the threads (`Builder::thread_name`).
-    pub(crate) fn has_name(&self) -> bool {
-        self.name.is_some()
-    }
-
-    pub(crate) fn name(&mut self, index: usize) -> String {
-        match &mut self.name {
-            Some(f) => f(index),
-            None => format!("threadlab-{index}"),
-        }
-    }
 }
 
 impl<S> std::fmt::Debug for Builder<S> {
@@ -459,27 +390,6 @@ impl<S> Builder<S> {
     }
 }
 
-/// The default number of workers: `THREADLAB_NUM_THREADS` if it is a positive number (Rayon's
-/// `RAYON_NUM_THREADS`), else `available_parallelism()` (which honours cgroup CPU quotas).
-fn default_threads() -> usize {
-    std::env::var("THREADLAB_NUM_THREADS")
-        .ok()
-        .and_then(|v| v.trim().parse::<usize>().ok())
-        .filter(|&n| n > 0)
-        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
-}
-
-/// Whether guests are allowed when the builder does not say (`Builder::guests`): yes, unless
-/// `THREADLAB_GUESTS` is `0`, `false`, `off` or `no`.
-fn guests_by_default() -> bool {
-    std::env::var("THREADLAB_GUESTS").map_or(true, |v| {
-        !matches!(
-            v.trim().to_ascii_lowercase().as_str(),
-            "0" | "false" | "off" | "no"
-        )
-    })
-}
-
 /// How a [`Builder`] starts its workers' threads: [`DefaultSpawn`] (threads of its own) or the
 /// handler of [`Builder::spawn_handler`] ([`CustomSpawn`]). Implemented by those two only.
 pub trait ThreadSpawn {
@@ -508,59 +418,110 @@ impl<F: FnMut(ThreadBuilder) -> std::io::Result<()>> ThreadSpawn for CustomSpawn
     }
 }
 
-/// One worker's thread, to be started by a spawn handler ([`Builder::spawn_handler`]): the
-/// thread calls [`ThreadBuilder::run`].
-pub struct ThreadBuilder {
-    pub(crate) index: usize,
-    /// The builder's name for the thread (`Builder::thread_name`), if it set one.
-    pub(crate) name: Option<String>,
-    pub(crate) stack_size: Option<usize>,
-    pub(crate) body: Box<dyn FnOnce() + Send>,
-}
-
-impl std::fmt::Debug for ThreadBuilder {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("ThreadBuilder")
-            .field("index", &self.index)
-            .field("name", &self.name)
-            .field("stack_size", &self.stack_size)
-            .finish_non_exhaustive()
-    }
-}
-
-impl ThreadBuilder {
-    /// The worker's index in its pool.
-    pub fn index(&self) -> usize {
-        self.index
-    }
-
-    /// The name the builder gave the worker ([`thread_name`](Builder::thread_name)), for the
-    /// thread the handler starts; `None` if it gave none (as in Rayon: the handler names its
-    /// threads as it likes).
+/// The builder's methods that start a pool: they return the front end ([`Pool`]), so they live
+/// beside it, and the builder's own file (what the engine reads: `Config`) does not name it.
+impl Builder {
+    /// Builds a pool whose workers run on scoped threads (`std::thread::scope`), each inside
+    /// `wrapper`, which must call [`ThreadBuilder::run`]; `with_pool` gets the pool, which is
+    /// dropped when it returns, and the threads are joined before this returns. So the workers
+    /// may borrow from the caller's stack: a scoped thread-local set around `run`, say.
+    ///
+    /// # Errors
+    /// As for [`Builder::build`], and as for [`Builder::spawn_handler`].
     ///
     /// ```
-    /// let pool = threadlab::Pool::builder()
-    ///     .threads(1)
-    ///     .spawn_handler(|thread| {
-    ///         assert_eq!(thread.name(), None);
-    ///         std::thread::spawn(|| thread.run());
-    ///         Ok(())
-    ///     })
-    ///     .build()?;
-    /// # drop(pool);
+    /// let total = std::sync::atomic::AtomicUsize::new(0);
+    /// let r = threadlab::Pool::builder().threads(2).build_scoped(
+    ///     |thread| {
+    ///         total.fetch_add(1, std::sync::atomic::Ordering::Relaxed); // borrows `total`
+    ///         thread.run()
+    ///     },
+    ///     |pool| pool.install(|| 6 * 7),
+    /// )?;
+    /// assert_eq!((r, total.into_inner()), (42, 2));
     /// # Ok::<(), threadlab::BuildError>(())
     /// ```
-    pub fn name(&self) -> Option<&str> {
-        self.name.as_deref()
+    pub fn build_scoped<W, F, R>(self, wrapper: W, with_pool: F) -> Result<R, BuildError>
+    where
+        W: Fn(ThreadBuilder) + Sync,
+        F: FnOnce(&Pool) -> R,
+    {
+        std::thread::scope(|scope| {
+            let wrapper = &wrapper;
+            let pool = self
+                .spawn_handler(|thread| {
+                    let name = match thread.name() {
+                        Some(name) => name.to_owned(),
+                        None => format!("threadlab-{}", thread.index()),
+                    };
+                    let mut b = std::thread::Builder::new().name(name);
+                    if let Some(size) = thread.stack_size {
+                        b = b.stack_size(size);
+                    }
+                    b.spawn_scoped(scope, move || wrapper(thread))?;
+                    Ok(())
+                })
+                .build()?;
+            // The pool is dropped (its workers told to stop) before the scope joins them.
+            let result =
+                std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| with_pool(&pool)));
+            drop(pool);
+            match result {
+                Ok(r) => Ok(r),
+                Err(p) => std::panic::resume_unwind(p),
+            }
+        })
     }
+}
 
-    /// The stack size the builder asked for, if any.
-    pub fn stack_size(&self) -> Option<usize> {
-        self.stack_size
+impl<S> Builder<S> {
+    /// Starts the workers.
+    ///
+    /// # Errors
+    /// 0 threads; more threads than the system's limits leave room for (checked before any
+    /// starts: threads in the system, `RLIMIT_NPROC`, memory mappings; see `pool/limits.rs`);
+    /// or the OS refusing to start a thread (the threads already started are stopped). The
+    /// error's message says what to do.
+    pub fn build(self) -> Result<Pool, BuildError>
+    where
+        S: ThreadSpawn,
+    {
+        let (mut config, mut spawn) = self.into_config();
+        let handler = spawn.handler();
+        if handler.is_some() {
+            // The handler's threads only: no guests, no spare threads (see `spawn_handler`).
+            config.custom_spawn = true;
+            config.max_spare_threads = Some(0);
+        }
+        crate::context::route_hook_panics(to_workers_pool);
+        let registry = Registry::start(config, handler)?;
+        Ok(Pool::from_parts(registry))
     }
+}
 
-    /// Runs the worker on the current thread until the pool is dropped.
-    pub fn run(self) {
-        (self.body)()
+/// A spawn-context hook's panic on a worker goes to that worker's pool's panic handler
+/// (`context::route_hook_panics`); elsewhere it is given back, to be printed.
+fn to_workers_pool(payload: Payload) -> Result<(), Payload> {
+    match WorkerThread::current() {
+        Some(w) => {
+            w.registry().handle_panic(payload);
+            Ok(())
+        }
+        None => Err(payload),
+    }
+}
+
+/// The builder's method that makes the global pool: beside the global pool it sets.
+impl<S> Builder<S> {
+    /// Makes this configuration the global pool (used by the free functions `join`, `scope`,
+    /// `spawn`, `for_each` outside any pool).
+    ///
+    /// # Errors
+    /// As for [`Builder::build`], and if the global pool already exists.
+    pub fn build_global(self) -> Result<(), BuildError>
+    where
+        S: ThreadSpawn,
+    {
+        crate::global::init_global(|| self.build())
     }
 }

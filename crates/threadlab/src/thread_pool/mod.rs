@@ -1,36 +1,40 @@
-//! [`Pool`], the handle a user holds, and the builder's methods that start one: the pool's
-//! public face, above the engine (`registry.rs`, `worker.rs` and the files they use), as Rayon's
-//! `thread_pool` module sits above its `registry.rs`. The engine never names this file; the
-//! handle, the global pool (`global.rs`), scopes and the task front ends call down into it.
+//! The pool's public face, above the engine (`pool/`), as rayon-core's `thread_pool` module sits
+//! above its `registry.rs` and Tokio's `runtime.rs` above its scheduler: [`Pool`], the handle a
+//! user holds, with every method it has, here; [`Builder`], with every method it has, in
+//! `builder.rs`; the functions on "the current pool" (Rayon's names, and the futures' front
+//! ends) in `functions.rs`; Rayon's older `Configuration` in `configuration.rs`. The engine
+//! never names this room; it calls down into the engine, `scope.rs`, `broadcast.rs` and `task/`.
 
-use super::builder::{Builder, ThreadBuilder, ThreadSpawn};
-use super::metrics::Metrics;
-use super::registry::Registry;
-use super::worker::WorkerThread;
-use crate::broadcast::{broadcast_in, spawn_broadcast_in, BroadcastContext};
-use crate::context::{tagged, Tag};
-use crate::error::{BuildError, NoSuchWorker};
-use crate::loom::sync::Arc;
-use crate::scope::Scope;
-use crate::unwind::Payload;
+mod builder;
+mod configuration;
+mod functions;
+pub(crate) mod handle;
+
+pub use builder::{Builder, CustomSpawn, DefaultSpawn, ThreadSpawn};
+#[allow(deprecated)]
+pub use configuration::{initialize, Configuration};
+pub use functions::{
+    block_on, broadcast, current_num_threads, current_thread_has_pending_tasks,
+    current_thread_index, in_place_scope, in_place_scope_fifo, join_context, max_num_threads,
+    scope, scope_fifo, spawn, spawn_broadcast, spawn_fifo, spawn_future, spawn_future_named,
+    spawn_named, yield_local, yield_now, FnContext, ScopeFifo, Yield,
+};
+pub use handle::Pool;
+
+use std::error::Error;
+use std::future::Future;
 use std::panic::Location;
 
-/// A pool of worker threads.
-///
-/// ```
-/// let pool = threadlab::Pool::builder().threads(2).build()?;
-/// let (a, b) = pool.install(|| threadlab::join(|| 1 + 1, || 2 + 2));
-/// assert_eq!((a, b), (2, 4));
-/// # Ok::<(), threadlab::BuildError>(())
-/// ```
-///
-/// Dropping the pool returns at once, as dropping Rayon's `ThreadPool` does: its threads run
-/// the work already queued (and what that work spawns), then exit by themselves. To wait for
-/// them, call [`Pool::shutdown`] instead (see [`Drop`](#impl-Drop-for-Pool)).
-pub struct Pool {
-    registry: Arc<Registry>,
-    stopped: bool,
-}
+use crate::broadcast::{broadcast_in, spawn_broadcast_in, BroadcastContext};
+use crate::context::{tagged, Tag};
+use crate::error::NoSuchWorker;
+use crate::loom::sync::Arc;
+use crate::pool::metrics::Metrics;
+use crate::pool::registry::Registry;
+use crate::pool::worker::WorkerThread;
+use crate::scope::Scope;
+use crate::task::{spawn_tagged, JoinHandle};
+use functions::{spawn_fifo_fn, spawn_fn};
 
 /// What [`Pool::shutdown`] found.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -292,35 +296,7 @@ impl Pool {
         crate::pool::worker::detach_current(&self.registry);
         true
     }
-}
 
-/// Dropping a pool tells its workers to finish and returns at once, without waiting for them
-/// (Rayon's meaning): they run the work already queued, including tasks spawned after the drop
-/// by that work (a task may keep using the pool through `threadlab::spawn` and the like), then
-/// their threads exit by themselves, running the exit handler. The explicit join is
-/// [`Pool::shutdown`].
-///
-/// ```
-/// use std::sync::mpsc::channel;
-/// let (tx, rx) = channel();
-/// let (go, wait) = channel::<()>();
-/// let pool = threadlab::Pool::builder().threads(1).build()?;
-/// pool.spawn(move || {
-///     wait.recv().unwrap(); // still running after the drop below
-///     tx.send(7).unwrap();
-/// });
-/// drop(pool); // returns at once
-/// go.send(()).unwrap();
-/// assert_eq!(rx.recv().unwrap(), 7);
-/// # Ok::<(), threadlab::BuildError>(())
-/// ```
-impl Drop for Pool {
-    fn drop(&mut self) {
-        self.stop();
-    }
-}
-
-impl Pool {
     /// [`Pool::spawn`] with a name, which the recorder puts on the task's span
     /// ([`crate::trace::ARG_TASK_NAME`]) and the doctor and `compare` quote.
     ///
@@ -340,135 +316,7 @@ impl Pool {
             f,
         );
     }
-}
 
-/// The builder's methods that start a pool: they return the front end ([`Pool`]), so they live
-/// beside it, and the builder's own file (what the engine reads: `Config`) does not name it.
-impl Builder {
-    /// Builds a pool whose workers run on scoped threads (`std::thread::scope`), each inside
-    /// `wrapper`, which must call [`ThreadBuilder::run`]; `with_pool` gets the pool, which is
-    /// dropped when it returns, and the threads are joined before this returns. So the workers
-    /// may borrow from the caller's stack: a scoped thread-local set around `run`, say.
-    ///
-    /// # Errors
-    /// As for [`Builder::build`], and as for [`Builder::spawn_handler`].
-    ///
-    /// ```
-    /// let total = std::sync::atomic::AtomicUsize::new(0);
-    /// let r = threadlab::Pool::builder().threads(2).build_scoped(
-    ///     |thread| {
-    ///         total.fetch_add(1, std::sync::atomic::Ordering::Relaxed); // borrows `total`
-    ///         thread.run()
-    ///     },
-    ///     |pool| pool.install(|| 6 * 7),
-    /// )?;
-    /// assert_eq!((r, total.into_inner()), (42, 2));
-    /// # Ok::<(), threadlab::BuildError>(())
-    /// ```
-    pub fn build_scoped<W, F, R>(self, wrapper: W, with_pool: F) -> Result<R, BuildError>
-    where
-        W: Fn(ThreadBuilder) + Sync,
-        F: FnOnce(&Pool) -> R,
-    {
-        std::thread::scope(|scope| {
-            let wrapper = &wrapper;
-            let pool = self
-                .spawn_handler(|thread| {
-                    let name = match thread.name() {
-                        Some(name) => name.to_owned(),
-                        None => format!("threadlab-{}", thread.index()),
-                    };
-                    let mut b = std::thread::Builder::new().name(name);
-                    if let Some(size) = thread.stack_size {
-                        b = b.stack_size(size);
-                    }
-                    b.spawn_scoped(scope, move || wrapper(thread))?;
-                    Ok(())
-                })
-                .build()?;
-            // The pool is dropped (its workers told to stop) before the scope joins them.
-            let result =
-                std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| with_pool(&pool)));
-            drop(pool);
-            match result {
-                Ok(r) => Ok(r),
-                Err(p) => std::panic::resume_unwind(p),
-            }
-        })
-    }
-}
-
-impl<S> Builder<S> {
-    /// Starts the workers.
-    ///
-    /// # Errors
-    /// 0 threads; more threads than the system's limits leave room for (checked before any
-    /// starts: threads in the system, `RLIMIT_NPROC`, memory mappings; see `pool/limits.rs`);
-    /// or the OS refusing to start a thread (the threads already started are stopped). The
-    /// error's message says what to do.
-    pub fn build(self) -> Result<Pool, BuildError>
-    where
-        S: ThreadSpawn,
-    {
-        let (mut config, mut spawn) = self.into_config();
-        let handler = spawn.handler();
-        if handler.is_some() {
-            // The handler's threads only: no guests, no spare threads (see `spawn_handler`).
-            config.custom_spawn = true;
-            config.max_spare_threads = Some(0);
-        }
-        crate::context::route_hook_panics(to_workers_pool);
-        let registry = Registry::start(config, handler)?;
-        Ok(Pool::from_parts(registry))
-    }
-}
-
-/// A fire-and-forget task on `registry`, tagged if there is anything to carry.
-#[inline]
-pub(crate) fn spawn_fn<F: FnOnce() + Send + 'static>(
-    registry: &Registry,
-    name: Option<&'static str>,
-    location: &'static Location<'static>,
-    f: F,
-) {
-    match Tag::capture_spawned(name, location) {
-        None => registry.spawn(f),
-        Some(tag) => spawn_with_tag(registry, tag, f),
-    }
-}
-
-/// The tagged task, out of line: the untagged path stays as small as it was.
-#[cold]
-#[inline(never)]
-fn spawn_with_tag<F: FnOnce() + Send + 'static>(registry: &Registry, tag: Tag, f: F) {
-    registry.spawn(tagged(tag, f));
-}
-
-/// [`spawn_fn`] in FIFO order per spawning thread (`pool::fifo`).
-pub(crate) fn spawn_fifo_fn<F: FnOnce() + Send + 'static>(
-    registry: &Registry,
-    location: &'static Location<'static>,
-    f: F,
-) {
-    match Tag::capture_spawned(None, location) {
-        None => registry.spawn_fifo(f),
-        Some(tag) => registry.spawn_fifo(tagged(tag, f)),
-    }
-}
-
-/// A spawn-context hook's panic on a worker goes to that worker's pool's panic handler
-/// (`context::route_hook_panics`); elsewhere it is given back, to be printed.
-fn to_workers_pool(payload: Payload) -> Result<(), Payload> {
-    match WorkerThread::current() {
-        Some(w) => {
-            w.registry().handle_panic(payload);
-            Ok(())
-        }
-        None => Err(payload),
-    }
-}
-
-impl Pool {
     /// [`broadcast`](crate::broadcast()) on this pool.
     ///
     /// ```
@@ -503,5 +351,230 @@ impl Pool {
         OP: Fn(BroadcastContext<'_>) + Send + Sync + 'static,
     {
         spawn_broadcast_in(self.registry(), op)
+    }
+
+    /// `join` on this pool.
+    ///
+    /// ```
+    /// let pool = threadlab::Pool::builder().threads(2).build()?;
+    /// assert_eq!(pool.join(|| 1, || 2), (1, 2));
+    /// # Ok::<(), threadlab::BuildError>(())
+    /// ```
+    pub fn join<A, B, RA, RB>(&self, a: A, b: B) -> (RA, RB)
+    where
+        A: FnOnce() -> RA + Send,
+        B: FnOnce() -> RB + Send,
+        RA: Send,
+        RB: Send,
+    {
+        self.install(|| crate::join(a, b))
+    }
+
+    /// The index of the current thread among this pool's workers; `None` off this pool.
+    ///
+    /// ```
+    /// let pool = threadlab::Pool::builder().threads(2).build()?;
+    /// assert_eq!(pool.current_thread_index(), None);
+    /// assert!(pool.install(|| pool.current_thread_index()).is_some());
+    /// # Ok::<(), threadlab::BuildError>(())
+    /// ```
+    pub fn current_thread_index(&self) -> Option<usize> {
+        crate::broadcast::on(self.registry()).map(|w| self.registry().index_as(w.index()))
+    }
+
+    /// `yield_now` for a thread of this pool; `None` off it.
+    ///
+    /// ```
+    /// let pool = threadlab::Pool::builder().threads(1).build()?;
+    /// assert_eq!(pool.yield_now(), None);
+    /// # Ok::<(), threadlab::BuildError>(())
+    /// ```
+    pub fn yield_now(&self) -> Option<Yield> {
+        crate::broadcast::on(self.registry())?;
+        yield_now()
+    }
+
+    /// `yield_local` for a thread of this pool; `None` off it.
+    ///
+    /// ```
+    /// let pool = threadlab::Pool::builder().threads(1).build()?;
+    /// assert_eq!(pool.yield_local(), None);
+    /// # Ok::<(), threadlab::BuildError>(())
+    /// ```
+    pub fn yield_local(&self) -> Option<Yield> {
+        crate::broadcast::on(self.registry())?;
+        yield_local()
+    }
+
+    /// `scope_fifo` on this pool.
+    ///
+    /// ```
+    /// let pool = threadlab::Pool::builder().threads(2).build()?;
+    /// assert_eq!(pool.scope_fifo(|_| 4), 4);
+    /// # Ok::<(), threadlab::BuildError>(())
+    /// ```
+    pub fn scope_fifo<'scope, OP, R>(&self, op: OP) -> R
+    where
+        OP: FnOnce(&ScopeFifo<'scope>) -> R + Send,
+        R: Send,
+    {
+        self.scope(op)
+    }
+
+    /// [`in_place_scope`] on this pool: the body runs on the calling thread (no `Send` bound),
+    /// the tasks on this pool.
+    ///
+    /// ```
+    /// let pool = threadlab::Pool::builder().threads(1).build()?;
+    /// let (tx, rx) = std::sync::mpsc::channel();
+    /// pool.in_place_scope(|s| {
+    ///     s.spawn(move |_| tx.send(5).unwrap());
+    ///     // The body waits for its own task: the pool's only worker runs it.
+    ///     assert_eq!(rx.recv().unwrap(), 5);
+    /// });
+    /// # Ok::<(), threadlab::BuildError>(())
+    /// ```
+    pub fn in_place_scope<'scope, OP, R>(&self, op: OP) -> R
+    where
+        OP: FnOnce(&Scope<'scope>) -> R,
+    {
+        crate::scope::in_place_scope_in(self.registry(), op)
+    }
+
+    /// [`in_place_scope_fifo`] on this pool.
+    ///
+    /// ```
+    /// let pool = threadlab::Pool::builder().threads(2).build()?;
+    /// let rc = std::rc::Rc::new(4); // not Send
+    /// assert_eq!(pool.in_place_scope_fifo(|_| *rc), 4);
+    /// # Ok::<(), threadlab::BuildError>(())
+    /// ```
+    pub fn in_place_scope_fifo<'scope, OP, R>(&self, op: OP) -> R
+    where
+        OP: FnOnce(&ScopeFifo<'scope>) -> R,
+    {
+        self.in_place_scope(op)
+    }
+
+    /// [`spawn_fifo`] on this pool: [`Pool::spawn`] in first-in-first-out order per
+    /// spawning thread.
+    ///
+    /// ```
+    /// let pool = threadlab::Pool::builder().threads(2).build()?;
+    /// let (tx, rx) = std::sync::mpsc::channel();
+    /// pool.spawn_fifo(move || tx.send(2).unwrap());
+    /// assert_eq!(rx.recv().unwrap(), 2);
+    /// # Ok::<(), threadlab::BuildError>(())
+    /// ```
+    #[track_caller]
+    pub fn spawn_fifo<F: FnOnce() + Send + 'static>(&self, f: F) {
+        spawn_fifo_fn(self.registry(), std::panic::Location::caller(), f)
+    }
+
+    /// Runs `future` on the pool's workers and returns its [`JoinHandle`] (itself a future, or
+    /// [`JoinHandle::join`] to block). Dropping the handle detaches the task.
+    ///
+    /// ```
+    /// let pool = threadlab::Pool::builder().threads(2).build()?;
+    /// let h = pool.spawn_future(async { 1 });
+    /// assert_eq!(pool.block_on(h), 1);
+    /// # Ok::<(), threadlab::BuildError>(())
+    /// ```
+    #[track_caller]
+    pub fn spawn_future<F>(&self, future: F) -> JoinHandle<F::Output>
+    where
+        F: Future + Send + 'static,
+        F::Output: Send + 'static,
+    {
+        spawn_tagged(self.registry(), None, Location::caller(), future)
+    }
+
+    /// Runs `future` to completion on one of the pool's workers and returns its output
+    /// (re-raising its panic). The worker polls it and runs the pool's other work between
+    /// polls, so it may wait for tasks of the same pool, even on a one-worker pool; the
+    /// calling thread, if it is not one of this pool's workers, waits as in [`Pool::install`].
+    /// Inside the future, [`spawn_future`] and the other free functions use this pool.
+    ///
+    /// ```
+    /// let pool = threadlab::Pool::builder().threads(1).build()?;
+    /// let sum = pool.block_on(async {
+    ///     let a = threadlab::spawn_future(async { 2 });
+    ///     let b = threadlab::spawn_future(async { 3 });
+    ///     a.await + b.await
+    /// });
+    /// assert_eq!(sum, 5);
+    /// # Ok::<(), threadlab::BuildError>(())
+    /// ```
+    pub fn block_on<F>(&self, future: F) -> F::Output
+    where
+        F: Future + Send,
+        F::Output: Send,
+    {
+        Registry::in_worker(self.registry(), |w, _| {
+            crate::task::block_on::on_worker(w, future)
+        })
+    }
+
+    /// [`Pool::spawn_future`] with a name, which the recorder puts on every poll's task span
+    /// ([`crate::trace::ARG_TASK_NAME`]) and the doctor and `compare` quote.
+    ///
+    /// ```
+    /// let pool = threadlab::Pool::builder().threads(1).build()?;
+    /// let h = pool.spawn_future_named("fetch", async { 1 });
+    /// assert_eq!(pool.block_on(h), 1);
+    /// # Ok::<(), threadlab::BuildError>(())
+    /// ```
+    #[track_caller]
+    pub fn spawn_future_named<F>(&self, name: &'static str, future: F) -> JoinHandle<F::Output>
+    where
+        F: Future + Send + 'static,
+        F::Output: Send + 'static,
+    {
+        spawn_tagged(self.registry(), Some(name), Location::caller(), future)
+    }
+}
+
+/// Dropping a pool tells its workers to finish and returns at once, without waiting for them
+/// (Rayon's meaning): they run the work already queued, including tasks spawned after the drop
+/// by that work (a task may keep using the pool through `threadlab::spawn` and the like), then
+/// their threads exit by themselves, running the exit handler. The explicit join is
+/// [`Pool::shutdown`].
+///
+/// ```
+/// use std::sync::mpsc::channel;
+/// let (tx, rx) = channel();
+/// let (go, wait) = channel::<()>();
+/// let pool = threadlab::Pool::builder().threads(1).build()?;
+/// pool.spawn(move || {
+///     wait.recv().unwrap(); // still running after the drop below
+///     tx.send(7).unwrap();
+/// });
+/// drop(pool); // returns at once
+/// go.send(()).unwrap();
+/// assert_eq!(rx.recv().unwrap(), 7);
+/// # Ok::<(), threadlab::BuildError>(())
+/// ```
+impl Drop for Pool {
+    fn drop(&mut self) {
+        self.stop();
+    }
+}
+
+#[allow(deprecated)]
+impl Pool {
+    /// Starts a pool with `configuration`, as [`Configuration::build`].
+    ///
+    /// # Errors
+    /// The builder's [`BuildError`](crate::BuildError), boxed.
+    ///
+    /// ```
+    /// #![allow(deprecated)]
+    /// let pool = threadlab::Pool::new(threadlab::Configuration::new().threads(2))?;
+    /// assert_eq!(pool.install(|| 6 * 7), 42);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    #[deprecated(note = "use `Pool::builder()`")]
+    pub fn new(configuration: Configuration) -> Result<Pool, Box<dyn Error + 'static>> {
+        configuration.build()
     }
 }

@@ -8,8 +8,8 @@
 use std::any::Any;
 use std::error::Error;
 
-use crate::pool::builder::Builder;
-use crate::pool::front::Pool;
+use super::builder::Builder;
+use super::handle::Pool;
 
 /// A pool's configuration in the older style: [`Builder`]'s settings under Rayon's older names,
 /// built with [`Configuration::build`], [`Pool::new`] or [`initialize`] (the global pool).
@@ -89,24 +89,6 @@ impl Configuration {
     /// As [`Builder::exit_handler`].
     pub fn exit_handler(self, handler: impl Fn(usize) + Send + Sync + 'static) -> Configuration {
         self.with(|b| b.exit_handler(handler))
-    }
-}
-
-impl Pool {
-    /// Starts a pool with `configuration`, as [`Configuration::build`].
-    ///
-    /// # Errors
-    /// The builder's [`BuildError`](crate::BuildError), boxed.
-    ///
-    /// ```
-    /// #![allow(deprecated)]
-    /// let pool = threadlab::Pool::new(threadlab::Configuration::new().threads(2))?;
-    /// assert_eq!(pool.install(|| 6 * 7), 42);
-    /// # Ok::<(), Box<dyn std::error::Error>>(())
-    /// ```
-    #[deprecated(note = "use `Pool::builder()`")]
-    pub fn new(configuration: Configuration) -> Result<Pool, Box<dyn Error + 'static>> {
-        configuration.build()
     }
 }
 

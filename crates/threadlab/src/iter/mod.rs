@@ -42,7 +42,7 @@
 mod adapters;
 mod bounds;
 mod bridge;
-mod chunks_exact;
+mod chunks;
 mod collect;
 mod combine;
 mod consume;
@@ -73,7 +73,9 @@ pub use adapters::{
     KeepsLength, Map, MapStep, Step, StepName, WithFn, Zip,
 };
 pub use bounds::Bounded;
-pub use chunks_exact::{ChunksExact, ChunksExactMut, Exact, RChunksExact, RChunksExactMut};
+pub use chunks::{
+    Chunks, ChunksExact, ChunksExactMut, ChunksMut, Exact, RChunksExact, RChunksExactMut,
+};
 pub use collect::{FromParallelIterator, ParallelExtend};
 pub use combine::{
     Chain, CloneOf, FlatBlock, FlatMap, FlatProducer, FoldChunkIter, FoldChunks, FoldProducer,
@@ -101,7 +103,7 @@ pub mod range_inclusive {
 }
 pub use owned::{IntoIter, ParallelBridge, ParallelDrainFull, ParallelDrainRange};
 pub use panic_fuse::{FuseIter, PanicFuse};
-pub use source::{Chunks, ChunksMut, Iter, IterMut, ParallelSlice, ParallelSliceMut, RangeIter};
+pub use source::{Iter, IterMut, ParallelSlice, ParallelSliceMut, RangeIter};
 pub use strs::{ParallelString, Pattern};
 pub use try_fold::TryFold;
 pub use try_ops::Try;

@@ -1,8 +1,10 @@
-//! The sources: integer ranges, shared and mutable slices, and their fixed-size chunks. Each is
-//! its own [`Producer`]: splitting is `split_at` on the range or slice, a block is the std
+//! The sources: integer ranges, shared and mutable slices, and the slices' traits (their
+//! fixed-size chunks are in `chunks.rs`). Each is its own [`Producer`]: splitting is `split_at` on the range or slice, a block is the std
 //! iterator over the first positions.
 
-use super::chunks_exact::{ChunksExact, ChunksExactMut, RChunksExact, RChunksExactMut};
+use super::chunks::{
+    Chunks, ChunksExact, ChunksExactMut, ChunksMut, RChunksExact, RChunksExactMut,
+};
 use super::drive::Producer;
 use super::owned::IntoIter;
 use super::{IndexedParallelIterator, ParallelIterator};
@@ -295,136 +297,10 @@ impl<T: Send> IndexedParallelIterator for IterMut<'_, T> {
     }
 }
 
-/// A parallel iterator over consecutive `&[T]` chunks, from `par_chunks(n)`.
-///
-/// ```
-/// use threadlab::prelude::*;
-/// let v = [1, 2, 3, 4, 5];
-/// let sums: Vec<i32> = v.par_chunks(2).map(|c| c.iter().sum()).collect();
-/// assert_eq!(sums, [3, 7, 5]);
-/// ```
-#[derive(Debug)]
-pub struct Chunks<'a, T> {
-    slice: &'a [T],
-    size: usize,
-}
-
 /// A copy of the view (not of the elements).
 impl<T> Clone for Iter<'_, T> {
     fn clone(&self) -> Self {
         Iter { slice: self.slice }
-    }
-}
-
-/// A copy of the view (not of the elements).
-impl<T> Clone for Chunks<'_, T> {
-    fn clone(&self) -> Self {
-        Chunks {
-            slice: self.slice,
-            size: self.size,
-        }
-    }
-}
-
-impl<'a, T> Chunks<'a, T> {
-    /// Chunks of `size` (at least 1) of `slice`.
-    pub(super) fn new(slice: &'a [T], size: usize) -> Self {
-        Chunks { slice, size }
-    }
-}
-
-impl<'a, T: Sync> Producer for Chunks<'a, T> {
-    type Item = &'a [T];
-    type Iter<'s>
-        = std::slice::Chunks<'a, T>
-    where
-        Self: 's;
-    #[inline]
-    fn len(&self) -> usize {
-        self.slice.len().div_ceil(self.size)
-    }
-    fn split_at(self, mid: usize) -> (Self, Self) {
-        let (l, r) = self.slice.split_at((mid * self.size).min(self.slice.len()));
-        let size = self.size;
-        (Chunks { slice: l, size }, Chunks { slice: r, size })
-    }
-    #[inline]
-    fn take(&mut self, n: usize) -> std::slice::Chunks<'a, T> {
-        let (head, rest) = self.slice.split_at((n * self.size).min(self.slice.len()));
-        self.slice = rest;
-        head.chunks(self.size)
-    }
-}
-
-impl<'a, T: Sync> ParallelIterator for Chunks<'a, T> {
-    type Item = &'a [T];
-    type Producer = Self;
-    fn into_producer(self) -> Self {
-        self
-    }
-}
-impl<T: Sync> IndexedParallelIterator for Chunks<'_, T> {
-    fn len(&self) -> usize {
-        self.slice.len().div_ceil(self.size)
-    }
-}
-
-/// A parallel iterator over consecutive `&mut [T]` chunks, from `par_chunks_mut(n)`.
-///
-/// ```
-/// use threadlab::prelude::*;
-/// let mut v = [0u8; 5];
-/// v.par_chunks_mut(2).enumerate().for_each(|(i, c)| c.fill(i as u8));
-/// assert_eq!(v, [0, 0, 1, 1, 2]);
-/// ```
-#[derive(Debug)]
-pub struct ChunksMut<'a, T> {
-    slice: &'a mut [T],
-    size: usize,
-}
-
-impl<'a, T> ChunksMut<'a, T> {
-    /// Chunks of `size` (at least 1) of `slice`.
-    pub(super) fn new(slice: &'a mut [T], size: usize) -> Self {
-        ChunksMut { slice, size }
-    }
-}
-
-impl<'a, T: Send> Producer for ChunksMut<'a, T> {
-    type Item = &'a mut [T];
-    type Iter<'s>
-        = std::slice::ChunksMut<'a, T>
-    where
-        Self: 's;
-    #[inline]
-    fn len(&self) -> usize {
-        self.slice.len().div_ceil(self.size)
-    }
-    fn split_at(self, mid: usize) -> (Self, Self) {
-        let at = (mid * self.size).min(self.slice.len());
-        let (l, r) = self.slice.split_at_mut(at);
-        let size = self.size;
-        (ChunksMut { slice: l, size }, ChunksMut { slice: r, size })
-    }
-    #[inline]
-    fn take(&mut self, n: usize) -> std::slice::ChunksMut<'a, T> {
-        let at = (n * self.size).min(self.slice.len());
-        let (head, rest) = std::mem::take(&mut self.slice).split_at_mut(at);
-        self.slice = rest;
-        head.chunks_mut(self.size)
-    }
-}
-
-impl<'a, T: Send> ParallelIterator for ChunksMut<'a, T> {
-    type Item = &'a mut [T];
-    type Producer = Self;
-    fn into_producer(self) -> Self {
-        self
-    }
-}
-impl<T: Send> IndexedParallelIterator for ChunksMut<'_, T> {
-    fn len(&self) -> usize {
-        self.slice.len().div_ceil(self.size)
     }
 }
 
@@ -597,7 +473,7 @@ impl<T: Sync> ParallelSlice<T> for [T] {
     }
     fn par_chunks(&self, size: usize) -> Chunks<'_, T> {
         assert!(size > 0, "chunk_size must not be zero");
-        Chunks { slice: self, size }
+        Chunks::new(self, size)
     }
 }
 
@@ -628,10 +504,7 @@ pub trait ParallelSliceMut<T: Send> {
     /// ```
     fn par_chunks_mut(&mut self, size: usize) -> ChunksMut<'_, T> {
         assert!(size > 0, "chunk_size must not be zero");
-        ChunksMut {
-            slice: self.as_par_slice_mut(),
-            size,
-        }
+        ChunksMut::new(self.as_par_slice_mut(), size)
     }
 
     /// Mutable chunks of exactly `size` elements (`slice::chunks_exact_mut`).

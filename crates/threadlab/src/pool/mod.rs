@@ -28,6 +28,7 @@ pub(crate) mod limits;
 pub(crate) mod metrics;
 pub(crate) mod registry;
 pub(crate) mod run_next;
+pub(crate) mod schedule;
 pub(crate) mod seat;
 pub(crate) mod sleep;
 pub(crate) mod spare;

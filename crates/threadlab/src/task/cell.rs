@@ -1,64 +1,40 @@
 //! The task cell: one heap allocation per spawned future holding its [`State`], the future
 //! (later its output), and the JoinHandle's waker; and what a worker does when it runs one.
 //!
-//! A task is queued as a [`JobRef`] whose data pointer is the cell and whose function is
-//! [`run_job`], so the deques, the injector and the run-next slots carry futures exactly like
-//! fork-join work. The typed parts (polling the future, reading its output, freeing the cell) go
-//! through a small vtable, so wakers and the JoinHandle need not know the future's type.
+//! A task is queued as a `JobRef` whose data pointer is the cell and whose function is
+//! `header::run_job`, so the deques, the injector and the run-next slots carry futures exactly like
+//! fork-join work. The cell names no part of the pool: it holds its scheduler as an `Arc<S>` of a
+//! [`Schedule`] type (the pool's `Registry`, `pool/schedule.rs`). The typed parts (polling the
+//! future, reading its output, freeing the cell) go through a small vtable, so wakers and the
+//! JoinHandle need not know the future's type.
 //!
 //! Panics from the user's values: the poll runs inside `catch_unwind`, and so does every drop of
 //! what the cell holds (the future, an output nobody reads, a panic payload), wherever the last
 //! reference goes ([`dealloc`]); a panic there is reported to the pool like a detached task's.
 //!
-//! Cancellation: a task run after its pool is gone (every worker exited; the wake that queued
-//! it found no worker, see `Registry::worker_exited`) is not polled. Its future is dropped on
-//! the thread that runs it (the waker's, or the last worker's), where a panic is caught, and
-//! its outcome is the [`unwind::Cancelled`] marker, which `JoinHandle::join` and `.await` turn
-//! into a panic saying the task was cancelled (as Tokio's `JoinError::Cancelled` reports a task
-//! of a runtime that was shut down). A task nobody wakes again is never run; its future is
-//! dropped with its last waker or handle.
+//! Cancellation: a task run after its pool is gone (every worker exited; the wake that queued it
+//! found no worker, see the pool's `Registry::worker_exited`) is not polled. Its future is dropped
+//! on the thread that runs it (the waker's, or the last worker's), where a panic is caught, and its
+//! outcome is the [`unwind::Cancelled`] marker, which `JoinHandle::join` and `.await` turn into a
+//! panic saying the task was cancelled (as Tokio's `JoinError::Cancelled` reports a task of a
+//! runtime that was shut down). A task nobody wakes again is never run; its future is dropped with
+//! its last waker or handle.
 
 use std::future::Future;
 use std::mem::ManuallyDrop;
 use std::pin::Pin;
 use std::ptr::NonNull;
-use std::task::{Context, Poll, Waker};
+use std::task::{Context, Poll};
 
-use crate::job::JobRef;
 use crate::loom::cell::UnsafeCell;
 use crate::loom::sync::Arc;
-use crate::pool::registry::Registry;
-use crate::pool::worker::WorkerThread;
+use crate::task::header::{job_ref, task_id, Header, Scheduled, Vtable};
+use crate::task::schedule::Schedule;
 use crate::task::state::{Idle, State};
 use crate::task::waker;
 use crate::trace::hooks::{self, TaskSpan};
 use crate::trace::TaskKind;
 use crate::unwind::{self, Payload};
-
-/// The typed operations of one kind of task.
-pub(crate) struct Vtable {
-    /// Polls the future once (the task's job).
-    poll: unsafe fn(NonNull<Header>),
-    /// Frees the cell (the last reference went).
-    pub(crate) dealloc: unsafe fn(NonNull<Header>),
-    /// Moves the output into `*mut Option<Result<Output, Payload>>`.
-    pub(crate) read_output: unsafe fn(NonNull<Header>, *mut ()),
-}
-
-/// The untyped head of every task cell.
-#[repr(C)]
-pub(crate) struct Header {
-    pub(crate) state: State,
-    pub(crate) vtable: &'static Vtable,
-    /// The pool the task runs on (where a wake from outside its workers injects it).
-    pub(crate) registry: Arc<Registry>,
-    /// The JoinHandle's waker; who may touch it is said in `super::state`.
-    pub(crate) join_waker: UnsafeCell<Option<Waker>>,
-    /// References taken (+) and dropped (-) by the waker on the polling thread during the
-    /// current poll, not yet in the state word; touched only by the thread holding RUNNING
-    /// ("References taken during the task's own poll" in `super::state`).
-    pub(crate) local: UnsafeCell<isize>,
-}
 
 /// What the cell holds besides the header.
 enum Stage<F: Future> {
@@ -68,98 +44,99 @@ enum Stage<F: Future> {
 }
 
 #[repr(C)]
-struct Cell<F: Future> {
-    header: Header,
+struct Cell<F: Future, S> {
+    /// First: the header, then the scheduler (`Scheduled`, read through a `Header` pointer by
+    /// `header::scheduler`).
+    head: Scheduled<S>,
     /// Touched by the worker holding RUNNING, then (after COMPLETE) by the JoinHandle, or by
     /// the completing worker when there is no handle, and last by `dealloc`.
     stage: UnsafeCell<Stage<F>>,
 }
 
-impl<F> Cell<F>
+impl<F, S> Cell<F, S>
 where
     F: Future + Send + 'static,
     F::Output: Send + 'static,
+    S: Schedule,
 {
     const VTABLE: Vtable = Vtable {
-        poll: poll::<F>,
-        dealloc: dealloc::<F>,
-        read_output: read_output::<F>,
+        poll: poll::<F, S>,
+        dealloc: dealloc::<F, S>,
+        read_output: read_output::<F, S>,
     };
 }
 
-/// Allocates a task for `future` on `registry`, queues it, and returns its cell (the reference
-/// the JoinHandle owns; the queued job owns the other).
-pub(crate) fn spawn<F>(registry: &Arc<Registry>, future: F) -> NonNull<Header>
+/// Allocates a task for `future` on `scheduler`, queues it, and returns its cell (the
+/// reference the JoinHandle owns; the queued job owns the other).
+pub(crate) fn spawn<F, S>(scheduler: &Arc<S>, future: F) -> NonNull<Header>
 where
     F: Future + Send + 'static,
     F::Output: Send + 'static,
+    S: Schedule,
 {
     let cell = Box::new(Cell {
-        header: Header {
-            state: State::new(),
-            vtable: &Cell::<F>::VTABLE,
-            registry: Arc::clone(registry),
-            join_waker: UnsafeCell::new(None),
-            local: UnsafeCell::new(0),
+        head: Scheduled {
+            header: Header {
+                state: State::new(),
+                vtable: &Cell::<F, S>::VTABLE,
+                join_waker: UnsafeCell::new(None),
+                local: UnsafeCell::new(0),
+            },
+            scheduler: Arc::clone(scheduler),
         },
         stage: UnsafeCell::new(Stage::Running(future)),
     });
     let task = NonNull::from(Box::leak(cell)).cast::<Header>();
-    registry.task_spawned();
+    scheduler.task_spawned();
     let job = job_ref(task);
     hooks::spawn(job.id());
-    registry.push(job);
+    scheduler.push_spawned(job);
     task
 }
 
-/// The job that polls `task` once; it owns one reference and the SCHEDULED bit.
-#[inline]
-pub(crate) fn job_ref(task: NonNull<Header>) -> JobRef {
-    // SAFETY: `run_job` is sound to call once per SCHEDULED transition, on any thread (the
-    // future and its output are Send); the reference the job owns keeps the cell alive.
-    unsafe { JobRef::from_raw(task.as_ptr() as *const (), run_job) }
-}
-
-/// The recorder's id for the task: its address, unique while it lives.
-#[inline]
-pub(crate) fn task_id(task: NonNull<Header>) -> u64 {
-    task.as_ptr() as usize as u64
-}
-
+/// Polls the future once (the task's job, through its vtable), timing the poll if the pool
+/// times them.
+///
 /// # Safety
-/// `data` is a task cell with SCHEDULED set, whose reference this job owns.
-unsafe fn run_job(data: *const ()) {
-    let task = NonNull::new(data as *mut Header).expect("run_job: null task");
-    // SAFETY: the job's reference keeps the header alive until the poll.
-    let timed = unsafe { task.as_ref().registry.times_tasks() };
-    // SAFETY: the job's reference keeps the header alive; the vtable matches the cell.
-    unsafe { (task.as_ref().vtable.poll)(task) }
+/// Called through `header::run_job` only, with `task` a `Cell<F, S>`.
+unsafe fn poll<F, S>(task: NonNull<Header>)
+where
+    F: Future + Send + 'static,
+    F::Output: Send + 'static,
+    S: Schedule,
+{
+    // SAFETY: the job's reference keeps the cell alive until the poll.
+    let timed = unsafe { crate::task::header::scheduler::<S>(task) }.times_tasks();
+    // SAFETY: forwarded.
+    unsafe { poll_once::<F, S>(task) };
     if timed {
         // After the poll (which may have run other jobs inside it, each counted on its own).
-        WorkerThread::note_poll();
+        S::note_poll();
     }
 }
 
 /// Polls the future once and moves the task to its next state.
 ///
 /// # Safety
-/// Called through [`run_job`] only, with `task` a `Cell<F>`.
-unsafe fn poll<F>(task: NonNull<Header>)
+/// Called through [`poll`] only, with `task` a `Cell<F, S>`.
+unsafe fn poll_once<F, S>(task: NonNull<Header>)
 where
     F: Future + Send + 'static,
     F::Output: Send + 'static,
+    S: Schedule,
 {
     // SAFETY: the job's reference keeps the cell alive until this function drops it.
-    let cell = unsafe { task.cast::<Cell<F>>().as_ref() };
-    let header = &cell.header;
+    let cell = unsafe { task.cast::<Cell<F, S>>().as_ref() };
+    let header = &cell.head.header;
+    let scheduler = &*cell.head.scheduler;
     header.state.transition_to_running();
     let span = TaskSpan::enter(TaskKind::Future, Some(task_id(task)));
     // SAFETY: the job's reference outlives the poll, so this waker may borrow it (it is never
     // dropped, only cloned, which adds a reference of its own).
-    let waker = ManuallyDrop::new(unsafe { waker::borrowed(task) });
+    let waker = ManuallyDrop::new(unsafe { waker::borrowed::<S>(task) });
     let mut cx = Context::from_waker(&waker);
     let polling = waker::Polling::enter(task);
-    let polled = if header.registry.gone() {
+    let polled = if scheduler.gone() {
         // Cancellation (module docs): the pool is gone; the future is dropped below, where a
         // panic is caught, and the handle reports the cancellation.
         Err(Box::new(unwind::Cancelled) as Payload)
@@ -183,9 +160,9 @@ where
             drop(polling);
             drop(span);
             match header.state.transition_to_idle(take_local(header)) {
-                Idle::Rescheduled => waker::reschedule(task),
+                Idle::Rescheduled => waker::reschedule::<S>(task),
                 // SAFETY: the last reference went with the transition.
-                Idle::Idle { last: true } => unsafe { dealloc::<F>(task) },
+                Idle::Idle { last: true } => unsafe { dealloc::<F, S>(task) },
                 Idle::Idle { last: false } => {}
             }
             return;
@@ -202,12 +179,12 @@ where
     });
     let result = match (result, dropped) {
         (Ok(value), Err(payload)) => {
-            header.registry.drop_user_value(value);
+            scheduler.drop_user_value(value);
             Err(payload)
         }
         (Err(payload), Err(second)) => {
             // The task's own panic goes to its handle; the destructor's is reported here.
-            header.registry.handle_panic(second);
+            scheduler.handle_panic(second);
             Err(payload)
         }
         (result, Ok(())) => result,
@@ -239,17 +216,17 @@ where
             match out {
                 // A detached task cancelled with its pool: nothing to report.
                 Stage::Finished(Err(payload)) if payload.is::<unwind::Cancelled>() => {}
-                Stage::Finished(Err(payload)) => header.registry.handle_panic(payload),
-                other => header.registry.drop_user_value(other),
+                Stage::Finished(Err(payload)) => scheduler.handle_panic(payload),
+                other => scheduler.drop_user_value(other),
             }
         }
     });
     if let Err(payload) = after {
-        header.registry.handle_panic(payload);
+        scheduler.handle_panic(payload);
     }
     if header.state.ref_dec() {
         // SAFETY: that was the last reference.
-        unsafe { dealloc::<F>(task) };
+        unsafe { dealloc::<F, S>(task) };
     }
 }
 
@@ -266,34 +243,36 @@ fn take_local(header: &Header) -> isize {
 /// Frees the cell, with what it still holds (a future never finished, an output nobody read, the
 /// handle's waker). It runs wherever the last reference goes: a worker, a waker's drop, the
 /// JoinHandle's drop. So the destructors run where a panic is caught, and such a panic is
-/// reported to the pool like a detached task's (`Registry::drop_user_value`): it never unwinds
+/// reported to the pool like a detached task's (`Schedule::drop_user_value`): it never unwinds
 /// through a worker's loop or out of `JoinHandle::drop`.
 ///
 /// # Safety
-/// `task` is a `Cell<F>` whose last reference was just dropped.
-unsafe fn dealloc<F>(task: NonNull<Header>)
+/// `task` is a `Cell<F, S>` whose last reference was just dropped.
+unsafe fn dealloc<F, S>(task: NonNull<Header>)
 where
     F: Future + Send + 'static,
     F::Output: Send + 'static,
+    S: Schedule,
 {
     // SAFETY: the cell came from Box::leak in `spawn`, and nobody refers to it any more.
-    let cell = unsafe { Box::from_raw(task.cast::<Cell<F>>().as_ptr()) };
+    let cell = unsafe { Box::from_raw(task.cast::<Cell<F, S>>().as_ptr()) };
     // The cell's own reference goes with it; this one reports a panic of its drop.
-    let registry = Arc::clone(&cell.header.registry);
-    registry.task_freed();
-    registry.drop_user_value(cell);
+    let scheduler = Arc::clone(&cell.head.scheduler);
+    scheduler.task_freed();
+    scheduler.drop_user_value(cell);
 }
 
 /// # Safety
 /// Called by the JoinHandle only, after it saw COMPLETE with its interest registered; `dst`
 /// points to an `Option<Result<F::Output, Payload>>`.
-unsafe fn read_output<F>(task: NonNull<Header>, dst: *mut ())
+unsafe fn read_output<F, S>(task: NonNull<Header>, dst: *mut ())
 where
     F: Future + Send + 'static,
     F::Output: Send + 'static,
+    S: Schedule,
 {
     // SAFETY: the handle's reference keeps the cell alive.
-    let cell = unsafe { task.cast::<Cell<F>>().as_ref() };
+    let cell = unsafe { task.cast::<Cell<F, S>>().as_ref() };
     // SAFETY: after COMPLETE with join interest, only the handle touches the stage.
     let stage = cell
         .stage

@@ -6,7 +6,7 @@ use std::pin::Pin;
 use std::ptr::NonNull;
 use std::task::{Context, Poll};
 
-use crate::task::cell::Header;
+use crate::task::header::Header;
 use crate::unwind::{self, Payload};
 
 /// The handle of a future spawned with [`Pool::spawn_future`](crate::Pool::spawn_future) or

@@ -15,7 +15,7 @@
 //! slot, `MAX_LIFO_POLLS_PER_TICK`) and *Rendezvous Benchmark Analysis*'s account of Kyo; see each file.
 //!
 //! Waking a parked worker for a woken task is the [`WakePolicy`](crate::WakePolicy)'s decision
-//! (`crate::pool::sleep`, "Wake policies"): the default wakes nobody for a task placed in a
+//! (`crate::pool::sleep`, "Wake policies" in its `README.md`): the default wakes nobody for a task placed in a
 //! run-next slot, because the worker that placed it is awake and runs it next.
 //!
 //! Each poll is a task span of kind [`TaskKind::Future`](crate::trace::TaskKind::Future) in the
@@ -23,12 +23,14 @@
 
 pub(crate) mod block_on;
 pub(crate) mod cell;
+pub(crate) mod header;
 mod join_handle;
+pub(crate) mod schedule;
 #[cfg(loom)]
 pub mod state;
 #[cfg(not(loom))]
 pub(crate) mod state;
-mod waker;
+pub(crate) mod waker;
 
 use std::future::Future;
 

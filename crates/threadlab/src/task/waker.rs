@@ -1,12 +1,17 @@
-//! The tasks' `Waker` (one vtable for every task type: the data pointer is the task cell, and
-//! each waker holds one reference), and where a woken or re-queued task goes:
+//! The tasks' `Waker` (one vtable for every task type of a scheduler: the data pointer is the
+//! task cell, and each waker holds one reference), and when a woken or re-queued task goes to
+//! its scheduler ([`Schedule`]), which says where (the pool's, `pool/schedule.rs`):
 //!
-//! - woken on a worker of the task's pool: that worker's run-next slot (`super::run_next`), so
+//! - woken on a worker of the task's pool: that worker's run-next slot (`pool/run_next.rs`), so
 //!   the task runs right after the one that woke it, on a warm cache;
 //! - woken anywhere else (a plain thread, another pool's worker): the pool's injector, with the
 //!   fence and the wake of `Sleep::notify_work`;
 //! - woken during its own poll (a yield, or a wake from elsewhere while it ran): the back of the
 //!   pool's queues ([`reschedule`]), so it cannot hold its worker against the work waiting there.
+//!
+//! The functions are generic over the scheduler and instantiated for the pool's alone, so the
+//! wake path makes no dynamic call; the vtable is a `static` of the scheduler's
+//! ([`Schedule::waker_vtable`], built by [`vtable`]), so its address is one.
 //!
 //! A clone or drop of a task's waker on the thread that is polling that task, during the poll,
 //! changes the cell's plain `local` count instead of the state word ([`Polling`]; the fold and
@@ -16,12 +21,15 @@ use std::cell::Cell;
 use std::ptr::NonNull;
 use std::task::{RawWaker, RawWakerVTable, Waker};
 
-use crate::pool::worker::WorkerThread;
-use crate::task::cell::{job_ref, task_id, Header};
+use crate::task::header::{scheduler, task_id, Header};
+use crate::task::schedule::Schedule;
 use crate::task::state::Wake;
 use crate::trace::hooks;
 
-static VTABLE: RawWakerVTable = RawWakerVTable::new(clone, wake, wake_by_ref, drop_waker);
+/// The wakers' vtable for the tasks of scheduler `S`, for its `static` (see the module doc).
+pub(crate) const fn vtable<S: Schedule>() -> RawWakerVTable {
+    RawWakerVTable::new(clone::<S>, wake::<S>, wake_by_ref::<S>, drop_waker::<S>)
+}
 
 thread_local! {
     /// The task this thread is polling now (the innermost, if polls nest), or null.
@@ -72,9 +80,9 @@ fn count_locally(data: *const (), delta: isize) -> bool {
 ///
 /// # Safety
 /// The caller holds a reference to `task` for as long as the waker is used.
-pub(crate) unsafe fn borrowed(task: NonNull<Header>) -> Waker {
+pub(crate) unsafe fn borrowed<S: Schedule>(task: NonNull<Header>) -> Waker {
     // SAFETY: the vtable's functions uphold the RawWaker contract for a task pointer.
-    unsafe { Waker::from_raw(RawWaker::new(task.as_ptr() as *const (), &VTABLE)) }
+    unsafe { Waker::from_raw(RawWaker::new(task.as_ptr() as *const (), S::waker_vtable())) }
 }
 
 /// # Safety
@@ -84,36 +92,36 @@ unsafe fn header<'a>(data: *const ()) -> &'a Header {
     unsafe { &*(data as *const Header) }
 }
 
-unsafe fn clone(data: *const ()) -> RawWaker {
+unsafe fn clone<S: Schedule>(data: *const ()) -> RawWaker {
     if !count_locally(data, 1) {
         // SAFETY: the waker being cloned holds a reference.
         unsafe { header(data) }.state.ref_inc();
     }
-    RawWaker::new(data, &VTABLE)
+    RawWaker::new(data, S::waker_vtable())
 }
 
-unsafe fn wake(data: *const ()) {
+unsafe fn wake<S: Schedule>(data: *const ()) {
     // SAFETY: a waker's data pointer is a task cell, never null.
     let task = unsafe { NonNull::new_unchecked(data as *mut Header) };
     // SAFETY: the consumed waker held a reference, which `wake_by_val` hands on or drops.
     match unsafe { task.as_ref() }.state.wake_by_val() {
-        Wake::Submit => schedule_woken(task),
+        Wake::Submit => schedule_woken::<S>(task),
         // SAFETY: our reference was the last.
         Wake::Done { last: true } => unsafe { (task.as_ref().vtable.dealloc)(task) },
         Wake::Done { last: false } => {}
     }
 }
 
-unsafe fn wake_by_ref(data: *const ()) {
+unsafe fn wake_by_ref<S: Schedule>(data: *const ()) {
     // SAFETY: a waker's data pointer is a task cell, never null.
     let task = unsafe { NonNull::new_unchecked(data as *mut Header) };
     // SAFETY: the waker holds a reference for the whole call.
     if unsafe { task.as_ref() }.state.wake_by_ref() == Wake::Submit {
-        schedule_woken(task);
+        schedule_woken::<S>(task);
     }
 }
 
-unsafe fn drop_waker(data: *const ()) {
+unsafe fn drop_waker<S: Schedule>(data: *const ()) {
     if count_locally(data, -1) {
         // Dropped during the task's own poll: the job's reference keeps it alive.
         return;
@@ -128,23 +136,16 @@ unsafe fn drop_waker(data: *const ()) {
 }
 
 /// Queues a task a wake just scheduled (the job owns the reference the wake provided).
-fn schedule_woken(task: NonNull<Header>) {
+fn schedule_woken<S: Schedule>(task: NonNull<Header>) {
     hooks::spawn(task_id(task));
-    // SAFETY: the job's reference keeps the cell alive.
-    let registry = &unsafe { task.as_ref() }.registry;
-    match WorkerThread::current() {
-        Some(w) if std::ptr::eq(&**w.registry(), &**registry) => w.push_woken(task),
-        _ => registry.inject(job_ref(task)),
-    }
+    // SAFETY: the job's reference keeps the cell alive; its scheduler is an `S` (this waker's
+    // vtable is `S`'s).
+    unsafe { scheduler::<S>(task) }.push_woken(task);
 }
 
 /// Queues again a task that was woken during its own poll (it keeps its job's reference).
-pub(crate) fn reschedule(task: NonNull<Header>) {
+pub(crate) fn reschedule<S: Schedule>(task: NonNull<Header>) {
     hooks::spawn(task_id(task));
-    // SAFETY: the job's reference keeps the cell alive.
-    let registry = &unsafe { task.as_ref() }.registry;
-    match WorkerThread::current() {
-        Some(w) if std::ptr::eq(&**w.registry(), &**registry) => w.push_yielded(job_ref(task)),
-        _ => registry.inject(job_ref(task)),
-    }
+    // SAFETY: the job's reference keeps the cell alive; the caller polled it as a `Cell<_, S>`.
+    unsafe { scheduler::<S>(task) }.push_yielded(task);
 }

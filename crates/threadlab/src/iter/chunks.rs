@@ -1,3 +1,5 @@
+//! A slice's fixed-size chunks: `par_chunks` and `par_chunks_mut` ([`Chunks`], [`ChunksMut`],
+//! each its own producer: a split is a split of the slice at a multiple of the size); and
 //! `par_chunks_exact`, `par_rchunks_exact` and their `_mut` forms: the chunks of exactly `size`
 //! elements, from the front or from the back, and the remainder left out, which the iterator
 //! hands back (`remainder`, as `std`'s `ChunksExact::remainder`).
@@ -12,8 +14,133 @@
 //! from-the-back producers are one, [`RExact`], over either slice ([`SlicePart`]).
 
 use super::drive::Producer;
-use super::source::{Chunks, ChunksMut};
 use super::{IndexedParallelIterator, ParallelIterator};
+
+/// A parallel iterator over consecutive `&[T]` chunks, from `par_chunks(n)`.
+///
+/// ```
+/// use threadlab::prelude::*;
+/// let v = [1, 2, 3, 4, 5];
+/// let sums: Vec<i32> = v.par_chunks(2).map(|c| c.iter().sum()).collect();
+/// assert_eq!(sums, [3, 7, 5]);
+/// ```
+#[derive(Debug)]
+pub struct Chunks<'a, T> {
+    slice: &'a [T],
+    size: usize,
+}
+
+/// A copy of the view (not of the elements).
+impl<T> Clone for Chunks<'_, T> {
+    fn clone(&self) -> Self {
+        Chunks {
+            slice: self.slice,
+            size: self.size,
+        }
+    }
+}
+
+impl<'a, T> Chunks<'a, T> {
+    /// Chunks of `size` (at least 1) of `slice`.
+    pub(super) fn new(slice: &'a [T], size: usize) -> Self {
+        Chunks { slice, size }
+    }
+}
+
+impl<'a, T: Sync> Producer for Chunks<'a, T> {
+    type Item = &'a [T];
+    type Iter<'s>
+        = std::slice::Chunks<'a, T>
+    where
+        Self: 's;
+    #[inline]
+    fn len(&self) -> usize {
+        self.slice.len().div_ceil(self.size)
+    }
+    fn split_at(self, mid: usize) -> (Self, Self) {
+        let (l, r) = self.slice.split_at((mid * self.size).min(self.slice.len()));
+        let size = self.size;
+        (Chunks { slice: l, size }, Chunks { slice: r, size })
+    }
+    #[inline]
+    fn take(&mut self, n: usize) -> std::slice::Chunks<'a, T> {
+        let (head, rest) = self.slice.split_at((n * self.size).min(self.slice.len()));
+        self.slice = rest;
+        head.chunks(self.size)
+    }
+}
+
+impl<'a, T: Sync> ParallelIterator for Chunks<'a, T> {
+    type Item = &'a [T];
+    type Producer = Self;
+    fn into_producer(self) -> Self {
+        self
+    }
+}
+impl<T: Sync> IndexedParallelIterator for Chunks<'_, T> {
+    fn len(&self) -> usize {
+        self.slice.len().div_ceil(self.size)
+    }
+}
+
+/// A parallel iterator over consecutive `&mut [T]` chunks, from `par_chunks_mut(n)`.
+///
+/// ```
+/// use threadlab::prelude::*;
+/// let mut v = [0u8; 5];
+/// v.par_chunks_mut(2).enumerate().for_each(|(i, c)| c.fill(i as u8));
+/// assert_eq!(v, [0, 0, 1, 1, 2]);
+/// ```
+#[derive(Debug)]
+pub struct ChunksMut<'a, T> {
+    slice: &'a mut [T],
+    size: usize,
+}
+
+impl<'a, T> ChunksMut<'a, T> {
+    /// Chunks of `size` (at least 1) of `slice`.
+    pub(super) fn new(slice: &'a mut [T], size: usize) -> Self {
+        ChunksMut { slice, size }
+    }
+}
+
+impl<'a, T: Send> Producer for ChunksMut<'a, T> {
+    type Item = &'a mut [T];
+    type Iter<'s>
+        = std::slice::ChunksMut<'a, T>
+    where
+        Self: 's;
+    #[inline]
+    fn len(&self) -> usize {
+        self.slice.len().div_ceil(self.size)
+    }
+    fn split_at(self, mid: usize) -> (Self, Self) {
+        let at = (mid * self.size).min(self.slice.len());
+        let (l, r) = self.slice.split_at_mut(at);
+        let size = self.size;
+        (ChunksMut { slice: l, size }, ChunksMut { slice: r, size })
+    }
+    #[inline]
+    fn take(&mut self, n: usize) -> std::slice::ChunksMut<'a, T> {
+        let at = (n * self.size).min(self.slice.len());
+        let (head, rest) = std::mem::take(&mut self.slice).split_at_mut(at);
+        self.slice = rest;
+        head.chunks_mut(self.size)
+    }
+}
+
+impl<'a, T: Send> ParallelIterator for ChunksMut<'a, T> {
+    type Item = &'a mut [T];
+    type Producer = Self;
+    fn into_producer(self) -> Self {
+        self
+    }
+}
+impl<T: Send> IndexedParallelIterator for ChunksMut<'_, T> {
+    fn len(&self) -> usize {
+        self.slice.len().div_ceil(self.size)
+    }
+}
 
 /// The chunks `C` of a slice and its remainder `R`, which no chunk holds.
 #[derive(Debug, Clone)]

@@ -15,8 +15,8 @@
 //! slot, `MAX_LIFO_POLLS_PER_TICK`) and *Rendezvous Benchmark Analysis*'s account of Kyo; see each file.
 //!
 //! Waking a parked worker for a woken task is the [`WakePolicy`](crate::WakePolicy)'s decision
-//! (`crate::pool::sleep`, "Wake policies" in its `README.md`): the default wakes nobody for a task placed in a
-//! run-next slot, because the worker that placed it is awake and runs it next.
+//! (`crate::pool::sleep`, "Wake policies" in its `README.md`): the default wakes nobody for a
+//! task placed in a run-next slot, because the worker that placed it is awake and runs it next.
 //!
 //! Each poll is a task span of kind [`TaskKind::Future`](crate::trace::TaskKind::Future) in the
 //! recorder, with an arrow from the wake (or spawn) that queued it.

@@ -282,14 +282,13 @@ impl<S> Builder<S> {
         self
     }
 
-    /// Makes the pool *elastic*: a worker that has found no work for `idle` lets its thread
-    /// exit, and work arriving later (a spawn, an `install`, a scope, a woken future, a serial
-    /// queue's or a pipeline's task, `spawn_on`/`install_on` that worker) starts a thread for it
-    /// again. No task waits for a retired worker while a wake-up would have reached a parked
-    /// one: a retired worker is a sleeper whose wake-up starts a thread (see the sleep
-    /// protocol's "Retiring" in `pool/sleep.rs`). [`Metrics::alive_threads`] counts the threads
-    /// alive; [`WorkerMetrics::retirements`] and [`WorkerMetrics::starts`] count the exits and
-    /// starts.
+    /// Makes the pool *elastic*: a worker that has found no work for `idle` lets its thread exit,
+    /// and work arriving later (a spawn, an `install`, a scope, a woken future, a serial queue's or
+    /// a pipeline's task, `spawn_on`/`install_on` that worker) starts a thread for it again. No
+    /// task waits for a retired worker while a wake-up would have reached a parked one: a retired
+    /// worker is a sleeper whose wake-up starts a thread (see the sleep protocol's retirement,
+    /// `pool/sleep/retire.rs`). [`Metrics::alive_threads`] counts the threads alive;
+    /// [`WorkerMetrics::retirements`] and [`WorkerMetrics::starts`] count the exits and starts.
     ///
     /// **Off by default** (workers live as long as the pool, as in Rayon, Go and Tokio's core
     /// workers): an idle threadlab worker costs no CPU (it is parked on a futex, and nothing in

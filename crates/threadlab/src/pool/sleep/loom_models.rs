@@ -1,5 +1,6 @@
-//! Loom models of the sleep protocol and of the elastic pool's retire/restart race: a lost
-//! wake-up shows up as a deadlock or a failed count, which loom reports.
+//! Loom models of the sleep protocol (`mod.rs`, `park.rs`), the elastic pool's retire/restart race
+//! (`retire.rs`), lent seats and waiting guests (`guests.rs`) and the monitor's sleep
+//! (`monitor.rs`): a lost wake-up shows up as a deadlock or a failed count, which loom reports.
 
 use super::Sleep;
 use crate::latch::CoreLatch;
@@ -521,4 +522,53 @@ fn loom_a_waiting_guest_is_woken_by_new_work() {
         sleep.give_back(index, || queue.load(Ordering::SeqCst) > 0);
         worker.join().unwrap();
     });
+}
+
+/// The spare-thread monitor's sleep (`monitor.rs`): the monitor, looking at the sleeper list,
+/// marks itself asleep only while every worker is on it, and a worker that leaves the list
+/// afterwards (woken for new work, or its re-check finding the work; with `lend`, its seat
+/// lent to a guest) rings the monitor's bell. So a monitor that slept is always rung once a
+/// worker may run again: checked through the bell, which must hold a ring at the end.
+fn monitor_sleeps_only_while_every_worker_is_listed(lend: bool) {
+    crate::loom::model(move || {
+        let sleep = Arc::new(Sleep::new(1, WakePolicy::Default));
+        let queue = Arc::new(AtomicUsize::new(0));
+        let (s, q) = (Arc::clone(&sleep), Arc::clone(&queue));
+        let worker = thread::spawn(move || {
+            let queued = || q.load(Ordering::SeqCst) > 0;
+            sleep_until(&s, None, queued, queued);
+        });
+        let m = Arc::clone(&sleep);
+        let monitor = thread::spawn(move || m.monitor_may_sleep());
+        let lent = if lend {
+            sleep.lend(thread::current())
+        } else {
+            None
+        };
+        queue.store(1, Ordering::SeqCst);
+        match lent {
+            Some(index) => sleep.give_back(index, || queue.load(Ordering::SeqCst) > 0),
+            None => sleep.notify_work(),
+        }
+        worker.join().unwrap();
+        let slept = monitor.join().unwrap();
+        if slept {
+            // `leave` returns false when a ring is waiting (and consumes it).
+            assert!(
+                !sleep.bell.leave(),
+                "the monitor slept while every worker was listed, and no worker that left the \
+                 list rang it"
+            );
+        }
+    });
+}
+
+#[test]
+fn loom_monitor_is_rung_when_a_worker_leaves_the_list() {
+    monitor_sleeps_only_while_every_worker_is_listed(false);
+}
+
+#[test]
+fn loom_monitor_is_rung_when_a_seat_is_lent() {
+    monitor_sleeps_only_while_every_worker_is_listed(true);
 }

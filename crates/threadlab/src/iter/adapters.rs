@@ -1,5 +1,5 @@
 //! The adapters: `map`, `filter`, `filter_map`, `flat_map_iter`, `inspect` (closure adapters),
-//! `copied`, `cloned`, `enumerate`, `zip` and `chunks`. Each type is both the parallel iterator
+//! `copied`, `cloned`, `enumerate`, `zip`, `chunks` and `chain`. Each type is both the parallel iterator
 //! the user holds and, over its base's producer, the [`Producer`] the engine runs: a split splits
 //! the base, a block is the matching `std::iter` adapter over the base's block. Closures are
 //! shared between the pieces of a split through an `Arc` (one increment per split, none per
@@ -7,8 +7,9 @@
 //!
 //! The seven that adapt one base block by block are one type, [`Adapter`], written once; each
 //! public name is it with its [`Step`] (the `std::iter` adapter of a block), as
-//! `Map<I, F> = Adapter<I, WithFn<MapStep, F>>`. `enumerate`, `zip` and `chunks` differ in
-//! shape (an offset, two bases, a block size) and have types of their own.
+//! `Map<I, F> = Adapter<I, WithFn<MapStep, F>>`. `enumerate`, `zip`, `chunks` and `chain`
+//! differ in shape (an offset, two bases, a block size, two bases end to end) and have types of
+//! their own.
 
 use super::drive::Producer;
 use super::{IndexedParallelIterator, ParallelIterator};
@@ -651,5 +652,74 @@ impl<I: Iterator> Iterator for ChunkIter<I> {
     fn next(&mut self) -> Option<Vec<I::Item>> {
         let chunk: Vec<I::Item> = self.inner.by_ref().take(self.size).collect();
         (!chunk.is_empty()).then_some(chunk)
+    }
+}
+
+/// The iterator of [`ParallelIterator::chain`]: `a`'s items, then `b`'s.
+///
+/// ```
+/// use threadlab::prelude::*;
+/// let v: Vec<u32> = (0u32..2).into_par_iter().chain(5u32..7).collect();
+/// assert_eq!(v, [0, 1, 5, 6]);
+/// ```
+#[derive(Debug, Clone)]
+pub struct Chain<A, B> {
+    a: A,
+    b: B,
+}
+
+impl<A, B> Chain<A, B> {
+    pub(super) fn new(a: A, b: B) -> Self {
+        Chain { a, b }
+    }
+}
+
+impl<A: ParallelIterator, B: ParallelIterator<Item = A::Item>> ParallelIterator for Chain<A, B> {
+    type Item = A::Item;
+    type Producer = Chain<A::Producer, B::Producer>;
+    fn into_producer(self) -> Self::Producer {
+        Chain::new(self.a.into_producer(), self.b.into_producer())
+    }
+    fn opt_len(&self) -> Option<usize> {
+        self.a.opt_len()?.checked_add(self.b.opt_len()?)
+    }
+}
+impl<A, B> IndexedParallelIterator for Chain<A, B>
+where
+    A: IndexedParallelIterator,
+    B: IndexedParallelIterator<Item = A::Item>,
+{
+    fn len(&self) -> usize {
+        self.a.len() + self.b.len()
+    }
+}
+
+impl<A: Producer, B: Producer<Item = A::Item>> Producer for Chain<A, B> {
+    type Item = A::Item;
+    type Iter<'s>
+        = std::iter::Chain<A::Iter<'s>, B::Iter<'s>>
+    where
+        Self: 's;
+    fn len(&self) -> usize {
+        self.a.len() + self.b.len()
+    }
+    fn split_at(self, mid: usize) -> (Self, Self) {
+        let alen = self.a.len();
+        if mid <= alen {
+            let (al, ar) = self.a.split_at(mid);
+            let (b0, b) = self.b.split_at(0);
+            (Chain::new(al, b0), Chain::new(ar, b))
+        } else {
+            let (a, a0) = self.a.split_at(alen);
+            let (bl, br) = self.b.split_at(mid - alen);
+            (Chain::new(a, bl), Chain::new(a0, br))
+        }
+    }
+    fn take(&mut self, n: usize) -> Self::Iter<'_> {
+        let na = n.min(self.a.len());
+        self.a.take(na).chain(self.b.take(n - na))
+    }
+    fn exact(&self) -> bool {
+        self.a.exact() && self.b.exact()
     }
 }

@@ -1,4 +1,4 @@
-//! Adapters that combine or reshape a pipeline: `chain`, `flat_map`/`flatten` (inner
+//! Adapters that combine or reshape a pipeline: `flat_map`/`flatten` (inner
 //! parallel iterators), `fold`/`fold_with` as parallel iterators of accumulators, `update`,
 //! and the per-piece state of `map_init`/`map_with`.
 //!
@@ -17,75 +17,6 @@ use super::drive::Producer;
 use super::shared::{Part, Shared};
 use super::{Either, Fold, IndexedParallelIterator, IntoParallelIterator, ParallelIterator};
 use std::sync::Arc;
-
-/// The iterator of [`ParallelIterator::chain`]: `a`'s items, then `b`'s.
-///
-/// ```
-/// use threadlab::prelude::*;
-/// let v: Vec<u32> = (0u32..2).into_par_iter().chain(5u32..7).collect();
-/// assert_eq!(v, [0, 1, 5, 6]);
-/// ```
-#[derive(Debug, Clone)]
-pub struct Chain<A, B> {
-    a: A,
-    b: B,
-}
-
-impl<A, B> Chain<A, B> {
-    pub(super) fn new(a: A, b: B) -> Self {
-        Chain { a, b }
-    }
-}
-
-impl<A: ParallelIterator, B: ParallelIterator<Item = A::Item>> ParallelIterator for Chain<A, B> {
-    type Item = A::Item;
-    type Producer = Chain<A::Producer, B::Producer>;
-    fn into_producer(self) -> Self::Producer {
-        Chain::new(self.a.into_producer(), self.b.into_producer())
-    }
-    fn opt_len(&self) -> Option<usize> {
-        self.a.opt_len()?.checked_add(self.b.opt_len()?)
-    }
-}
-impl<A, B> IndexedParallelIterator for Chain<A, B>
-where
-    A: IndexedParallelIterator,
-    B: IndexedParallelIterator<Item = A::Item>,
-{
-    fn len(&self) -> usize {
-        self.a.len() + self.b.len()
-    }
-}
-
-impl<A: Producer, B: Producer<Item = A::Item>> Producer for Chain<A, B> {
-    type Item = A::Item;
-    type Iter<'s>
-        = std::iter::Chain<A::Iter<'s>, B::Iter<'s>>
-    where
-        Self: 's;
-    fn len(&self) -> usize {
-        self.a.len() + self.b.len()
-    }
-    fn split_at(self, mid: usize) -> (Self, Self) {
-        let alen = self.a.len();
-        if mid <= alen {
-            let (al, ar) = self.a.split_at(mid);
-            let (b0, b) = self.b.split_at(0);
-            (Chain::new(al, b0), Chain::new(ar, b))
-        } else {
-            let (a, a0) = self.a.split_at(alen);
-            let (bl, br) = self.b.split_at(mid - alen);
-            (Chain::new(a, bl), Chain::new(a0, br))
-        }
-    }
-    fn take(&mut self, n: usize) -> Self::Iter<'_> {
-        let na = n.min(self.a.len());
-        self.a.take(na).chain(self.b.take(n - na))
-    }
-    fn exact(&self) -> bool {
-        self.a.exact() && self.b.exact()
-    }
-}
 
 /// The iterator of [`ParallelIterator::flat_map`] and [`ParallelIterator::flatten`].
 ///

@@ -1,9 +1,7 @@
 //! Parallel iterators in Rayon's shape — `v.par_iter().map(f).sum()`, `collect`, `par_sort` —
 //! whose splitting comes from heartbeat promotion instead of a grain size.
 //!
-//! (Over 600 lines: the five traits and their provided methods, as Rayon's `iter/mod.rs` holds
-//! them, so a reader finds every method of `ParallelIterator` in one place; the machinery is in
-//! the submodules.)
+//! (Over 800 lines: the five traits with every provided method, as in Rayon's `iter/mod.rs`.)
 //!
 //! # How a pipeline runs
 //!
@@ -68,7 +66,7 @@ mod try_ops;
 mod unordered;
 
 pub use adapters::{
-    Adapter, ChunkIter, ChunksOf, Cloned, ClonedStep, Copied, CopiedStep, Enumerate, Filter,
+    Adapter, Chain, ChunkIter, ChunksOf, Cloned, ClonedStep, Copied, CopiedStep, Enumerate, Filter,
     FilterMap, FilterMapStep, FilterStep, FlatMapIter, FlatMapIterStep, Inspect, InspectStep,
     KeepsLength, Map, MapStep, Step, StepName, WithFn, Zip,
 };
@@ -78,8 +76,8 @@ pub use chunks::{
 };
 pub use collect::{FromParallelIterator, ParallelExtend};
 pub use combine::{
-    Chain, CloneOf, FlatBlock, FlatMap, FlatProducer, FoldChunkIter, FoldChunks, FoldProducer,
-    FoldWith, InitFn, MakeState, MapState, StateIter, Update, UpdateIter,
+    CloneOf, FlatBlock, FlatMap, FlatProducer, FoldChunkIter, FoldChunks, FoldProducer, FoldWith,
+    InitFn, MakeState, MapState, StateIter, Update, UpdateIter,
 };
 pub use either::Either;
 pub use gen::{

@@ -12,9 +12,7 @@
 //! arrows are recorded by the jobs themselves (`crate::job`), wake-ups by the waker
 //! (`super::sleep`), injector pushes by `Registry::inject`.
 //!
-//! (Over 600 lines: the loop, its idle path and the guest's borrowed seat (`run_as_guest`,
-//! `guest_wait`) all work on the one `WorkerThread` state, and splitting them would make its
-//! fields visible to more files than the pool's.)
+//! (Over 800 lines: the loop, its idle path and a guest's seat share `WorkerThread`'s fields.)
 
 use std::cell::Cell;
 use std::time::{Duration, Instant};

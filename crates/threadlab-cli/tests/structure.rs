@@ -63,20 +63,17 @@ fn no_import_circle_among_the_stress_run_files() {
 /// The engine: the registry and the worker, which name each other (rayon-core keeps both in its
 /// `registry.rs`), and what holds them back: the latches that wake a worker of a pool
 /// (`worker_latch.rs`, as rayon-core's `latch.rs` names its registry), the inboxes (work for
-/// one given worker, which the worker runs and the registry holds), the spare threads (started
-/// by the registry, running the worker's loop), and the run-next slots with the future tasks
-/// they keep (`task/cell.rs` holds its `Registry` and pushes to the worker; `task/waker.rs`
-/// wakes through the worker). The latch state, the sleep protocol, the seats, the builder's
+/// one given worker, which the worker runs and the registry holds) and the spare threads
+/// (started by the registry, running the worker's loop). Future tasks reach the pool through
+/// the `Schedule` trait (`task/schedule.rs`, implemented in `pool/schedule.rs`), so the task
+/// files name no part of it; the latch state, the sleep protocol, the seats, the builder's
 /// `Config` and the fork counter name nothing of the engine.
 const ENGINE_CIRCLE: &[&str] = &[
     "pool/inbox.rs",
     "pool/registry.rs",
-    "pool/run_next.rs",
     "pool/spare.rs",
     "pool/worker.rs",
     "pool/worker_latch.rs",
-    "task/cell.rs",
-    "task/waker.rs",
 ];
 
 /// The parallel iterators: the traits in `iter/mod.rs` name each adapter as the return type of
@@ -85,7 +82,7 @@ const ENGINE_CIRCLE: &[&str] = &[
 const ITER_CIRCLE: &[&str] = &[
     "iter/adapters.rs",
     "iter/bounds.rs",
-    "iter/chunks_exact.rs",
+    "iter/chunks.rs",
     "iter/collect.rs",
     "iter/combine.rs",
     "iter/gen.rs",

@@ -7,8 +7,9 @@
 //! threads, its lock waits, its threads' running time), never the machine's load.
 //!
 //! The [`Diagnosis`] lives here too: it holds the findings and the rules read it, so apart the two
-//! files would import each other. (Over 600 lines for that reason: the rules, their thresholds
-//! and the type they judge, read together.)
+//! files would import each other.
+//!
+//! (Over 800 lines: the rules, their thresholds and the type they judge, read together.)
 
 use super::allocs::AllocStats;
 use super::blocked::Blocked;

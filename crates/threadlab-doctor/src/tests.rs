@@ -1,5 +1,7 @@
 //! The doctor's rules on synthetic traces with known figures: each pitfall just above and just
 //! below its threshold, the state accounting, and malformed event sequences.
+//!
+//! (Over 800 lines: every rule's pair of traces, just above and just below, beside the others.)
 
 use super::*;
 use threadlab_trace::{Event, EventKind as K, NameId, TaskKind, Trace, TraceBuilder};

@@ -20,10 +20,8 @@
 //! CPU counts on a `threadlab trace` instant of the process track, a worker's index on a
 //! `threadlab worker` instant at 0 on its track, the lock id on every lock slice; the lock
 //! table (`lock_summary.rs`) as instants at 0 on the process track (`encode_locks`, below); a
-//! `threadlab end` instant is the last packet.
-//!
-//! (Over 600 lines: one encoder whose track, slice and flow numbering `pftrace_read.rs` reads
-//! back; kept in one file so the numbering is defined in one place.)
+//! `threadlab end` instant is the last packet. The track, slice and flow numbering is defined
+//! here only; `pftrace_read.rs` reads it back.
 
 use std::collections::HashMap;
 

@@ -3,43 +3,23 @@
 //! own) records the most bytes live at once while a `flat_map` whose inner iterators yield
 //! megabytes of items runs; its results are checked against `std`'s.
 
-use std::alloc::{GlobalAlloc, Layout, System};
-use std::sync::atomic::{AtomicIsize, Ordering};
+use std::sync::atomic::Ordering;
 
 use threadlab::prelude::*;
 
-struct Counting;
-
-static LIVE: AtomicIsize = AtomicIsize::new(0);
-static PEAK: AtomicIsize = AtomicIsize::new(0);
-
-// SAFETY: forwards every call to the system allocator unchanged; only counts the bytes.
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        // Relaxed: statistics, read after the work is joined.
-        let now =
-            LIVE.fetch_add(layout.size() as isize, Ordering::Relaxed) + layout.size() as isize;
-        PEAK.fetch_max(now, Ordering::Relaxed);
-        // SAFETY: forwarded from the caller.
-        unsafe { System.alloc(layout) }
-    }
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        LIVE.fetch_sub(layout.size() as isize, Ordering::Relaxed);
-        // SAFETY: forwarded from the caller.
-        unsafe { System.dealloc(ptr, layout) }
-    }
-}
+mod live_bytes;
+use live_bytes::{LIVE, PEAK};
 
 #[global_allocator]
-static ALLOC: Counting = Counting;
+static ALLOC: live_bytes::Counting = live_bytes::Counting;
 
 /// Runs `f` and returns its value and the most heap bytes live at once during it, beyond what
 /// was live when it started.
-fn peak_during<R>(f: impl FnOnce() -> R) -> (R, isize) {
+fn peak_during<R>(f: impl FnOnce() -> R) -> (R, usize) {
     let base = LIVE.load(Ordering::Relaxed);
     PEAK.store(base, Ordering::Relaxed);
     let r = f();
-    (r, PEAK.load(Ordering::Relaxed) - base)
+    (r, PEAK.load(Ordering::Relaxed).saturating_sub(base))
 }
 
 #[test]

@@ -5,35 +5,18 @@
 //! its own, since both counts are process-wide (a counting global allocator wraps the system
 //! one).
 
-use std::alloc::{GlobalAlloc, Layout, System};
-use std::sync::atomic::{AtomicIsize, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use threadlab::{Pool, SerialQueue};
 
 mod pool_support;
 use pool_support::{fib, spawn_and_loop};
 
-struct Counting;
-
-static LIVE: AtomicIsize = AtomicIsize::new(0);
-
-// SAFETY: forwards every call to the system allocator unchanged; only counts the bytes.
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        // Relaxed: a statistic read after the work is joined.
-        LIVE.fetch_add(layout.size() as isize, Ordering::Relaxed);
-        // SAFETY: forwarded from the caller.
-        unsafe { System.alloc(layout) }
-    }
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        LIVE.fetch_sub(layout.size() as isize, Ordering::Relaxed);
-        // SAFETY: forwarded from the caller.
-        unsafe { System.dealloc(ptr, layout) }
-    }
-}
+mod live_bytes;
+use live_bytes::LIVE;
 
 #[global_allocator]
-static ALLOC: Counting = Counting;
+static ALLOC: live_bytes::Counting = live_bytes::Counting;
 
 fn threads_now() -> usize {
     std::fs::read_dir("/proc/self/task")
@@ -98,7 +81,7 @@ fn ended_pools_leave_no_thread_and_no_memory_behind() {
         use_and_end(1 + round % 4, true);
     }
     assert_eq!(threads_now(), threads_before, "worker threads left running");
-    let leaked = LIVE.load(Ordering::Relaxed) - bytes_before;
+    let leaked = LIVE.load(Ordering::Relaxed) as isize - bytes_before as isize;
     assert_eq!(
         leaked, 0,
         "{leaked} heap bytes still live after 30 pools were shut down"

@@ -27,7 +27,10 @@ pub fn fork_in_a_child_process(rng: &mut Rng, ledger: &Ledger) {
         Ok(e) => e,
         Err(e) => return ledger.discrepancy(format!("fork: cannot find this program: {e}")),
     };
-    let mut child = match Command::new(exe)
+    let program = exe
+        .file_name()
+        .map_or_else(|| "threadlab".into(), |n| n.to_string_lossy().into_owned());
+    let mut child = match Command::new(&exe)
         .args(["stress-fork", "--seed", &seed.to_string()])
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -47,7 +50,7 @@ pub fn fork_in_a_child_process(rng: &mut Rng, ledger: &Ledger) {
                 let _ = child.kill();
                 let _ = child.wait();
                 return ledger.discrepancy(format!(
-                    "fork: `threadlab stress-fork --seed {seed}` did not finish within {} s",
+                    "fork: `{program} stress-fork --seed {seed}` did not finish within {} s",
                     DEADLINE.as_secs()
                 ));
             }
@@ -65,7 +68,7 @@ pub fn fork_in_a_child_process(rng: &mut Rng, ledger: &Ledger) {
     match (out.status.success(), tasks) {
         (true, Some(n)) => ledger.tasks(n),
         _ => ledger.discrepancy(format!(
-            "fork: `threadlab stress-fork --seed {seed}` failed ({}): {}",
+            "fork: `{program} stress-fork --seed {seed}` failed ({}): {}",
             out.status,
             String::from_utf8_lossy(&out.stderr).trim()
         )),

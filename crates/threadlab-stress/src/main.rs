@@ -4,7 +4,9 @@
 //!
 //! Exit codes: 0 when every book balanced, 1 when one did not (or a scenario got stuck), 2 for
 //! bad arguments, with one line on stderr saying what is wrong. `stress-fork --seed S` (hidden)
-//! is the process the fork scenario starts, from whichever program runs the mix.
+//! is the process the fork scenario starts, from whichever program runs the mix. A closed pipe
+//! ends it quietly, as it ends `cat` (`threadlab-stress --help | head -1`): `SIGPIPE` has its
+//! default action again, which Rust's runtime sets to "ignore" before `main`.
 
 use std::process::ExitCode;
 use threadlab_stress::Options;
@@ -18,6 +20,12 @@ enum Command {
 }
 
 fn main() -> ExitCode {
+    #[cfg(unix)]
+    // SAFETY: `signal` with `SIG_DFL` installs no handler of ours; it is called first thing in
+    // `main`, before this program starts any thread.
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+    }
     let args: Vec<String> = match std::env::args_os()
         .skip(1)
         .map(|a| a.into_string())

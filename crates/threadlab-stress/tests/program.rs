@@ -151,3 +151,45 @@ fn the_fork_child_runs_from_this_program() {
         assert!(tasks >= 1, "seed {seed}: {stdout}");
     }
 }
+
+/// A reader that went away ends the program quietly, as it ends `cat`: `--help` written into a
+/// pipe whose read end is closed dies of SIGPIPE, with nothing on stderr (with Rust's default of
+/// ignoring SIGPIPE, `print!` panics: exit 101 and a panic message).
+#[cfg(unix)]
+#[test]
+fn a_closed_pipe_ends_the_program_quietly() {
+    use std::os::fd::FromRawFd;
+    use std::os::unix::process::ExitStatusExt;
+    let mut fds = [0; 2];
+    // SAFETY: `fds` has room for the two descriptors `pipe` writes.
+    assert_eq!(unsafe { libc::pipe(fds.as_mut_ptr()) }, 0, "pipe");
+    // SAFETY: both descriptors were just made by `pipe` and are owned here alone; the read end is
+    // closed at once, before the program starts.
+    let (read_end, write_end) = unsafe {
+        (
+            std::fs::File::from_raw_fd(fds[0]),
+            std::fs::File::from_raw_fd(fds[1]),
+        )
+    };
+    drop(read_end);
+    let mut child = Command::new(env!("CARGO_BIN_EXE_threadlab-stress"))
+        .arg("--help")
+        .stdout(Stdio::from(write_end))
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("start threadlab-stress");
+    let mut stderr = String::new();
+    child
+        .stderr
+        .take()
+        .unwrap()
+        .read_to_string(&mut stderr)
+        .expect("read stderr");
+    let status = child.wait().expect("wait for threadlab-stress");
+    assert_eq!(
+        status.signal(),
+        Some(libc::SIGPIPE),
+        "{status}; stderr: {stderr}"
+    );
+    assert!(stderr.is_empty(), "stderr: {stderr}");
+}
